@@ -1,0 +1,246 @@
+"""What an answerer receives and returns, the `Answerer` protocol, and the check that the two fit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import uuid4
+
+from pydantic import ValidationError
+
+from ._questions import Question, ToolArguments, check_questions
+from ._text import describe_character, find_forbidden_character
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ToolCallPart
+
+__all__ = (
+    'TOOL_NAME',
+    'DECLINED',
+    'TIMED_OUT',
+    'AskUserRequest',
+    'AskUserAnswer',
+    'AskUserResponse',
+    'Answerer',
+    'check_response',
+    'check_custom_answer',
+    'ask_user_result',
+    'format_validation_error',
+    'CannotAskError',
+)
+
+TOOL_NAME = 'ask_user_question'
+"""The name of the one tool `AskUser` gives the model."""
+
+DECLINED = 'The user declined to answer. Continue without the answer, or ask differently if it is essential.'
+"""What the model gets back when the user declines to answer."""
+
+TIMED_OUT = (
+    'The user did not answer in time. Make a reasonable choice yourself, say which choice you made and why, '
+    'and continue.'
+)
+"""What the model gets back when `AskUser(timeout=...)` runs out before the user answers."""
+
+
+def _new_request_id() -> str:
+    return uuid4().hex
+
+
+def format_validation_error(error: ValidationError) -> list[str]:
+    """One line per problem, each naming where it is: `questions.0.header: String should have ...`."""
+    lines: list[str] = []
+    for item in error.errors(include_url=False):
+        where = '.'.join(str(part) for part in item['loc']) or 'arguments'
+        lines.append(f'{where}: {item["msg"]}')
+    return lines
+
+
+@dataclass(frozen=True)
+class AskUserRequest:
+    """One `ask_user_question` call: passed to the `Answerer` and carried by `AskUserRequestedEvent`."""
+
+    questions: tuple[Question, ...]
+    """The validated questions, exactly as the model asked them, in its order."""
+
+    id: str = field(default_factory=_new_request_id)
+    """Tells concurrent or repeated calls apart; a UI matches its reply to it.
+
+    A fresh random hex string per call; in deferred mode, the tool call id.
+    """
+
+    def __post_init__(self) -> None:
+        questions = tuple(self.questions)
+        for question in questions:
+            if not isinstance(question, Question):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TypeError(f'AskUserRequest.questions holds {type(question).__name__}, not Question')
+        object.__setattr__(self, 'questions', check_questions(questions))
+        if not isinstance(self.id, str) or not self.id:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError('AskUserRequest.id must be a non-empty string')
+
+    @classmethod
+    def from_tool_args(cls, args: str | bytes | Mapping[str, Any] | None, *, id: str | None = None) -> AskUserRequest:
+        """Validate the model's `ask_user_question` arguments (a JSON string or a dict) exactly as the tool does.
+
+        Raises `ValueError` (a pydantic `ValidationError`) saying what was wrong.
+        """
+        if isinstance(args, (str, bytes)):
+            arguments = ToolArguments.model_validate_json(args)
+        else:
+            arguments = ToolArguments.model_validate(args if args is not None else {})
+        if id is None:
+            return cls(questions=arguments.questions)
+        return cls(questions=arguments.questions, id=id)
+
+    @classmethod
+    def from_tool_call(cls, call: ToolCallPart) -> AskUserRequest:
+        """Rebuild the request of a deferred `ask_user_question` call; its `id` is the tool call id.
+
+        Use it on the calls in `DeferredToolRequests.calls` after a run with `AskUser(answerer=None)`
+        paused, in this process or in another one.
+        """
+        if call.tool_name != TOOL_NAME:
+            raise ValueError(f'tool call {call.tool_call_id!r} is a call to {call.tool_name!r}, not {TOOL_NAME!r}')
+        return cls.from_tool_args(call.args, id=call.tool_call_id)
+
+    def question(self, header: str) -> Question:
+        """The question with this header; `KeyError` if there is none."""
+        for question in self.questions:
+            if question.header == header:
+                return question
+        raise KeyError(header)
+
+
+@dataclass(frozen=True)
+class AskUserAnswer:
+    """The labels picked for one question, or the user's own words instead of them."""
+
+    header: str
+    """The header of the question this answers."""
+
+    selected: tuple[str, ...] = ()
+    """The picked labels: exactly one unless the question is `multi_select`, at least one either way.
+
+    Empty when `custom_answer` is given.
+    """
+
+    custom_answer: str | None = None
+    """The user's own answer instead of a label, or `None`."""
+
+    def __post_init__(self) -> None:
+        # Accept a list, as people naturally write one; store the immutable form.
+        if not isinstance(self.selected, tuple):  # pyright: ignore[reportUnnecessaryIsInstance]
+            object.__setattr__(self, 'selected', tuple(self.selected))
+
+
+@dataclass(frozen=True)
+class AskUserResponse:
+    """What an `Answerer` returns: one answer per question, or `cancelled` when the user declined."""
+
+    answers: tuple[AskUserAnswer, ...] = ()
+    """One answer per question of the request, in any order."""
+
+    cancelled: bool = False
+    """True when the user declined to answer; `answers` is then empty."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.answers, tuple):  # pyright: ignore[reportUnnecessaryIsInstance]
+            object.__setattr__(self, 'answers', tuple(self.answers))
+
+
+class Answerer(Protocol):
+    """Anything that puts questions in front of a person: a terminal menu, a web form, a scripted test.
+
+    A plain `async def` with this signature qualifies. Return a cancelled response when the user
+    declines; raise only for failures that should fail the run.
+    """
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        """Present `request` to the user and return what they picked."""
+        ...
+
+
+def check_custom_answer(text: str) -> str | None:
+    """Why `text` cannot be a custom answer, or `None` when it can: non-blank, no control characters but newline."""
+    if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return f'must be a string, not {type(text).__name__}'
+    if not text.strip():
+        return 'is blank'
+    if (char := find_forbidden_character(text, allow_newline=True)) is not None:
+        return f'contains {describe_character(char)}; only plain text and line breaks are allowed'
+    return None
+
+
+def check_response(request: AskUserRequest, response: AskUserResponse) -> None:
+    """Check that `response` answers `request`, raising `ValueError` naming the first problem.
+
+    An answerer can call it before returning; `AskUser` calls it on every response, and a response
+    that fails it fails the run, since it is a bug in the answerer.
+    """
+    if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
+    if response.cancelled:
+        if response.answers:
+            raise ValueError(f'a cancelled response carries {len(response.answers)} answer(s); it must carry none')
+        return
+    by_header = {question.header: question for question in request.questions}
+    answered: set[str] = set()
+    for answer in response.answers:
+        if not isinstance(answer, AskUserAnswer):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f'the response holds {type(answer).__name__}, not an AskUserAnswer')
+        question = by_header.get(answer.header)
+        if question is None:
+            raise ValueError(f'the response answers {answer.header!r}, which is not a header of request {request.id}')
+        if answer.header in answered:
+            raise ValueError(f'the response answers {answer.header!r} more than once')
+        answered.add(answer.header)
+        _check_answer(question, answer)
+    if missing := [question.header for question in request.questions if question.header not in answered]:
+        raise ValueError(f'the response has no answer for {", ".join(repr(h) for h in missing)}')
+
+
+def _check_answer(question: Question, answer: AskUserAnswer) -> None:
+    where = f'the answer to {question.header!r}'
+    if answer.custom_answer is not None:
+        if answer.selected:
+            raise ValueError(f'{where} has both selected labels and a custom answer; give one or the other')
+        if (problem := check_custom_answer(answer.custom_answer)) is not None:
+            raise ValueError(f'{where}: the custom answer {problem}')
+        return
+    if not answer.selected:
+        raise ValueError(f'{where} selects nothing; pick at least one label or give a custom answer')
+    if not question.multi_select and len(answer.selected) > 1:
+        raise ValueError(f'{where} selects {len(answer.selected)} labels, but the question is single-select')
+    offered = {option.label for option in question.options}
+    seen: set[str] = set()
+    for label in answer.selected:
+        if label not in offered:
+            raise ValueError(f'{where} selects {label!r}, which is not one of its options')
+        if label in seen:
+            raise ValueError(f'{where} selects {label!r} twice')
+        seen.add(label)
+
+
+def ask_user_result(request: AskUserRequest, response: AskUserResponse) -> dict[str, list[str]] | str:
+    """What the model gets for `response`: each header mapped to its labels (or its custom answer), or `DECLINED`.
+
+    Checks the response first (`ValueError` if it does not fit). In deferred mode, pass the result as
+    `DeferredToolResults(calls={request.id: ask_user_result(request, response)})`.
+    """
+    check_response(request, response)
+    if response.cancelled:
+        return DECLINED
+    by_header = {answer.header: answer for answer in response.answers}
+    result: dict[str, list[str]] = {}
+    for question in request.questions:
+        answer = by_header[question.header]
+        result[question.header] = [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected)
+    return result
+
+
+class CannotAskError(RuntimeError):
+    """A front end has no way to reach a person here: no terminal to draw on, no display, a missing extra.
+
+    Raised by shipped answerers at call time, with a message naming what is missing and the
+    alternatives, so that a misconfigured deployment fails at once instead of hanging.
+    """

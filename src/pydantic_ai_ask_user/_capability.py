@@ -1,0 +1,175 @@
+"""`AskUser`: the capability that gives the model its one tool, `ask_user_question`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from pydantic_ai import CallDeferred, FunctionToolset, RunContext
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.tools import AgentDepsT
+
+from ._answers import TIMED_OUT, TOOL_NAME, Answerer, AskUserRequest, AskUserResponse, ask_user_result
+from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._questions import Questions
+
+if TYPE_CHECKING:
+    from pydantic_ai.agent import AbstractAgent
+    from pydantic_ai.toolsets import AbstractToolset
+
+__all__ = ('AskUser', 'INSTRUCTIONS', 'TOOL_DESCRIPTION')
+
+INSTRUCTIONS = (
+    f'You can put multiple-choice questions to the user with the `{TOOL_NAME}` tool. '
+    'Use it when the task is ambiguous in a way that changes what you would do and the answer is not in '
+    'the conversation, the workspace or the tools you have; do not ask what you can find out yourself. '
+    'Offer concrete options the user can pick from rather than open questions, and put related questions '
+    'into one call instead of asking them one after another. '
+    'If the user declines or does not answer in time, make a reasonable choice yourself and say which.'
+)
+"""The one static instruction `AskUser` adds; it never changes, so it keeps the prompt cache warm."""
+
+TOOL_DESCRIPTION = (
+    'Ask the user 1 to 10 multiple-choice questions and wait for the answers. Each question has a short '
+    'unique header (at most 25 characters), the question text, 2 to 6 options with unique labels and an '
+    'optional description, and multi_select when more than one option may be picked. The result maps each '
+    'header to the list of labels picked, or to a one-item list holding the answer the user typed instead.'
+)
+"""What the model reads about `ask_user_question`."""
+
+
+@dataclass
+class AskUser(AbstractCapability[AgentDepsT]):
+    """Lets the model ask the user multiple-choice questions mid-run.
+
+    The capability owns the question schema and validation; the answerer owns the person. Whatever it
+    is, a terminal menu, a web form or a scripted function in a test, the run waits for it inside the
+    tool call and the model gets back the picked labels. There is no default answerer: a capability that
+    reads stdin cannot be used on a server.
+    """
+
+    answerer: Answerer | None
+    """Presents each `AskUserRequest` to the user and returns their `AskUserResponse`.
+
+    `None` defers every call instead: the run ends with `DeferredToolRequests`, and the answer comes
+    back in `DeferredToolResults`, from this process or another (see `ask_user_result`).
+    """
+
+    _: KW_ONLY
+
+    timeout: float | None = None
+    """Seconds to wait for the answerer, or `None` to wait as long as it takes.
+
+    When it runs out, the answerer is cancelled, `AskUserAnsweredEvent` fires with `timed_out=True`,
+    and the model is told `TIMED_OUT`. Not allowed with `answerer=None`, where nothing waits.
+    """
+
+    max_retries: int | None = None
+    """How many invalid calls in a row the model may make before the run fails; `None` uses the agent's `retries`."""
+
+    def __post_init__(self) -> None:
+        if self.answerer is not None and not callable(self.answerer):
+            raise UserError(
+                f'AskUser(answerer=...) must be an async callable taking an AskUserRequest, '
+                f'not {type(self.answerer).__name__}; pass None to defer the calls instead.'
+            )
+        if self.timeout is not None:
+            if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise UserError(f'AskUser(timeout=...) must be a number of seconds, not {self.timeout!r}.')
+            if not (self.timeout > 0 and math.isfinite(self.timeout)):
+                raise UserError(
+                    f'AskUser(timeout=...) must be a positive number of seconds, not {self.timeout!r}; '
+                    'leave it as None to wait without a limit.'
+                )
+            if self.answerer is None:
+                raise UserError(
+                    'AskUser(timeout=...) needs an answerer: with answerer=None the call is deferred and nothing '
+                    'waits here. Bound the wait wherever the deferred call is answered instead.'
+                )
+        if self.max_retries is not None and self.max_retries < 0:
+            raise UserError(f'AskUser(max_retries=...) must be 0 or more, not {self.max_retries!r}.')
+
+    @classmethod
+    def from_spec(cls, *args: Any, **kwargs: Any) -> AbstractCapability[Any]:
+        """Refuse: an answerer is a live object that a spec cannot name."""
+        raise UserError(
+            'AskUser cannot be built from an agent spec: its answerer is a live object (a function or a UI) '
+            'that a spec cannot name. Leave AskUser out of the spec and pass it in code: '
+            'Agent.from_spec(spec, capabilities=[AskUser(answerer=...)]).'
+        )
+
+    @classmethod
+    def combine(cls, capabilities: Sequence[AbstractCapability[AgentDepsT]]) -> AbstractCapability[AgentDepsT]:
+        """Refuse: two `AskUser` with one id are two answerers, not one setting said twice."""
+        raise UserError(_conflict_message(len(capabilities)))
+
+    def for_agent(self, agent: AbstractAgent[AgentDepsT, Any]) -> AbstractCapability[AgentDepsT]:
+        """Reject a second `AskUser` on the same agent as soon as the agent is built."""
+        _reject_second(agent.root_capability)
+        return self
+
+    async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Reject a second `AskUser` added for one run."""
+        count = sum(isinstance(capability, AskUser) for capability in ctx.capabilities.values())
+        if count > 1:
+            raise UserError(_conflict_message(count))
+
+    def get_instructions(self) -> str:
+        """Static, cache-stable guidance on when to ask."""
+        return INSTRUCTIONS
+
+    def get_toolset(self) -> AbstractToolset[AgentDepsT]:
+        """The `ask_user_question` tool, bound to this capability's answerer."""
+        capability = self
+
+        async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
+            return await capability._ask(ctx, AskUserRequest(questions=questions))
+
+        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries)
+        toolset.add_function(ask_user_question, name=TOOL_NAME, description=TOOL_DESCRIPTION)
+        return toolset
+
+    async def _ask(self, ctx: RunContext[Any], request: AskUserRequest) -> dict[str, list[str]] | str:
+        answerer = self.answerer
+        if answerer is None:
+            raise CallDeferred()
+        await ctx.emit(AskUserRequestedEvent(request=request))
+        response: AskUserResponse | None = None
+        try:
+            with anyio.move_on_after(self.timeout) as scope:
+                response = await answerer(request)
+        except Exception:
+            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
+            raise
+        if response is None and scope.cancelled_caught:
+            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, timed_out=True))
+            return TIMED_OUT
+        if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
+            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
+            raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
+        await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
+        return ask_user_result(request, response)
+
+
+_WITHDRAWN = AskUserResponse(cancelled=True)
+"""The response the answered event carries when no real response came back."""
+
+
+def _conflict_message(count: int) -> str:
+    return (
+        f'This agent has {count} AskUser capabilities, and an agent can have only one: each brings its own '
+        f'answerer and its own {TOOL_NAME!r} tool, so two are a conflict, not the same setting given twice. '
+        'Keep one AskUser, and put whatever else should see the questions behind its answerer, '
+        'or watch them with AskUserRequestedEvent and AskUserAnsweredEvent.'
+    )
+
+
+def _reject_second(root: AbstractCapability[Any]) -> None:
+    found: list[AbstractCapability[Any]] = []
+    root.apply(lambda capability: found.append(capability) if isinstance(capability, AskUser) else None)
+    if len(found) > 1:
+        raise UserError(_conflict_message(len(found)))

@@ -1,0 +1,149 @@
+"""`ask-user ask`: put one `ask_user_question` argument file to a person, and print the model's result.
+
+Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no way to ask here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
+
+import anyio
+from pydantic import ValidationError
+
+from ._answers import (
+    Answerer,
+    AskUserRequest,
+    AskUserResponse,
+    CannotAskError,
+    ask_user_result,
+    format_validation_error,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ('register', 'EXIT_ANSWERED', 'EXIT_DECLINED', 'EXIT_INVALID', 'EXIT_TIMED_OUT', 'EXIT_CANNOT_ASK')
+
+EXIT_ANSWERED = 0
+"""The person answered; the result JSON is on stdout."""
+
+EXIT_DECLINED = 1
+"""The person declined; stdout holds the `DECLINED` sentence as a JSON string."""
+
+EXIT_INVALID = 2
+"""The question file broke the tool's rules; each problem is on stderr."""
+
+EXIT_TIMED_OUT = 3
+"""`--timeout` ran out before the person answered; stdout holds the `TIMED_OUT` sentence as a JSON string."""
+
+EXIT_CANNOT_ASK = 4
+"""There is no way to reach a person here (no terminal, a missing extra); the reason is on stderr."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    """Add `ask` to the `ask-user` command line."""
+    parser = subparsers.add_parser(
+        'ask',
+        help='ask the questions of a JSON file in the terminal or a browser, print the answers as JSON',
+        description=(
+            'Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, '
+            'ask them, and print on stdout the JSON the model would get. Exit codes: 0 answered, '
+            '1 declined, 2 invalid input, 3 timed out, 4 no terminal or browser to ask in.'
+        ),
+    )
+    parser.add_argument('file', nargs='?', default='-', metavar='FILE|-', help='the question file (default: stdin)')
+    parser.add_argument('--timeout', type=_seconds, metavar='SECONDS', help='give up after this many seconds')
+    parser.add_argument('--web', action='store_true', help='ask in a browser instead of the terminal')
+    parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
+    parser.add_argument('--port', type=int, default=0, help='with --web: the port (default: any free one)')
+    parser.add_argument('--open', action='store_true', help='with --web: open the page in a browser')
+    parser.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds') from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError('the timeout must be a positive number of seconds')
+    return value
+
+
+def read_request(file: str) -> AskUserRequest | list[str]:
+    """The validated request in `file` (`-` for stdin), or the problems that make it invalid, one per line."""
+    try:
+        if file == '-':
+            text = sys.stdin.read()
+        else:
+            with open(file, encoding='utf-8') as handle:
+                text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        return [f'cannot read {file}: {error}']
+    try:
+        return AskUserRequest.from_tool_args(text)
+    except ValidationError as error:
+        return format_validation_error(error)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ask, print the result, and return the exit code."""
+    request = read_request(args.file)
+    if isinstance(request, list):
+        for problem in request:
+            print(f'ask-user: {problem}', file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        opener = _web_opener(args) if args.web else _terminal_opener()
+    except ImportError as error:
+        extra = 'web' if args.web else 'terminal'
+        print(f"ask-user: {error}; install 'pydantic-ai-ask-user[{extra}]'", file=sys.stderr)
+        return EXIT_CANNOT_ASK
+    return anyio.run(ask_and_print, request, opener, args.timeout)
+
+
+def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
+    from .terminal import open_cli_answerer
+
+    return open_cli_answerer
+
+
+def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
+    from .web import open_cli_answerer
+
+    return lambda: open_cli_answerer(host=args.host, port=args.port, open_browser=args.open)
+
+
+async def ask_and_print(
+    request: AskUserRequest, opener: Callable[[], AbstractAsyncContextManager[Answerer]], timeout: float | None
+) -> int:
+    """Ask `request` through the answerer `opener` opens, print the result on stdout, and return the exit code."""
+    from ._answers import TIMED_OUT
+
+    response: AskUserResponse | None = None
+    try:
+        async with opener() as answerer:
+            with anyio.move_on_after(timeout):
+                response = await answerer(request)
+    except CannotAskError as error:
+        print(f'ask-user: {error}', file=sys.stderr)
+        return EXIT_CANNOT_ASK
+    if response is None:
+        _print_json(TIMED_OUT)
+        return EXIT_TIMED_OUT
+    try:
+        result = ask_user_result(request, response)
+    except ValueError as error:  # pragma: no cover - a shipped answerer that breaks check_response is a bug
+        print(f'ask-user: the answerer returned an invalid response: {error}', file=sys.stderr)
+        return EXIT_CANNOT_ASK
+    _print_json(result)
+    return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+def _print_json(value: object) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + '\n')
+    sys.stdout.flush()

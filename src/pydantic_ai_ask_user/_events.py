@@ -1,0 +1,41 @@
+"""The two events that let the rest of a run watch the exchange without answering it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic_ai import CapabilityEvent
+
+from ._answers import AskUserRequest, AskUserResponse
+
+__all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent')
+
+
+@dataclass(kw_only=True, repr=False)
+class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
+    """The model asked the user something, and the answerer is about to be called."""
+
+    request: AskUserRequest
+    """What the model asked, validated; `request.id` matches the answered event's `request_id`."""
+
+
+@dataclass(kw_only=True, repr=False)
+class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
+    """The answerer returned; `response.cancelled` says whether the user declined.
+
+    Emitted before the response is checked against the request, so a listener that has been waiting
+    since the requested event is released even when the answerer misbehaved and the run is about to
+    fail. Also emitted, with a cancelled response, when the wait timed out or the answerer raised.
+    """
+
+    request_id: str
+    """The `id` of the request this answers."""
+
+    response: AskUserResponse
+    """What the answerer returned; a cancelled response when it timed out, raised, or returned no response."""
+
+    timed_out: bool = False
+    """True when `AskUser(timeout=...)` ran out and the answerer was cancelled."""
+
+    failed: bool = False
+    """True when the answerer raised, or returned something that is not an `AskUserResponse`; the run then fails."""

@@ -1,0 +1,162 @@
+"""The question schema the model fills in, and its validation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from ._text import describe_character, find_forbidden_character, fold
+
+__all__ = (
+    'MAX_QUESTIONS',
+    'MAX_OPTIONS',
+    'MIN_OPTIONS',
+    'MAX_HEADER_LENGTH',
+    'MAX_QUESTION_LENGTH',
+    'MAX_LABEL_LENGTH',
+    'MAX_DESCRIPTION_LENGTH',
+    'QuestionOption',
+    'Question',
+    'Questions',
+    'ToolArguments',
+    'check_questions',
+)
+
+MAX_QUESTIONS = 10
+"""The most questions one `ask_user_question` call may carry."""
+
+MIN_OPTIONS = 2
+"""The fewest options a question may offer."""
+
+MAX_OPTIONS = 6
+"""The most options a question may offer."""
+
+MAX_HEADER_LENGTH = 25
+"""The longest header, in characters, after surrounding whitespace is stripped."""
+
+MAX_QUESTION_LENGTH = 500
+"""The longest question text, in characters, after surrounding whitespace is stripped."""
+
+MAX_LABEL_LENGTH = 50
+"""The longest option label, in characters, after surrounding whitespace is stripped."""
+
+MAX_DESCRIPTION_LENGTH = 200
+"""The longest option description, in characters, after surrounding whitespace is stripped."""
+
+
+def _strip(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+def _one_line(value: str) -> str:
+    if (char := find_forbidden_character(value, allow_newline=False)) is not None:
+        kind = 'a line break' if char in '\n\r\u2028\u2029\x85' else describe_character(char)
+        raise ValueError(f'must be one line of plain text, but contains {kind}')
+    return value
+
+
+def _multi_line(value: str) -> str:
+    if (char := find_forbidden_character(value, allow_newline=True)) is not None:
+        raise ValueError(
+            f'must be plain text (line breaks written as \\n are allowed), but contains {describe_character(char)}'
+        )
+    return value
+
+
+def _blank_to_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else _strip(value)
+
+
+_Header = Annotated[
+    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_HEADER_LENGTH), AfterValidator(_one_line)
+]
+_QuestionText = Annotated[
+    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_QUESTION_LENGTH), AfterValidator(_multi_line)
+]
+_Label = Annotated[
+    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_LABEL_LENGTH), AfterValidator(_one_line)
+]
+_Description = Annotated[
+    Annotated[str, Field(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_multi_line)] | None,
+    BeforeValidator(_blank_to_none),
+]
+
+
+class QuestionOption(BaseModel):
+    """One choice the user can pick."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    label: _Label = Field(description='What the user picks: 1-50 characters, one line, unique within the question.')
+    """What the user picks and what the model gets back: one line, unique within its question."""
+
+    description: _Description = Field(
+        default=None, description='Optional detail shown under the label: at most 200 characters.'
+    )
+    """Optional detail shown under the label, or `None`."""
+
+
+def _unique_labels(options: tuple[QuestionOption, ...]) -> tuple[QuestionOption, ...]:
+    _reject_repeats([option.label for option in options], 'option label')
+    return options
+
+
+def _reject_repeats(names: Sequence[str], what: str) -> None:
+    seen: dict[str, str] = {}
+    for name in names:
+        key = fold(name)
+        if key in seen:
+            same = 'is repeated' if seen[key] == name else f'is the same as {seen[key]!r} (ignoring case and width)'
+            raise ValueError(f'{what} {name!r} {same}; every {what} must be unique')
+        seen[key] = name
+
+
+class Question(BaseModel):
+    """One multiple-choice question."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    header: _Header = Field(
+        description='A short title, 1-25 characters, one line, unique in the call; the answer is keyed by it.'
+    )
+    """A short title, unique within the call; the answer comes back keyed by it."""
+
+    question: _QuestionText = Field(description='The full question, 1-500 characters; may span lines.')
+    """The full question put to the user; may span lines."""
+
+    options: Annotated[
+        tuple[QuestionOption, ...],
+        Field(min_length=MIN_OPTIONS, max_length=MAX_OPTIONS),
+        AfterValidator(_unique_labels),
+    ] = Field(description='2-6 concrete choices with unique labels.')
+    """The 2 to 6 choices offered, labels unique within the question."""
+
+    multi_select: bool = Field(default=False, description='True when the user may pick more than one option.')
+    """Whether the user may pick more than one option (at least one either way)."""
+
+
+def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
+    """Check what holds across the questions of one call: how many, and that headers are unique."""
+    if not 1 <= len(questions) <= MAX_QUESTIONS:
+        raise ValueError(f'a call asks 1 to {MAX_QUESTIONS} questions, not {len(questions)}')
+    _reject_repeats([question.header for question in questions], 'header')
+    return questions
+
+
+Questions = Annotated[
+    tuple[Question, ...],
+    Field(min_length=1, max_length=MAX_QUESTIONS),
+    AfterValidator(check_questions),
+]
+"""The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers."""
+
+
+class ToolArguments(BaseModel):
+    """The whole argument object of one `ask_user_question` call, validated exactly as the tool does."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    questions: Questions
+    """The validated questions, in the order the model asked them."""

@@ -1,0 +1,68 @@
+"""Rules for the text a model writes: what may reach a terminal or a web page, and when two strings are the same."""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ('find_forbidden_character', 'fold', 'describe_character', 'printable')
+
+_FORBIDDEN_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
+"""Unicode categories never allowed in model-written text.
+
+Control characters (`Cc`) carry terminal escape sequences; format characters (`Cf`: zero-width
+spaces, joiners, bidirectional overrides) make two different strings look alike; surrogates (`Cs`)
+are not text; line and paragraph separators (`Zl`, `Zp`) are line breaks that one-line fields must
+not hold and that multi-line fields spell as `\\n`.
+"""
+
+
+def find_forbidden_character(text: str, *, allow_newline: bool) -> str | None:
+    """Return the first character of `text` that may not be drawn, or `None` when every one may."""
+    for char in text:
+        if char == '\n' and allow_newline:
+            continue
+        if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
+            return char
+    return None
+
+
+_CATEGORY_NAMES = {
+    'Cc': 'a control character',
+    'Cf': 'an invisible format character',
+    'Cs': 'a lone surrogate',
+    'Zl': 'a line separator',
+    'Zp': 'a paragraph separator',
+}
+"""How an error message names each forbidden category."""
+
+
+def describe_character(char: str) -> str:
+    """Name a character for an error message without drawing it: `U+200B (ZERO WIDTH SPACE), an invisible format character`."""
+    code = f'U+{ord(char):04X}'
+    if name := unicodedata.name(char, ''):
+        code = f'{code} ({name})'
+    kind = _CATEGORY_NAMES.get(unicodedata.category(char))
+    return f'{code}, {kind}' if kind else code
+
+
+def fold(text: str) -> str:
+    """The form under which two headers or two labels count as the same: NFKC, then case-folded.
+
+    `Yes`, `yes` and full-width `Ｙｅｓ` fold alike. NFKC runs again after case folding because
+    folding can produce characters that compatibility normalisation would still change.
+    """
+    return unicodedata.normalize('NFKC', unicodedata.normalize('NFKC', text).casefold())
+
+
+def printable(text: str, *, allow_newline: bool = True) -> str:
+    """Return `text` with every character that may not be drawn replaced by U+FFFD.
+
+    Validated questions never hold such characters; front ends pass everything they draw through
+    this anyway, so that a string which did not come through validation cannot reach the screen.
+    """
+    return ''.join(
+        '\ufffd'
+        if unicodedata.category(char) in _FORBIDDEN_CATEGORIES and not (char == '\n' and allow_newline)
+        else char
+        for char in text
+    )

@@ -1,0 +1,20 @@
+"""Tools for testing agents and answerers, shipped like Starlette ships its `TestClient`.
+
+- `ScriptedAnswerer` answers from a script, so a test can run an agent that asks without a person.
+- The conformance kit (`CONFORMANCE_SCENARIOS`, `run_conformance`) checks that an answerer behaves
+  as every answerer must, driven through its own front end by a driver you write.
+"""
+
+from ._conformance import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
+from ._scripted import DECLINE, Custom, Reply, ScriptedAnswerer
+
+__all__ = (
+    'ScriptedAnswerer',
+    'Custom',
+    'DECLINE',
+    'Reply',
+    'Driver',
+    'ConformanceScenario',
+    'CONFORMANCE_SCENARIOS',
+    'run_conformance',
+)

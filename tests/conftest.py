@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import inspect
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile('default', max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile('long', max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'default'))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return 'asyncio'
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Every `async def` test runs on anyio's asyncio backend without a marker on each.
+    for item in items:
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+            item.add_marker(pytest.mark.anyio)
