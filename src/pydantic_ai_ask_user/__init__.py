@@ -1,4 +1,4 @@
-"""Let a Pydantic AI agent stop mid-run, ask a person structured multiple-choice questions, and get the answers as data."""
+"""Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data."""
 
 from ._answers import (
     DECLINED,
@@ -26,6 +26,14 @@ from ._questions import (
     Question,
     QuestionOption,
 )
+from ._store import (
+    AlreadyAnsweredError,
+    QuestionStore,
+    StoreError,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+)
 from ._text import printable
 
 __all__ = (
@@ -43,6 +51,12 @@ __all__ = (
     'check_custom_answer',
     'ask_user_result',
     'printable',
+    'QuestionStore',
+    'StoreEvent',
+    'StoreError',
+    'UnknownRequestError',
+    'AlreadyAnsweredError',
+    'WithdrawnError',
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',

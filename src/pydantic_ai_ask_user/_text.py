@@ -37,7 +37,7 @@ _CATEGORY_NAMES = {
 
 
 def describe_character(char: str) -> str:
-    """Name a character for an error message without drawing it: `U+200B (ZERO WIDTH SPACE), an invisible format character`."""
+    """Name a character for an error message without drawing it: `U+200B (ZERO WIDTH SPACE), an invisible ...`."""
     code = f'U+{ord(char):04X}'
     if name := unicodedata.name(char, ''):
         code = f'{code} ({name})'

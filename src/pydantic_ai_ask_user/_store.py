@@ -1,0 +1,97 @@
+"""The contract between a place where questions wait and the front ends that answer them.
+
+An in-process hub (the web answerer's) and a durable store (on DBOS) both keep pending requests and
+take their answers; the web inbox and JSON API are written against this protocol, so either can
+back them, and the process that shows a question need not be the one whose run is waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ._answers import AskUserRequest, AskUserResponse
+
+__all__ = (
+    'QuestionStore',
+    'StoreEvent',
+    'StoreError',
+    'UnknownRequestError',
+    'AlreadyAnsweredError',
+    'WithdrawnError',
+)
+
+
+class StoreError(Exception):
+    """A request cannot be shown or answered in its present state."""
+
+    def __init__(self, request_id: str, message: str) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        """The request the error is about."""
+
+
+class UnknownRequestError(StoreError, KeyError):
+    """No request has this id (or it was forgotten long ago). A web API answers 404."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(request_id, f'no question is waiting under id {request_id!r}')
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class AlreadyAnsweredError(StoreError):
+    """The request was answered (or declined) already; it is answered once. A web API answers 409."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(request_id, f'question {request_id!r} has already been answered')
+
+
+class WithdrawnError(StoreError):
+    """The run stopped waiting (timeout, cancellation) before an answer came. A web API answers 410."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(request_id, f'question {request_id!r} is no longer waiting for an answer')
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """Something happened to a request: it started waiting, was answered, or was withdrawn."""
+
+    kind: Literal['requested', 'answered', 'withdrawn']
+    """What happened."""
+
+    request_id: str
+    """Which request it happened to."""
+
+    request: AskUserRequest | None = None
+    """The request itself, on `requested` events; `None` on the others."""
+
+
+class QuestionStore(Protocol):
+    """Where pending questions wait for a person, seen from the side that answers them."""
+
+    async def pending(self) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first."""
+        ...
+
+    async def get(self, request_id: str) -> AskUserRequest:
+        """The pending request with this id.
+
+        Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
+        """
+        ...
+
+    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+        """Answer (or, with `AskUserResponse(cancelled=True)`, decline) a pending request, once.
+
+        Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and the
+        errors of `get` when the request is not pending.
+        """
+        ...
+
+    def events(self) -> AsyncIterator[StoreEvent]:
+        """Events from now on, for as long as the caller iterates: requested, answered, withdrawn."""
+        ...
