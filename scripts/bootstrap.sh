@@ -15,7 +15,7 @@ if ! command -v uv >/dev/null 2>&1 && ! python3 -m uv --version >/dev/null 2>&1;
 fi
 
 if [ "$what" = demo ]; then
-  uv_cmd sync --quiet --frozen --extra terminal --no-dev
+  uv_cmd sync --quiet --frozen --extra terminal --no-dev --inexact
   exit 0
 fi
 
