@@ -98,7 +98,9 @@ class QuestionOption(BaseModel):
     """Optional detail shown under the label, or `None`."""
 
 
-def _unique_labels(options: tuple[QuestionOption, ...]) -> tuple[QuestionOption, ...]:
+def _check_options(options: tuple[QuestionOption, ...]) -> tuple[QuestionOption, ...]:
+    if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+        raise ValueError(f'a question offers {MIN_OPTIONS} to {MAX_OPTIONS} options, not {len(options)}')
     _reject_repeats([option.label for option in options], 'option label')
     return options
 
@@ -128,8 +130,9 @@ class Question(BaseModel):
 
     options: Annotated[
         tuple[QuestionOption, ...],
-        Field(min_length=MIN_OPTIONS, max_length=MAX_OPTIONS),
-        AfterValidator(_unique_labels),
+        # Counted after the items validate, so one bad option is reported once, not also as "too few".
+        AfterValidator(_check_options),
+        Field(json_schema_extra={'minItems': MIN_OPTIONS, 'maxItems': MAX_OPTIONS}),
     ] = Field(description='2-6 concrete choices with unique labels.')
     """The 2 to 6 choices offered, labels unique within the question."""
 
@@ -147,8 +150,8 @@ def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
 
 Questions = Annotated[
     tuple[Question, ...],
-    Field(min_length=1, max_length=MAX_QUESTIONS),
     AfterValidator(check_questions),
+    Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
 """The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers."""
 
