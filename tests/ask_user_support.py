@@ -1,0 +1,87 @@
+"""Helpers for the core's tests: a scripted model that really runs through `Agent`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+Turn = Sequence[ModelResponsePart] | Callable[[list[ModelMessage]], Sequence[ModelResponsePart]]
+
+
+@dataclass
+class ModelScript:
+    """A `FunctionModel` that plays one scripted turn per model request, then says 'done'.
+
+    It streams too (a run with an event stream handler, `agent.iter` or `run_stream_events` streams),
+    and remembers the messages of every request so a test can read what the model got back.
+    """
+
+    turns: list[Turn]
+    seen: list[list[ModelMessage]] = field(default_factory=list[list[ModelMessage]])
+
+    def _parts(self, messages: list[ModelMessage]) -> Sequence[ModelResponsePart]:
+        self.seen.append(list(messages))
+        index = sum(isinstance(message, ModelResponse) for message in messages)
+        if index >= len(self.turns):
+            return [TextPart('done')]
+        turn = self.turns[index]
+        return turn(messages) if callable(turn) else turn
+
+    def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=list(self._parts(messages)))
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        for index, part in enumerate(self._parts(messages)):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {
+                    index: DeltaToolCall(
+                        name=part.tool_name, json_args=part.args_as_json_str(), tool_call_id=part.tool_call_id
+                    )
+                }
+
+    @property
+    def model(self) -> FunctionModel:
+        return FunctionModel(self._respond, stream_function=self._stream)
+
+    def returns(self, request_index: int = -1) -> list[ToolReturnPart]:
+        """The tool returns (results and retries) the model got in one of its requests (default: the last)."""
+        messages = self.seen[request_index]
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        return [part for part in last.parts if isinstance(part, ToolReturnPart)]
+
+
+def ask_call(*questions: dict[str, Any], call_id: str | None = None, **extra: Any) -> ToolCallPart:
+    """A model's `ask_user_question` call with these questions (and any extra top-level fields)."""
+    args = {'questions': list(questions), **extra}
+    if call_id is None:
+        return ToolCallPart('ask_user_question', args)
+    return ToolCallPart('ask_user_question', args, tool_call_id=call_id)
+
+
+def question(header: str = 'Database', *labels: str, multi_select: bool = False, **fields: Any) -> dict[str, Any]:
+    """The JSON of one question, as a model writes it."""
+    options = [{'label': label} for label in (labels or ('PostgreSQL', 'SQLite'))]
+    result: dict[str, Any] = {'header': header, 'question': f'Which {header.lower()}?', 'options': options, **fields}
+    if multi_select:
+        result['multi_select'] = True
+    return result
+
+
+def script(*turns: Turn) -> ModelScript:
+    """A `ModelScript` playing these turns: `script([ask_call(question())])`."""
+    return ModelScript(list(turns))
