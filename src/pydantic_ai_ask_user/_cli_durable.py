@@ -1,0 +1,224 @@
+"""`ask-user pending` and `ask-user answer`: the questions waiting in a DBOS database, from the command line.
+
+Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
+terminal, a missing extra, the database unreachable), 5 no question under that id, 6 already
+answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
+from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
+from ._store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
+from ._text import printable
+
+if TYPE_CHECKING:
+    from .durable import DBOSQuestionStore
+
+__all__ = ('register', 'EXIT_UNKNOWN', 'EXIT_ALREADY_ANSWERED', 'EXIT_WITHDRAWN', 'parse_answer_json')
+
+EXIT_UNKNOWN = 5
+"""No question waits under that id in this database."""
+
+EXIT_ALREADY_ANSWERED = 6
+"""The question was answered (or declined) already, perhaps a moment ago from another process."""
+
+EXIT_WITHDRAWN = 7
+"""The question is no longer waiting: its run timed out or was cancelled."""
+
+_DB_HELP = (
+    'the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default: sqlite:///ask_user.sqlite)'
+)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    """Add `pending` and `answer` to the `ask-user` command line."""
+    pending = subparsers.add_parser(
+        'pending',
+        help='list the questions waiting for an answer in a DBOS database',
+        description='List every question waiting in the database, across all workflows, oldest first.',
+    )
+    pending.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    pending.set_defaults(func=run_pending)
+
+    answer = subparsers.add_parser(
+        'answer',
+        help='answer a waiting question in the terminal menu, or from JSON',
+        description=(
+            'Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either '
+            '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
+            '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
+            '{"HEADER": ["LABEL", ...]} (a one-item list that is not a label is a custom answer). '
+            'Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id, '
+            '6 already answered, 7 no longer waiting.'
+        ),
+    )
+    answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
+    answer.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
+    answer.set_defaults(func=run_answer)
+
+
+def _open_store(url: str) -> DBOSQuestionStore | str:
+    try:
+        from .durable import DBOSQuestionStore
+    except ImportError as error:
+        return f"{error}; install 'pydantic-ai-ask-user[dbos]'"
+    try:
+        return DBOSQuestionStore(url)
+    except ValueError as error:
+        return str(error)
+
+
+def _fail(message: str) -> None:
+    print(f'ask-user: {printable(message)}', file=sys.stderr)
+
+
+def run_pending(args: argparse.Namespace) -> int:
+    """List the waiting questions."""
+    store = _open_store(args.db)
+    if isinstance(store, str):
+        _fail(store)
+        return EXIT_CANNOT_ASK
+
+    async def list_them() -> int:
+        try:
+            records = await store.pending_records()
+        except Exception as error:  # the database is unreachable or not a DBOS database
+            _fail(f'cannot read the questions in {args.db}: {error}')
+            return EXIT_CANNOT_ASK
+        finally:
+            store.close()
+        for record in records:
+            request = record.request
+            asked = datetime.fromtimestamp(record.created_at, UTC).isoformat(timespec='seconds')
+            if args.json:
+                questions = [question.model_dump() for question in request.questions]
+                line = {'id': request.id, 'workflow_id': record.workflow_id, 'asked_at': asked, 'questions': questions}
+                print(json.dumps(line, ensure_ascii=False))
+                continue
+            print(f'{request.id}  asked {asked}  workflow {printable(record.workflow_id)}')
+            for question in request.questions:
+                kind = 'pick one or more' if question.multi_select else 'pick one'
+                text = ' '.join(question.question.split())
+                print(f'  [{printable(question.header)}] {printable(text)} ({kind})')
+                for option in question.options:
+                    print(f'    - {printable(option.label)}')
+        if not records and not args.json:
+            print('no questions are waiting', file=sys.stderr)
+        return 0
+
+    return anyio.run(list_them)
+
+
+def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
+    """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape."""
+    from .durable._db import response_from_json
+
+    if not isinstance(data, Mapping):
+        raise ValueError('the answer must be a JSON object')
+    data = cast(Mapping[str, Any], data)
+    headers = {question.header for question in request.questions}
+    if set(data) <= {'answers', 'cancelled'} and not (set(data) & headers):
+        return response_from_json(data)
+    answers: list[AskUserAnswer] = []
+    for header, value in data.items():
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in cast(list[Any], value)):
+            raise ValueError(f'the answer to {header!r} must be a list of labels')
+        labels = cast(list[str], value)
+        try:
+            offered = {option.label for option in request.question(header).options}
+        except KeyError:
+            offered = set[str]()
+        if len(labels) == 1 and labels[0] not in offered and header in headers:
+            answers.append(AskUserAnswer(header=header, custom_answer=labels[0]))
+        else:
+            answers.append(AskUserAnswer(header=header, selected=tuple(labels)))
+    return AskUserResponse(answers=tuple(answers))
+
+
+def _read_json(file: str) -> Any:
+    if file == '-':
+        text = sys.stdin.read()
+    else:
+        with open(file, encoding='utf-8') as handle:
+            text = handle.read()
+    return json.loads(text)
+
+
+def run_answer(args: argparse.Namespace) -> int:
+    """Answer one waiting question and print what its model gets."""
+    store = _open_store(args.db)
+    if isinstance(store, str):
+        _fail(store)
+        return EXIT_CANNOT_ASK
+    try:
+        return anyio.run(_answer, store, args)
+    finally:
+        store.close()
+
+
+async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
+    request_id: str = args.request_id
+    try:
+        request = await store.get(request_id)
+    except (UnknownRequestError, AlreadyAnsweredError, WithdrawnError) as error:
+        return _store_error(error)
+    except Exception as error:
+        _fail(f'cannot read the questions in {args.db}: {error}')
+        return EXIT_CANNOT_ASK
+    if args.json_file is not None:
+        try:
+            response = parse_answer_json(request, _read_json(args.json_file))
+        except (OSError, UnicodeDecodeError) as error:
+            _fail(f'cannot read {args.json_file}: {error}')
+            return EXIT_INVALID
+        except ValueError as error:  # json.JSONDecodeError is one
+            _fail(f'invalid answer: {error}')
+            return EXIT_INVALID
+    else:
+        try:
+            terminal = importlib.import_module(f'{__package__}.terminal')
+        except ImportError as error:
+            _fail(f"{error}; install 'pydantic-ai-ask-user[terminal]', or answer with --json")
+            return EXIT_CANNOT_ASK
+        try:
+            opener = cast(Callable[[], AbstractAsyncContextManager[Answerer]], terminal.open_cli_answerer)
+            async with opener() as answerer:
+                response = await answerer(request)
+        except CannotAskError as error:
+            _fail(f'{error}; or answer with --json')
+            return EXIT_CANNOT_ASK
+    try:
+        result = ask_user_result(request, response)
+        await store.respond(request_id, response)
+    except (UnknownRequestError, AlreadyAnsweredError, WithdrawnError) as error:
+        return _store_error(error)
+    except ValueError as error:
+        _fail(f'invalid answer: {error}')
+        return EXIT_INVALID
+    sys.stdout.write(json.dumps(result, ensure_ascii=False) + '\n')
+    return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+def _store_error(error: Exception) -> int:
+    _fail(str(error))
+    if isinstance(error, UnknownRequestError):
+        return EXIT_UNKNOWN
+    if isinstance(error, AlreadyAnsweredError):
+        return EXIT_ALREADY_ANSWERED
+    return EXIT_WITHDRAWN

@@ -1,0 +1,21 @@
+"""Durable questions on DBOS: the wait survives restarts, and the answer may come from any process.
+
+Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
+"""
+
+from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
+from ._config import DEFAULT_POLLING_SECONDS, dbos_config
+from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, StoredRequest
+from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
+
+__all__ = (
+    'DBOSAnswerer',
+    'DBOSQuestionStore',
+    'StoredRequest',
+    'dbos_config',
+    'DEFAULT_DATABASE_URL',
+    'DEFAULT_POLLING_SECONDS',
+    'DEFAULT_RECHECK_SECONDS',
+    'DEFAULT_EVENTS_POLL_SECONDS',
+    'TABLE_NAME',
+)

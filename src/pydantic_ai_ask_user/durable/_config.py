@@ -1,0 +1,41 @@
+"""`dbos_config`: a DBOS configuration suited to durable questions."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from dbos import DBOSConfig
+
+from ._db import DEFAULT_DATABASE_URL
+
+__all__ = ('dbos_config', 'DEFAULT_POLLING_SECONDS')
+
+DEFAULT_POLLING_SECONDS = 0.05
+"""How often a worker on SQLite polls for answers sent by another process (DBOS's own default is 1 s).
+
+PostgreSQL needs no polling: DBOS is woken by LISTEN/NOTIFY.
+"""
+
+
+def dbos_config(
+    database_url: str = DEFAULT_DATABASE_URL,
+    *,
+    name: str,
+    application_version: str,
+    polling_seconds: float = DEFAULT_POLLING_SECONDS,
+) -> DBOSConfig:
+    """The `DBOSConfig` for workers whose questions wait in `database_url`.
+
+    `application_version` is required: DBOS recovers only the workflows of the version that started
+    them, and by default it derives the version from the source code, so a restarted worker with any
+    change would leave its waiting questions behind. Bump it deliberately when the workflow changes.
+    `polling_seconds` is how quickly a SQLite worker notices an answer sent from another process.
+    """
+    if not polling_seconds > 0:
+        raise ValueError(f'polling_seconds must be positive, not {polling_seconds!r}')
+    sa.make_url(database_url)  # a malformed URL fails here, in the caller's words
+    return DBOSConfig(
+        name=name,
+        system_database_url=database_url,
+        application_version=application_version,
+        notification_listener_polling_interval_sec=polling_seconds,
+    )

@@ -1,0 +1,215 @@
+"""The table where durable questions wait, kept in the DBOS system database next to the workflows."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import sqlalchemy as sa
+from sqlalchemy import event, exc
+from sqlalchemy.dialects import postgresql, sqlite
+
+from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse
+
+__all__ = (
+    'TABLE_NAME',
+    'DEFAULT_DATABASE_URL',
+    'Status',
+    'StoredRequest',
+    'create_engine',
+    'ensure_table',
+    'insert_pending',
+    'encode_request',
+    'decode_request',
+    'encode_response',
+    'decode_response',
+    'message_topic',
+    'answer_message',
+    'response_to_json',
+    'response_from_json',
+    'decode_row',
+    'requests_table',
+)
+
+TABLE_NAME = 'ask_user_requests'
+"""The table holding one row per durable question: pending, answered or withdrawn."""
+
+DEFAULT_DATABASE_URL = 'sqlite:///ask_user.sqlite'
+"""The embedded default: a SQLite file in the working directory, no server to run."""
+
+Status = Literal['pending', 'answered', 'withdrawn']
+"""Where a question stands: waiting, answered (or declined) once, or given up by its run."""
+
+_metadata = sa.MetaData()
+
+requests_table = sa.Table(
+    TABLE_NAME,
+    _metadata,
+    sa.Column('id', sa.String(200), primary_key=True),
+    sa.Column('workflow_id', sa.String(500), nullable=False),
+    sa.Column('questions', sa.Text(), nullable=False),
+    sa.Column('status', sa.String(16), nullable=False, index=True),
+    sa.Column('response', sa.Text(), nullable=True),
+    sa.Column('created_at', sa.Float(), nullable=False),
+    sa.Column('updated_at', sa.Float(), nullable=False),
+)
+"""One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically."""
+
+
+@dataclass(frozen=True)
+class StoredRequest:
+    """One row of the table, decoded."""
+
+    request: AskUserRequest
+    """The questions, under the durable request id."""
+
+    workflow_id: str
+    """The DBOS workflow that waits for the answer."""
+
+    status: Status
+    """Where the question stands."""
+
+    response: AskUserResponse | None
+    """The answer, once `status` is `answered`."""
+
+    created_at: float
+    """When the question was first published, in seconds since the epoch."""
+
+
+def create_engine(database_url: str) -> sa.Engine:
+    """An engine on the DBOS system database at `database_url` (`sqlite:///file` or `postgresql://...`)."""
+    url = sa.make_url(database_url)
+    if url.get_backend_name() == 'sqlite':
+        engine = sa.create_engine(url, connect_args={'timeout': 30})
+
+        @event.listens_for(engine, 'connect')
+        def _immediate(dbapi_connection: Any, _record: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+            # As DBOS does: writers take the lock when they begin, so two answers cannot interleave.
+            dbapi_connection.isolation_level = 'IMMEDIATE'
+            dbapi_connection.execute('PRAGMA busy_timeout=30000')
+
+        return engine
+    if url.get_backend_name() == 'postgresql':
+        return sa.create_engine(url.set(drivername='postgresql+psycopg'), pool_pre_ping=True, pool_size=5)
+    raise ValueError(f'unsupported database URL {url.render_as_string()!r}: use sqlite:///FILE or postgresql://...')
+
+
+def ensure_table(engine: sa.Engine) -> None:
+    """Create the table if it is missing; safe when several processes start at once."""
+    for attempt in range(3):
+        try:
+            _metadata.create_all(engine, checkfirst=True)
+            return
+        except exc.DatabaseError:
+            # Another process created it between our check and our CREATE.
+            if attempt == 2:
+                raise
+            time.sleep(0.1)
+
+
+def insert_pending(conn: sa.Connection, request: AskUserRequest, workflow_id: str) -> None:
+    """Publish `request` as pending, unless a row with its id exists already (a replay)."""
+    now = time.time()
+    values = {
+        'id': request.id,
+        'workflow_id': workflow_id,
+        'questions': encode_request(request),
+        'status': 'pending',
+        'response': None,
+        'created_at': now,
+        'updated_at': now,
+    }
+    dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
+    conn.execute(dialect.insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
+
+
+def decode_row(row: sa.Row[Any]) -> StoredRequest:
+    """The decoded form of one table row."""
+    mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
+    response = mapping['response']
+    return StoredRequest(
+        request=decode_request(mapping['questions'], mapping['id']),
+        workflow_id=mapping['workflow_id'],
+        status=cast(Status, mapping['status']),
+        response=decode_response(response) if response is not None else None,
+        created_at=float(mapping['created_at']),
+    )
+
+
+def encode_request(request: AskUserRequest) -> str:
+    """The questions as the JSON arguments of an `ask_user_question` call."""
+    return json.dumps({'questions': [question.model_dump() for question in request.questions]}, ensure_ascii=False)
+
+
+def decode_request(text: str, request_id: str) -> AskUserRequest:
+    """The request stored as `text`, validated again as the tool would."""
+    return AskUserRequest.from_tool_args(text, id=request_id)
+
+
+def encode_response(response: AskUserResponse) -> str:
+    """`response` as JSON, in the `AskUserResponse` shape."""
+    return json.dumps(response_to_json(response), ensure_ascii=False)
+
+
+def response_to_json(response: AskUserResponse) -> dict[str, Any]:
+    """`response` as a JSON-ready dict: `{"answers": [...], "cancelled": bool}`."""
+    answers: list[dict[str, Any]] = []
+    for answer in response.answers:
+        item: dict[str, Any] = {'header': answer.header}
+        if answer.custom_answer is not None:
+            item['custom_answer'] = answer.custom_answer
+        else:
+            item['selected'] = list(answer.selected)
+        answers.append(item)
+    return {'answers': answers, 'cancelled': response.cancelled}
+
+
+def decode_response(text: str) -> AskUserResponse:
+    """The response stored as `text`."""
+    return response_from_json(json.loads(text))
+
+
+def response_from_json(data: Any) -> AskUserResponse:
+    """An `AskUserResponse` from its JSON shape; `ValueError` naming what is wrong."""
+    if not isinstance(data, Mapping):
+        raise ValueError('a response is a JSON object with "answers" and/or "cancelled"')
+    data = cast(Mapping[str, Any], data)
+    if unknown := set(data) - {'answers', 'cancelled'}:
+        raise ValueError(f'a response has no field {sorted(unknown)[0]!r}')
+    cancelled = data.get('cancelled', False)
+    if not isinstance(cancelled, bool):
+        raise ValueError('"cancelled" must be true or false')
+    items = data.get('answers', [])
+    if not isinstance(items, list):
+        raise ValueError('"answers" must be a list')
+    answers: list[AskUserAnswer] = []
+    for item in cast(list[Any], items):
+        if not isinstance(item, Mapping):
+            raise ValueError('each answer is an object with "header" and "selected" or "custom_answer"')
+        item = cast(Mapping[str, Any], item)
+        if unknown := set(item) - {'header', 'selected', 'custom_answer'}:
+            raise ValueError(f'an answer has no field {sorted(unknown)[0]!r}')
+        header = item.get('header')
+        selected = item.get('selected', [])
+        custom = item.get('custom_answer')
+        if not isinstance(header, str):
+            raise ValueError('each answer needs a "header" string')
+        if not isinstance(selected, list) or not all(isinstance(label, str) for label in cast(list[Any], selected)):
+            raise ValueError(f'the answer to {header!r}: "selected" must be a list of labels')
+        if custom is not None and not isinstance(custom, str):
+            raise ValueError(f'the answer to {header!r}: "custom_answer" must be a string')
+        answers.append(AskUserAnswer(header=header, selected=tuple(cast(list[str], selected)), custom_answer=custom))
+    return AskUserResponse(answers=tuple(answers), cancelled=cancelled)
+
+
+def answer_message(response: AskUserResponse) -> str:
+    """The DBOS message that carries `response` to the waiting workflow."""
+    return json.dumps({'response': response_to_json(response)}, ensure_ascii=False)
+
+
+def message_topic(request_id: str) -> str:
+    """The DBOS message topic the waiting workflow receives its answer on."""
+    return f'ask_user:{request_id}'

@@ -1,0 +1,187 @@
+"""`DBOSQuestionStore`: every question waiting in the database, answered from any process."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import sqlalchemy as sa
+from dbos import DBOSClient
+
+from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from ._db import (
+    DEFAULT_DATABASE_URL,
+    StoredRequest,
+    answer_message,
+    create_engine,
+    decode_row,
+    ensure_table,
+    message_topic,
+    requests_table,
+)
+
+__all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
+
+DEFAULT_EVENTS_POLL_SECONDS = 0.25
+"""How often `events()` reads the table for questions that started waiting, were answered or withdrawn."""
+
+_T = TypeVar('_T')
+
+
+@dataclass
+class DBOSQuestionStore:
+    """The answering side of `DBOSAnswerer`: a `QuestionStore` over every workflow sharing the database.
+
+    Use it from any process (a web server, the command line, another machine); it needs no DBOS
+    launch, only the database. An answer is checked with `check_response`, recorded, and sent to
+    the waiting workflow in one transaction, so a request is answered once, however many processes
+    try at the same time.
+    """
+
+    database_url: str = DEFAULT_DATABASE_URL
+    """The DBOS system database the workers use: `sqlite:///FILE` or `postgresql://...`."""
+
+    _: KW_ONLY
+
+    events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
+    """How often `events()` looks for changes."""
+
+    _engine: sa.Engine | None = field(default=None, init=False, repr=False, compare=False)
+    _client: DBOSClient | None = field(default=None, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+
+    async def __aenter__(self) -> DBOSQuestionStore:
+        await self._in_thread(self._connect)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the database connections; the store reconnects if used again."""
+        with self._lock:
+            if self._client is not None:
+                self._client.destroy()
+                self._client = None
+            if self._engine is not None:
+                self._engine.dispose()
+                self._engine = None
+
+    def _connect(self) -> tuple[sa.Engine, DBOSClient]:
+        with self._lock:
+            if self._engine is None or self._client is None:
+                engine = create_engine(self.database_url)
+                ensure_table(engine)
+                self._engine = engine
+                self._client = DBOSClient(system_database_engine=engine, lazy=True)
+            return self._engine, self._client
+
+    async def _in_thread(self, function: Callable[[], _T]) -> _T:
+        return await anyio.to_thread.run_sync(function)
+
+    async def pending(self) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, across all workflows, oldest first."""
+        return [stored.request for stored in await self.pending_records()]
+
+    async def pending_records(self) -> Sequence[StoredRequest]:
+        """Every waiting request with its workflow id and the time it was asked, oldest first."""
+        return await self._in_thread(lambda: self._select(requests_table.c.status == 'pending'))
+
+    def _select(self, condition: Any) -> list[StoredRequest]:
+        engine, _ = self._connect()
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(requests_table).where(condition).order_by(requests_table.c.created_at, requests_table.c.id)
+            ).all()
+        return [decode_row(row) for row in rows]
+
+    async def record(self, request_id: str) -> StoredRequest:
+        """The request with this id in whatever state it is; `UnknownRequestError` if there is none."""
+        found = await self._in_thread(lambda: self._select(requests_table.c.id == request_id))
+        if not found:
+            raise UnknownRequestError(request_id)
+        return found[0]
+
+    async def get(self, request_id: str) -> AskUserRequest:
+        """The pending request with this id.
+
+        Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
+        """
+        stored = await self.record(request_id)
+        _raise_unless_pending(stored)
+        return stored.request
+
+    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+        """Answer (or decline) a pending request, once, and wake the workflow waiting for it.
+
+        Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and
+        the errors of `get` when the request is not pending, including when another process answered
+        it a moment before.
+        """
+        await self._in_thread(lambda: self._respond(request_id, response))
+
+    def _respond(self, request_id: str, response: AskUserResponse) -> None:
+        engine, client = self._connect()
+        with engine.begin() as conn:
+            row = conn.execute(sa.select(requests_table).where(requests_table.c.id == request_id)).first()
+            if row is None:
+                raise UnknownRequestError(request_id)
+            stored = decode_row(row)
+            _raise_unless_pending(stored)
+            check_response(stored.request, response)
+            message = answer_message(response)
+            # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
+            claimed = conn.execute(
+                sa.update(requests_table)
+                .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
+                .values(status='answered', response=_response_json(message), updated_at=time.time())
+            )
+            if claimed.rowcount != 1:
+                latest = conn.execute(sa.select(requests_table).where(requests_table.c.id == request_id)).first()
+                assert latest is not None
+                _raise_unless_pending(decode_row(latest))
+            # In the same transaction: the answer is recorded and sent together, or not at all.
+            client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
+
+    async def events(self) -> AsyncIterator[StoreEvent]:
+        """Events from now on, found by reading the table every `events_poll_seconds`."""
+        known = {stored.request.id: stored for stored in await self.pending_records()}
+        since = time.time() - 1.0
+        while True:
+            await anyio.sleep(self.events_poll_seconds)
+            now = time.time()
+            changed = await self._in_thread(partial(self._select, requests_table.c.updated_at >= since))
+            since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
+            for stored in changed:
+                request_id = stored.request.id
+                before = known.get(request_id)
+                if stored.status == 'pending' and before is None:
+                    known[request_id] = stored
+                    yield StoreEvent('requested', request_id, stored.request)
+                elif stored.status != 'pending' and before is not None and before.status == 'pending':
+                    known[request_id] = stored
+                    yield StoreEvent(stored.status, request_id)
+            cutoff = now - 60.0
+            for request_id in [key for key, value in known.items() if value.status != 'pending']:
+                if known[request_id].created_at < cutoff:
+                    del known[request_id]
+
+
+def _response_json(message: str) -> str:
+    import json
+
+    return json.dumps(json.loads(message)['response'], ensure_ascii=False)
+
+
+def _raise_unless_pending(stored: StoredRequest) -> None:
+    if stored.status == 'answered':
+        raise AlreadyAnsweredError(stored.request.id)
+    if stored.status == 'withdrawn':
+        raise WithdrawnError(stored.request.id)
