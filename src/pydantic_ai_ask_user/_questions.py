@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from ._text import describe_character, find_forbidden_character, fold
 
@@ -69,17 +69,29 @@ def _blank_to_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else _strip(value)
 
 
+# The limits come before the strip so that they live in the string schema the strip wraps: the model then
+# reads "String should have at most 25 characters". Placed after a function validator, they are checked
+# generically and say "Value should have at most 25 items after validation".
 _Header = Annotated[
-    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_HEADER_LENGTH), AfterValidator(_one_line)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_HEADER_LENGTH),
+    BeforeValidator(_strip),
+    AfterValidator(_one_line),
 ]
 _QuestionText = Annotated[
-    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_QUESTION_LENGTH), AfterValidator(_multi_line)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_QUESTION_LENGTH),
+    BeforeValidator(_strip),
+    AfterValidator(_multi_line),
 ]
 _Label = Annotated[
-    str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_LABEL_LENGTH), AfterValidator(_one_line)
+    str,
+    StringConstraints(min_length=1, max_length=MAX_LABEL_LENGTH),
+    BeforeValidator(_strip),
+    AfterValidator(_one_line),
 ]
 _Description = Annotated[
-    Annotated[str, Field(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_multi_line)] | None,
+    Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_multi_line)] | None,
     BeforeValidator(_blank_to_none),
 ]
 
