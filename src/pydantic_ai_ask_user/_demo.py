@@ -128,8 +128,8 @@ def demo_model() -> FunctionModel:
 class Timeline(AbstractCapability[Any]):
     """Prints the exchange as it happens: what the model asked, both events, and what it got back."""
 
-    out: TextIO = field(default=sys.stdout)
-    """Where the timeline goes."""
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    """Where the timeline goes (by default `sys.stdout` as it is when the timeline is made)."""
 
     started: float = field(default_factory=time.monotonic)
     """When the run started, for the timestamps."""
@@ -202,22 +202,24 @@ def _pick_answerer(scripted: bool, real_model: bool) -> tuple[Answerer, str]:
 
 
 async def run_demo(
-    *, model: Model | str | None = None, answerer: Answerer | None = None, who: str = '', out: TextIO = sys.stdout
+    *, model: Model | str | None = None, answerer: Answerer | None = None, who: str = '', out: TextIO | None = None
 ) -> str:
-    """Run the demo agent once, printing the exchange; return the model's final message."""
+    """Run the demo agent once, printing the exchange (to `sys.stdout` by default); return the model's final message."""
+    # Looked up now, not bound at import, so a redirected or captured stdout gets the output.
+    sink = sys.stdout if out is None else out
     if answerer is None:
         answerer, who = _pick_answerer(scripted=False, real_model=model is not None)
-    timeline = Timeline(out=out)
+    timeline = Timeline(out=sink)
     agent = Agent(model or demo_model(), capabilities=[AskUser(answerer=answerer), timeline])
-    out.write(f'ask-user demo: {"the offline demo model" if model is None else model}, answered by {who}\n')
-    out.write(f'task: {TASK}\n\n')
+    sink.write(f'ask-user demo: {"the offline demo model" if model is None else model}, answered by {who}\n')
+    sink.write(f'task: {TASK}\n\n')
 
     async def handler(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
-        await _print_events(out, timeline, events)
+        await _print_events(sink, timeline, events)
 
     result = await agent.run(TASK, event_stream_handler=handler)
-    out.write(f'\nmodel: {printable(result.output)}\n')
-    out.flush()
+    sink.write(f'\nmodel: {printable(result.output)}\n')
+    sink.flush()
     return result.output
 
 
