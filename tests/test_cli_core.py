@@ -1,0 +1,230 @@
+"""The `ask-user` paths that need no terminal: `demo`, and `ask` on invalid input and through `ask_and_print`."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from pydantic_ai_ask_user import DECLINED, TIMED_OUT, Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user._cli import main
+from pydantic_ai_ask_user._cli_ask import (
+    EXIT_ANSWERED,
+    EXIT_CANNOT_ASK,
+    EXIT_DECLINED,
+    EXIT_INVALID,
+    EXIT_TIMED_OUT,
+    ask_and_print,
+)
+from pydantic_ai_ask_user._demo import run_demo
+from pydantic_ai_ask_user.testing import DECLINE, ScriptedAnswerer
+
+VALID = {
+    'questions': [
+        {'header': 'Database', 'question': 'Which?', 'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}]},
+    ]
+}
+INVALID = {
+    'questions': [
+        {'header': 'x' * 30, 'question': 'Which?', 'options': [{'label': 'a\x1b[2J'}, {'label': 'b'}], 'icon': 1},
+    ]
+}
+
+
+def test_the_demo_runs_offline_and_prints_the_whole_exchange() -> None:
+    done = subprocess.run(
+        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'demo', '--scripted'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert 'answered by a scripted person' in out
+    assert 'AskUserRequestedEvent' in out
+    assert 'AskUserAnsweredEvent' in out
+    assert 'answered: Database -> PostgreSQL; Environments -> staging, production' in out
+    assert 'model receives          {"Database":["PostgreSQL"],"Environments":["staging","production"]}' in out
+    assert 'rolled it out to staging, then production' in out
+    assert out.index('AskUserRequestedEvent') < out.index('AskUserAnsweredEvent') < out.index('model receives')
+
+
+def test_the_demo_without_a_terminal_is_answered_by_a_scripted_person_in_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(['demo']) == 0
+    out = capsys.readouterr().out
+    assert 'answered by a scripted person' in out
+    assert 'Done: wrote migration 0042_add_shipped_at for PostgreSQL' in out
+
+
+async def test_a_declined_demo_tells_which_default_the_model_chose() -> None:
+    out = io.StringIO()
+    final = await run_demo(answerer=ScriptedAnswerer(DECLINE), who='a test', out=out)
+    assert 'I chose the safe default' in final
+    assert 'declined' in out.getvalue()
+
+
+async def test_the_demo_timeline_reports_a_custom_answer() -> None:
+    from pydantic_ai_ask_user.testing import Custom
+
+    out = io.StringIO()
+    answerer = ScriptedAnswerer({'Database': Custom('Cockroach'), 'Environments': ['dev']})
+    final = await run_demo(answerer=answerer, who='a test', out=out)
+    assert "Database -> 'Cockroach'" in out.getvalue()
+    assert 'for Cockroach' in final
+
+
+def _run_ask(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'ask', *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr() -> None:
+    done = _run_ask(stdin=json.dumps(INVALID))
+    assert done.returncode == EXIT_INVALID == 2
+    assert done.stdout == ''
+    lines = done.stderr.splitlines()
+    assert lines == [
+        'ask-user: questions.0.header: String should have at most 25 characters',
+        'ask-user: questions.0.options.0.label: Value error, must be one line of plain text, '
+        'but contains U+001B, a control character',
+        'ask-user: questions.0.icon: Extra inputs are not permitted',
+    ]
+    assert '\x1b' not in done.stderr
+
+
+def test_ask_with_invalid_input_from_a_file_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps({'questions': []}), encoding='utf-8')
+    done = _run_ask(str(path))
+    assert done.returncode == EXIT_INVALID
+    assert done.stderr == 'ask-user: questions: Value error, a call asks 1 to 10 questions, not 0\n'
+
+
+def test_ask_with_text_that_is_not_json_exits_2() -> None:
+    done = _run_ask('-', stdin='questions: [what]')
+    assert done.returncode == EXIT_INVALID
+    assert 'Invalid JSON' in done.stderr
+
+
+def test_ask_with_a_missing_file_exits_2_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / 'nope.json'
+    done = _run_ask(str(missing))
+    assert done.returncode == EXIT_INVALID
+    assert done.stderr.startswith(f'ask-user: cannot read {missing}:')
+
+
+def test_ask_with_a_file_that_is_not_utf8_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / 'latin1.json'
+    path.write_bytes(b'{"questions": "\xff"}')
+    done = _run_ask(str(path))
+    assert done.returncode == EXIT_INVALID
+    assert 'cannot read' in done.stderr
+
+
+def test_ask_rejects_a_timeout_that_is_not_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ('0', 'soon'):
+        with pytest.raises(SystemExit) as exited:
+            main(['ask', '--timeout', bad, '-'])
+        assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert 'the timeout must be a positive number of seconds' in err
+    assert "'soon' is not a number of seconds" in err
+
+
+def test_ask_reads_a_valid_file_from_stdin_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic_ai_ask_user._cli_ask import read_request
+
+    monkeypatch.setattr(sys, 'stdin', io.StringIO(json.dumps(VALID)))
+    request = read_request('-')
+    assert isinstance(request, AskUserRequest)
+    assert request.questions[0].header == 'Database'
+
+
+def _opener(answerer: Answerer) -> Any:
+    @asynccontextmanager
+    async def open_answerer() -> AsyncIterator[Answerer]:
+        yield answerer
+
+    return open_answerer
+
+
+def _request() -> AskUserRequest:
+    return AskUserRequest.from_tool_args(VALID)
+
+
+async def test_ask_and_print_prints_the_result_json_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code = await ask_and_print(_request(), _opener(ScriptedAnswerer({'Database': 'SQLite'})), None)
+    assert code == EXIT_ANSWERED == 0
+    assert json.loads(capsys.readouterr().out) == {'Database': ['SQLite']}
+
+
+async def test_ask_and_print_prints_the_declined_sentence_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code = await ask_and_print(_request(), _opener(ScriptedAnswerer(DECLINE)), None)
+    assert code == EXIT_DECLINED == 1
+    assert json.loads(capsys.readouterr().out) == DECLINED
+
+
+async def test_ask_and_print_prints_the_timed_out_sentence_and_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    with anyio.fail_after(30):
+        code = await ask_and_print(_request(), _opener(ScriptedAnswerer(default=0, delay=60)), 0.05)
+    assert code == EXIT_TIMED_OUT == 3
+    assert json.loads(capsys.readouterr().out) == TIMED_OUT
+
+
+async def test_ask_and_print_exits_4_when_there_is_no_way_to_ask(capsys: pytest.CaptureFixture[str]) -> None:
+    async def no_terminal(request: AskUserRequest) -> AskUserResponse:
+        raise CannotAskError('no terminal here; use --web')
+
+    code = await ask_and_print(_request(), _opener(no_terminal), None)
+    assert code == EXIT_CANNOT_ASK == 4
+    captured = capsys.readouterr()
+    assert captured.out == ''
+    assert captured.err == 'ask-user: no terminal here; use --web\n'
+
+
+async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    request = AskUserRequest.from_tool_args(
+        {
+            'questions': [
+                {'header': '데이터베이스', 'question': '어느 것?', 'options': [{'label': '예'}, {'label': '아니요'}]}
+            ]
+        }
+    )
+    assert await ask_and_print(request, _opener(ScriptedAnswerer(default=1)), None) == 0
+    assert capsys.readouterr().out == '{"데이터베이스": ["아니요"]}\n'
+
+
+def test_an_interrupted_command_says_so_and_exits_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pydantic_ai_ask_user._demo as demo
+
+    def interrupted(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo, '_run', interrupted)
+    assert main(['demo']) == 130
+    assert capsys.readouterr().err == 'ask-user: interrupted\n'
+
+
+def test_the_command_without_a_subcommand_shows_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2
+    assert 'usage: ask-user' in capsys.readouterr().err
