@@ -1,0 +1,407 @@
+"""The ASGI app: the inbox, one form per request, and the JSON API, written against `QuestionStore` only."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+from pydantic_ai_ask_user import (
+    AlreadyAnsweredError,
+    AskUserRequest,
+    AskUserResponse,
+    QuestionStore,
+    StoreError,
+    UnknownRequestError,
+    WithdrawnError,
+)
+
+from ._forms import Entered, read_form
+from ._security import (
+    CSRF_COOKIE,
+    DEFAULT_MAX_BODY_BYTES,
+    SESSION_COOKIE,
+    Authorize,
+    BodyLimit,
+    Gate,
+    SecurityHeaders,
+    new_csrf_cookie,
+)
+from ._templates import STATIC_DIR, render
+from ._wire import DEFAULT_MAX_CUSTOM_ANSWER, BadBody, event_json, parse_json_body, parse_response, request_json
+
+__all__ = ('AskUserApp', 'create_app', 'DEFAULT_TITLE')
+
+DEFAULT_TITLE = 'Questions from your agent'
+"""The name the pages show in their title and header bar."""
+
+_ID = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
+"""What a request id in a path may look like; anything else is unknown without asking the store."""
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class AskUserApp:
+    """The pages and JSON API over a `QuestionStore`; an ASGI app that mounts under any prefix.
+
+    Build it with `create_app(store)`, or use `WebAnswerer(...).app`, which serves the answerer's own hub.
+    """
+
+    def __init__(
+        self,
+        store: QuestionStore,
+        *,
+        authorize: Authorize | None = None,
+        access_token: str | None = None,
+        title: str = DEFAULT_TITLE,
+        allow_custom_answers: bool = True,
+        max_custom_answer: int = DEFAULT_MAX_CUSTOM_ANSWER,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        if max_custom_answer < 1:
+            raise ValueError(f'max_custom_answer must be 1 or more, not {max_custom_answer!r}')
+        if max_body_bytes < 1024:
+            raise ValueError(f'max_body_bytes must be at least 1024, not {max_body_bytes!r}')
+        self.store = store
+        """Where the questions wait."""
+        self.gate = Gate(authorize=authorize, access_token=access_token)
+        """Who may see and answer them."""
+        self.title = title
+        """The name shown in every page's title and header bar."""
+        self.allow_custom_answers = allow_custom_answers
+        """Whether each question has an "Other" box for the person's own words."""
+        self.max_custom_answer = max_custom_answer
+        """The longest custom answer accepted, in characters."""
+        guarded = self._guarded
+        routes = [
+            Route('/', guarded(self._inbox), methods=['GET'], name='inbox'),
+            Route('/login', self._login, methods=['GET'], name='login'),
+            Route('/requests/{id}', guarded(self._form), methods=['GET'], name='form'),
+            Route('/requests/{id}', guarded(self._submit), methods=['POST'], name='submit'),
+            Route('/api/requests', guarded(self._api_list), methods=['GET']),
+            Route('/api/requests/{id}', guarded(self._api_get), methods=['GET']),
+            Route('/api/requests/{id}/answer', guarded(self._api_answer), methods=['POST']),
+            Route('/api/requests/{id}/decline', guarded(self._api_decline), methods=['POST']),
+            Route('/api/events', guarded(self._api_events), methods=['GET']),
+            Mount('/static', StaticFiles(directory=STATIC_DIR), name='static'),
+        ]
+        self._starlette = Starlette(
+            routes=routes,
+            middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, max_bytes=max_body_bytes)],
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection."""
+        await self._starlette(scope, receive, send)
+
+    @property
+    def access_token(self) -> str | None:
+        """The secret a JSON API client sends as `Authorization: Bearer ...`; `None` when `authorize` decides."""
+        return self.gate.access_token
+
+    def login_path(self, request_id: str | None = None) -> str:
+        """A one-time login link, relative to where the app is mounted: `login?code=...`.
+
+        The browser that opens it gets a session cookie and lands on the inbox, or on the form of
+        `request_id`. With an `authorize` hook there is nothing to log in to: the inbox or form path.
+        """
+        target = f'requests/{request_id}' if request_id is not None else ''
+        if self.gate.authorize is not None:
+            return target
+        query = {'code': self.gate.new_login_code()}
+        if target:
+            query['next'] = target
+        return f'login?{urlencode(query)}'
+
+    # -- access -------------------------------------------------------------------------------
+
+    def _guarded(self, endpoint: Endpoint) -> Endpoint:
+        async def guarded(request: Request) -> Response:
+            verdict = await self.gate.check(request)
+            if verdict == 'allowed':
+                return await endpoint(request)
+            status = 401 if verdict == 'unauthenticated' else 403
+            if _is_api(request):
+                message = (
+                    'send the access token as "Authorization: Bearer <token>"'
+                    if verdict == 'unauthenticated'
+                    else 'these credentials do not give access to the questions'
+                )
+                error = 'unauthorized' if status == 401 else 'forbidden'
+                return JSONResponse({'error': error, 'message': message}, status_code=status)
+            return self._page(
+                request,
+                'status.html',
+                status,
+                heading='Not signed in' if status == 401 else 'No access',
+                message=(
+                    'Open the link that was printed when the question server started; it signs this browser in.'
+                    if self.gate.authorize is None
+                    else 'You are not allowed to see these questions.'
+                ),
+                show_inbox=False,
+            )
+
+        return guarded
+
+    async def _login(self, request: Request) -> Response:
+        code = request.query_params.get('code', '')
+        if self.gate.authorize is not None or not self.gate.redeem(code):
+            return self._page(
+                request,
+                'status.html',
+                403,
+                heading='This link does not work',
+                message='Each sign-in link works once. Ask for a new link, or use the browser you signed in with.',
+                show_inbox=False,
+            )
+        target = request.query_params.get('next', '')
+        if not (target == '' or (target.startswith('requests/') and _ID.fullmatch(target[len('requests/') :]))):
+            target = ''
+        response = RedirectResponse(_base(request) + target, status_code=303)
+        response.set_cookie(SESSION_COOKIE, self.gate.session, **_cookie_options(request))
+        response.set_cookie(CSRF_COOKIE, new_csrf_cookie(), **_cookie_options(request))
+        return response
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    async def _inbox(self, request: Request) -> Response:
+        pending = await self.store.pending()
+        return self._page(request, 'inbox.html', 200, pending=pending)
+
+    async def _form(self, request: Request) -> Response:
+        request_id = request.path_params['id']
+        try:
+            asked = await self._get(request_id)
+        except StoreError as error:
+            return self._gone_page(request, error)
+        entered = [Entered() for _ in asked.questions]
+        return self._form_page(request, asked, entered, 200)
+
+    async def _submit(self, request: Request) -> Response:
+        request_id = request.path_params['id']
+        form = await request.form()
+        if not self.gate.csrf_ok(request, _str(form.get('csrf'))):
+            return self._page(
+                request,
+                'status.html',
+                403,
+                heading='This form has expired',
+                message='The page was not sent by this server, or it is too old. Reload the question and answer again.',
+                show_inbox=True,
+            )
+        fields = {key: [value for value in form.getlist(key) if isinstance(value, str)] for key in form}
+        try:
+            asked = await self._get(request_id)
+            if _str(form.get('action')) == 'decline':
+                await self.store.respond(request_id, AskUserResponse(cancelled=True))
+                return self._page(request, 'answered.html', 200, declined=True, summary=[])
+            result = read_form(
+                asked, fields, allow_custom_answers=self.allow_custom_answers, max_custom_answer=self.max_custom_answer
+            )
+            if result.response is None:
+                return self._form_page(request, asked, result.entered, 422)
+            try:
+                await self.store.respond(request_id, result.response)
+            except ValueError as error:
+                return self._form_page(
+                    request, asked, result.entered, 422, form_error=f'The answer was refused: {error}'
+                )
+        except StoreError as error:
+            return self._gone_page(request, error)
+        return self._page(request, 'answered.html', 200, declined=False, summary=_summary(asked, result.response))
+
+    def _form_page(
+        self,
+        request: Request,
+        asked: AskUserRequest,
+        entered: list[Entered],
+        status: int,
+        *,
+        form_error: str | None = None,
+    ) -> Response:
+        cookie = request.cookies.get(CSRF_COOKIE) or new_csrf_cookie()
+        response = self._page(
+            request,
+            'form.html',
+            status,
+            request=asked,
+            entered=entered,
+            has_errors=form_error is not None or any(entry.error for entry in entered),
+            form_error=form_error,
+            csrf=self.gate.csrf_token(cookie),
+            allow_custom=self.allow_custom_answers,
+            max_custom=self.max_custom_answer,
+        )
+        if request.cookies.get(CSRF_COOKIE) != cookie:
+            response.set_cookie(CSRF_COOKIE, cookie, **_cookie_options(request))
+        return response
+
+    def _gone_page(self, request: Request, error: StoreError) -> Response:
+        if isinstance(error, AlreadyAnsweredError):
+            status, heading, message = 409, 'Already answered', 'This question has been answered already.'
+        elif isinstance(error, WithdrawnError):
+            status, heading = 410, 'This question is no longer waiting'
+            message = 'The agent stopped waiting for an answer (it timed out or its run was cancelled).'
+        else:
+            status, heading, message = 404, 'No such question', 'No question is waiting at this address.'
+        return self._page(request, 'status.html', status, heading=heading, message=message, show_inbox=True)
+
+    def _page(self, incoming: Request, template: str, status: int, /, **context: Any) -> Response:
+        html = render(template, base=_base(incoming), title=self.title, status=status, **context)
+        return HTMLResponse(html, status_code=status)
+
+    # -- JSON API ------------------------------------------------------------------------------
+
+    async def _api_list(self, request: Request) -> Response:
+        pending = await self.store.pending()
+        return JSONResponse({'requests': [request_json(item) for item in pending]})
+
+    async def _api_get(self, request: Request) -> Response:
+        try:
+            return JSONResponse(request_json(await self._get(request.path_params['id'])))
+        except StoreError as error:
+            return _store_error(error)
+
+    async def _api_answer(self, request: Request) -> Response:
+        try:
+            _require_json(request)
+            response = parse_response(parse_json_body(await request.body()), max_custom_answer=self.max_custom_answer)
+        except BadBody as error:
+            return _bad_body(error)
+        return await self._api_respond(request.path_params['id'], response)
+
+    async def _api_decline(self, request: Request) -> Response:
+        body = await request.body()
+        if body.strip():
+            try:
+                _require_json(request)
+                value = parse_json_body(body)
+            except BadBody as error:
+                return _bad_body(error)
+            if value not in ({}, None):
+                return _bad_body(BadBody(422, 'a decline takes no fields; send {} or nothing'))
+        return await self._api_respond(request.path_params['id'], AskUserResponse(cancelled=True))
+
+    async def _api_respond(self, request_id: str, response: AskUserResponse) -> Response:
+        try:
+            await self._get(request_id)
+            await self.store.respond(request_id, response)
+        except StoreError as error:
+            return _store_error(error)
+        except ValueError as error:
+            return JSONResponse({'error': 'invalid_answer', 'message': str(error)}, status_code=422)
+        return JSONResponse({'id': request_id, 'status': 'declined' if response.cancelled else 'answered'})
+
+    async def _api_events(self, request: Request) -> Response:
+        events = self.store.events()
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                async for event in events:
+                    yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
+            finally:
+                close = getattr(events, 'aclose', None)
+                if close is not None:
+                    await close()
+
+        return EventSourceResponse(stream(), ping=15, headers={'cache-control': 'no-store'})
+
+    async def _get(self, request_id: str) -> AskUserRequest:
+        if not _ID.fullmatch(request_id):
+            raise UnknownRequestError(request_id[:200])
+        return await self.store.get(request_id)
+
+
+def create_app(
+    store: QuestionStore,
+    *,
+    authorize: Authorize | None = None,
+    access_token: str | None = None,
+    title: str = DEFAULT_TITLE,
+    allow_custom_answers: bool = True,
+    max_custom_answer: int = DEFAULT_MAX_CUSTOM_ANSWER,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> AskUserApp:
+    """The inbox, forms and JSON API over any `QuestionStore`: the in-process hub, or a durable store.
+
+    By default a random access token guards it (see `AskUserApp.login_path` and `access_token`); pass
+    `authorize(request) -> bool` (sync or async) to decide access yourself instead.
+    """
+    return AskUserApp(
+        store,
+        authorize=authorize,
+        access_token=access_token,
+        title=title,
+        allow_custom_answers=allow_custom_answers,
+        max_custom_answer=max_custom_answer,
+        max_body_bytes=max_body_bytes,
+    )
+
+
+def _base(request: Request) -> str:
+    """The path the app is mounted at, ending in `/`: links stay inside the mount."""
+    root = request.scope.get('root_path', '')
+    return root.rstrip('/') + '/'
+
+
+def _is_api(request: Request) -> bool:
+    path = request.url.path
+    return path.startswith(_base(request) + 'api/')
+
+
+def _cookie_options(request: Request) -> dict[str, Any]:
+    return {
+        'httponly': True,
+        'samesite': 'strict',
+        'secure': request.url.scheme == 'https',
+        'path': _base(request),
+    }
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _require_json(request: Request) -> None:
+    # A JSON content type cannot be sent cross-site without a CORS preflight, which this app never grants.
+    kind = request.headers.get('content-type', '').split(';')[0].strip().lower()
+    if kind != 'application/json':
+        raise BadBody(415, 'send the body as JSON, with "Content-Type: application/json"')
+
+
+def _bad_body(error: BadBody) -> Response:
+    code = {400: 'malformed_json', 415: 'unsupported_media_type'}.get(error.status, 'invalid_answer')
+    return JSONResponse({'error': code, 'message': str(error)}, status_code=error.status)
+
+
+def _store_error(error: StoreError) -> Response:
+    if isinstance(error, AlreadyAnsweredError):
+        status, code = 409, 'already_answered'
+    elif isinstance(error, WithdrawnError):
+        status, code = 410, 'withdrawn'
+    else:
+        status, code = 404, 'not_found'
+    return JSONResponse({'error': code, 'message': str(error)}, status_code=status)
+
+
+def _summary(asked: AskUserRequest, response: AskUserResponse) -> list[tuple[str, list[str]]]:
+    by_header = {answer.header: answer for answer in response.answers}
+    summary: list[tuple[str, list[str]]] = []
+    for question in asked.questions:
+        answer = by_header[question.header]
+        summary.append(
+            (question.header, [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected))
+        )
+    return summary

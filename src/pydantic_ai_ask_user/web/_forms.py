@@ -1,0 +1,127 @@
+"""Reading the answer form: what a person picked or wrote per question, and what is wrong with it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_custom_answer
+
+__all__ = ('Entered', 'FormResult', 'read_form', 'OTHER')
+
+OTHER = 'other'
+"""The value of the "Other" radio button or checkbox; option inputs carry their 0-based index."""
+
+
+@dataclass
+class Entered:
+    """What the person entered for one question, kept to redraw the form when it has errors."""
+
+    picked: frozenset[int] = frozenset()
+    """The 0-based indices of the options ticked."""
+
+    other: bool = False
+    """Whether "Other" was ticked."""
+
+    text: str = ''
+    """What was written in the "Other" box."""
+
+    error: str | None = None
+    """What is wrong with this answer, in words for the person, or `None`."""
+
+
+@dataclass
+class FormResult:
+    """The response the form makes, or the entries with their errors when it makes none."""
+
+    entered: list[Entered] = field(default_factory=list[Entered])
+    """One entry per question, in the request's order."""
+
+    response: AskUserResponse | None = None
+    """The response, when every answer is valid."""
+
+
+def field_name(index: int) -> str:
+    """The form field of question `index`: its radio buttons or checkboxes."""
+    return f'q{index}'
+
+
+def other_field_name(index: int) -> str:
+    """The form field of question `index`'s "Other" text box."""
+    return f'q{index}-text'
+
+
+def read_form(
+    request: AskUserRequest,
+    form: Mapping[str, Sequence[str]],
+    *,
+    allow_custom_answers: bool,
+    max_custom_answer: int,
+) -> FormResult:
+    """Turn posted fields into a response, or into per-question errors that keep what was entered."""
+    result = FormResult()
+    answers: list[AskUserAnswer] = []
+    for index, question in enumerate(request.questions):
+        entered, answer = _read_question(
+            question,
+            form.get(field_name(index), ()),
+            _first(form.get(other_field_name(index), ())),
+            allow_custom_answers=allow_custom_answers,
+            max_custom_answer=max_custom_answer,
+        )
+        result.entered.append(entered)
+        if answer is not None:
+            answers.append(answer)
+    if all(entered.error is None for entered in result.entered):
+        result.response = AskUserResponse(answers=tuple(answers))
+    return result
+
+
+def _first(values: Sequence[str]) -> str:
+    return values[0] if values else ''
+
+
+def _read_question(
+    question: Question, values: Sequence[str], text: str, *, allow_custom_answers: bool, max_custom_answer: int
+) -> tuple[Entered, AskUserAnswer | None]:
+    if not allow_custom_answers:
+        text = ''
+    picked: set[int] = set()
+    other = False
+    for value in values:
+        if value == OTHER and allow_custom_answers:
+            other = True
+        elif value.isascii() and value.isdigit() and int(value) < len(question.options):
+            picked.add(int(value))
+        else:
+            return Entered(frozenset(picked), other, text, 'That choice is not one of the options; pick again.'), None
+    entered = Entered(frozenset(picked), other, text)
+    error, answer = _judge(question, entered, max_custom_answer)
+    entered.error = error
+    return entered, answer
+
+
+def _judge(question: Question, entered: Entered, max_custom_answer: int) -> tuple[str | None, AskUserAnswer | None]:
+    written = bool(entered.text.strip())
+    if entered.other or (written and not entered.picked):
+        if entered.picked:
+            return 'Your own answer replaces the options: untick the options, or untick "Other".', None
+        if not written:
+            return 'Write your answer in the box under "Other", or pick one of the options.', None
+        if len(entered.text) > max_custom_answer:
+            return f'Your answer is {len(entered.text)} characters long; please keep it to {max_custom_answer}.', None
+        text = entered.text.replace('\r\n', '\n').replace('\r', '\n')
+        if (problem := check_custom_answer(text)) is not None:
+            return f'Your answer {problem}.', None
+        return None, AskUserAnswer(header=question.header, custom_answer=text)
+    if not entered.picked:
+        return ('Pick at least one option.' if question.multi_select else 'Pick one of the options.'), None
+    if written:
+        return (
+            'You wrote an answer of your own but picked an option: choose "Other" to send it, or clear the box.',
+            None,
+        )
+    if not question.multi_select and len(entered.picked) > 1:
+        return 'Pick only one option.', None
+    labels = tuple(option.label for index, option in enumerate(question.options) if index in entered.picked)
+    return None, AskUserAnswer(header=question.header, selected=labels)

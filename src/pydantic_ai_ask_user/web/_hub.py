@@ -1,0 +1,180 @@
+"""`QuestionHub`: the in-process place where a `WebAnswerer`'s requests wait for a person."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from typing import Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from pydantic_ai_ask_user import (
+    AlreadyAnsweredError,
+    AskUserRequest,
+    AskUserResponse,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    check_response,
+)
+
+__all__ = ('QuestionHub', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
+
+DEFAULT_REMEMBER_FINISHED = 1000
+"""How many finished request ids a hub remembers, so that a late answer gets 409 or 410 instead of 404."""
+
+DEFAULT_SUBSCRIBER_BUFFER = 256
+"""How many events an `events()` subscriber may fall behind before it is dropped (its iteration then ends)."""
+
+_Outcome = Literal['answered', 'withdrawn']
+
+
+class _Waiting:
+    """One pending request, and the event its asker waits on."""
+
+    __slots__ = ('done', 'request', 'response')
+
+    def __init__(self, request: AskUserRequest) -> None:
+        self.request = request
+        self.done = anyio.Event()
+        self.response: AskUserResponse | None = None
+
+
+class QuestionHub:
+    """Holds the requests of this process until a person answers them; a `QuestionStore`.
+
+    `ask(request)` publishes a request and waits for its response. The web pages and the JSON API
+    answer through the `QuestionStore` methods. A request leaves the hub as soon as it is answered,
+    declined, or withdrawn (its asker was cancelled: a timeout, a cancelled run); the hub then only
+    remembers its id, in a bounded list, to tell a late answer that it came too late.
+    """
+
+    def __init__(
+        self, *, remember_finished: int = DEFAULT_REMEMBER_FINISHED, subscriber_buffer: int = DEFAULT_SUBSCRIBER_BUFFER
+    ) -> None:
+        if remember_finished < 0:
+            raise ValueError(f'remember_finished must be 0 or more, not {remember_finished!r}')
+        if subscriber_buffer < 1:
+            raise ValueError(f'subscriber_buffer must be 1 or more, not {subscriber_buffer!r}')
+        self._pending: dict[str, _Waiting] = {}
+        self._finished: OrderedDict[str, _Outcome] = OrderedDict()
+        self._remember = remember_finished
+        self._buffer = subscriber_buffer
+        self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
+
+    async def ask(self, request: AskUserRequest) -> AskUserResponse:
+        """Publish `request` and wait until a person answers or declines it.
+
+        Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent.
+        """
+        if request.id in self._pending or request.id in self._finished:
+            raise ValueError(f'a request with id {request.id!r} has already been asked through this hub')
+        waiting = _Waiting(request)
+        self._pending[request.id] = waiting
+        self._publish(StoreEvent('requested', request.id, request))
+        try:
+            await waiting.done.wait()
+        finally:
+            if waiting.response is None:
+                del self._pending[request.id]
+                self._finish(request.id, 'withdrawn')
+        response = waiting.response
+        if response is None:  # pragma: no cover - `done` is only set once a response is stored
+            raise RuntimeError(f'request {request.id!r} was released without a response')
+        return response
+
+    def __len__(self) -> int:
+        """How many requests are waiting."""
+        return len(self._pending)
+
+    async def pending(self) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first."""
+        return tuple(waiting.request for waiting in self._pending.values())
+
+    async def get(self, request_id: str) -> AskUserRequest:
+        """The pending request with this id; the store errors when it is not pending."""
+        return self._waiting(request_id).request
+
+    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+        """Answer or decline a pending request, once; `ValueError` if the response does not fit it."""
+        waiting = self._waiting(request_id)
+        check_response(waiting.request, response)
+        waiting.response = response
+        del self._pending[request_id]
+        self._finish(request_id, 'answered')
+        waiting.done.set()
+
+    def events(self) -> AsyncIterator[StoreEvent]:
+        """Events from this call on: requested, answered, withdrawn. Stop iterating (or `aclose()`) to unsubscribe."""
+        send, receive = anyio.create_memory_object_stream[StoreEvent](max_buffer_size=self._buffer)
+        self._subscribers.add(send)
+        return _Subscription(self, send, receive)
+
+    def close(self) -> None:
+        """End every `events()` iteration, e.g. before the server shuts down; pending requests keep waiting."""
+        for send in tuple(self._subscribers):
+            self._unsubscribe(send)
+
+    def _waiting(self, request_id: str) -> _Waiting:
+        waiting = self._pending.get(request_id)
+        if waiting is not None:
+            return waiting
+        outcome = self._finished.get(request_id)
+        if outcome == 'answered':
+            raise AlreadyAnsweredError(request_id)
+        if outcome == 'withdrawn':
+            raise WithdrawnError(request_id)
+        raise UnknownRequestError(request_id)
+
+    def _finish(self, request_id: str, outcome: _Outcome) -> None:
+        if self._remember:
+            self._finished[request_id] = outcome
+            while len(self._finished) > self._remember:
+                self._finished.popitem(last=False)
+        self._publish(StoreEvent(outcome, request_id))
+
+    def _publish(self, event: StoreEvent) -> None:
+        for send in tuple(self._subscribers):
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                # A subscriber that fell this far behind has lost events; ending its stream tells it to resync.
+                self._unsubscribe(send)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._unsubscribe(send)
+
+    def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
+        self._subscribers.discard(send)
+        send.close()
+
+
+class _Subscription:
+    """The iterator `QuestionHub.events()` returns; subscribed from the moment it is created."""
+
+    __slots__ = ('_hub', '_receive', '_send')
+
+    def __init__(
+        self,
+        hub: QuestionHub,
+        send: MemoryObjectSendStream[StoreEvent],
+        receive: MemoryObjectReceiveStream[StoreEvent],
+    ) -> None:
+        self._hub = hub
+        self._send = send
+        self._receive = receive
+
+    def __aiter__(self) -> _Subscription:
+        return self
+
+    async def __anext__(self) -> StoreEvent:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            await self.aclose()
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Unsubscribe."""
+        self._hub._unsubscribe(self._send)  # pyright: ignore[reportPrivateUsage]
+        self._receive.close()

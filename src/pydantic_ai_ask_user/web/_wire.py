@@ -1,0 +1,101 @@
+"""The JSON shapes of the web API: a request as a custom frontend reads it, a response as it posts one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, StoreEvent
+
+__all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody', 'DEFAULT_MAX_CUSTOM_ANSWER')
+
+DEFAULT_MAX_CUSTOM_ANSWER = 2000
+"""The longest custom answer, in characters, that the pages and the API accept by default."""
+
+
+class BadBody(ValueError):
+    """A request body that cannot be read; `status` is the HTTP status to answer with (400 or 422)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        """400 when the body is not JSON, 422 when it is JSON of the wrong shape."""
+
+
+def request_json(request: AskUserRequest) -> dict[str, Any]:
+    """A request as the API shows it: its `id` and its `questions`, in the shape the model wrote them."""
+    return {
+        'id': request.id,
+        'questions': [
+            {
+                'header': question.header,
+                'question': question.question,
+                'options': [{'label': option.label, 'description': option.description} for option in question.options],
+                'multi_select': question.multi_select,
+            }
+            for question in request.questions
+        ],
+    }
+
+
+def event_json(event: StoreEvent) -> dict[str, Any]:
+    """An event as the SSE stream sends it: `{"id": ...}`, plus `request` on `requested` events."""
+    data: dict[str, Any] = {'id': event.request_id}
+    if event.request is not None:
+        data['request'] = request_json(event.request)
+    return data
+
+
+class _AnswerIn(BaseModel):
+    model_config = ConfigDict(extra='forbid')
+
+    header: str
+    selected: list[str] = Field(default_factory=list[str])
+    custom_answer: str | None = None
+
+
+class _ResponseIn(BaseModel):
+    model_config = ConfigDict(extra='forbid')
+
+    answers: list[_AnswerIn] = Field(default_factory=list[_AnswerIn])
+    cancelled: bool = False
+
+
+def parse_json_body(body: bytes) -> Any:
+    """The JSON value in `body`; `BadBody(400)` naming the problem when it is not JSON."""
+    if not body.strip():
+        raise BadBody(400, 'the request body is empty; send a JSON object')
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise BadBody(400, 'the request body is not UTF-8 text') from None
+    except json.JSONDecodeError as error:
+        raise BadBody(400, f'the request body is not valid JSON: {error.msg} at line {error.lineno}') from None
+
+
+def parse_response(value: Any, *, max_custom_answer: int) -> AskUserResponse:
+    """Read `{"answers": [...], "cancelled": false}` into an `AskUserResponse`; `BadBody(422)` if it does not fit."""
+    try:
+        shape = _ResponseIn.model_validate(value)
+    except ValidationError as error:
+        problems = '; '.join(
+            f'{".".join(str(part) for part in item["loc"]) or "body"}: {item["msg"]}'
+            for item in error.errors(include_url=False)
+        )
+        raise BadBody(422, f'the body is not an answer: {problems}') from None
+    for answer in shape.answers:
+        if answer.custom_answer is not None and len(answer.custom_answer) > max_custom_answer:
+            raise BadBody(
+                422,
+                f'the custom answer to {answer.header!r} is {len(answer.custom_answer)} characters long; '
+                f'the most allowed is {max_custom_answer}',
+            )
+    return AskUserResponse(
+        answers=tuple(
+            AskUserAnswer(header=answer.header, selected=tuple(answer.selected), custom_answer=answer.custom_answer)
+            for answer in shape.answers
+        ),
+        cancelled=shape.cancelled,
+    )
