@@ -1,0 +1,55 @@
+"""Fixtures for the web answerer's tests: an answerer, a client over ASGI, a live server, a real Chromium."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from web_support import asgi_client, log_in
+
+from pydantic_ai_ask_user.web import WebAnswerer, serve
+
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+"""Debian's Chromium, installed by `scripts/bootstrap.sh test`; Playwright's own download cannot work offline."""
+
+CHROMIUM_ARGS = [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+]
+"""The closed network refuses Chromium's background connections; these keep it from trying."""
+
+ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / 'test-artifacts'
+"""Where the browser tests leave their screenshots."""
+
+
+@pytest.fixture(scope='module')
+def anyio_backend() -> str:
+    # Module scope, so that one Chromium serves every browser test of a module.
+    return 'asyncio'
+
+
+@pytest.fixture
+def web() -> WebAnswerer:
+    return WebAnswerer()
+
+
+@pytest.fixture
+async def client(web: WebAnswerer) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(web) as client:
+        await log_in(client, web)
+        yield client
+
+
+@pytest.fixture
+async def live(web: WebAnswerer) -> AsyncIterator[str]:
+    """The answerer's app served by uvicorn on 127.0.0.1 and a free port; yields the base URL."""
+    async with serve(web.app) as base:
+        yield base

@@ -1,0 +1,184 @@
+"""The in-process hub: what waits, what leaves, what it remembers, and the events it sends."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import anyio
+import pytest
+from web_support import ask_one, multi, single, wait_pending
+
+from pydantic_ai_ask_user import (
+    AlreadyAnsweredError,
+    AskUserAnswer,
+    AskUserResponse,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+)
+from pydantic_ai_ask_user.web import QuestionHub
+
+
+async def test_an_answer_is_what_the_waiting_ask_returns() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    got: list[AskUserResponse] = []
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            got.append(await hub.ask(request))
+
+        group.start_soon(ask)
+        await wait_pending(hub, request.id)
+        assert await hub.get(request.id) is request
+        await hub.respond(request.id, response)
+    assert got == [response]
+    assert len(hub) == 0
+
+
+async def test_pending_lists_requests_oldest_first() -> None:
+    hub = QuestionHub()
+    first, second = ask_one(single('First')), ask_one(multi('Second'))
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, first)
+        await wait_pending(hub, first.id)
+        group.start_soon(hub.ask, second)
+        await wait_pending(hub, second.id)
+        assert [item.id for item in await hub.pending()] == [first.id, second.id]
+        group.cancel_scope.cancel()
+
+
+async def test_a_second_answer_is_refused_as_already_answered() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_pending(hub, request.id)
+        await hub.respond(request.id, AskUserResponse(cancelled=True))
+    with pytest.raises(AlreadyAnsweredError):
+        await hub.respond(request.id, AskUserResponse(cancelled=True))
+    with pytest.raises(AlreadyAnsweredError):
+        await hub.get(request.id)
+
+
+async def test_cancelling_the_ask_withdraws_the_request() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    with anyio.move_on_after(0.05):
+        await hub.ask(request)
+    assert len(hub) == 0
+    with pytest.raises(WithdrawnError):
+        await hub.respond(request.id, AskUserResponse(cancelled=True))
+
+
+async def test_an_unknown_id_is_unknown() -> None:
+    with pytest.raises(UnknownRequestError):
+        await QuestionHub().get('nope')
+
+
+async def test_a_response_that_does_not_fit_is_refused_and_the_request_keeps_waiting() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_pending(hub, request.id)
+        with pytest.raises(ValueError, match='not one of its options'):
+            await hub.respond(request.id, AskUserResponse(answers=(AskUserAnswer('Database', ('Oracle',)),)))
+        assert await hub.get(request.id) is request
+        group.cancel_scope.cancel()
+
+
+async def test_the_same_id_cannot_be_asked_twice() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_pending(hub, request.id)
+        with pytest.raises(ValueError, match='already been asked'):
+            await hub.ask(request)
+        group.cancel_scope.cancel()
+
+
+async def test_events_report_requested_answered_and_withdrawn_in_order() -> None:
+    hub = QuestionHub()
+    events = hub.events()
+    answered, withdrawn = ask_one(), ask_one()
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, answered)
+        await wait_pending(hub, answered.id)
+        await hub.respond(answered.id, AskUserResponse(cancelled=True))
+    with anyio.move_on_after(0.02):
+        await hub.ask(withdrawn)
+    seen: list[StoreEvent] = []
+    with anyio.fail_after(5):
+        async for event in events:
+            seen.append(event)
+            if len(seen) == 4:
+                break
+    assert [(e.kind, e.request_id) for e in seen] == [
+        ('requested', answered.id),
+        ('answered', answered.id),
+        ('requested', withdrawn.id),
+        ('withdrawn', withdrawn.id),
+    ]
+    assert seen[0].request is answered
+
+
+async def test_closing_the_hub_ends_every_event_stream() -> None:
+    hub = QuestionHub()
+    events = hub.events()
+    hub.close()
+    with anyio.fail_after(5):
+        assert [event async for event in events] == []
+
+
+async def test_a_subscriber_that_falls_behind_is_dropped_instead_of_blocking_the_hub() -> None:
+    hub = QuestionHub(subscriber_buffer=2)
+    events = hub.events()
+    for _ in range(5):
+        with anyio.move_on_after(0):
+            await hub.ask(ask_one())
+    with anyio.fail_after(5):
+        kept = [event async for event in events]
+    assert len(kept) == 2
+
+
+async def test_the_hub_remembers_only_a_bounded_number_of_finished_ids() -> None:
+    hub = QuestionHub(remember_finished=3)
+    requests = [ask_one() for _ in range(5)]
+    for request in requests:
+        with anyio.move_on_after(0):
+            await hub.ask(request)
+    with pytest.raises(UnknownRequestError):
+        await hub.get(requests[0].id)
+    with pytest.raises(WithdrawnError):
+        await hub.get(requests[-1].id)
+
+
+async def test_ten_thousand_withdrawn_requests_leave_the_hub_empty_and_memory_near_where_it_started() -> None:
+    hub = QuestionHub()
+    count = 10_000
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        async with anyio.create_task_group() as group:
+            for _ in range(count):
+                group.start_soon(hub.ask, ask_one())
+            with anyio.fail_after(60):
+                while len(hub) < count:
+                    await anyio.sleep(0.01)
+            loaded, _ = tracemalloc.get_traced_memory()
+            group.cancel_scope.cancel()
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(hub) == 0
+    assert await hub.pending() == ()
+    grown_while_pending = loaded - start
+    left_behind = end - start
+    # Only the bounded list of finished ids may stay: a small fraction of what 10,000 pending requests took.
+    assert left_behind < 0.05 * grown_while_pending, (left_behind, grown_while_pending)

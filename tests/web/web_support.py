@@ -1,0 +1,103 @@
+"""Helpers for the web answerer's tests: sample questions, a request being asked, and a logged-in client."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import httpx
+
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer
+
+WAIT = 20.0
+"""Generous: the machine is shared and noisy."""
+
+
+def single(header: str = 'Database') -> Question:
+    return Question(
+        header=header,
+        question='Which database should the migration target?',
+        options=(
+            QuestionOption(label='PostgreSQL', description='The production database.'),
+            QuestionOption(label='SQLite', description='A local file, for development.'),
+            QuestionOption(label='MySQL'),
+        ),
+    )
+
+
+def multi(header: str = 'Environments') -> Question:
+    return Question(
+        header=header,
+        question='Which environments should be migrated?',
+        options=(
+            QuestionOption(label='dev'),
+            QuestionOption(label='staging'),
+            QuestionOption(label='production', description='Needs a maintenance window.'),
+        ),
+        multi_select=True,
+    )
+
+
+def ask_one(*questions: Question) -> AskUserRequest:
+    return AskUserRequest(questions=questions or (single(),))
+
+
+@dataclass
+class Asking:
+    """A request being asked in the background; `response()` waits for what the answerer returned."""
+
+    request: AskUserRequest
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: AskUserResponse | None = None
+
+    async def response(self) -> AskUserResponse:
+        with anyio.fail_after(WAIT):
+            await self.done.wait()
+        assert self.result is not None
+        return self.result
+
+
+async def wait_pending(hub: QuestionHub, request_id: str) -> None:
+    with anyio.fail_after(WAIT):
+        while not any(item.id == request_id for item in await hub.pending()):
+            await anyio.sleep(0.005)
+
+
+@asynccontextmanager
+async def asking(web: WebAnswerer, request: AskUserRequest | None = None) -> AsyncIterator[Asking]:
+    """Ask `request` through `web` while the block runs; the ask is cancelled when the block ends unanswered."""
+    job = Asking(request or ask_one())
+
+    async def ask() -> None:
+        job.result = await web(job.request)
+        job.done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await wait_pending(web.hub, job.request.id)
+        yield job
+        group.cancel_scope.cancel()
+
+
+def asgi_client(web: WebAnswerer, base_url: str = 'http://testserver') -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=web.app), base_url=base_url)
+
+
+async def log_in(client: httpx.AsyncClient, web: WebAnswerer, prefix: str = '') -> None:
+    response = await client.get(prefix + '/' + web.app.login_path())
+    assert response.status_code == 303, response.text
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, 'the form has no CSRF field'
+    return found.group(1)
+
+
+def bearer(web: WebAnswerer) -> dict[str, str]:
+    assert web.access_token is not None
+    return {'authorization': f'Bearer {web.access_token}'}
