@@ -6,7 +6,7 @@ import json
 
 import anyio
 import httpx
-from web_support import WAIT, asgi_client, asking, ask_one, bearer, multi, single
+from web_support import WAIT, asgi_client, ask_one, asking, bearer, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer, serve

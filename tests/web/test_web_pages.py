@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 from fastapi import FastAPI
-from web_support import asgi_client, asking, ask_one, csrf_of, log_in, multi, single
+from web_support import asgi_client, ask_one, asking, csrf_of, log_in, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer
@@ -166,14 +166,14 @@ async def test_the_stylesheet_and_scripts_are_served_by_the_app(client: httpx.As
 async def test_the_app_mounted_under_a_prefix_of_a_fastapi_application_links_inside_it(web: WebAnswerer) -> None:
     api = FastAPI()
     api.mount('/ask', web.app)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url='http://testserver') as client:
-        async with asking(web) as job:
-            login = await client.get('/ask/' + web.app.login_path(job.request.id))
-            assert login.headers['location'] == f'/ask/requests/{job.request.id}'
-            assert 'Path=/ask/' in login.headers['set-cookie']
-            page = await client.get(login.headers['location'])
-            assert 'href="/ask/static/style.css"' in page.text
-            assert f'action="/ask/requests/{job.request.id}"' in page.text
-            token = csrf_of(page.text)
-            await client.post(f'/ask/requests/{job.request.id}', data={'csrf': token, 'action': 'answer', 'q0': '0'})
-            assert (await job.response()).answers == (AskUserAnswer('Database', ('PostgreSQL',)),)
+    transport = httpx.ASGITransport(app=api)
+    async with httpx.AsyncClient(transport=transport, base_url='http://testserver') as client, asking(web) as job:
+        login = await client.get('/ask/' + web.app.login_path(job.request.id))
+        assert login.headers['location'] == f'/ask/requests/{job.request.id}'
+        assert 'Path=/ask/' in login.headers['set-cookie']
+        page = await client.get(login.headers['location'])
+        assert 'href="/ask/static/style.css"' in page.text
+        assert f'action="/ask/requests/{job.request.id}"' in page.text
+        token = csrf_of(page.text)
+        await client.post(f'/ask/requests/{job.request.id}', data={'csrf': token, 'action': 'answer', 'q0': '0'})
+        assert (await job.response()).answers == (AskUserAnswer('Database', ('PostgreSQL',)),)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from starlette.requests import Request
-from web_support import asgi_client, asking, ask_one, bearer, csrf_of, log_in
+from web_support import asgi_client, ask_one, asking, bearer, csrf_of, log_in
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, SESSION_COOKIE, WebAnswerer
