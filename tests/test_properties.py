@@ -1,0 +1,291 @@
+"""Property tests: hostile strings never reach an answerer; valid calls reach it unchanged and round-trip.
+
+300 examples each in `make test`; `make hypothesis-long` (`HYPOTHESIS_PROFILE=long`) runs 10,000 each.
+Most properties validate through the tool's own argument validator (the one `AskUser(...).get_toolset()`
+gives the agent); the agent-run properties drive the same cases through a real `Agent` with a `FunctionModel`.
+"""
+
+from __future__ import annotations
+
+import copy
+import unicodedata
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pydantic_ai_ask_user import (
+    MAX_DESCRIPTION_LENGTH,
+    MAX_HEADER_LENGTH,
+    MAX_LABEL_LENGTH,
+    MAX_OPTIONS,
+    MAX_QUESTION_LENGTH,
+    MAX_QUESTIONS,
+    MIN_OPTIONS,
+    TOOL_NAME,
+    AskUser,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    ask_user_result,
+    printable,
+)
+from pydantic_ai_ask_user._text import fold
+
+_FORBIDDEN = ('Cc', 'Cf', 'Cs', 'Zl', 'Zp')
+
+# The exact validator the agent runs on the model's arguments.
+_TOOL_VALIDATOR = AskUser(answerer=None).get_toolset().tools[TOOL_NAME].function_schema.validator  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _validate(args: dict[str, Any]) -> AskUserRequest:
+    validated: Any = _TOOL_VALIDATOR.validate_python(args)  # pyright: ignore[reportUnknownMemberType]
+    return AskUserRequest(questions=validated['questions'])
+
+
+# --- Strategies ---
+
+_SAFE_CHAR = st.characters(exclude_categories=_FORBIDDEN)
+_SAFE_OR_NEWLINE = st.one_of(_SAFE_CHAR, st.just('\n'))
+
+
+def _text(max_size: int, *, multi_line: bool) -> st.SearchStrategy[str]:
+    alphabet = _SAFE_OR_NEWLINE if multi_line else _SAFE_CHAR
+    return st.text(alphabet, min_size=1, max_size=max_size).map(str.strip).filter(bool)
+
+
+def _unique_by_fold(max_size: int, min_size: int, max_len: int) -> st.SearchStrategy[list[str]]:
+    return st.lists(_text(max_len, multi_line=False), min_size=min_size, max_size=max_size, unique_by=fold)
+
+
+@st.composite
+def _question(draw: st.DrawFn, header: str) -> dict[str, Any]:
+    labels = draw(_unique_by_fold(MAX_OPTIONS, MIN_OPTIONS, MAX_LABEL_LENGTH))
+    options: list[dict[str, Any]] = []
+    for label in labels:
+        option: dict[str, Any] = {'label': label}
+        if draw(st.booleans()):
+            option['description'] = draw(_text(MAX_DESCRIPTION_LENGTH, multi_line=True))
+        options.append(option)
+    result: dict[str, Any] = {
+        'header': header,
+        'question': draw(_text(MAX_QUESTION_LENGTH, multi_line=True)),
+        'options': options,
+    }
+    if draw(st.booleans()):
+        result['multi_select'] = draw(st.booleans())
+    return result
+
+
+@st.composite
+def valid_calls(draw: st.DrawFn, max_questions: int = MAX_QUESTIONS) -> dict[str, Any]:
+    """The arguments of a valid `ask_user_question` call, every string already stripped."""
+    headers = draw(_unique_by_fold(max_questions, 1, MAX_HEADER_LENGTH))
+    return {'questions': [draw(_question(header)) for header in headers]}
+
+
+_ESCAPES = (
+    '\x1b[31m',
+    '\x1b[2J\x1b[H',
+    '\x1b]0;title\x07',
+    '\x1b]8;;https://evil.example\x1b\\',
+    '\x9b31m',
+    '\x07',
+    '\x08',
+    '\r',
+    '\x00',
+    '\x7f',
+)
+_BIDI = tuple(chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
+_ZERO_WIDTH = ('\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad')
+
+_HOSTILE_PIECE = st.one_of(
+    st.characters(categories=['Cc', 'Cf', 'Zl', 'Zp']),
+    st.sampled_from(_ESCAPES),
+    st.sampled_from(_BIDI),
+    st.sampled_from(_ZERO_WIDTH),
+)
+
+
+def hostile_text(*, multi_line: bool) -> st.SearchStrategy[str]:
+    """Text holding at least one character that may not be drawn, not at an edge where stripping would drop it."""
+    piece = _HOSTILE_PIECE.filter(lambda p: p != '\n') if multi_line else _HOSTILE_PIECE
+    side = st.text(_SAFE_CHAR, max_size=8)
+    return st.builds(lambda left, p, right: f'{left}x{p}x{right}', side, piece, side)
+
+
+_FIELDS = ('header', 'question', 'label', 'description')
+
+
+@st.composite
+def hostile_calls(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid call with one field, anywhere in it, replaced by hostile text."""
+    call = copy.deepcopy(draw(valid_calls(max_questions=4)))
+    target = draw(st.sampled_from(call['questions']))
+    field = draw(st.sampled_from(_FIELDS))
+    text = draw(hostile_text(multi_line=field in ('question', 'description')))
+    if field in ('header', 'question'):
+        target[field] = text
+    else:
+        option = draw(st.sampled_from(target['options']))
+        option[field] = text
+    return call
+
+
+def _forbidden_anywhere(request: AskUserRequest) -> bool:
+    texts: list[str] = []
+    for question in request.questions:
+        texts += [question.header, question.question]
+        for option in question.options:
+            texts += [option.label, option.description or '']
+    return any(unicodedata.category(c) in _FORBIDDEN and c != '\n' for text in texts for c in text)
+
+
+def _as_call(request: AskUserRequest) -> dict[str, Any]:
+    """The request written back as the model's arguments, for comparison with what the model sent."""
+    questions: list[dict[str, Any]] = []
+    for question in request.questions:
+        options: list[dict[str, Any]] = []
+        for option in question.options:
+            options.append({'label': option.label, 'description': option.description})
+        questions.append(
+            {
+                'header': question.header,
+                'question': question.question,
+                'options': options,
+                'multi_select': question.multi_select,
+            }
+        )
+    return {'questions': questions}
+
+
+def _normalised(call: dict[str, Any]) -> dict[str, Any]:
+    questions: list[dict[str, Any]] = []
+    for question in call['questions']:
+        options = [{'label': o['label'], 'description': o.get('description')} for o in question['options']]
+        questions.append({**question, 'options': options, 'multi_select': question.get('multi_select', False)})
+    return {'questions': questions}
+
+
+@st.composite
+def _picks(draw: st.DrawFn, call: dict[str, Any]) -> dict[str, list[str]]:
+    """What a person picks for each question of `call`: labels keyed by header."""
+    picks: dict[str, list[str]] = {}
+    for question in call['questions']:
+        labels = [option['label'] for option in question['options']]
+        if question.get('multi_select'):
+            picks[question['header']] = draw(st.lists(st.sampled_from(labels), min_size=1, unique=True))
+        else:
+            picks[question['header']] = [draw(st.sampled_from(labels))]
+    return picks
+
+
+# --- Through the tool's validator ---
+
+
+@given(hostile_calls())
+def test_a_call_with_a_hostile_string_in_any_field_is_rejected_by_the_tool(call: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        _validate(call)
+
+
+@given(hostile_calls())
+def test_a_call_with_a_hostile_string_is_rejected_by_from_tool_args_too(call: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        AskUserRequest.from_tool_args(call)
+
+
+@given(valid_calls())
+def test_a_valid_call_is_accepted_unchanged(call: dict[str, Any]) -> None:
+    request = _validate(call)
+    assert _as_call(request) == _normalised(call)
+    assert not _forbidden_anywhere(request)
+
+
+@given(valid_calls(), st.data())
+def test_a_valid_call_round_trips_to_the_model_as_the_picked_labels(call: dict[str, Any], data: st.DataObject) -> None:
+    request = _validate(call)
+    picks = data.draw(_picks(call))
+    response = AskUserResponse(answers=tuple(AskUserAnswer(header=h, selected=tuple(s)) for h, s in picks.items()))
+    assert ask_user_result(request, response) == picks
+
+
+@given(st.text())
+def test_printable_text_never_holds_a_character_that_may_not_be_drawn(text: str) -> None:
+    shown = printable(text, allow_newline=False)
+    assert len(shown) == len(text)
+    assert not any(unicodedata.category(char) in _FORBIDDEN for char in shown)
+
+
+@given(_text(MAX_LABEL_LENGTH, multi_line=False), st.sampled_from(['upper', 'lower', 'swapcase', 'nfkc', 'casefold']))
+def test_two_labels_collide_exactly_when_they_fold_alike(label: str, change: str) -> None:
+    variant = unicodedata.normalize('NFKC', label) if change == 'nfkc' else getattr(label, change)()
+    assume(0 < len(variant) <= MAX_LABEL_LENGTH and variant.strip() == variant and variant != label)
+    assume(not any(unicodedata.category(char) in _FORBIDDEN for char in variant))
+    call = {'questions': [{'header': 'H', 'question': 'Q', 'options': [{'label': label}, {'label': variant}]}]}
+    if fold(label) == fold(variant):
+        with pytest.raises(ValidationError, match='ignoring case and width'):
+            _validate(call)
+    else:
+        assert [option.label for option in _validate(call).questions[0].options] == [label, variant]
+
+
+# --- Through real agent runs ---
+
+
+class _Scripted:
+    """A model that sends one prepared call, then says 'done'; and an answerer that records what reached it."""
+
+    def __init__(self) -> None:
+        self.call: dict[str, Any] = {}
+        self.picks: dict[str, list[str]] = {}
+        self.requests: list[AskUserRequest] = []
+        self.returned: list[ToolReturnPart] = []
+
+    def model_turn(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, copy.deepcopy(self.call))])
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        self.returned = [part for part in last.parts if isinstance(part, ToolReturnPart)]
+        return ModelResponse(parts=[TextPart('done')])
+
+    async def answerer(self, request: AskUserRequest) -> AskUserResponse:
+        self.requests.append(request)
+        return AskUserResponse(answers=tuple(AskUserAnswer(header=h, selected=tuple(s)) for h, s in self.picks.items()))
+
+    def reset(self, call: dict[str, Any], picks: dict[str, list[str]] | None = None) -> None:
+        self.call, self.picks, self.requests, self.returned = call, picks or {}, [], []
+
+
+_SCRIPTED = _Scripted()
+_AGENT = Agent(FunctionModel(_SCRIPTED.model_turn), capabilities=[AskUser(answerer=_SCRIPTED.answerer)])
+
+
+@given(hostile_calls())
+def test_a_hostile_call_in_a_real_run_never_reaches_the_answerer_and_goes_back_as_a_retry(call: dict[str, Any]) -> None:
+    _SCRIPTED.reset(call)
+    result = _AGENT.run_sync('ask me')
+    assert result.output == 'done'
+    assert _SCRIPTED.requests == []
+    (part,) = _SCRIPTED.returned
+    assert part.outcome == 'retried'
+
+
+@given(valid_calls(max_questions=4), st.data())
+def test_a_valid_call_in_a_real_run_reaches_the_answerer_unchanged_and_its_answer_reaches_the_model(
+    call: dict[str, Any], data: st.DataObject
+) -> None:
+    picks = data.draw(_picks(call))
+    _SCRIPTED.reset(call, picks)
+    _AGENT.run_sync('ask me')
+    (request,) = _SCRIPTED.requests
+    assert _as_call(request) == _normalised(call)
+    (part,) = _SCRIPTED.returned
+    assert part.outcome == 'success'
+    assert part.content == picks
