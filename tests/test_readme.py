@@ -1,0 +1,33 @@
+"""Every ```python example in README.md and docs/*.md runs, and what it prints matches its `#>` comments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytest_examples import CodeExample, EvalExample, find_examples
+
+ROOT = Path(__file__).parent.parent
+SOURCES = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
+
+
+def _python_examples() -> list[CodeExample]:
+    found = [example for example in find_examples(*(str(path) for path in SOURCES if path.exists()))]
+    return [example for example in found if example.prefix_tags() & {'py', 'python'} or example.prefix.startswith('py')]
+
+
+EXAMPLES = _python_examples()
+
+
+def test_the_readme_has_python_examples_to_run() -> None:
+    runnable = [example for example in EXAMPLES if example.prefix_settings().get('test') != 'skip']
+    assert any(example.path.name == 'README.md' for example in runnable)
+
+
+@pytest.mark.parametrize('example', EXAMPLES, ids=str)
+def test_the_documented_example_runs_as_written(example: CodeExample, eval_example: EvalExample) -> None:
+    if example.prefix_settings().get('test') == 'skip':
+        pytest.skip('marked test="skip" in the docs: it needs a person at a terminal or a browser')
+    # Only run them: formatting is the docs' business, not this test's.
+    eval_example.set_config(line_length=120, quotes='single')
+    eval_example.run_print_check(example)
