@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -103,13 +104,18 @@ class DBOSAnswerer:
         return await DBOS.run_step_async({'name': f'ask_user.{name}'}, run)
 
     async def _wait_in_workflow(self, request: AskUserRequest, workflow_id: str) -> AskUserResponse:
-        def publish() -> str:
+        def publish() -> tuple[str, str]:
             with self.engine().begin() as conn:
                 insert_pending(conn, request, workflow_id)
-            return request.id
+                status = conn.execute(
+                    sa.select(requests_table.c.status).where(requests_table.c.id == request.id)
+                ).scalar_one()
+            return request.id, status
 
         # A step, so a recovered workflow waits under the id the person saw, not a fresh one.
-        request_id = await self._step('publish', publish)
+        request_id, status = await self._step('publish', publish)
+        if status == 'withdrawn':  # its caller gave up before this workflow started
+            return AskUserResponse(cancelled=True)
         topic = message_topic(request_id)
         try:
             while True:
@@ -143,8 +149,10 @@ class DBOSAnswerer:
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if await self._in_thread(lambda: self._withdraw(request.id)):
-                    # Wake the wait workflow so it ends now rather than at its next recheck.
-                    await DBOS.send_async(workflow_id, json.dumps({'withdrawn': True}), message_topic(request.id))
+                    # Wake the wait workflow so it ends now rather than at its next recheck. If it has
+                    # not started yet, there is nothing to wake: it sees the withdrawal when it does.
+                    with contextlib.suppress(Exception):
+                        await DBOS.send_async(workflow_id, json.dumps({'withdrawn': True}), message_topic(request.id))
             raise
 
     def _read_answer(self, request_id: str) -> str | None:
@@ -152,8 +160,10 @@ class DBOSAnswerer:
             row = conn.execute(
                 sa.select(requests_table.c.status, requests_table.c.response).where(requests_table.c.id == request_id)
             ).first()
-        if row is None or row.status != 'answered':
+        if row is None or row.status == 'pending':
             return None
+        if row.status == 'withdrawn':
+            return encode_response(AskUserResponse(cancelled=True))
         return row.response
 
     def _withdraw(self, request_id: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -153,7 +153,7 @@ class DBOSQuestionStore:
     async def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, found by reading the table every `events_poll_seconds`."""
         known = {stored.request.id: stored for stored in await self.pending_records()}
-        since = time.time() - 1.0
+        started = since = time.time() - 1.0
         while True:
             await anyio.sleep(self.events_poll_seconds)
             now = time.time()
@@ -162,12 +162,13 @@ class DBOSQuestionStore:
             for stored in changed:
                 request_id = stored.request.id
                 before = known.get(request_id)
-                if stored.status == 'pending' and before is None:
-                    known[request_id] = stored
+                if before is None and (stored.status == 'pending' or stored.created_at >= started):
+                    # Asked since we started, perhaps answered between two polls: it was requested first.
                     yield StoreEvent('requested', request_id, stored.request)
-                elif stored.status != 'pending' and before is not None and before.status == 'pending':
-                    known[request_id] = stored
+                    before = stored if stored.status == 'pending' else replace(stored, status='pending')
+                if stored.status != 'pending' and before is not None and before.status == 'pending':
                     yield StoreEvent(stored.status, request_id)
+                known[request_id] = stored
             cutoff = now - 60.0
             for request_id in [key for key, value in known.items() if value.status != 'pending']:
                 if known[request_id].created_at < cutoff:

@@ -1,0 +1,294 @@
+"""The answerer, the store and the command line, with DBOS launched in this process on a SQLite file."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from dbos import DBOS
+
+from pydantic_ai_ask_user import (
+    DECLINED,
+    AlreadyAnsweredError,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    Question,
+    QuestionOption,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+)
+from pydantic_ai_ask_user._cli import main
+from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
+from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
+
+WAIT = 15.0
+
+
+@pytest.fixture(scope='module')
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """DBOS launched in this process on a fresh SQLite file; yields the database URL."""
+    url = f'sqlite:///{tmp_path_factory.mktemp("dbos") / "questions.sqlite"}'
+    DBOS(config=dbos_config(url, name='ask-user-store-tests', application_version='store-tests-1'))
+    DBOS.launch()
+    try:
+        yield url
+    finally:
+        DBOS.destroy(workflow_completion_timeout_sec=0)
+
+
+@pytest.fixture
+def answerer(launched: str) -> DBOSAnswerer:
+    return DBOSAnswerer(launched, recheck_seconds=30)
+
+
+@pytest.fixture
+async def store(launched: str) -> Any:
+    async with DBOSQuestionStore(launched, events_poll_seconds=0.05) as opened:
+        yield opened
+
+
+async def wait_until(condition: Callable[[], Awaitable[Any]], what: str) -> Any:
+    deadline = time.monotonic() + WAIT
+    while not (value := await condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out waiting for {what}')
+        await anyio.sleep(0.02)
+    return value
+
+
+async def shown(store: DBOSQuestionStore, request_id: str) -> None:
+    async def present() -> bool:
+        return request_id in {request.id for request in await store.pending()}
+
+    await wait_until(present, f'request {request_id} to be pending')
+
+
+def database_question(header: str = 'Database') -> AskUserRequest:
+    options = (QuestionOption(label='PostgreSQL'), QuestionOption(label='SQLite', description='A file.'))
+    return AskUserRequest(questions=(Question(header=header, question='Which database?', options=options),))
+
+
+def pick(label: str, header: str = 'Database') -> AskUserResponse:
+    return AskUserResponse(answers=(AskUserAnswer(header=header, selected=(label,)),))
+
+
+@pytest.mark.parametrize('scenario', CONFORMANCE_SCENARIOS, ids=lambda scenario: scenario.name)
+async def test_the_durable_answerer_passes_the_conformance_kit(
+    scenario: ConformanceScenario, answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    async def driver(request: AskUserRequest, response: AskUserResponse | None) -> None:
+        await shown(store, request.id)
+        if response is not None:
+            await store.respond(request.id, response)
+
+    await run_conformance(scenario, answerer, driver)
+
+
+async def test_a_cancelled_wait_withdraws_the_question_and_refuses_a_late_answer(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        group.cancel_scope.cancel()
+    with pytest.raises(WithdrawnError):
+        await store.get(request.id)
+    with pytest.raises(WithdrawnError):
+        await store.respond(request.id, pick('SQLite'))
+
+
+async def test_an_invalid_response_is_refused_and_the_question_keeps_waiting(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    request = database_question()
+    got: list[AskUserResponse] = []
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            got.append(await answerer(request))
+
+        group.start_soon(ask)
+        await shown(store, request.id)
+        with pytest.raises(ValueError, match='not one of its options'):
+            await store.respond(request.id, pick('MySQL'))
+        assert (await store.get(request.id)).questions == request.questions
+        await store.respond(request.id, pick('PostgreSQL'))
+    assert got == [pick('PostgreSQL')]
+
+
+async def test_a_second_answer_is_refused_as_already_answered(answerer: DBOSAnswerer, store: DBOSQuestionStore) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        await store.respond(request.id, AskUserResponse(cancelled=True))
+    with pytest.raises(AlreadyAnsweredError):
+        await store.respond(request.id, pick('SQLite'))
+    with pytest.raises(AlreadyAnsweredError):
+        await store.get(request.id)
+
+
+async def test_an_unknown_id_is_refused_as_unknown(store: DBOSQuestionStore) -> None:
+    with pytest.raises(UnknownRequestError):
+        await store.get('no-such-request')
+    with pytest.raises(UnknownRequestError):
+        await store.respond('no-such-request', pick('SQLite'))
+
+
+async def test_events_report_a_question_asked_and_then_answered(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    request = database_question()
+    seen: list[StoreEvent] = []
+
+    async def watch() -> None:
+        async for event in store.events():
+            if event.request_id == request.id:
+                seen.append(event)
+                if event.kind == 'answered':
+                    return
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            await anyio.sleep(0.2)
+            group.start_soon(answerer, request)
+            await shown(store, request.id)
+            await store.respond(request.id, pick('SQLite'))
+    assert [event.kind for event in seen] == ['requested', 'answered']
+    assert seen[0].request == AskUserRequest(questions=request.questions, id=request.id)
+
+
+def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
+    """`ask-user ARGV` in this process (DBOS's singleton is here), with its output captured."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+    try:
+        code = main(argv)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_pending_lists_each_waiting_question_with_its_id_and_options(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = database_question('Evil\x1b[2J') if False else database_question('Target')
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        code, out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched])
+        json_code, json_out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched, '--json'])
+        group.cancel_scope.cancel()
+    assert (code, json_code) == (0, 0)
+    assert f'{request.id}  asked ' in out
+    assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n' in out
+    listed = {item['id']: item for item in map(json.loads, json_out.splitlines())}
+    assert listed[request.id]['questions'][0]['options'][1] == {'label': 'SQLite', 'description': 'A file.'}
+
+
+@pytest.mark.parametrize(
+    ('answer', 'expected', 'code'),
+    [
+        ({'Database': ['SQLite']}, {'Database': ['SQLite']}, 0),
+        ({'Database': ['Oracle, sadly']}, {'Database': ['Oracle, sadly']}, 0),
+        ({'answers': [{'header': 'Database', 'selected': ['PostgreSQL']}]}, {'Database': ['PostgreSQL']}, 0),
+        ({'cancelled': True}, DECLINED, 1),
+    ],
+    ids=['model-shape', 'model-shape-custom', 'response-shape', 'declined'],
+)
+async def test_answer_from_json_on_stdin_reaches_the_waiting_run_and_prints_what_the_model_gets(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str, answer: Any, expected: Any, code: int
+) -> None:
+    request = database_question()
+    got: list[AskUserResponse] = []
+
+    async def ask() -> None:
+        got.append(await answerer(request))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await shown(store, request.id)
+        argv = ['answer', '--db', launched, request.id, '--json', '-']
+        result = await anyio.to_thread.run_sync(run_cli, argv, json.dumps(answer))
+    assert result[0] == code, result[2]
+    assert json.loads(result[1]) == expected
+    assert [response.cancelled for response in got] == [code == 1]
+
+
+async def test_answer_exits_2_on_an_invalid_answer_and_leaves_the_question_waiting(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        argv = ['answer', '--db', launched, request.id, '--json', '-']
+        bad_label = await anyio.to_thread.run_sync(run_cli, argv, json.dumps({'Database': ['SQLite', 'PostgreSQL']}))
+        bad_json = await anyio.to_thread.run_sync(run_cli, argv, '{not json')
+        await store.get(request.id)
+        group.cancel_scope.cancel()
+    assert bad_label[0] == 2
+    assert 'single-select' in bad_label[2]
+    assert bad_json[0] == 2
+    assert 'invalid answer' in bad_json[2]
+
+
+async def test_answer_exits_5_6_and_7_for_an_unknown_an_answered_and_a_withdrawn_question(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    answered, withdrawn = database_question(), database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, answered)
+        await shown(store, answered.id)
+        await store.respond(answered.id, pick('SQLite'))
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, withdrawn)
+        await shown(store, withdrawn.id)
+        group.cancel_scope.cancel()
+    answer = json.dumps({'Database': ['SQLite']})
+    codes = [
+        (await anyio.to_thread.run_sync(run_cli, ['answer', '--db', launched, rid, '--json', '-'], answer))[0]
+        for rid in ('no-such-id', answered.id, withdrawn.id)
+    ]
+    assert codes == [5, 6, 7]
+
+
+async def test_answer_without_json_or_terminal_exits_4_and_suggests_json(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str, tmp_path: Path
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        # A new session has no controlling terminal, as in CI; the menu cannot be drawn.
+        process = await anyio.run_process(
+            [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'answer', '--db', launched, request.id],
+            check=False,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            cwd=tmp_path,
+        )
+        await store.get(request.id)
+        group.cancel_scope.cancel()
+    assert process.returncode == 4
+    assert b'--json' in process.stderr
+
+
+def test_pending_on_an_unreachable_database_exits_4_with_a_message() -> None:
+    code, _, err = run_cli(['pending', '--db', 'postgresql://nobody@127.0.0.1:1/none'])
+    assert code == 4
+    assert err.startswith('ask-user: cannot read the questions')
+    assert 'Traceback' not in err
