@@ -228,3 +228,103 @@ def test_the_command_without_a_subcommand_shows_usage(capsys: pytest.CaptureFixt
         main([])
     assert exited.value.code == 2
     assert 'usage: ask-user' in capsys.readouterr().err
+
+
+def test_ask_without_a_terminal_exits_4_saying_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Under pytest stdin is not a terminal: the terminal answerer (or its missing extra) cannot ask here.
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps(VALID), encoding='utf-8')
+    assert main(['ask', '--timeout', '20', str(path)]) == EXIT_CANNOT_ASK
+    captured = capsys.readouterr()
+    assert captured.out == ''
+    assert captured.err.startswith('ask-user: ')
+
+
+def test_ask_runs_the_terminal_answerer_and_prints_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pydantic_ai_ask_user._cli_ask as cli_ask
+
+    monkeypatch.setattr(cli_ask, '_terminal_opener', lambda: _opener(ScriptedAnswerer({'Database': 'SQLite'})))
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps(VALID), encoding='utf-8')
+    assert main(['ask', str(path)]) == EXIT_ANSWERED
+    assert json.loads(capsys.readouterr().out) == {'Database': ['SQLite']}
+
+
+def test_ask_with_a_missing_extra_exits_4_naming_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pydantic_ai_ask_user._cli_ask as cli_ask
+
+    def missing(args: Any) -> Any:
+        raise ImportError("No module named 'starlette'")
+
+    monkeypatch.setattr(cli_ask, '_web_opener', missing)
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps(VALID), encoding='utf-8')
+    assert main(['ask', '--web', str(path)]) == EXIT_CANNOT_ASK
+    assert capsys.readouterr().err == ("ask-user: No module named 'starlette'; install 'pydantic-ai-ask-user[web]'\n")
+
+
+def test_a_subcommand_module_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pydantic_ai_ask_user._cli as cli
+
+    monkeypatch.setattr(cli, '_COMMAND_MODULES', ('_demo', '_not_installed_here'))
+    parser = cli.build_parser()
+    assert parser.parse_args(['demo']).command == 'demo'
+    with pytest.raises(SystemExit):
+        parser.parse_args(['ask', '-'])
+
+
+def test_a_subcommand_module_whose_own_import_fails_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pydantic_ai_ask_user._cli as cli
+
+    def import_module(name: str) -> Any:
+        raise ModuleNotFoundError(
+            "No module named 'a_dependency_that_is_not_there'", name='a_dependency_that_is_not_there'
+        )
+
+    monkeypatch.setattr(cli.importlib, 'import_module', import_module)
+    with pytest.raises(ModuleNotFoundError, match='a_dependency_that_is_not_there'):
+        cli.build_parser()
+
+
+async def test_the_demo_with_a_named_model_is_answered_by_a_person_who_picks_every_first_option() -> None:
+    from pydantic_ai_ask_user._demo import demo_model
+
+    out = io.StringIO()
+    final = await run_demo(model=demo_model(), out=out)
+    assert 'answered by a scripted person who picks every first option' in out.getvalue()
+    assert 'for PostgreSQL' in final
+    assert 'rolled it out to dev.' in final
+
+
+def test_the_demo_model_stops_when_it_cannot_read_the_answers() -> None:
+    from pydantic_ai_ask_user._demo import _final_message  # pyright: ignore[reportPrivateUsage]
+
+    assert (
+        _final_message('{not json')
+        == "I could not read the answers ('{not json'), so I stopped before changing anything."
+    )
+
+
+async def test_the_demo_timeline_reports_timed_out_and_failed_waits() -> None:
+    from pydantic_ai import Agent
+
+    from pydantic_ai_ask_user import AskUser
+    from pydantic_ai_ask_user._demo import Timeline, demo_model
+
+    async def slow(request: AskUserRequest) -> AskUserResponse:
+        await anyio.sleep(60)
+        raise AssertionError('not reached')  # pragma: no cover
+
+    async def broken(request: AskUserRequest) -> AskUserResponse:
+        raise RuntimeError('the UI crashed')
+
+    out = io.StringIO()
+    await Agent(demo_model(), capabilities=[AskUser(answerer=slow, timeout=0.05), Timeline(out=out)]).run('go')
+    assert 'timed out' in out.getvalue()
+    with pytest.raises(RuntimeError):
+        await Agent(demo_model(), capabilities=[AskUser(answerer=broken), Timeline(out=out)]).run('go')
+    assert 'failed' in out.getvalue()

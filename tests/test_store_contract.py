@@ -1,0 +1,46 @@
+"""The errors and events of the `QuestionStore` contract shared by the web hub and the durable store."""
+
+from __future__ import annotations
+
+from pydantic_ai_ask_user import (
+    AlreadyAnsweredError,
+    AskUserRequest,
+    StoreError,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+)
+
+
+def test_an_unknown_request_is_a_store_error_and_a_key_error_with_a_readable_message() -> None:
+    error = UnknownRequestError('abc')
+    assert isinstance(error, StoreError)
+    assert isinstance(error, KeyError)
+    assert error.request_id == 'abc'
+    # A KeyError's str() is normally the repr of its key; this one reads as a sentence.
+    assert str(error) == "no question is waiting under id 'abc'"
+
+
+def test_an_already_answered_request_names_its_id() -> None:
+    error = AlreadyAnsweredError('abc')
+    assert isinstance(error, StoreError)
+    assert error.request_id == 'abc'
+    assert str(error) == "question 'abc' has already been answered"
+
+
+def test_a_withdrawn_request_names_its_id() -> None:
+    error = WithdrawnError('abc')
+    assert isinstance(error, StoreError)
+    assert error.request_id == 'abc'
+    assert str(error) == "question 'abc' is no longer waiting for an answer"
+
+
+def test_a_store_event_carries_the_request_only_when_it_is_requested() -> None:
+    request = AskUserRequest.from_tool_args(
+        {'questions': [{'header': 'H', 'question': 'Q', 'options': [{'label': 'a'}, {'label': 'b'}]}]}
+    )
+    requested = StoreEvent(kind='requested', request_id=request.id, request=request)
+    answered = StoreEvent(kind='answered', request_id=request.id)
+    assert requested.request is request
+    assert answered.request is None
+    assert requested != answered
