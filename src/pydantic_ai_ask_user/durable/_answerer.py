@@ -133,13 +133,8 @@ class DBOSAnswerer:
 
     async def _wait_in_own_workflow(self, request: AskUserRequest) -> AskUserResponse:
         workflow_id = f'ask-user-{request.id}'
-
-        def publish() -> None:
-            with self.engine().begin() as conn:
-                insert_pending(conn, request, workflow_id)
-
-        await self._in_thread(publish)
         try:
+            # The workflow publishes the question itself, so nobody can answer before it exists.
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(
                     _wait_workflow, self.database_url, request.id, encode_request(request), self.recheck_seconds
@@ -148,9 +143,9 @@ class DBOSAnswerer:
             return decode_response(result)
         except BaseException:
             with anyio.CancelScope(shield=True):
-                if await self._in_thread(lambda: self._withdraw(request.id)):
+                if await self._in_thread(lambda: self._withdraw(request.id, workflow_id, request)):
                     # Wake the wait workflow so it ends now rather than at its next recheck. If it has
-                    # not started yet, there is nothing to wake: it sees the withdrawal when it does.
+                    # not published yet, there is nothing to wake: it finds the withdrawal when it does.
                     with contextlib.suppress(Exception):
                         await DBOS.send_async(workflow_id, json.dumps({'withdrawn': True}), message_topic(request.id))
             raise
@@ -166,14 +161,23 @@ class DBOSAnswerer:
             return encode_response(AskUserResponse(cancelled=True))
         return row.response
 
-    def _withdraw(self, request_id: str) -> bool:
+    def _withdraw(self, request_id: str, workflow_id: str | None = None, request: AskUserRequest | None = None) -> bool:
+        """Mark the request withdrawn if it is pending; True if it was.
+
+        Given `request`, a request not published yet is recorded as withdrawn, so its workflow ends
+        as soon as it tries to publish it.
+        """
         with self.engine().begin() as conn:
             result = conn.execute(
                 sa.update(requests_table)
                 .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
                 .values(status='withdrawn', updated_at=time.time())
             )
-            return result.rowcount == 1
+            if result.rowcount == 1:
+                return True
+            if request is not None and workflow_id is not None:
+                insert_pending(conn, request, workflow_id, status='withdrawn')
+            return False
 
 
 def _response_from_message(message: Any) -> AskUserResponse:

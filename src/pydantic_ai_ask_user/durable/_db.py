@@ -110,14 +110,16 @@ def ensure_table(engine: sa.Engine) -> None:
             time.sleep(0.1)
 
 
-def insert_pending(conn: sa.Connection, request: AskUserRequest, workflow_id: str) -> None:
-    """Publish `request` as pending, unless a row with its id exists already (a replay)."""
+def insert_pending(
+    conn: sa.Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending'
+) -> None:
+    """Publish `request` as pending (or `status`), unless a row with its id exists already (a replay)."""
     now = time.time()
     values = {
         'id': request.id,
         'workflow_id': workflow_id,
         'questions': encode_request(request),
-        'status': 'pending',
+        'status': status,
         'response': None,
         'created_at': now,
         'updated_at': now,
