@@ -5,9 +5,11 @@ from __future__ import annotations
 import pathlib
 import shutil
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import httpx
 import pytest
+from playwright.async_api import Browser, Dialog, Page, async_playwright
 from web_support import asgi_client, log_in
 
 from pydantic_ai_ask_user.web import WebAnswerer, serve
@@ -53,3 +55,37 @@ async def live(web: WebAnswerer) -> AsyncIterator[str]:
     """The answerer's app served by uvicorn on 127.0.0.1 and a free port; yields the base URL."""
     async with serve(web.app) as base:
         yield base
+
+
+@pytest.fixture(scope='module')
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        await chromium.close()
+
+
+@dataclass
+class Tab:
+    """A fresh browser page, with every dialog and script error it ran into."""
+
+    page: Page
+    dialogs: list[str] = field(default_factory=list[str])
+    errors: list[str] = field(default_factory=list[str])
+
+
+@pytest.fixture
+async def tab(browser: Browser) -> AsyncIterator[Tab]:
+    context = await browser.new_context(viewport={'width': 900, 'height': 900})
+    context.set_default_timeout(20_000)
+    page = await context.new_page()
+    seen = Tab(page)
+
+    async def dismiss(dialog: Dialog) -> None:
+        seen.dialogs.append(dialog.message)
+        await dialog.dismiss()
+
+    page.on('dialog', dismiss)
+    page.on('pageerror', lambda error: seen.errors.append(str(error)))
+    yield seen
+    await context.close()
