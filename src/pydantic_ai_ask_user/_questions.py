@@ -46,10 +46,6 @@ MAX_DESCRIPTION_LENGTH = 200
 """The longest option description, in characters, after surrounding whitespace is stripped."""
 
 
-def _strip(value: Any) -> Any:
-    return value.strip() if isinstance(value, str) else value
-
-
 def _one_line(value: str) -> str:
     if (char := find_forbidden_character(value, allow_newline=False)) is not None:
         kind = 'a line break' if char in '\n\r\u2028\u2029\x85' else describe_character(char)
@@ -66,32 +62,34 @@ def _multi_line(value: str) -> str:
 
 
 def _blank_to_none(value: Any) -> Any:
-    return None if isinstance(value, str) and not value.strip() else _strip(value)
+    return None if isinstance(value, str) and not value.strip() else value
 
 
-# The limits come before the strip so that they live in the string schema the strip wraps: the model then
-# reads "String should have at most 25 characters". Placed after a function validator, they are checked
-# generically and say "Value should have at most 25 items after validation".
+# Stripping and the limits live in the string schema itself (in Rust, which keeps a maximal call cheap), so
+# the model reads "String should have at most 25 characters"; limits placed after a function validator are
+# checked generically and say "Value should have at most 25 items after validation". The strip removes
+# Unicode White_Space; the C0 separators U+001C-U+001F, which `str.strip` would also drop, stay and are
+# rejected as control characters.
 _Header = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=MAX_HEADER_LENGTH),
-    BeforeValidator(_strip),
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_HEADER_LENGTH),
     AfterValidator(_one_line),
 ]
 _QuestionText = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=MAX_QUESTION_LENGTH),
-    BeforeValidator(_strip),
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_LENGTH),
     AfterValidator(_multi_line),
 ]
 _Label = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=MAX_LABEL_LENGTH),
-    BeforeValidator(_strip),
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_LABEL_LENGTH),
     AfterValidator(_one_line),
 ]
 _Description = Annotated[
-    Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_multi_line)] | None,
+    Annotated[
+        str, StringConstraints(strip_whitespace=True, max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(_multi_line)
+    ]
+    | None,
     BeforeValidator(_blank_to_none),
 ]
 
