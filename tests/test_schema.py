@@ -300,3 +300,9 @@ def test_from_tool_call_validates_the_arguments() -> None:
     call = ToolCallPart('ask_user_question', {'questions': [question('A', 'only')]}, tool_call_id='c1')
     with pytest.raises(ValidationError, match='a question offers 2 to 6 options, not 1'):
         AskUserRequest.from_tool_call(call)
+
+
+@pytest.mark.parametrize('char', ['\x1c', '\x1f'])
+def test_a_control_separator_at_the_edge_is_rejected_not_silently_stripped(char: str) -> None:
+    (problem,) = _problems({**question('H'), 'header': f'{char}Database'})
+    assert f'U+{ord(char):04X}, a control character' in problem
