@@ -87,4 +87,5 @@ async def test_web_answerer_conforms_through_the_pages_in_chromium(
 ) -> None:
     await run_conformance(scenario, web, browser_driver(tab, web, live))
     assert len(web.hub) == 0
-    assert tab.dialogs == [] and tab.errors == []
+    assert tab.dialogs == []
+    assert tab.errors == []
