@@ -31,3 +31,26 @@ def test_the_documented_example_runs_as_written(example: CodeExample, eval_examp
     # Only run them: formatting is the docs' business, not this test's.
     eval_example.set_config(line_length=120, quotes='single')
     eval_example.run_print_check(example)
+
+
+CONFORMANCE_EXAMPLES = [
+    example
+    for example in EXAMPLES
+    if 'run_conformance(' in example.source and example.prefix_settings().get('test') != 'skip'
+]
+
+
+@pytest.mark.parametrize('example', CONFORMANCE_EXAMPLES, ids=str)
+async def test_a_documented_conformance_test_passes_every_scenario(
+    example: CodeExample, eval_example: EvalExample
+) -> None:
+    import inspect
+
+    from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS
+
+    module = eval_example.run(example)
+    tests = [value for name, value in module.items() if name.startswith('test_') and inspect.iscoroutinefunction(value)]
+    assert tests, 'the example defines no async test to run'
+    for test in tests:
+        for scenario in CONFORMANCE_SCENARIOS:
+            await test(scenario)
