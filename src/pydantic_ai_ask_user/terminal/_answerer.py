@@ -1,0 +1,97 @@
+"""`TerminalAnswerer`: asks in the terminal, one request at a time, in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from .._answers import Answerer, AskUserRequest, AskUserResponse
+from ._app import run_menu
+from ._menu import DEFAULT_MAX_CUSTOM_LENGTH, Menu
+from ._terminal import CONTROLLING_TERMINAL, Terminal, open_terminal
+
+__all__ = ('TerminalAnswerer', 'open_cli_answerer')
+
+
+@dataclass
+class TerminalAnswerer:
+    """An `Answerer` that asks in the terminal with an inline menu, below what the model already wrote.
+
+    Concurrent requests wait their turn and are shown one at a time in arrival order. The person
+    declines with Esc, Ctrl-C or Ctrl-D; nothing is ever answered for them. When the wait is
+    cancelled (an `AskUser(timeout=...)` or a cancelled run) the menu is erased, one line says the
+    question was withdrawn, and the terminal is restored. Runs on asyncio, as prompt_toolkit does.
+    """
+
+    allow_custom: bool = True
+    """Offer a "Type my own answer" row, so the person can answer in their own words instead of a label."""
+
+    max_custom_length: int = DEFAULT_MAX_CUSTOM_LENGTH
+    """The most characters the person may type as their own answer; a counter shows how many are used."""
+
+    tty: str | None = None
+    """The terminal device to ask in. `None`: stdin and stdout when both are terminals, else `/dev/tty`.
+
+    Pass `'/dev/tty'` to draw on the controlling terminal even when stdin or stdout is redirected.
+    """
+
+    _terminal: Terminal | None = field(default=None, init=False, repr=False)
+    _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
+    _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
+    _waiting: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_custom_length < 1:
+            raise ValueError(f'TerminalAnswerer.max_custom_length must be at least 1, not {self.max_custom_length}')
+
+    def terminal(self) -> Terminal:
+        """The terminal this answerer asks in, opened on first use; `CannotAskError` when there is none."""
+        if self._terminal is None:
+            self._terminal = open_terminal(self.tty)
+        return self._terminal
+
+    def _queue(self) -> asyncio.Lock:
+        # asyncio.Lock wakes waiters in arrival order; one per event loop, since a lock belongs to its loop.
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        """Ask `request` in the terminal once the requests before it are answered, and return the answers."""
+        terminal = self.terminal()
+        menu = Menu(request, allow_custom=self.allow_custom, max_custom_length=self.max_custom_length)
+        async with self._queue():
+            return await run_menu(terminal, menu)
+
+    def close(self) -> None:
+        """Close the terminal device if this answerer opened one; it opens again on the next request."""
+        if self._terminal is not None:
+            self._terminal.close()
+            self._terminal = None
+
+    async def __aenter__(self) -> TerminalAnswerer:
+        self.terminal()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+@asynccontextmanager
+async def open_cli_answerer() -> AsyncGenerator[Answerer]:
+    """The answerer `ask-user ask` uses: the controlling terminal, so stdin and stdout stay free for data.
+
+    Raises `CannotAskError` at once when there is no terminal.
+    """
+    answerer = TerminalAnswerer(tty=CONTROLLING_TERMINAL)
+    answerer.terminal()  # CannotAskError now, before anything is read or drawn
+    try:
+        yield answerer
+    finally:
+        answerer.close()

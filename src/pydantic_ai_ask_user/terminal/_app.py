@@ -1,0 +1,156 @@
+"""The inline prompt_toolkit application that draws a `Menu` and turns keys into its methods."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+import anyio
+from prompt_toolkit.application import Application
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import HSplit, Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.styles import Style
+
+from .._answers import AskUserResponse
+from ._menu import Menu
+from ._render import clean, to_fragments
+from ._terminal import Terminal
+
+__all__ = ('ESCAPE_DELAY', 'WITHDRAWN_LINE', 'DECLINED_LINE', 'run_menu')
+
+ESCAPE_DELAY = 0.05
+"""Seconds to wait after a lone Esc for the rest of an escape sequence; short, so Esc declines at once."""
+
+WITHDRAWN_LINE = 'The question was withdrawn before you answered; no answer is needed any more.'
+"""The one line left on the terminal when the wait is cancelled (an `AskUser` timeout or a cancelled run)."""
+
+DECLINED_LINE = 'You declined to answer.'
+"""The line left on the terminal when the person declines."""
+
+STYLE = Style.from_dict(
+    {
+        'title': 'bold',
+        'current': 'bold reverse',
+        'description': 'ansibrightblack',
+        'custom': 'italic',
+        'caret': 'reverse',
+        'counter': 'ansibrightblack',
+        'message': 'ansiyellow bold',
+        'help': 'ansibrightblack',
+    }
+)
+"""How each part of the menu is drawn."""
+
+
+def _bindings(menu: Menu, finish: Callable[[AskUserResponse], None], redraw: Callable[[], None]) -> KeyBindings:
+    bindings = KeyBindings()
+
+    def act(action: Callable[[], None]) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            action()
+            redraw()
+
+        return handler
+
+    def enter() -> None:
+        if (response := menu.enter()) is not None:
+            finish(response)
+
+    def decline() -> None:
+        finish(menu.decline())
+
+    def typed(event: KeyPressEvent) -> None:
+        # Unbound control keys arrive here too; only printable text is typed.
+        if event.data.isprintable() and clean(event.data) == event.data:
+            menu.type(event.data)
+            redraw()
+
+    def pasted(event: KeyPressEvent) -> None:
+        menu.paste(event.data)
+        redraw()
+
+    bindings.add('escape', eager=True)(act(decline))
+    bindings.add('c-c')(act(decline))
+    bindings.add('c-d')(act(decline))
+    bindings.add('up')(act(menu.up))
+    bindings.add('down')(act(menu.down))
+    bindings.add('left')(act(menu.left))
+    bindings.add('right')(act(menu.right))
+    bindings.add('s-tab')(act(menu.back))
+    bindings.add('home')(act(menu.home))
+    bindings.add('end')(act(menu.end))
+    bindings.add('backspace')(act(menu.backspace))
+    bindings.add('delete')(act(menu.delete))
+    bindings.add('enter')(act(enter))
+    bindings.add(Keys.BracketedPaste)(pasted)
+    bindings.add(Keys.Any)(typed)
+    return bindings
+
+
+_WITHDRAWN = AskUserResponse(cancelled=True)
+"""The result the application is stopped with when the wait is cancelled; never returned to anyone."""
+
+
+async def run_menu(terminal: Terminal, menu: Menu) -> AskUserResponse:
+    """Show `menu` inline below what is on the terminal until the person answers or declines.
+
+    When the wait is cancelled, the menu is erased, `WITHDRAWN_LINE` is printed, the terminal is
+    left exactly as it was, and the cancellation propagates.
+    """
+    app: Application[AskUserResponse] | None = None
+
+    def finish(response: AskUserResponse) -> None:
+        if app is not None and app.is_running and not app.future.done():  # pyright: ignore[reportOptionalMemberAccess]
+            app.exit(result=response)
+
+    def redraw() -> None:
+        if app is not None:
+            app.invalidate()
+
+    def fragments() -> StyleAndTextTuples:
+        return list(to_fragments(menu.render(terminal.output.get_size().columns)))
+
+    control = FormattedTextControl(fragments, focusable=True, show_cursor=False)
+    window = Window(control, wrap_lines=False, dont_extend_height=True, always_hide_cursor=True)
+    app = Application(
+        layout=Layout(HSplit([window])),
+        key_bindings=_bindings(menu, finish, redraw),
+        style=STYLE,
+        full_screen=False,
+        erase_when_done=True,
+        mouse_support=False,
+        input=terminal.input,
+        output=terminal.output,
+    )
+    app.ttimeoutlen = ESCAPE_DELAY
+    app.timeoutlen = ESCAPE_DELAY
+    task = asyncio.ensure_future(app.run_async(handle_sigint=False))
+    try:
+        response = await asyncio.shield(task)
+    except EOFError:
+        response = menu.decline()
+    except asyncio.CancelledError:
+        # Stop the application ourselves and wait, shielded, until it has erased itself and restored the terminal.
+        with anyio.CancelScope(shield=True):
+            if not task.done():
+                finish(_WITHDRAWN)
+            with contextlib.suppress(EOFError, asyncio.CancelledError):
+                await task
+            terminal.say(WITHDRAWN_LINE)
+        raise
+    if response.cancelled:
+        terminal.say(DECLINED_LINE)
+    else:
+        for question in menu.request.questions:
+            answer = next(answer for answer in response.answers if answer.header == question.header)
+            shown = (
+                answer.custom_answer.replace('\n', ' ')
+                if answer.custom_answer is not None
+                else ', '.join(answer.selected)
+            )
+            terminal.say(clean(f'{question.header}: {shown}'))
+    return response

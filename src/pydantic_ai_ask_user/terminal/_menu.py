@@ -1,0 +1,325 @@
+"""The menu's state machine: which question, which row, what is picked or typed. No I/O, so tests drive it directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_custom_answer, check_response
+from .._questions import Question
+from ._render import Fragment, Line, cell_width, clean, wrap
+
+__all__ = ('DEFAULT_MAX_CUSTOM_LENGTH', 'CUSTOM_ROW_LABEL', 'Menu')
+
+DEFAULT_MAX_CUSTOM_LENGTH = 2000
+"""The most characters a person may type as their own answer, unless `TerminalAnswerer` says otherwise."""
+
+CUSTOM_ROW_LABEL = 'Type my own answer'
+"""The label of the row that opens the text field."""
+
+_CARET = '\ue000'
+"""A private-use character marking the caret inside the text while it is wrapped; drawn as `_CARET_GLYPH`."""
+
+_CARET_GLYPH = '▏'
+"""How the caret is drawn: one cell, between characters."""
+
+_INDENT = 5
+"""Where option descriptions and typed text start, in cells: under the label, past the marker and number."""
+
+
+@dataclass
+class _State:
+    """What the person has done on one question; kept when they go back to it."""
+
+    cursor: int = 0
+    """The highlighted row: an option's index, or the number of options for the text row."""
+
+    picked: set[int] = field(default_factory=set[int])
+    """Toggled options of a multi-select question."""
+
+    text: str = ''
+    """What they typed in the text row."""
+
+    caret: int = 0
+    """Where typing goes in `text`, as an index."""
+
+    answer: AskUserAnswer | None = None
+    """Their confirmed answer, once they pressed Enter on this question."""
+
+
+class Menu:
+    """One request, one question at a time: every key a person presses is a method, and `render` draws the state.
+
+    `enter` returns the response once the last question is confirmed, `decline` the cancelled
+    response; neither ever answers anything the person did not pick or type.
+    """
+
+    def __init__(
+        self, request: AskUserRequest, *, allow_custom: bool = True, max_custom_length: int = DEFAULT_MAX_CUSTOM_LENGTH
+    ) -> None:
+        self.request = request
+        self.allow_custom = allow_custom
+        self.max_custom_length = max_custom_length
+        self.index = 0
+        """The question shown, as an index into `request.questions`."""
+        self.message: str | None = None
+        """A hint or an error shown under the options until the next key."""
+        self._states = [_State() for _ in request.questions]
+
+    # What is shown.
+
+    @property
+    def question(self) -> Question:
+        """The question shown."""
+        return self.request.questions[self.index]
+
+    @property
+    def state(self) -> _State:
+        """What the person has done on the question shown."""
+        return self._states[self.index]
+
+    @property
+    def typing(self) -> bool:
+        """Whether the highlighted row is the text row, so that keys are text, not shortcuts."""
+        return self.allow_custom and self.state.cursor == len(self.question.options)
+
+    def picked_labels(self) -> tuple[str, ...]:
+        """The labels that an Enter on an option row would answer with, in the question's order."""
+        options = self.question.options
+        if self.question.multi_select:
+            return tuple(option.label for index, option in enumerate(options) if index in self.state.picked)
+        return (options[self.state.cursor].label,) if self.state.cursor < len(options) else ()
+
+    # Moving.
+
+    def _rows(self) -> int:
+        return len(self.question.options) + (1 if self.allow_custom else 0)
+
+    def up(self) -> None:
+        """Highlight the row above, wrapping round to the last."""
+        self.message = None
+        self.state.cursor = (self.state.cursor - 1) % self._rows()
+
+    def down(self) -> None:
+        """Highlight the row below, wrapping round to the first."""
+        self.message = None
+        self.state.cursor = (self.state.cursor + 1) % self._rows()
+
+    def back(self) -> None:
+        """Go back to the previous question, with its answer as the person left it."""
+        self.message = None
+        if self.index == 0:
+            self.message = 'This is the first question.'
+            return
+        self.index -= 1
+
+    # Picking.
+
+    def pick(self, number: int) -> None:
+        """The digit `number` (1-based): select that option, or toggle it in a multi-select question."""
+        self.message = None
+        if not 1 <= number <= len(self.question.options):
+            self.message = f'There is no option {number}.'
+            return
+        self.state.cursor = number - 1
+        if self.question.multi_select:
+            self.state.picked ^= {number - 1}
+
+    def toggle(self) -> None:
+        """Space: toggle the highlighted option of a multi-select question."""
+        self.message = None
+        if not self.question.multi_select:
+            self.message = 'Pick one: Enter chooses the highlighted option.'
+            return
+        self.state.picked ^= {self.state.cursor}
+
+    def type(self, text: str) -> None:
+        """A key that is no binding: text in the text row, else a shortcut (digits, j, k, Space) or a first letter."""
+        if not self.typing:
+            if text in ('j', 'k', ' ') or (len(text) == 1 and text in '123456'):
+                self._shortcut(text)
+                return
+            if not self.allow_custom:
+                self.message = None
+                return
+            # Typing opens the text field: the first character goes in, as every next one will.
+            self.state.cursor = len(self.question.options)
+        self._insert(text)
+
+    def paste(self, text: str) -> None:
+        """A bracketed paste: always text, never shortcuts; opens the text field."""
+        if not self.allow_custom:
+            self.message = 'This question takes no typed answer; pick an option.'
+            return
+        self.state.cursor = len(self.question.options)
+        self._insert(text.replace('\r\n', '\n').replace('\r', '\n'))
+
+    def _shortcut(self, key: str) -> None:
+        if key == 'j':
+            self.down()
+        elif key == 'k':
+            self.up()
+        elif key == ' ':
+            self.toggle()
+        else:
+            self.pick(int(key))
+
+    # Editing the text row.
+
+    def _insert(self, text: str) -> None:
+        state = self.state
+        room = self.max_custom_length - len(state.text)
+        self.message = None
+        if len(text) > room:
+            text = text[: max(room, 0)]
+            self.message = f'Your answer can be at most {self.max_custom_length} characters.'
+        state.text = state.text[: state.caret] + text + state.text[state.caret :]
+        state.caret += len(text)
+
+    def backspace(self) -> None:
+        """Delete the character before the caret."""
+        self.message = None
+        state = self.state
+        if self.typing and state.caret > 0:
+            state.text = state.text[: state.caret - 1] + state.text[state.caret :]
+            state.caret -= 1
+
+    def delete(self) -> None:
+        """Delete the character under the caret."""
+        self.message = None
+        state = self.state
+        if self.typing and state.caret < len(state.text):
+            state.text = state.text[: state.caret] + state.text[state.caret + 1 :]
+
+    def left(self) -> None:
+        """Left: move the caret in the text row, else go back a question."""
+        if self.typing:
+            self.message = None
+            self.state.caret = max(self.state.caret - 1, 0)
+        else:
+            self.back()
+
+    def right(self) -> None:
+        """Right: move the caret in the text row."""
+        self.message = None
+        if self.typing:
+            self.state.caret = min(self.state.caret + 1, len(self.state.text))
+
+    def home(self) -> None:
+        """Move the caret to the start of the text."""
+        self.state.caret = 0
+
+    def end(self) -> None:
+        """Move the caret to the end of the text."""
+        self.state.caret = len(self.state.text)
+
+    # Finishing.
+
+    def enter(self) -> AskUserResponse | None:
+        """Confirm the question shown; the response once the last one is confirmed, else `None`."""
+        self.message = None
+        answer = self._confirm()
+        if answer is None:
+            return None
+        self.state.answer = answer
+        if self.index + 1 < len(self.request.questions):
+            self.index += 1
+            return None
+        answers = tuple(state.answer for state in self._states if state.answer is not None)
+        response = AskUserResponse(answers=answers)
+        check_response(self.request, response)
+        return response
+
+    def _confirm(self) -> AskUserAnswer | None:
+        header = self.question.header
+        if self.typing:
+            text = self.state.text.strip()
+            if not text:
+                self.message = 'Type your answer first, or pick an option with Up/Down.'
+                return None
+            if (problem := check_custom_answer(text)) is not None:
+                self.message = f'This answer cannot be sent: it {problem}.'
+                return None
+            return AskUserAnswer(header=header, custom_answer=text)
+        labels = self.picked_labels()
+        if not labels:
+            self.message = 'Pick at least one option (Space or its number), then press Enter.'
+            return None
+        return AskUserAnswer(header=header, selected=labels)
+
+    def decline(self) -> AskUserResponse:
+        """Esc, Ctrl-C or end of input: the person declines the whole request."""
+        return AskUserResponse(cancelled=True)
+
+    # Drawing.
+
+    def render(self, width: int) -> list[Line]:
+        """The rows to draw at `width` cells; every text has gone through `_render.wrap` or `_render.clean`."""
+        width = max(width, 10)
+        question = self.question
+        kind = 'pick one or more' if question.multi_select else 'pick one'
+        total = len(self.request.questions)
+        rows: list[Line] = []
+        title = f'{self.index + 1}/{total} {question.header} · {kind}'
+        rows.extend([('class:title', row)] for row in wrap(title, width))
+        rows.extend([('class:question', row)] for row in wrap(question.question, width))
+        for number in range(1, len(question.options) + 1):
+            rows.extend(self._option_rows(number, width))
+        if self.allow_custom:
+            rows.extend(self._text_rows(width))
+        if self.message:
+            rows.extend([('class:message', row)] for row in wrap(self.message, width))
+        rows.extend([('class:help', row)] for row in wrap(self._help(), width))
+        return rows
+
+    def _option_rows(self, number: int, width: int) -> list[Line]:
+        index = number - 1
+        option = self.question.options[index]
+        current = self.state.cursor == index
+        pointer = '❯ ' if current else '  '
+        if self.question.multi_select:
+            pointer += '[x] ' if index in self.state.picked else '[ ] '
+        lead = f'{pointer}{number}. '
+        style = 'class:current' if current else 'class:option'
+        label_rows = wrap(option.label, width - cell_width(lead))
+        rows: list[Line] = []
+        for row_number, row in enumerate(label_rows):
+            first: list[Fragment] = [('[SetCursorPosition]', '')] if current and row_number == 0 else []
+            rows.append([*first, (style, (lead if row_number == 0 else ' ' * cell_width(lead)) + row)])
+        if option.description:
+            indent = ' ' * min(cell_width(lead), _INDENT + (4 if self.question.multi_select else 0))
+            rows.extend([('class:description', indent + row)] for row in wrap(option.description, width - len(indent)))
+        return rows
+
+    def _text_rows(self, width: int) -> list[Line]:
+        state = self.state
+        lead = '❯ ✎ ' if self.typing else '  ✎ '
+        if not self.typing:
+            shown = state.text.replace('\n', ' ') if state.text else CUSTOM_ROW_LABEL
+            row = clean(shown)
+            if cell_width(lead + row) > width:
+                row = wrap(row, width - cell_width(lead) - 1)[0] + '…'
+            return [[('class:custom', lead + row)]]
+        marked = state.text[: state.caret] + _CARET + state.text[state.caret :]
+        rows: list[Line] = [[('[SetCursorPosition]', ''), ('class:current', f'{lead}{CUSTOM_ROW_LABEL}:')]]
+        for row in wrap(marked, width - _INDENT):
+            before, caret, after = row.partition(_CARET)
+            line: Line = [('class:typed', ' ' * _INDENT + before)]
+            if caret:
+                line.append(('class:caret', _CARET_GLYPH))
+            line.append(('class:typed', after))
+            rows.append(line)
+        counter = f'{len(state.text)}/{self.max_custom_length} characters'
+        rows.append([('class:counter', ' ' * _INDENT + counter)])
+        return rows
+
+    def _help(self) -> str:
+        back = ' · Shift-Tab back' if self.index else ''
+        if self.typing:
+            return f'Enter send · ←→ move in text · ↑↓ leave the text{back} · Esc decline'
+        count = len(self.question.options)
+        if self.question.multi_select:
+            keys = f'↑↓ move · Space or 1-{count} toggle · Enter confirm'
+        else:
+            keys = f'↑↓ move · 1-{count} pick · Enter confirm'
+        back = ' · ← back' if self.index else ''
+        return f'{keys}{back} · Esc decline'
