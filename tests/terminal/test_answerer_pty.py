@@ -1,0 +1,147 @@
+"""`TerminalAnswerer` in a real pseudo-terminal: the conformance kit, the queue, and the terminal left as it was."""
+
+from __future__ import annotations
+
+import os
+import termios
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user.terminal import TerminalAnswerer
+from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
+
+from ._pty_pair import PtyPair
+from ._screen import ESC, UP
+
+pytestmark = pytest.mark.pty
+
+
+@pytest.fixture
+def pty() -> Iterator[PtyPair]:
+    pair = PtyPair()
+    yield pair
+    pair.close()
+
+
+def _title(request: AskUserRequest, index: int) -> str:
+    return f'{index + 1}/{len(request.questions)} {request.questions[index].header} ·'
+
+
+def make_driver(pty: PtyPair) -> Driver:
+    async def driver(request: AskUserRequest, response: AskUserResponse | None) -> None:
+        await pty.wait_for(_title(request, 0))
+        if response is None:
+            return
+        if response.cancelled:
+            pty.send(ESC)
+            return
+        by_header = {answer.header: answer for answer in response.answers}
+        for index, question in enumerate(request.questions):
+            await pty.wait_for(_title(request, index))
+            answer = by_header[question.header]
+            if answer.custom_answer is not None:
+                pty.send(UP)
+                await pty.wait_for('Type my own answer:')
+                pty.send(answer.custom_answer + '\r')
+                continue
+            labels = [option.label for option in question.options]
+            pty.send(''.join(str(labels.index(label) + 1) for label in answer.selected) + '\r')
+        # The next request may only be driven once this one's menu has gone.
+        await pty.wait_for(lambda pair: _title(request, len(request.questions) - 1) not in pair.text)
+
+    return driver
+
+
+@pytest.mark.parametrize('scenario', CONFORMANCE_SCENARIOS, ids=lambda s: s.name)
+async def test_the_terminal_answerer_passes_the_conformance_kit(scenario: ConformanceScenario, pty: PtyPair) -> None:
+    answerer = TerminalAnswerer(tty=pty.path)
+    try:
+        await run_conformance(scenario, answerer, make_driver(pty))
+    finally:
+        answerer.close()
+
+
+def _question(header: str) -> Question:
+    return Question(
+        header=header,
+        question=f'Question {header}?',
+        options=(QuestionOption(label='yes'), QuestionOption(label='no')),
+    )
+
+
+async def test_concurrent_requests_are_shown_one_at_a_time_in_arrival_order(pty: PtyPair) -> None:
+    answerer = TerminalAnswerer(tty=pty.path)
+    first, second = AskUserRequest(questions=(_question('First'),)), AskUserRequest(questions=(_question('Second'),))
+    got: dict[str, AskUserResponse] = {}
+
+    async def ask(request: AskUserRequest) -> None:
+        got[request.id] = await answerer(request)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, first)
+        await anyio.sleep(0)
+        group.start_soon(ask, second)
+        await pty.wait_for('1/1 First')
+        assert 'Second' not in pty.text
+        pty.send('2\r')
+        await pty.wait_for('1/1 Second')
+        pty.send('\r')
+    answerer.close()
+    assert got[first.id] == AskUserResponse(answers=(AskUserAnswer(header='First', selected=('no',)),))
+    assert got[second.id] == AskUserResponse(answers=(AskUserAnswer(header='Second', selected=('yes',)),))
+
+
+async def test_a_withdrawn_question_restores_the_terminal_and_swallows_no_later_keys(pty: PtyPair) -> None:
+    before = termios.tcgetattr(pty.slave)
+    answerer = TerminalAnswerer(tty=pty.path)
+    with anyio.move_on_after(30) as scope:
+        async with anyio.create_task_group() as group:
+            group.start_soon(answerer, AskUserRequest(questions=(_question('Gone'),)))
+            await pty.wait_for('1/1 Gone')
+            group.cancel_scope.cancel()
+    assert not scope.cancelled_caught
+    await pty.wait_for('withdrawn')
+    assert 'Question Gone?' not in pty.text
+    assert not pty.screen.cursor.hidden
+    assert termios.tcgetattr(pty.slave) == before
+    # Typed after the cancellation, the line reaches whoever reads the terminal next, whole.
+    pty.send('abc 1\n')
+    with anyio.fail_after(10):
+        while not (data := await anyio.to_thread.run_sync(os.read, pty.slave, 100)).endswith(b'\n'):
+            pass
+    assert data == b'abc 1\n'
+    answerer.close()
+
+
+async def test_a_model_string_with_escape_sequences_cannot_reach_the_terminal(pty: PtyPair) -> None:
+    # Validation rejects control characters; build the question without it, as a buggy caller could.
+    hostile = Question.model_construct(
+        header='Evil\x1b[2J',
+        question='Wipe \x1b]0;pwned\x07 the screen?',
+        options=(QuestionOption.model_construct(label='ok\x1b[31m', description=None), QuestionOption(label='no')),
+        multi_select=False,
+    )
+    request = AskUserRequest.__new__(AskUserRequest)
+    object.__setattr__(request, 'questions', (hostile,))
+    object.__setattr__(request, 'id', 'hostile')
+    raw = bytearray()
+    feed = pty.stream.feed
+
+    def record(data: bytes) -> None:
+        raw.extend(data)
+        feed(data)
+
+    pty.stream.feed = record  # type: ignore[method-assign]
+    answerer = TerminalAnswerer(tty=pty.path)
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await pty.wait_for('Wipe')
+        group.cancel_scope.cancel()
+    answerer.close()
+    assert b'\x1b[2J' not in raw
+    assert b'\x1b]0;' not in raw
+    assert b'\x07' not in raw
+    assert 'Evil\ufffd[2J' in pty.text
