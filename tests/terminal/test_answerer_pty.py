@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import termios
 from collections.abc import Iterator
 
 import anyio
 import pytest
+from pydantic_ai import Agent
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user._demo import TASK, demo_model
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 
@@ -145,3 +149,48 @@ async def test_a_model_string_with_escape_sequences_cannot_reach_the_terminal(pt
     assert b'\x1b]0;' not in raw
     assert b'\x07' not in raw
     assert 'Evil\ufffd[2J' in pty.text
+
+
+async def test_an_ask_user_timeout_withdraws_the_menu_and_the_next_prompt_works(pty: PtyPair) -> None:
+    answerer = TerminalAnswerer(tty=pty.path)
+    agent = Agent(demo_model(), capabilities=[AskUser(answerer=answerer, timeout=1.0)])
+    result = await agent.run(TASK)
+    assert result.output.startswith('You did not pick')
+    await pty.wait_for('withdrawn')
+    assert 'Database ·' not in pty.text
+    follow_up = AskUserRequest(questions=(_question('Again'),))
+    async with anyio.create_task_group() as group:
+        got: list[AskUserResponse] = []
+
+        async def ask() -> None:
+            got.append(await answerer(follow_up))
+
+        group.start_soon(ask)
+        await pty.wait_for('1/1 Again')
+        pty.send('2\r')
+    answerer.close()
+    assert got == [AskUserResponse(answers=(AskUserAnswer(header='Again', selected=('no',)),))]
+
+
+def test_without_a_terminal_the_call_raises_cannot_ask_naming_the_alternatives() -> None:
+    program = (
+        'import anyio\n'
+        'from pydantic_ai_ask_user import AskUserRequest, CannotAskError\n'
+        'from pydantic_ai_ask_user.terminal import TerminalAnswerer\n'
+        'request = AskUserRequest.from_tool_args({"questions": [{"header": "h", "question": "q?", '
+        '"options": [{"label": "a"}, {"label": "b"}]}]})\n'
+        'try:\n'
+        '    anyio.run(TerminalAnswerer(), request)\n'
+        'except CannotAskError as error:\n'
+        '    print("CannotAskError:", error)\n'
+    )
+    result = subprocess.run(
+        [sys.executable, '-c', program],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+    )
+    assert result.stdout.startswith('CannotAskError: the terminal answerer needs a terminal'), result.stderr
+    assert 'ask-user ask --web' in result.stdout
