@@ -194,3 +194,25 @@ def test_without_a_terminal_the_call_raises_cannot_ask_naming_the_alternatives()
     )
     assert result.stdout.startswith('CannotAskError: the terminal answerer needs a terminal'), result.stderr
     assert 'ask-user ask --web' in result.stdout
+
+
+async def test_keys_typed_ahead_carry_over_to_the_next_question_and_the_next_request(pty: PtyPair) -> None:
+    answerer = TerminalAnswerer(tty=pty.path)
+    first = AskUserRequest(questions=(_question('One'), _question('Two')))
+    second = AskUserRequest(questions=(_question('Three'),))
+    got: dict[str, AskUserResponse] = {}
+
+    async def ask(request: AskUserRequest) -> None:
+        got[request.id] = await answerer(request)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, first)
+        await anyio.sleep(0)
+        group.start_soon(ask, second)
+        await pty.wait_for('1/2 One')
+        pty.send('2\r\r2\r')
+    answerer.close()
+    assert got[first.id] == AskUserResponse(
+        answers=(AskUserAnswer(header='One', selected=('no',)), AskUserAnswer(header='Two', selected=('yes',)))
+    )
+    assert got[second.id] == AskUserResponse(answers=(AskUserAnswer(header='Three', selected=('no',)),))
