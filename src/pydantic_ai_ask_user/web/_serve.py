@@ -5,8 +5,8 @@ from __future__ import annotations
 import socket
 import sys
 import webbrowser
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TextIO
 
 import anyio
@@ -45,9 +45,7 @@ async def serve(app: ASGIApp, *, host: str = '127.0.0.1', port: int = 0) -> Asyn
         access_log=False,
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
-    server = uvicorn.Server(config)
-    # The caller's own signal handling (Ctrl-C in the CLI) stays in charge, not uvicorn's.
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    server = _Server(config)
     shown_host = f'[{host}]' if ':' in host else host
     try:
         async with anyio.create_task_group() as group:
@@ -62,6 +60,14 @@ async def serve(app: ASGIApp, *, host: str = '127.0.0.1', port: int = 0) -> Asyn
                 server.should_exit = True
     finally:
         sock.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, leaving signals alone: Ctrl-C stays the caller's business, and cancels the block as usual."""
+
+    @contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
 
 
 async def _serve_until_exit(server: uvicorn.Server, sock: socket.socket) -> None:
