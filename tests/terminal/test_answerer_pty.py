@@ -88,10 +88,11 @@ async def test_concurrent_requests_are_shown_one_at_a_time_in_arrival_order(pty:
         group.start_soon(ask, first)
         await anyio.sleep(0)
         group.start_soon(ask, second)
-        await pty.wait_for('1/1 First')
+        await pty.wait_for('1/1 First · pick one · 1 more request waiting')
         assert 'Second' not in pty.text
         pty.send('2\r')
         await pty.wait_for('1/1 Second')
+        assert 'waiting' not in pty.text
         pty.send('\r')
     answerer.close()
     assert got[first.id] == AskUserResponse(answers=(AskUserAnswer(header='First', selected=('no',)),))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -41,7 +41,8 @@ class TerminalAnswerer:
     _terminal: Terminal | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
     _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
-    _waiting: int = field(default=0, init=False, repr=False)
+    _menus: list[Menu] = field(default_factory=list[Menu], init=False, repr=False)
+    _redraw: Callable[[], None] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_custom_length < 1:
@@ -64,8 +65,25 @@ class TerminalAnswerer:
         """Ask `request` in the terminal once the requests before it are answered, and return the answers."""
         terminal = self.terminal()
         menu = Menu(request, allow_custom=self.allow_custom, max_custom_length=self.max_custom_length)
-        async with self._queue():
-            return await run_menu(terminal, menu)
+        self._menus.append(menu)
+        self._update_waiting()
+        try:
+            async with self._queue():
+                self._update_waiting()
+                return await run_menu(terminal, menu, self._set_redraw)
+        finally:
+            self._menus.remove(menu)
+            self._update_waiting()
+
+    def _set_redraw(self, redraw: Callable[[], None] | None) -> None:
+        self._redraw = redraw
+
+    def _update_waiting(self) -> None:
+        # The menu shown is the oldest one still here; it tells how many wait behind it.
+        if self._menus:
+            self._menus[0].waiting = len(self._menus) - 1
+        if self._redraw is not None:
+            self._redraw()
 
     def close(self) -> None:
         """Close the terminal device if this answerer opened one; it opens again on the next request."""

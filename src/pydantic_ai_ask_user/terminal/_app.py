@@ -95,11 +95,14 @@ _WITHDRAWN = AskUserResponse(cancelled=True)
 """The result the application is stopped with when the wait is cancelled; never returned to anyone."""
 
 
-async def run_menu(terminal: Terminal, menu: Menu) -> AskUserResponse:
+async def run_menu(
+    terminal: Terminal, menu: Menu, on_redraw: Callable[[Callable[[], None] | None], None] | None = None
+) -> AskUserResponse:
     """Show `menu` inline below what is on the terminal until the person answers or declines.
 
     When the wait is cancelled, the menu is erased, `WITHDRAWN_LINE` is printed, the terminal is
-    left exactly as it was, and the cancellation propagates.
+    left exactly as it was, and the cancellation propagates. `on_redraw` is given a function that
+    redraws the menu while it is shown, and `None` once it is gone.
     """
     app: Application[AskUserResponse] | None = None
 
@@ -129,6 +132,9 @@ async def run_menu(terminal: Terminal, menu: Menu) -> AskUserResponse:
     app.ttimeoutlen = ESCAPE_DELAY
     app.timeoutlen = ESCAPE_DELAY
     task = asyncio.ensure_future(app.run_async(handle_sigint=False))
+    if on_redraw is not None:
+        on_redraw(redraw)
+        task.add_done_callback(lambda _: on_redraw(None))
     try:
         response = await asyncio.shield(task)
     except EOFError:

@@ -63,6 +63,8 @@ class Menu:
         """The question shown, as an index into `request.questions`."""
         self.message: str | None = None
         """A hint or an error shown under the options until the next key."""
+        self.waiting = 0
+        """How many more requests are queued behind this one; shown in the title so none is a surprise."""
         self._states = [_State() for _ in request.questions]
 
     # What is shown.
@@ -260,6 +262,8 @@ class Menu:
         total = len(self.request.questions)
         rows: list[Line] = []
         title = f'{self.index + 1}/{total} {question.header} · {kind}'
+        if self.waiting:
+            title += f' · {self.waiting} more request{"s" if self.waiting > 1 else ""} waiting'
         rows.extend([('class:title', row)] for row in wrap(title, width))
         rows.extend([('class:question', row)] for row in wrap(question.question, width))
         for number in range(1, len(question.options) + 1):
