@@ -217,3 +217,14 @@ async def test_keys_typed_ahead_carry_over_to_the_next_question_and_the_next_req
         answers=(AskUserAnswer(header='One', selected=('no',)), AskUserAnswer(header='Two', selected=('yes',)))
     )
     assert got[second.id] == AskUserResponse(answers=(AskUserAnswer(header='Three', selected=('no',)),))
+
+
+async def test_a_request_cancelled_before_the_menu_started_still_leaves_the_terminal_as_it_was(pty: PtyPair) -> None:
+    before = termios.tcgetattr(pty.slave)
+    answerer = TerminalAnswerer(tty=pty.path)
+    with anyio.fail_after(30), anyio.move_on_after(0):
+        await answerer(AskUserRequest(questions=(_question('Early'),)))
+    await pty.wait_for('withdrawn')
+    assert termios.tcgetattr(pty.slave) == before
+    assert not pty.screen.cursor.hidden
+    answerer.close()

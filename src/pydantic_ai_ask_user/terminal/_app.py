@@ -95,6 +95,18 @@ _WITHDRAWN = AskUserResponse(cancelled=True)
 """The result the application is stopped with when the wait is cancelled; never returned to anyone."""
 
 
+async def _stop(app: Application[AskUserResponse], task: asyncio.Future[AskUserResponse]) -> None:
+    # The cancellation can come before the application has started; it is stopped once it runs, never abandoned
+    # half-started in raw mode.
+    while not task.done():
+        if app.is_running and not app.future.done():  # pyright: ignore[reportOptionalMemberAccess]
+            app.exit(result=_WITHDRAWN)
+        await asyncio.wait({task}, timeout=0.01)
+    if not task.cancelled():
+        with contextlib.suppress(EOFError):
+            task.result()
+
+
 async def run_menu(
     terminal: Terminal, menu: Menu, on_redraw: Callable[[Callable[[], None] | None], None] | None = None
 ) -> AskUserResponse:
@@ -142,10 +154,7 @@ async def run_menu(
     except asyncio.CancelledError:
         # Stop the application ourselves and wait, shielded, until it has erased itself and restored the terminal.
         with anyio.CancelScope(shield=True):
-            if not task.done():
-                finish(_WITHDRAWN)
-            with contextlib.suppress(EOFError, asyncio.CancelledError):
-                await task
+            await _stop(app, task)
             terminal.say(WITHDRAWN_LINE)
         raise
     if response.cancelled:
