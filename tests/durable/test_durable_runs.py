@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from dbos import DBOSClient
 from durable_support import WAIT_SECONDS, Worker
 
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserResponse, WithdrawnError
@@ -143,3 +144,21 @@ async def test_a_hundred_concurrent_waiting_runs_are_each_answered_exactly_once(
     }
     calls = worker.calls()
     assert sorted(calls) == sorted([f'ask run-{i}' for i in range(100)] + [f'final run-{i}' for i in range(100)])
+
+
+async def test_a_question_whose_workflow_was_cancelled_is_withdrawn_and_refuses_an_answer(
+    worker: Worker, database_url: str
+) -> None:
+    worker.start()
+    async with DBOSQuestionStore(database_url) as store:
+        (record,) = await pending_of(store, 1, worker)
+        worker.kill()
+        client = DBOSClient(system_database_url=database_url)
+        try:
+            await client.cancel_workflow_async(record.workflow_id)
+        finally:
+            client.destroy()
+        assert await store.pending() == []
+        with pytest.raises(WithdrawnError):
+            await store.respond(record.request.id, pick('SQLite'))
+        assert (await store.record(record.request.id)).status == 'withdrawn'

@@ -91,8 +91,35 @@ class DBOSQuestionStore:
         return [stored.request for stored in await self.pending_records()]
 
     async def pending_records(self) -> Sequence[StoredRequest]:
-        """Every waiting request with its workflow id and the time it was asked, oldest first."""
-        return await self._in_thread(lambda: self._select(requests_table.c.status == 'pending'))
+        """Every waiting request with its workflow id and the time it was asked, oldest first.
+
+        A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
+        rather than shown: nobody is waiting for its answer any more.
+        """
+        return await self._in_thread(lambda: self._still_waiting(self._select(requests_table.c.status == 'pending')))
+
+    def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
+        ended = self._ended_workflows({record.workflow_id for record in records})
+        if ended:
+            self._withdraw([record.request.id for record in records if record.workflow_id in ended])
+        return [record for record in records if record.workflow_id not in ended]
+
+    def _ended_workflows(self, workflow_ids: set[str]) -> set[str]:
+        if not workflow_ids:
+            return set()
+        _, client = self._connect()
+        found = client.list_workflows(workflow_ids=sorted(workflow_ids), load_input=False, load_output=False)
+        active = {workflow.workflow_id for workflow in found if workflow.status in _ACTIVE_WORKFLOW_STATUSES}
+        return workflow_ids - active
+
+    def _withdraw(self, request_ids: list[str]) -> None:
+        engine, _ = self._connect()
+        with engine.begin() as conn:
+            conn.execute(
+                sa.update(requests_table)
+                .where(requests_table.c.id.in_(request_ids), requests_table.c.status == 'pending')
+                .values(status='withdrawn', updated_at=time.time())
+            )
 
     def _select(self, condition: Any) -> list[StoredRequest]:
         engine, _ = self._connect()
@@ -129,14 +156,18 @@ class DBOSQuestionStore:
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         engine, client = self._connect()
+        found = self._select(requests_table.c.id == request_id)
+        if not found:
+            raise UnknownRequestError(request_id)
+        stored = found[0]
+        _raise_unless_pending(stored)
+        check_response(stored.request, response)
+        # Checked before the transaction, which must not wait for a second pooled connection.
+        if self._ended_workflows({stored.workflow_id}):
+            self._withdraw([request_id])
+            raise WithdrawnError(request_id)
+        message = answer_message(response)
         with engine.begin() as conn:
-            row = conn.execute(sa.select(requests_table).where(requests_table.c.id == request_id)).first()
-            if row is None:
-                raise UnknownRequestError(request_id)
-            stored = decode_row(row)
-            _raise_unless_pending(stored)
-            check_response(stored.request, response)
-            message = answer_message(response)
             # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
             claimed = conn.execute(
                 sa.update(requests_table)
@@ -173,6 +204,10 @@ class DBOSQuestionStore:
             for request_id in [key for key, value in known.items() if value.status != 'pending']:
                 if known[request_id].created_at < cutoff:
                     del known[request_id]
+
+
+_ACTIVE_WORKFLOW_STATUSES = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
+"""DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
 
 
 def _response_json(message: str) -> str:
