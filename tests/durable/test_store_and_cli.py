@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pexpect
 import pytest
 from dbos import DBOS
 
@@ -292,3 +293,34 @@ def test_pending_on_an_unreachable_database_exits_4_with_a_message() -> None:
     assert code == 4
     assert err.startswith('ask-user: cannot read the questions')
     assert 'Traceback' not in err
+
+
+@pytest.mark.pty
+async def test_answer_in_the_terminal_menu_sends_the_pick_to_the_waiting_run(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str, tmp_path: Path
+) -> None:
+    request = database_question()
+    got: list[AskUserResponse] = []
+
+    async def ask() -> None:
+        got.append(await answerer(request))
+
+    def answer_in_a_pty() -> tuple[int | None, str]:
+        argv = ['-m', 'pydantic_ai_ask_user._cli', 'answer', '--db', launched, request.id]
+        child = pexpect.spawn(sys.executable, argv, cwd=str(tmp_path), timeout=WAIT, encoding='utf-8')
+        child.setwinsize(24, 100)
+        child.expect('Which database')
+        child.send('2')
+        child.expect('SQLite')
+        child.send('\r')
+        child.expect(pexpect.EOF)
+        child.close()
+        return child.exitstatus, child.before or ''
+
+    with anyio.fail_after(WAIT * 2):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await shown(store, request.id)
+            code, screen = await anyio.to_thread.run_sync(answer_in_a_pty)
+    assert code == 0, screen
+    assert got == [pick('SQLite')]
