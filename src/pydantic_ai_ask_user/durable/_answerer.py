@@ -127,7 +127,8 @@ class DBOSAnswerer:
                     return decode_response(stored)
         except BaseException:
             # Timed out or cancelled while waiting: no answer may be taken from now on.
-            with anyio.CancelScope(shield=True):
+            # The original error matters more than a failed withdrawal, so that one is not raised.
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await self._step('withdraw', lambda: self._withdraw(request_id))
             raise
 
