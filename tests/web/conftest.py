@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import pathlib
 import shutil
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Dialog, Page, async_playwright
-from web_support import asgi_client, log_in
+from playwright.async_api import Browser, Dialog, async_playwright
+from web_support import Tab, asgi_client, log_in
 
 from pydantic_ai_ask_user.web import WebAnswerer, serve
 
@@ -27,9 +25,6 @@ CHROMIUM_ARGS = [
     '--disable-sync',
 ]
 """The closed network refuses Chromium's background connections; these keep it from trying."""
-
-ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / 'test-artifacts'
-"""Where the browser tests leave their screenshots."""
 
 
 @pytest.fixture(scope='module')
@@ -63,15 +58,6 @@ async def browser() -> AsyncIterator[Browser]:
         chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield chromium
         await chromium.close()
-
-
-@dataclass
-class Tab:
-    """A fresh browser page, with every dialog and script error it ran into."""
-
-    page: Page
-    dialogs: list[str] = field(default_factory=list[str])
-    errors: list[str] = field(default_factory=list[str])
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from conftest import ARTIFACTS, Tab
 from playwright.async_api import Page, expect
-from web_support import WAIT, ask_one, asking, multi, single
+from web_support import ARTIFACTS, WAIT, Tab, ask_one, asking, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.web import WebAnswerer

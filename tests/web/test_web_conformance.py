@@ -5,9 +5,8 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-from conftest import Tab
 from playwright.async_api import expect
-from web_support import WAIT, bearer, wait_pending
+from web_support import WAIT, Tab, bearer, wait_pending
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -9,12 +10,16 @@ from dataclasses import dataclass, field
 
 import anyio
 import httpx
+from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer
 
 WAIT = 20.0
 """Generous: the machine is shared and noisy."""
+
+ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / 'test-artifacts'
+"""Where the browser tests leave their screenshots."""
 
 
 def single(header: str = 'Database') -> Question:
@@ -101,3 +106,12 @@ def csrf_of(html: str) -> str:
 def bearer(web: WebAnswerer) -> dict[str, str]:
     assert web.access_token is not None
     return {'authorization': f'Bearer {web.access_token}'}
+
+
+@dataclass
+class Tab:
+    """A fresh browser page, with every dialog and script error it ran into."""
+
+    page: Page
+    dialogs: list[str] = field(default_factory=list[str])
+    errors: list[str] = field(default_factory=list[str])
