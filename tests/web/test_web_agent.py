@@ -1,0 +1,66 @@
+"""`WebAnswerer` behind `AskUser` in a real agent run: the answer posted over HTTP is what the model gets back."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import httpx
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from web_support import WAIT, asgi_client, bearer
+
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
+from pydantic_ai_ask_user.web import WebAnswerer
+
+ARGS = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
+        }
+    ]
+}
+
+
+def model() -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in getattr(m, 'parts', ()) if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, json.dumps(ARGS), tool_call_id='call-1')])
+        content = returns[-1].content
+        return ModelResponse(parts=[TextPart(content if isinstance(content, str) else json.dumps(content))])
+
+    return FunctionModel(respond)
+
+
+async def test_an_answer_posted_to_the_api_is_what_the_model_gets_back(web: WebAnswerer) -> None:
+    agent = Agent(model(), capabilities=[AskUser(answerer=web)])
+    outputs: list[str] = []
+
+    async def run() -> None:
+        outputs.append((await agent.run('migrate')).output)
+
+    async with asgi_client(web) as client, anyio.create_task_group() as group:
+        group.start_soon(run)
+        listed: list[dict[str, str]] = []
+        with anyio.fail_after(WAIT):
+            while not listed:
+                listed = (await client.get('/api/requests', headers=bearer(web))).json()['requests']
+                await anyio.sleep(0.01)
+        body = {'answers': [{'header': 'Database', 'selected': ['SQLite']}]}
+        reply = await client.post(f'/api/requests/{listed[0]["id"]}/answer', json=body, headers=bearer(web))
+        assert reply.status_code == 200
+    assert json.loads(outputs[0]) == {'Database': ['SQLite']}
+    assert len(web.hub) == 0
+
+
+async def test_a_timeout_withdraws_the_question_and_tells_the_model(web: WebAnswerer) -> None:
+    agent = Agent(model(), capabilities=[AskUser(answerer=web, timeout=0.2)])
+    result = await agent.run('migrate')
+    assert result.output == TIMED_OUT
+    assert len(web.hub) == 0
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web.app), base_url='http://t') as client:
+        assert (await client.get('/api/requests', headers=bearer(web))).json() == {'requests': []}
