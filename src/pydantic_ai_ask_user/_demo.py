@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
+import pydantic_ai
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.messages import (
@@ -239,6 +240,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The demo owns its output: the exchange it prints is the point, so Pydantic AI's first-run banner stays out.
+    pydantic_ai.BANNER_ENABLED = False
     answerer, who = _pick_answerer(scripted=args.scripted, real_model=args.model is not None)
     anyio.run(lambda: run_demo(model=args.model, answerer=answerer, who=who))
     return 0
