@@ -20,6 +20,7 @@ import anyio
 
 from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
 from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
+from ._json import response_from_json
 from ._store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
 from ._text import printable
 
@@ -125,8 +126,6 @@ def run_pending(args: argparse.Namespace) -> int:
 
 def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
     """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape."""
-    from .durable._db import response_from_json
-
     if not isinstance(data, Mapping):
         raise ValueError('the answer must be a JSON object')
     data = cast(Mapping[str, Any], data)

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowID
 
 from .._answers import AskUserRequest, AskUserResponse
+from .._json import response_from_json
 from ._db import (
     DEFAULT_DATABASE_URL,
     create_engine,
@@ -28,7 +29,6 @@ from ._db import (
     insert_pending,
     message_topic,
     requests_table,
-    response_from_json,
 )
 
 __all__ = ('DBOSAnswerer', 'DEFAULT_RECHECK_SECONDS')

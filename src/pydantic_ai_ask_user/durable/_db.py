@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -12,7 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse
+from .._answers import AskUserRequest, AskUserResponse
+from .._json import response_from_json, response_to_json
 
 __all__ = (
     'TABLE_NAME',
@@ -28,8 +28,6 @@ __all__ = (
     'decode_response',
     'message_topic',
     'answer_message',
-    'response_to_json',
-    'response_from_json',
     'decode_row',
     'requests_table',
 )
@@ -156,55 +154,9 @@ def encode_response(response: AskUserResponse) -> str:
     return json.dumps(response_to_json(response), ensure_ascii=False)
 
 
-def response_to_json(response: AskUserResponse) -> dict[str, Any]:
-    """`response` as a JSON-ready dict: `{"answers": [...], "cancelled": bool}`."""
-    answers: list[dict[str, Any]] = []
-    for answer in response.answers:
-        item: dict[str, Any] = {'header': answer.header}
-        if answer.custom_answer is not None:
-            item['custom_answer'] = answer.custom_answer
-        else:
-            item['selected'] = list(answer.selected)
-        answers.append(item)
-    return {'answers': answers, 'cancelled': response.cancelled}
-
-
 def decode_response(text: str) -> AskUserResponse:
     """The response stored as `text`."""
     return response_from_json(json.loads(text))
-
-
-def response_from_json(data: Any) -> AskUserResponse:
-    """An `AskUserResponse` from its JSON shape; `ValueError` naming what is wrong."""
-    if not isinstance(data, Mapping):
-        raise ValueError('a response is a JSON object with "answers" and/or "cancelled"')
-    data = cast(Mapping[str, Any], data)
-    if unknown := set(data) - {'answers', 'cancelled'}:
-        raise ValueError(f'a response has no field {sorted(unknown)[0]!r}')
-    cancelled = data.get('cancelled', False)
-    if not isinstance(cancelled, bool):
-        raise ValueError('"cancelled" must be true or false')
-    items = data.get('answers', [])
-    if not isinstance(items, list):
-        raise ValueError('"answers" must be a list')
-    answers: list[AskUserAnswer] = []
-    for item in cast(list[Any], items):
-        if not isinstance(item, Mapping):
-            raise ValueError('each answer is an object with "header" and "selected" or "custom_answer"')
-        item = cast(Mapping[str, Any], item)
-        if unknown := set(item) - {'header', 'selected', 'custom_answer'}:
-            raise ValueError(f'an answer has no field {sorted(unknown)[0]!r}')
-        header = item.get('header')
-        selected = item.get('selected', [])
-        custom = item.get('custom_answer')
-        if not isinstance(header, str):
-            raise ValueError('each answer needs a "header" string')
-        if not isinstance(selected, list) or not all(isinstance(label, str) for label in cast(list[Any], selected)):
-            raise ValueError(f'the answer to {header!r}: "selected" must be a list of labels')
-        if custom is not None and not isinstance(custom, str):
-            raise ValueError(f'the answer to {header!r}: "custom_answer" must be a string')
-        answers.append(AskUserAnswer(header=header, selected=tuple(cast(list[str], selected)), custom_answer=custom))
-    return AskUserResponse(answers=tuple(answers), cancelled=cancelled)
 
 
 def answer_message(response: AskUserResponse) -> str:

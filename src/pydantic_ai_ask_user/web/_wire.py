@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, StoreEvent
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, StoreEvent
+from pydantic_ai_ask_user._json import response_from_json
 
 __all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody', 'DEFAULT_MAX_CUSTOM_ANSWER')
 
@@ -48,21 +47,6 @@ def event_json(event: StoreEvent) -> dict[str, Any]:
     return data
 
 
-class _AnswerIn(BaseModel):
-    model_config = ConfigDict(extra='forbid')
-
-    header: str
-    selected: list[str] = Field(default_factory=list[str])
-    custom_answer: str | None = None
-
-
-class _ResponseIn(BaseModel):
-    model_config = ConfigDict(extra='forbid')
-
-    answers: list[_AnswerIn] = Field(default_factory=list[_AnswerIn])
-    cancelled: bool = False
-
-
 def parse_json_body(body: bytes) -> Any:
     """The JSON value in `body`; `BadBody(400)` naming the problem when it is not JSON."""
     if not body.strip():
@@ -78,24 +62,14 @@ def parse_json_body(body: bytes) -> Any:
 def parse_response(value: Any, *, max_custom_answer: int) -> AskUserResponse:
     """Read `{"answers": [...], "cancelled": false}` into an `AskUserResponse`; `BadBody(422)` if it does not fit."""
     try:
-        shape = _ResponseIn.model_validate(value)
-    except ValidationError as error:
-        problems = '; '.join(
-            f'{".".join(str(part) for part in item["loc"]) or "body"}: {item["msg"]}'
-            for item in error.errors(include_url=False)
-        )
-        raise BadBody(422, f'the body is not an answer: {problems}') from None
-    for answer in shape.answers:
+        response = response_from_json(value)
+    except ValueError as error:
+        raise BadBody(422, f'the body is not an answer: {error}') from None
+    for answer in response.answers:
         if answer.custom_answer is not None and len(answer.custom_answer) > max_custom_answer:
             raise BadBody(
                 422,
                 f'the custom answer to {answer.header!r} is {len(answer.custom_answer)} characters long; '
                 f'the most allowed is {max_custom_answer}',
             )
-    return AskUserResponse(
-        answers=tuple(
-            AskUserAnswer(header=answer.header, selected=tuple(answer.selected), custom_answer=answer.custom_answer)
-            for answer in shape.answers
-        ),
-        cancelled=shape.cancelled,
-    )
+    return response
