@@ -1,4 +1,4 @@
-"""The JSON shape of an `AskUserResponse`, shared by the web API, the durable store and the command line.
+"""The JSON shapes of questions and responses, shared by the web API, the durable store and the command line.
 
 `{"answers": [{"header": ..., "selected": [...]} | {"header": ..., "custom_answer": ...}], "cancelled": false}`.
 Not imported by the package root: only the front ends that speak JSON load it.
@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._answers import AskUserAnswer, AskUserResponse
+from ._answers import AskUserAnswer, AskUserRequest, AskUserResponse
 
-__all__ = ('response_from_json', 'response_to_json')
+__all__ = ('questions_to_json', 'response_from_json', 'response_to_json')
 
 
 class _AnswerJSON(BaseModel):
@@ -66,3 +66,8 @@ def response_to_json(response: AskUserResponse) -> dict[str, Any]:
             item['selected'] = list(answer.selected)
         answers.append(item)
     return {'answers': answers, 'cancelled': response.cancelled}
+
+
+def questions_to_json(request: AskUserRequest) -> list[dict[str, Any]]:
+    """The request's questions in the shape the model wrote them: the `questions` of an `ask_user_question` call."""
+    return [question.model_dump(mode='json') for question in request.questions]

@@ -12,7 +12,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .._answers import AskUserRequest, AskUserResponse
-from .._json import response_from_json, response_to_json
+from .._json import questions_to_json, response_from_json, response_to_json
 
 __all__ = (
     'TABLE_NAME',
@@ -141,7 +141,7 @@ def decode_row(row: sa.Row[Any]) -> StoredRequest:
 
 def encode_request(request: AskUserRequest) -> str:
     """The questions as the JSON arguments of an `ask_user_question` call."""
-    return json.dumps({'questions': [question.model_dump() for question in request.questions]}, ensure_ascii=False)
+    return json.dumps({'questions': questions_to_json(request)}, ensure_ascii=False)
 
 
 def decode_request(text: str, request_id: str) -> AskUserRequest:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, StoreEvent
-from pydantic_ai_ask_user._json import response_from_json
+from pydantic_ai_ask_user._json import questions_to_json, response_from_json
 
 __all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody', 'DEFAULT_MAX_CUSTOM_ANSWER')
 
@@ -25,18 +25,7 @@ class BadBody(ValueError):
 
 def request_json(request: AskUserRequest) -> dict[str, Any]:
     """A request as the API shows it: its `id` and its `questions`, in the shape the model wrote them."""
-    return {
-        'id': request.id,
-        'questions': [
-            {
-                'header': question.header,
-                'question': question.question,
-                'options': [{'label': option.label, 'description': option.description} for option in question.options],
-                'multi_select': question.multi_select,
-            }
-            for question in request.questions
-        ],
-    }
+    return {'id': request.id, 'questions': questions_to_json(request)}
 
 
 def event_json(event: StoreEvent) -> dict[str, Any]:
