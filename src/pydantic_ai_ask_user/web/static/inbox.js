@@ -7,6 +7,8 @@
   const status = document.getElementById('live-status');
   if (!list || !window.EventSource || !window.fetch) return;
   const base = list.dataset.base;
+  // Counts the live events applied; a listing fetched before one of them is stale and must not replace the list.
+  let changes = 0;
 
   function item(request) {
     const li = document.createElement('li');
@@ -28,21 +30,24 @@
   }
 
   function add(request) {
+    changes += 1;
     if (list.querySelector('li[data-id="' + CSS.escape(request.id) + '"]')) return;
     list.append(item(request));
     empty.hidden = true;
   }
 
   function remove(id) {
+    changes += 1;
     const li = list.querySelector('li[data-id="' + CSS.escape(id) + '"]');
     if (li) li.remove();
     empty.hidden = list.children.length > 0;
   }
 
   function resync() {
+    const seen = changes;
     fetch(list.dataset.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (body) { show(body.requests); })
+      .then(function (body) { if (changes === seen) show(body.requests); else resync(); })
       .catch(function () { /* the stream's reconnect will try again */ });
   }
 
