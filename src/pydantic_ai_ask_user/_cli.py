@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import NoReturn
+
+from ._text import printable
 
 __all__ = ('main',)
 
@@ -13,9 +17,18 @@ _COMMAND_MODULES = ('_demo', '_cli_ask', '_cli_durable')
 """Modules that add a subcommand: each has `register(subparsers)`, and sets `func` returning the exit code."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, echoing a refused argument without the escape sequences it may hold."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and the problem on stderr, and exit 2."""
+        self.print_usage(sys.stderr)
+        self.exit(2, f'{self.prog}: error: {printable(message)}\n')
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand this installation has."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='ask-user', description='Ask a person structured multiple-choice questions, for agents and scripts.'
     )
     subparsers = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
@@ -38,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('ask-user: interrupted', file=sys.stderr)
         return 130
+    except Exception:
+        # What Python would print, and the same exit code, but an exception message can quote its input.
+        sys.stderr.write(printable(traceback.format_exc()))
+        return 1
 
 
 if __name__ == '__main__':  # pragma: no cover

@@ -6,7 +6,6 @@ Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no way to as
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
@@ -22,6 +21,7 @@ from ._answers import (
     ask_user_result,
     format_validation_error,
 )
+from ._text import printable, terminal_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,13 +95,13 @@ def run(args: argparse.Namespace) -> int:
     request = read_request(args.file)
     if isinstance(request, list):
         for problem in request:
-            print(f'ask-user: {problem}', file=sys.stderr)
+            _say(problem)
         return EXIT_INVALID
     try:
         opener = _web_opener(args) if args.web else _terminal_opener()
     except ImportError as error:
         extra = 'web' if args.web else 'terminal'
-        print(f"ask-user: {error}; install 'pydantic-ai-ask-user[{extra}]'", file=sys.stderr)
+        _say(f"{error}; install 'pydantic-ai-ask-user[{extra}]'")
         return EXIT_CANNOT_ASK
     return anyio.run(ask_and_print, request, opener, args.timeout)
 
@@ -130,7 +130,7 @@ async def ask_and_print(
             with anyio.move_on_after(timeout):
                 response = await answerer(request)
     except CannotAskError as error:
-        print(f'ask-user: {error}', file=sys.stderr)
+        _say(str(error))
         return EXIT_CANNOT_ASK
     if response is None:
         _print_json(TIMED_OUT)
@@ -138,12 +138,17 @@ async def ask_and_print(
     try:
         result = ask_user_result(request, response)
     except ValueError as error:  # pragma: no cover - a shipped answerer that breaks check_response is a bug
-        print(f'ask-user: the answerer returned an invalid response: {error}', file=sys.stderr)
+        _say(f'the answerer returned an invalid response: {error}')
         return EXIT_CANNOT_ASK
     _print_json(result)
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
 
 
 def _print_json(value: object) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + '\n')
+    sys.stdout.write(terminal_json(value) + '\n')
     sys.stdout.flush()
+
+
+def _say(message: str) -> None:
+    """Print one problem on stderr; a validation error's location quotes the input's own field names."""
+    print(f'ask-user: {printable(message)}', file=sys.stderr)

@@ -22,7 +22,7 @@ from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, 
 from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
 from ._json import response_from_json
 from ._store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
-from ._text import printable
+from ._text import printable, terminal_json
 
 if TYPE_CHECKING:
     from .durable import DBOSQuestionStore
@@ -108,9 +108,9 @@ def run_pending(args: argparse.Namespace) -> int:
             if args.json:
                 questions = [question.model_dump() for question in request.questions]
                 line = {'id': request.id, 'workflow_id': record.workflow_id, 'asked_at': asked, 'questions': questions}
-                print(json.dumps(line, ensure_ascii=False))
+                print(terminal_json(line))
                 continue
-            print(f'{request.id}  asked {asked}  workflow {printable(record.workflow_id)}')
+            print(f'{printable(request.id)}  asked {asked}  workflow {printable(record.workflow_id)}')
             for question in request.questions:
                 kind = 'pick one or more' if question.multi_select else 'pick one'
                 text = ' '.join(question.question.split())
@@ -156,7 +156,10 @@ def _read_json(file: str) -> Any:
     else:
         with open(file, encoding='utf-8') as handle:
             text = handle.read()
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError('the JSON is nested too deeply') from None
 
 
 def run_answer(args: argparse.Namespace) -> int:
@@ -210,7 +213,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except ValueError as error:
         _fail(f'invalid answer: {error}')
         return EXIT_INVALID
-    sys.stdout.write(json.dumps(result, ensure_ascii=False) + '\n')
+    sys.stdout.write(terminal_json(result) + '\n')
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
 
 

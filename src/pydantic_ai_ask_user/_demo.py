@@ -14,6 +14,7 @@ import anyio
 import pydantic_ai
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -212,7 +213,8 @@ async def run_demo(
         answerer, who = _pick_answerer(scripted=False, real_model=model is not None)
     timeline = Timeline(out=sink)
     agent = Agent(model or demo_model(), capabilities=[AskUser(answerer=answerer), timeline])
-    sink.write(f'ask-user demo: {"the offline demo model" if model is None else model}, answered by {who}\n')
+    shown = 'the offline demo model' if model is None else printable(str(model), allow_newline=False)
+    sink.write(f'ask-user demo: {shown}, answered by {printable(who)}\n')
     sink.write(f'task: {TASK}\n\n')
 
     async def handler(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
@@ -243,5 +245,9 @@ def _run(args: argparse.Namespace) -> int:
     # The demo owns its output: the exchange it prints is the point, so Pydantic AI's first-run banner stays out.
     pydantic_ai.BANNER_ENABLED = False
     answerer, who = _pick_answerer(scripted=args.scripted, real_model=args.model is not None)
-    anyio.run(lambda: run_demo(model=args.model, answerer=answerer, who=who))
+    try:
+        anyio.run(lambda: run_demo(model=args.model, answerer=answerer, who=who))
+    except UserError as error:  # an unknown model name, a missing key or provider package
+        print(f'ask-user: {printable(str(error))}', file=sys.stderr)
+        return 2
     return 0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
-__all__ = ('find_forbidden_character', 'fold', 'describe_character', 'printable')
+__all__ = ('find_forbidden_character', 'fold', 'describe_character', 'printable', 'terminal_json')
 
 _FORBIDDEN_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
 """Unicode categories never allowed in model-written text.
@@ -73,3 +74,24 @@ def printable(text: str, *, allow_newline: bool = True) -> str:
         else char
         for char in text
     )
+
+
+def terminal_json(value: object) -> str:
+    """`value` as one line of JSON that is safe to print: readable non-ASCII, but no character a terminal acts on.
+
+    `json.dumps` escapes only C0 controls; C1 controls (U+0080-U+009F, `U+009B` starts an escape
+    sequence on some terminals), format characters, line separators and lone surrogates would go out
+    raw. Each is written as a `\\uXXXX` escape instead, so the JSON still decodes to exactly `value`.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    if text.isprintable():
+        return text
+    return ''.join(_json_escape(char) if unicodedata.category(char) in _FORBIDDEN_CATEGORIES else char for char in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f'\\u{code:04x}'
+    code -= 0x10000  # JSON spells a character beyond the BMP as a surrogate pair
+    return f'\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}'

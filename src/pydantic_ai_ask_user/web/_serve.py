@@ -14,6 +14,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from pydantic_ai_ask_user import Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user._text import printable
 
 from ._answerer import WebAnswerer
 
@@ -93,7 +94,9 @@ async def open_cli_answerer(
 
         async def ask(request: AskUserRequest) -> AskUserResponse:
             url = web.login_url(base, request.id)
-            print(f'ask-user: answer in your browser (the link works once): {url}', file=stream, flush=True)
+            # The host is the caller's --host, printed as given: keep what a terminal would act on out of it.
+            shown = printable(url, allow_newline=False)
+            print(f'ask-user: answer in your browser (the link works once): {shown}', file=stream, flush=True)
             if open_browser and not await anyio.to_thread.run_sync(webbrowser.open, url):
                 print('ask-user: could not open a browser; open the link above yourself', file=stream, flush=True)
             return await web(request)
