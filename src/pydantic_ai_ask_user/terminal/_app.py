@@ -18,6 +18,7 @@ from prompt_toolkit.styles import Style
 from .._answers import AskUserResponse
 from ._menu import Menu
 from ._render import clean, to_fragments
+from ._signals import MenuSignals
 from ._terminal import Terminal
 
 __all__ = ('ESCAPE_DELAY', 'WITHDRAWN_LINE', 'DECLINED_LINE', 'run_menu')
@@ -46,7 +47,9 @@ STYLE = Style.from_dict(
 """How each part of the menu is drawn."""
 
 
-def _bindings(menu: Menu, finish: Callable[[AskUserResponse], None], redraw: Callable[[], None]) -> KeyBindings:
+def _bindings(
+    menu: Menu, finish: Callable[[AskUserResponse], None], redraw: Callable[[], None], suspend: Callable[[], None]
+) -> KeyBindings:
     bindings = KeyBindings()
 
     def act(action: Callable[[], None]) -> Callable[[KeyPressEvent], None]:
@@ -76,6 +79,7 @@ def _bindings(menu: Menu, finish: Callable[[AskUserResponse], None], redraw: Cal
     bindings.add('escape', eager=True)(act(decline))
     bindings.add('c-c')(act(decline))
     bindings.add('c-d')(act(decline))
+    bindings.add('c-z')(act(suspend))
     bindings.add('up')(act(menu.up))
     bindings.add('down')(act(menu.down))
     bindings.add('left')(act(menu.left))
@@ -114,9 +118,11 @@ async def run_menu(
 
     When the wait is cancelled, the menu is erased, `WITHDRAWN_LINE` is printed, the terminal is
     left exactly as it was, and the cancellation propagates. `on_redraw` is given a function that
-    redraws the menu while it is shown, and `None` once it is gone.
+    redraws the menu while it is shown, and `None` once it is gone. TERM, HUP and TSTP are handled
+    while the menu is shown (see `MenuSignals`): the terminal is never left in raw mode.
     """
     app: Application[AskUserResponse] | None = None
+    signals: MenuSignals | None = None
 
     def finish(response: AskUserResponse) -> None:
         if app is not None and app.is_running and not app.future.done():  # pyright: ignore[reportOptionalMemberAccess]
@@ -126,6 +132,10 @@ async def run_menu(
         if app is not None:
             app.invalidate()
 
+    def suspend() -> None:
+        if signals is not None:
+            signals.suspend()
+
     def fragments() -> StyleAndTextTuples:
         return list(to_fragments(menu.render(terminal.output.get_size().columns)))
 
@@ -133,7 +143,7 @@ async def run_menu(
     window = Window(control, wrap_lines=False, dont_extend_height=True, always_hide_cursor=True)
     app = Application(
         layout=Layout(HSplit([window])),
-        key_bindings=_bindings(menu, finish, redraw),
+        key_bindings=_bindings(menu, finish, redraw, suspend),
         style=STYLE,
         full_screen=False,
         erase_when_done=True,
@@ -143,20 +153,25 @@ async def run_menu(
     )
     app.ttimeoutlen = ESCAPE_DELAY
     app.timeoutlen = ESCAPE_DELAY
-    task = asyncio.ensure_future(app.run_async(handle_sigint=False))
-    if on_redraw is not None:
-        on_redraw(redraw)
-        task.add_done_callback(lambda _: on_redraw(None))
-    try:
-        response = await asyncio.shield(task)
-    except EOFError:
-        response = menu.decline()
-    except asyncio.CancelledError:
-        # Stop the application ourselves and wait, shielded, until it has erased itself and restored the terminal.
-        with anyio.CancelScope(shield=True):
-            await _stop(app, task)
-            terminal.say(WITHDRAWN_LINE)
-        raise
+    signals = MenuSignals(terminal, app, end=lambda: _stop(app, task))
+    with signals:
+        task = asyncio.ensure_future(app.run_async(handle_sigint=False))
+        if on_redraw is not None:
+            on_redraw(redraw)
+            task.add_done_callback(lambda _: on_redraw(None))
+        try:
+            response = await asyncio.shield(task)
+        except EOFError:
+            response = menu.decline()
+        except asyncio.CancelledError:
+            # Stop the application ourselves and wait, shielded, until it has erased itself and restored the terminal.
+            with anyio.CancelScope(shield=True):
+                await _stop(app, task)
+                terminal.say(WITHDRAWN_LINE)
+            raise
+        if signals.ended_by is not None:
+            # Leaving the block ends the process by that signal, now that the terminal is restored.
+            return response
     if response.cancelled:
         terminal.say(DECLINED_LINE)
     else:
