@@ -9,12 +9,13 @@ from ._hub import DEFAULT_REMEMBER_FINISHED, QuestionHub
 from ._security import (
     CONTENT_SECURITY_POLICY,
     CSRF_COOKIE,
+    DEFAULT_BODY_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     SESSION_COOKIE,
     TOKEN_HEADER,
     Authorize,
 )
-from ._serve import open_cli_answerer, serve
+from ._serve import ServerLimits, open_cli_answerer, serve
 from ._wire import DEFAULT_MAX_CUSTOM_ANSWER
 
 __all__ = (
@@ -23,11 +24,13 @@ __all__ = (
     'AskUserApp',
     'create_app',
     'serve',
+    'ServerLimits',
     'open_cli_answerer',
     'Authorize',
     'DEFAULT_TITLE',
     'DEFAULT_REMEMBER_FINISHED',
     'DEFAULT_MAX_BODY_BYTES',
+    'DEFAULT_BODY_SECONDS',
     'DEFAULT_MAX_CUSTOM_ANSWER',
     'CONTENT_SECURITY_POLICY',
     'SESSION_COOKIE',

@@ -30,13 +30,19 @@ from pydantic_ai_ask_user import (
 from ._forms import Entered, read_form
 from ._security import (
     CSRF_COOKIE,
+    DEFAULT_BODY_SECONDS,
     DEFAULT_MAX_BODY_BYTES,
     SESSION_COOKIE,
     Authorize,
-    BodyLimit,
+    BodyGuard,
+    CatchAll,
     Gate,
     SecurityHeaders,
+    cookie_name,
+    csrf_cookie,
+    internal_error,
     new_csrf_cookie,
+    wants_json,
 )
 from ._templates import STATIC_DIR, render
 from ._wire import DEFAULT_MAX_CUSTOM_ANSWER, BadBody, event_json, parse_json_body, parse_response, request_json
@@ -68,11 +74,14 @@ class AskUserApp:
         allow_custom_answers: bool = True,
         max_custom_answer: int = DEFAULT_MAX_CUSTOM_ANSWER,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        body_seconds: float = DEFAULT_BODY_SECONDS,
     ) -> None:
         if max_custom_answer < 1:
             raise ValueError(f'max_custom_answer must be 1 or more, not {max_custom_answer!r}')
         if max_body_bytes < 1024:
             raise ValueError(f'max_body_bytes must be at least 1024, not {max_body_bytes!r}')
+        if not body_seconds > 0:
+            raise ValueError(f'body_seconds must be more than 0, not {body_seconds!r}')
         self.store = store
         """Where the questions wait."""
         self.gate = Gate(authorize=authorize, access_token=access_token)
@@ -96,14 +105,17 @@ class AskUserApp:
             Route('/api/events', guarded(self._api_events), methods=['GET']),
             Mount('/static', StaticFiles(directory=STATIC_DIR), name='static'),
         ]
-        self._starlette = Starlette(
+        starlette = Starlette(
             routes=routes,
-            middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, max_bytes=max_body_bytes)],
+            middleware=[Middleware(BodyGuard, max_bytes=max_body_bytes, seconds=body_seconds)],
+            exception_handlers={Exception: _internal_error},
         )
+        # Outside Starlette's own error handling, so that its 500 carries the security headers too.
+        self._app = SecurityHeaders(CatchAll(starlette))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI connection."""
-        await self._starlette(scope, receive, send)
+        await self._app(scope, receive, send)
 
     @property
     def access_token(self) -> str | None:
@@ -170,8 +182,12 @@ class AskUserApp:
         if not (target == '' or (target.startswith('requests/') and _ID.fullmatch(target[len('requests/') :]))):
             target = ''
         response = RedirectResponse(_base(request) + target, status_code=303)
-        response.set_cookie(SESSION_COOKIE, self.gate.session, **_cookie_options(request))
-        response.set_cookie(CSRF_COOKIE, new_csrf_cookie(), **_cookie_options(request))
+        session_name = cookie_name(SESSION_COOKIE, request)
+        session = self.gate.new_session(replacing=request.cookies.get(session_name))
+        response.set_cookie(session_name, session, **_cookie_options(request))
+        if csrf_cookie(request) is None:
+            # Kept when the browser has one: a form already open in another tab carries a token made from it.
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), new_csrf_cookie(), **_cookie_options(request))
         return response
 
     # -- pages ---------------------------------------------------------------------------------
@@ -231,7 +247,7 @@ class AskUserApp:
         *,
         form_error: str | None = None,
     ) -> Response:
-        cookie = request.cookies.get(CSRF_COOKIE) or new_csrf_cookie()
+        cookie = csrf_cookie(request) or new_csrf_cookie()
         response = self._page(
             request,
             'form.html',
@@ -244,8 +260,8 @@ class AskUserApp:
             allow_custom=self.allow_custom_answers,
             max_custom=self.max_custom_answer,
         )
-        if request.cookies.get(CSRF_COOKIE) != cookie:
-            response.set_cookie(CSRF_COOKIE, cookie, **_cookie_options(request))
+        if csrf_cookie(request) != cookie:
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
         return response
 
     def _gone_page(self, request: Request, error: StoreError) -> Response:
@@ -283,15 +299,18 @@ class AskUserApp:
         return await self._api_respond(request.path_params['id'], response)
 
     async def _api_decline(self, request: Request) -> Response:
-        body = await request.body()
-        if body.strip():
-            try:
+        try:
+            # A browser's cookie comes with a plain cross-site form too; only the token in a header cannot.
+            if not self.gate.sent_token(request):
+                _require_json(request)
+            body = await request.body()
+            if body.strip():
                 _require_json(request)
                 value = parse_json_body(body)
-            except BadBody as error:
-                return _bad_body(error)
-            if value not in ({}, None):
-                return _bad_body(BadBody(422, 'a decline takes no fields; send {} or nothing'))
+                if value not in ({}, None):
+                    raise BadBody(422, 'a decline takes no fields; send {} or nothing')
+        except BadBody as error:
+            return _bad_body(error)
         return await self._api_respond(request.path_params['id'], AskUserResponse(cancelled=True))
 
     async def _api_respond(self, request_id: str, response: AskUserResponse) -> Response:
@@ -333,11 +352,13 @@ def create_app(
     allow_custom_answers: bool = True,
     max_custom_answer: int = DEFAULT_MAX_CUSTOM_ANSWER,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_seconds: float = DEFAULT_BODY_SECONDS,
 ) -> AskUserApp:
     """The inbox, forms and JSON API over any `QuestionStore`: the in-process hub, or a durable store.
 
     By default a random access token guards it (see `AskUserApp.login_path` and `access_token`); pass
-    `authorize(request) -> bool` (sync or async) to decide access yourself instead.
+    `authorize(request) -> bool` (sync or async) to decide access yourself instead. A request body
+    bigger than `max_body_bytes` gets 413; one that takes longer than `body_seconds` to arrive, 408.
     """
     return AskUserApp(
         store,
@@ -347,6 +368,7 @@ def create_app(
         allow_custom_answers=allow_custom_answers,
         max_custom_answer=max_custom_answer,
         max_body_bytes=max_body_bytes,
+        body_seconds=body_seconds,
     )
 
 
@@ -357,17 +379,20 @@ def _base(request: Request) -> str:
 
 
 def _is_api(request: Request) -> bool:
-    path = request.url.path
-    return path.startswith(_base(request) + 'api/')
+    return wants_json(request.scope)
 
 
 def _cookie_options(request: Request) -> dict[str, Any]:
     return {
         'httponly': True,
         'samesite': 'strict',
-        'secure': request.url.scheme == 'https',
+        'secure': request.scope.get('scheme') == 'https',
         'path': _base(request),
     }
+
+
+async def _internal_error(request: Request, error: Exception) -> Response:
+    return internal_error(request.scope)
 
 
 def _str(value: object) -> str | None:

@@ -91,7 +91,8 @@ def _read_question(
     for value in values:
         if value == OTHER and allow_custom_answers:
             other = True
-        elif value.isascii() and value.isdigit() and int(value) < len(question.options):
+        # The length first: `int()` refuses a string of more than 4,300 digits with an error of its own.
+        elif value.isascii() and value.isdigit() and len(value) <= 2 and int(value) < len(question.options):
             picked.add(int(value))
         else:
             return Entered(frozenset(picked), other, text, 'That choice is not one of the options; pick again.'), None

@@ -5,26 +5,40 @@ from __future__ import annotations
 import hashlib
 import hmac
 import inspect
+import logging
+import re
 import secrets
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from starlette.requests import Request
+import anyio
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pydantic_ai_ask_user._text import printable
 
 __all__ = (
     'Authorize',
     'Gate',
     'SecurityHeaders',
-    'BodyLimit',
+    'BodyGuard',
+    'CatchAll',
+    'internal_error',
     'CONTENT_SECURITY_POLICY',
     'SESSION_COOKIE',
     'CSRF_COOKIE',
     'TOKEN_HEADER',
     'LOGIN_CODE_SECONDS',
+    'MAX_SESSIONS',
     'DEFAULT_MAX_BODY_BYTES',
+    'DEFAULT_BODY_SECONDS',
+    'cookie_name',
+    'wants_json',
 )
 
 Authorize = Callable[[Request], bool | Awaitable[bool]]
@@ -36,11 +50,15 @@ CONTENT_SECURITY_POLICY = (
 )
 """No inline script or style, no eval, nothing from elsewhere, never framed."""
 
-SESSION_COOKIE = 'ask_user_session'
-"""The HttpOnly cookie a browser gets for a one-time login link."""
+SESSION_COOKIE = 'ask-user-session'
+"""The start of the HttpOnly session cookie's name; the name ends in the port: `ask-user-session-8000`.
 
-CSRF_COOKIE = 'ask_user_csrf'
-"""The HttpOnly cookie a form's CSRF token is derived from."""
+A browser sends a host's cookies to every port of it, so two servers on one host (two `ask-user ask
+--web`, say) would overwrite each other's cookie if the name were the same.
+"""
+
+CSRF_COOKIE = 'ask-user-csrf'
+"""The start of the HttpOnly cookie a form's CSRF token is derived from; the name ends in the port too."""
 
 TOKEN_HEADER = 'x-ask-user-token'
 """The header a JSON API client may send the access token in (or `Authorization: Bearer <token>`)."""
@@ -51,11 +69,22 @@ LOGIN_CODE_SECONDS = 24 * 3600.0
 MAX_LOGIN_CODES = 256
 """How many unused login links are kept; the oldest is forgotten first."""
 
+MAX_SESSIONS = 64
+"""How many signed-in browsers are remembered; each login makes one, and the oldest is signed out first."""
+
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 """The largest request body accepted; a bigger one gets 413."""
 
+DEFAULT_BODY_SECONDS = 30.0
+"""How long a client may take to send a request body, counted from its headers; a slower one gets 408."""
+
 Verdict = Literal['allowed', 'unauthenticated', 'forbidden']
 """What `Gate.check` decides: go on, 401, or 403."""
+
+_log = logging.getLogger('pydantic_ai_ask_user.web')
+
+_COOKIE_VALUE = re.compile(r'[A-Za-z0-9_-]{32,64}')
+"""What a cookie value this app made looks like (`secrets.token_urlsafe`); anything else is not one."""
 
 
 class Gate:
@@ -68,7 +97,7 @@ class Gate:
         """The user's hook; when set, it alone decides, and no token or cookie is used."""
         self.access_token: str | None = None if authorize is not None else (access_token or secrets.token_urlsafe(32))
         """The secret a JSON API client sends; `None` when `authorize` decides."""
-        self._session = secrets.token_urlsafe(32)
+        self._sessions: OrderedDict[bytes, None] = OrderedDict()  # digests, so a lookup leaks no timing
         self._csrf_key = secrets.token_bytes(32)
         self._codes: OrderedDict[str, float] = OrderedDict()
 
@@ -85,10 +114,15 @@ class Gate:
         deadline = self._codes.pop(code, None)
         return deadline is not None and time.monotonic() < deadline
 
-    @property
-    def session(self) -> str:
-        """The session cookie value a redeemed login link sets."""
-        return self._session
+    def new_session(self, replacing: str | None = None) -> str:
+        """A fresh session cookie value for a browser that just logged in; the one it `replaces` stops working."""
+        if replacing is not None:
+            self._sessions.pop(_digest(replacing), None)
+        session = secrets.token_urlsafe(32)
+        self._sessions[_digest(session)] = None
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+        return session
 
     async def check(self, request: Request) -> Verdict:
         """Whether `request` may see and answer questions."""
@@ -100,10 +134,14 @@ class Gate:
         token = _sent_token(request)
         if token is not None:
             return 'allowed' if _same(token, self.access_token or '') else 'forbidden'
-        cookie = request.cookies.get(SESSION_COOKIE)
+        cookie = request.cookies.get(cookie_name(SESSION_COOKIE, request))
         if cookie is not None:
-            return 'allowed' if _same(cookie, self._session) else 'forbidden'
+            return 'allowed' if _digest(cookie) in self._sessions else 'forbidden'
         return 'unauthenticated'
+
+    def sent_token(self, request: Request) -> bool:
+        """Whether `request` carries the access token in a header, which no cross-site page can make it send."""
+        return self.authorize is None and _sent_token(request) is not None
 
     def csrf_token(self, cookie: str) -> str:
         """The token a form carries for a browser whose CSRF cookie is `cookie`."""
@@ -111,13 +149,37 @@ class Gate:
 
     def csrf_ok(self, request: Request, sent: str | None) -> bool:
         """Whether the token posted with a form matches the browser's CSRF cookie."""
-        cookie = request.cookies.get(CSRF_COOKIE)
+        cookie = csrf_cookie(request)
         return bool(cookie and sent) and _same(sent or '', self.csrf_token(cookie or ''))
 
 
 def new_csrf_cookie() -> str:
     """A fresh CSRF cookie value."""
     return secrets.token_urlsafe(24)
+
+
+def csrf_cookie(request: Request) -> str | None:
+    """The browser's CSRF cookie for this server, if it has one this app could have made."""
+    cookie = request.cookies.get(cookie_name(CSRF_COOKIE, request))
+    return cookie if cookie is not None and _COOKIE_VALUE.fullmatch(cookie) else None
+
+
+def cookie_name(prefix: str, request: Request) -> str:
+    """`prefix` qualified by the port the browser addressed (`ask-user-session-8000`), as Jupyter does."""
+    return f'{prefix}-{_browser_port(request.scope)}'
+
+
+def _browser_port(scope: Scope) -> int:
+    # The Host header is what the browser keys its cookies on; it is parsed by hand, as a malformed one
+    # (`[`, `host:port`) makes Starlette's URL parsing raise.
+    host = Headers(scope=scope).get('host', '')
+    _, colon, port = host.rpartition(':')
+    if colon and port.isascii() and port.isdigit() and len(port) <= 5:
+        return int(port)
+    server = scope.get('server')
+    if not host and server is not None and server[1] is not None:
+        return int(server[1])
+    return 443 if scope.get('scheme') in ('https', 'wss') else 80
 
 
 def _sent_token(request: Request) -> str | None:
@@ -133,8 +195,15 @@ def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
 
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode('utf-8', 'surrogatepass')).digest()
+
+
 class SecurityHeaders:
-    """ASGI middleware adding the strict CSP, nosniff, no framing, no referrer and no caching to every response."""
+    """ASGI middleware adding the strict CSP, nosniff, no framing, no referrer and no caching to every response.
+
+    It wraps everything else, Starlette's own error responses included.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -168,55 +237,125 @@ _HEADERS: tuple[tuple[bytes, bytes], ...] = (
 """The headers `SecurityHeaders` adds unless the response set its own."""
 
 
-class BodyLimit:
-    """ASGI middleware answering 413 to a request body over `max_bytes`, before the app reads any of it."""
+class CatchAll:
+    """ASGI middleware that lets no exception out: it is logged, made printable, and the client gets a bare 500.
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    An exception that escaped would reach the server's log raw, and an exception's message can quote
+    what a client sent; Starlette has already answered 500 by then, through `SecurityHeaders`.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope['type'] != 'http' or scope['method'] in ('GET', 'HEAD', 'OPTIONS'):
+        started = False
+
+        async def send_watched(message: Message) -> None:
+            nonlocal started
+            started = started or message['type'] == 'http.response.start'
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_watched)
+        except Exception as error:
+            if isinstance(error, ClientDisconnect):
+                return  # nobody is left to answer
+            where = printable(f'{scope.get("method", "")} {scope.get("path", "")}', allow_newline=False)
+            _log.error('the question server failed on %s:\n%s', where, printable(traceback.format_exc()))
+            if scope['type'] == 'http' and not started:
+                await internal_error(scope)(scope, _no_receive, send)
+
+
+def internal_error(scope: Scope) -> Response:
+    """The 500 for a failure of the app itself: no detail, no traceback."""
+    message = 'the question server failed; the error is in its log'
+    if wants_json(scope):
+        return JSONResponse({'error': 'internal', 'message': message}, status_code=500)
+    return PlainTextResponse(message, status_code=500)
+
+
+class BodyTooLarge(Exception):
+    """The request body grew past the limit while the app read it."""
+
+
+class BodyTooSlow(Exception):
+    """The request body did not arrive in time."""
+
+
+class BodyGuard:
+    """ASGI middleware bounding request bodies in size and in time, without reading a byte the app does not ask for.
+
+    Nothing is read ahead, so the app checks access before any body is read: a client that is not
+    signed in is answered at once, however slowly it sends. A body declared over `max_bytes` gets
+    413 at once; one that grows past it while read gets 413, and one not all there `seconds` after
+    the request began gets 408. A response sent while the body is still unread closes the
+    connection, so an unfinished body cannot hold it open.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int, seconds: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        """The largest body read."""
+        self.seconds = seconds
+        """How long the whole body may take to arrive."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope['type'] != 'http':
             await self.app(scope, receive, send)
             return
-        declared = dict(scope['headers']).get(b'content-length')
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await _too_large(scope, send, self.max_bytes)
+        headers = Headers(scope=scope)
+        declared = headers.get('content-length')
+        if declared is not None and (
+            not declared.isascii() or not declared.isdigit() or int(declared) > self.max_bytes
+        ):
+            await _refuse(scope, send, 413, 'too_large', f'the request body is larger than {self.max_bytes} bytes')
             return
-        chunks: list[bytes] = []
+        has_body = (declared is not None and int(declared) > 0) or 'transfer-encoding' in headers
+        deadline = anyio.current_time() + self.seconds
         size = 0
-        while True:
-            message = await receive()
-            if message['type'] != 'http.request':
-                return  # the client went away
-            chunk: bytes = message.get('body', b'')
-            size += len(chunk)
-            if size > self.max_bytes:
-                await _too_large(scope, send, self.max_bytes)
-                return
-            chunks.append(chunk)
-            if not message.get('more_body', False):
-                break
-        replayed = False
+        finished = not has_body
+        started = False
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {'type': 'http.request', 'body': b''.join(chunks), 'more_body': False}
-            return await receive()
+        async def bounded_receive() -> Message:
+            nonlocal size, finished
+            if finished:
+                return await receive()
+            with anyio.move_on_after(deadline - anyio.current_time()):
+                message = await receive()
+                if message['type'] == 'http.request':
+                    size += len(message.get('body', b''))
+                    if size > self.max_bytes:
+                        raise BodyTooLarge
+                    finished = not message.get('more_body', False)
+                else:
+                    finished = True
+                return message
+            raise BodyTooSlow
 
-        await self.app(scope, replay, send)
+        async def send_closing(message: Message) -> None:
+            nonlocal started
+            if message['type'] == 'http.response.start':
+                started = True
+                if not finished:  # the rest of the body would otherwise keep the connection busy
+                    message = {**message, 'headers': [*message.get('headers', []), (b'connection', b'close')]}
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, send_closing)
+        except BodyTooLarge:
+            if not started:
+                await _refuse(scope, send, 413, 'too_large', f'the request body is larger than {self.max_bytes} bytes')
+        except BodyTooSlow:
+            if not started:
+                await _refuse(scope, send, 408, 'timeout', f'the request body took longer than {self.seconds:g} s')
 
 
-async def _too_large(scope: Scope, send: Send, max_bytes: int) -> None:
-    from starlette.responses import JSONResponse, PlainTextResponse
-
-    message = f'the request body is larger than {max_bytes} bytes'
+async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:
+    close = {'connection': 'close'}
     response = (
-        JSONResponse({'error': 'too_large', 'message': message}, status_code=413)
-        if _wants_json(scope)
-        else PlainTextResponse(message, status_code=413)
+        JSONResponse({'error': code, 'message': message}, status_code=status, headers=close)
+        if wants_json(scope)
+        else PlainTextResponse(message, status_code=status, headers=close)
     )
     await response(scope, _no_receive, send)
 
@@ -225,7 +364,8 @@ async def _no_receive() -> Message:  # pragma: no cover - a fixed response never
     return {'type': 'http.disconnect'}
 
 
-def _wants_json(scope: Scope) -> bool:
+def wants_json(scope: Scope) -> bool:
+    """Whether the request is for the JSON API, which answers errors in JSON rather than as a page."""
     root = scope.get('root_path', '')
     path: str = scope['path']
     if root and path.startswith(root):

@@ -46,6 +46,10 @@ def parse_json_body(body: bytes) -> Any:
         raise BadBody(400, 'the request body is not UTF-8 text') from None
     except json.JSONDecodeError as error:
         raise BadBody(400, f'the request body is not valid JSON: {error.msg} at line {error.lineno}') from None
+    except RecursionError:
+        raise BadBody(400, 'the request body is JSON nested too deeply') from None
+    except ValueError:  # an integer too long to convert: more than `sys.get_int_max_str_digits()` digits
+        raise BadBody(400, 'the request body holds a number too long to read') from None
 
 
 def parse_response(value: Any, *, max_custom_answer: int) -> AskUserResponse:
