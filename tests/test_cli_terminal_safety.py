@@ -84,10 +84,10 @@ def test_an_argument_the_parser_refuses_is_echoed_without_its_escapes() -> None:
 
 def test_a_demo_model_name_with_escapes_is_refused_without_them() -> None:
     done = _run('demo', '--scripted', '--model', 'nope:\u001b]0;pwned\u0007')
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert_nothing_a_terminal_acts_on(done.stdout)
     assert_nothing_a_terminal_acts_on(done.stderr)
-    assert ']0;pwned' in done.stderr.decode()
+    assert done.stderr.decode() == 'ask-user: Unknown model: nope:\ufffd]0;pwned\ufffd\n'
 
 
 def test_a_web_host_with_escapes_is_named_without_them(tmp_path: Path) -> None:
@@ -107,3 +107,20 @@ def test_the_result_json_on_stdout_escapes_what_a_terminal_would_act_on() -> Non
     assert json.loads(line) == value
     assert line.isprintable()
     assert '데이터' in line
+
+
+def test_an_unexpected_error_prints_its_traceback_without_escapes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pydantic_ai_ask_user._demo as demo
+    from pydantic_ai_ask_user._cli import main
+
+    def crash(args: Any) -> int:
+        raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
+
+    monkeypatch.setattr(demo, '_run', crash)
+    assert main(['demo']) == 1  # what Python itself exits with on an uncaught exception
+    err = capsys.readouterr().err
+    assert_nothing_a_terminal_acts_on(err.encode())
+    assert err.startswith('Traceback (most recent call last):')
+    assert err.endswith('RuntimeError: failed on \ufffd]52;c;cm0gLXJmIH4=\ufffd\n')
