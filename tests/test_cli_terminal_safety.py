@@ -124,3 +124,10 @@ def test_an_unexpected_error_prints_its_traceback_without_escapes(
     assert_nothing_a_terminal_acts_on(err.encode())
     assert err.startswith('Traceback (most recent call last):')
     assert err.endswith('RuntimeError: failed on \ufffd]52;c;cm0gLXJmIH4=\ufffd\n')
+
+
+def test_an_unknown_demo_model_exits_2_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    from pydantic_ai_ask_user._cli import main
+
+    assert main(['demo', '--scripted', '--model', 'nope:\u009b2J']) == 2
+    assert capsys.readouterr().err == 'ask-user: Unknown model: nope:\ufffd2J\n'
