@@ -12,7 +12,7 @@ from ask_user_support import ModelScript, ask_call, question, script
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
-from pydantic_ai.messages import FunctionToolResultEvent, TextPart
+from pydantic_ai.messages import FunctionToolResultEvent, TextPart, ToolCallPart
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -140,13 +140,33 @@ async def test_the_answerer_sees_exactly_what_the_model_asked_with_whitespace_st
     assert seen.multi_select is False
 
 
-async def test_each_call_gets_a_fresh_hex_request_id() -> None:
+async def test_each_request_id_is_its_tool_call_id() -> None:
     answerer = ScriptedAnswerer(default=0)
     model = script([ask_call(question('A'))], [ask_call(question('B'))])
-    await _agent(model, answerer).run('migrate')
+    requested: list[str] = []
+
+    class Watch(AbstractCapability[Any]):
+        @on_event(AskUserRequestedEvent)
+        async def seen(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
+            requested.append(event.request.id)
+
+    agent = Agent(model.model, capabilities=[AskUser(answerer=answerer), Watch()])
+    await agent.run('migrate')
+    calls = [
+        part.tool_call_id
+        for message in model.seen[-1]
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and part.tool_name == TOOL_NAME
+    ]
     first, second = (request.id for request in answerer.requests)
     assert first != second
-    assert all(int(request_id, 16) >= 0 and len(request_id) == 32 for request_id in (first, second))
+    assert [first, second] == calls == requested
+
+
+def test_a_request_built_directly_gets_a_fresh_hex_id() -> None:
+    first, second = (AskUserRequest(questions=(Question.model_validate(question('A')),)) for _ in range(2))
+    assert first.id != second.id
+    assert all(int(request.id, 16) >= 0 and len(request.id) == 32 for request in (first, second))
 
 
 async def test_validated_questions_are_frozen() -> None:

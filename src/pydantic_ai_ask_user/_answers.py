@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from uuid import uuid4
 
 from pydantic import ValidationError
@@ -23,6 +23,7 @@ __all__ = (
     'AskUserAnswer',
     'AskUserResponse',
     'Answerer',
+    'DurableAnswerer',
     'check_response',
     'check_custom_answer',
     'ask_user_result',
@@ -66,7 +67,9 @@ class AskUserRequest:
     id: str = field(default_factory=_new_request_id)
     """Tells concurrent or repeated calls apart; a UI matches its reply to it.
 
-    A fresh random hex string per call; in deferred mode, the tool call id.
+    A request made by the tool has the tool call's id, in every mode: stable across validation
+    retries, replays, deferral and recovery, so a question published twice is the same question.
+    A fresh random hex string is only the default for a request built directly.
     """
 
     def __post_init__(self) -> None:
@@ -157,6 +160,25 @@ class Answerer(Protocol):
 
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Present `request` to the user and return what they picked."""
+        ...
+
+
+@runtime_checkable
+class DurableAnswerer(Answerer, Protocol):
+    """An answerer that records its own wait in a durable engine, and bounds it itself.
+
+    `AskUser` calls `ask_durably` instead of the plain call, passing its `timeout`, and neither wraps
+    the call in a durable step nor cancels it when the time is up: the answerer owns the deadline, so
+    it can record it once and resume a recovered wait with the time left, and it decides, atomically
+    with whoever answers, whether an answer came in time. `DBOSAnswerer` is one.
+    """
+
+    async def ask_durably(self, request: AskUserRequest, /, *, timeout: float | None) -> AskUserResponse | None:
+        """Present `request`, wait at most `timeout` seconds (`None`: no limit) from when it was first asked.
+
+        Returns the response, or `None` when the time ran out first and the request was withdrawn: an
+        answer is then refused to whoever gives it, never accepted and dropped.
+        """
         ...
 
 

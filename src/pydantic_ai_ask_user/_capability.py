@@ -13,7 +13,16 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.tools import AgentDepsT
 
-from ._answers import TIMED_OUT, TOOL_NAME, Answerer, AskUserRequest, AskUserResponse, ask_user_result
+from ._answers import (
+    TIMED_OUT,
+    TOOL_NAME,
+    Answerer,
+    AskUserRequest,
+    AskUserResponse,
+    DurableAnswerer,
+    ask_user_result,
+)
+from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._questions import Questions
 
@@ -21,7 +30,10 @@ if TYPE_CHECKING:
     from pydantic_ai.agent import AbstractAgent
     from pydantic_ai.toolsets import AbstractToolset
 
-__all__ = ('AskUser', 'INSTRUCTIONS', 'TOOL_DESCRIPTION')
+__all__ = ('AskUser', 'INSTRUCTIONS', 'TOOL_DESCRIPTION', 'DEFAULT_ID')
+
+DEFAULT_ID = 'ask_user'
+"""The toolset's `id` unless the capability has one: durable engines name their steps and activities after it."""
 
 INSTRUCTIONS = (
     f'You can put multiple-choice questions to the user with the `{TOOL_NAME}` tool. '
@@ -65,7 +77,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
     """Seconds to wait for the answerer, or `None` to wait as long as it takes.
 
     When it runs out, the answerer is cancelled, `AskUserAnsweredEvent` fires with `timed_out=True`,
-    and the model is told `TIMED_OUT`. Not allowed with `answerer=None`, where nothing waits.
+    and the model is told `TIMED_OUT`. An answerer that already had the answer when it was cancelled
+    may still return it, and that answer is used: an answer a person was told was taken is never
+    dropped. A `DurableAnswerer` is given the timeout instead, and keeps the deadline across restarts.
+    Not allowed with `answerer=None`, where nothing waits.
     """
 
     max_retries: int | None = None
@@ -113,10 +128,17 @@ class AskUser(AbstractCapability[AgentDepsT]):
         return self
 
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
-        """Reject a second `AskUser` added for one run."""
+        """Reject a second `AskUser` added for one run, and a live wait a durable engine could not record."""
         count = sum(isinstance(capability, AskUser) for capability in ctx.capabilities.values())
         if count > 1:
             raise UserError(_conflict_message(count))
+        self._check_engine(ctx)
+
+    def _check_engine(self, ctx: RunContext[Any]) -> str | None:
+        engine = durable_engine(ctx.capabilities.values())
+        if engine is not None and engine != 'DBOS' and self.answerer is not None:
+            raise UserError(refusal_message(engine))
+        return engine
 
     def get_instructions(self) -> str:
         """Static, cache-stable guidance on when to ask."""
@@ -127,25 +149,32 @@ class AskUser(AbstractCapability[AgentDepsT]):
         capability = self
 
         async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
-            return await capability._ask(ctx, AskUserRequest(questions=questions))
+            # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
+            if ctx.tool_call_id:
+                return await capability._ask(ctx, AskUserRequest(questions=questions, id=ctx.tool_call_id))
+            return await capability._ask(ctx, AskUserRequest(questions=questions))  # pragma: no cover
 
-        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries)
+        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
         toolset.add_function(ask_user_question, name=TOOL_NAME, description=TOOL_DESCRIPTION)
         return toolset
 
     async def _ask(self, ctx: RunContext[Any], request: AskUserRequest) -> dict[str, list[str]] | str:
         answerer = self.answerer
-        if answerer is None:
-            raise CallDeferred()
         await ctx.emit(AskUserRequestedEvent(request=request))
-        response: AskUserResponse | None = None
+        if answerer is None:
+            # A question, not an external job: hosts and UI adapters tell them apart by `kind`.
+            raise CallDeferred(kind='question')
         try:
-            with anyio.move_on_after(self.timeout) as scope:
-                response = await answerer(request)
+            response, timed_out = await self._wait(ctx, answerer, request)
         except Exception:
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
             raise
-        if response is None and scope.cancelled_caught:
+        except BaseException:
+            # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
+            with anyio.CancelScope(shield=True):
+                await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, withdrawn=True))
+            raise
+        if timed_out:
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, timed_out=True))
             return TIMED_OUT
         if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -153,6 +182,22 @@ class AskUser(AbstractCapability[AgentDepsT]):
             raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
         await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
         return ask_user_result(request, response)
+
+    async def _wait(
+        self, ctx: RunContext[Any], answerer: Answerer, request: AskUserRequest
+    ) -> tuple[AskUserResponse | None, bool]:
+        """What the answerer returned, and whether the timeout ran out before it returned anything."""
+        if isinstance(answerer, DurableAnswerer):
+            # It records its own wait and owns the deadline; cancelling it could drop an answer it recorded.
+            response = await answerer.ask_durably(request, timeout=self.timeout)
+            return response, response is None
+        if self._check_engine(ctx) == 'DBOS':
+            return await ask_in_dbos_step(answerer, request, self.timeout)
+        response: AskUserResponse | None = None
+        with anyio.move_on_after(self.timeout) as scope:
+            response = await answerer(request)
+        # An answerer cancelled at the deadline may still return the answer it already had: that one counts.
+        return response, response is None and scope.cancelled_caught
 
 
 _WITHDRAWN = AskUserResponse(cancelled=True)

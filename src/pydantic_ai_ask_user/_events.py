@@ -13,10 +13,15 @@ __all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent')
 
 @dataclass(kw_only=True, repr=False)
 class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
-    """The model asked the user something, and the answerer is about to be called."""
+    """The model asked the user something, and the answerer is about to be called (or the call deferred).
+
+    In deferred mode (`AskUser(answerer=None)`) it is emitted just before the call is deferred, and no
+    answered event follows in this run: the answer comes back as `DeferredToolResults`, from whoever
+    holds the request. Its `request` equals `AskUserRequest.from_tool_call(call)` of the deferred call.
+    """
 
     request: AskUserRequest
-    """What the model asked, validated; `request.id` matches the answered event's `request_id`."""
+    """What the model asked, validated; `request.id` is the tool call id and the answered event's `request_id`."""
 
 
 @dataclass(kw_only=True, repr=False)
@@ -25,7 +30,9 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
 
     Emitted before the response is checked against the request, so a listener that has been waiting
     since the requested event is released even when the answerer misbehaved and the run is about to
-    fail. Also emitted, with a cancelled response, when the wait timed out or the answerer raised.
+    fail. Also emitted, with a cancelled response, when the wait timed out, the answerer raised, or the
+    run was cancelled while waiting: every requested event of a live answerer has exactly one answered
+    event, so a listener never waits forever.
     """
 
     request_id: str
@@ -39,3 +46,6 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
 
     failed: bool = False
     """True when the answerer raised, or returned something that is not an `AskUserResponse`; the run then fails."""
+
+    withdrawn: bool = False
+    """True when the run was cancelled (or a durable engine aborted it) while the question was open."""

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -52,6 +52,9 @@ class DBOSAnswerer:
 
     Called outside a workflow, it starts a small DBOS workflow of its own for the wait, so the
     question still survives in the database, but the caller's own run does not.
+
+    It is a `DurableAnswerer`: `AskUser(timeout=...)` hands it the timeout, and the deadline, counted
+    from the first publication, survives restarts too.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -74,9 +77,24 @@ class DBOSAnswerer:
 
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Publish `request`, wait durably for its answer, and return it."""
+        response = await self.ask_durably(request, timeout=None)
+        assert response is not None  # only a timeout gives None
+        return response
+
+    async def ask_durably(self, request: AskUserRequest, /, *, timeout: float | None) -> AskUserResponse | None:
+        """Publish `request` and wait durably for its answer, at most `timeout` seconds from when it was first asked.
+
+        The deadline is counted from the moment the question was first published, which the
+        database records, so a recovered wait has only the time left. When it passes, the question
+        is withdrawn in the same atomic update that an answer would claim it with: an answer
+        recorded first is returned, however late it is read; an answer after that is refused with
+        `WithdrawnError`. Returns `None` when the time ran out.
+        """
+        if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f'timeout must be a positive number of seconds or None, not {timeout!r}')
         if DBOS.workflow_id is not None and DBOS.step_id is None:
-            return await self._wait_in_workflow(request, DBOS.workflow_id)
-        return await self._wait_in_own_workflow(request)
+            return await self._wait_in_workflow(request, DBOS.workflow_id, timeout)
+        return await self._wait_in_own_workflow(request, timeout)
 
     def engine(self) -> sa.Engine:
         """The engine on `database_url`, created (with the table) on first use."""
@@ -103,45 +121,91 @@ class DBOSAnswerer:
 
         return await DBOS.run_step_async({'name': f'ask_user.{name}'}, run)
 
-    async def _wait_in_workflow(self, request: AskUserRequest, workflow_id: str) -> AskUserResponse:
-        def publish() -> tuple[str, str]:
-            with self.engine().begin() as conn:
-                insert_pending(conn, request, workflow_id)
-                status = conn.execute(
-                    sa.select(requests_table.c.status).where(requests_table.c.id == request.id)
-                ).scalar_one()
-            return request.id, status
-
-        # A step, so a recovered workflow waits under the id the person saw, not a fresh one.
-        request_id, status = await self._step('publish', publish)
-        if status == 'withdrawn':  # its caller gave up before this workflow started
+    async def _wait_in_workflow(
+        self, request: AskUserRequest, workflow_id: str, timeout: float | None
+    ) -> AskUserResponse | None:
+        # Steps, so a recovered workflow waits under the id the person saw (the tool call id, which its
+        # recorded model response carries), with the deadline of the first publication, and replays
+        # every decision below from recorded values, never from the clock of the replay.
+        published = await self._step('publish', lambda: self._publish(request, workflow_id))
+        if published.status == 'withdrawn':  # its caller gave up before this workflow started
             return AskUserResponse(cancelled=True)
-        topic = message_topic(request_id)
+        deadline = None if timeout is None else published.created_at + timeout
+        now = published.now
+        topic = message_topic(request.id)
         try:
             while True:
-                message = await DBOS.recv_async(topic, timeout_seconds=self.recheck_seconds)
-                if message is not None:
-                    return _response_from_message(message)
-                stored = await self._step('check', lambda: self._read_answer(request_id))
-                if stored is not None:
-                    return decode_response(stored)
+                wait = self.recheck_seconds if deadline is None else min(self.recheck_seconds, deadline - now)
+                if wait > 0:
+                    message = await DBOS.recv_async(topic, timeout_seconds=wait)
+                    if message is not None:
+                        return _response_from_message(message)
+                checked = await self._step('check', lambda: self._check(request.id, deadline))
+                if checked.outcome == 'answered':
+                    assert checked.response is not None
+                    return decode_response(checked.response)
+                if checked.outcome == 'timed_out':
+                    return None
+                now = checked.now
         except BaseException:
-            # Timed out or cancelled while waiting: no answer may be taken from now on.
+            # Cancelled while waiting: no answer may be taken from now on.
             # The original error matters more than a failed withdrawal, so that one is not raised.
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await self._step('withdraw', lambda: self._withdraw(request_id))
+                await self._step('withdraw', lambda: self._withdraw(request.id))
             raise
 
-    async def _wait_in_own_workflow(self, request: AskUserRequest) -> AskUserResponse:
+    def _publish(self, request: AskUserRequest, workflow_id: str) -> _Published:
+        with self.engine().begin() as conn:
+            insert_pending(conn, request, workflow_id)
+            row = conn.execute(
+                sa.select(requests_table.c.workflow_id, requests_table.c.status, requests_table.c.created_at).where(
+                    requests_table.c.id == request.id
+                )
+            ).one()
+        if row.workflow_id != workflow_id:
+            raise ValueError(
+                f'request id {request.id!r} is already waiting in workflow {row.workflow_id!r}: a tool call id '
+                'must not be reused by another run (a model that numbers its tool calls from 1 in every run '
+                'cannot share a durable question table)'
+            )
+        return _Published(status=row.status, created_at=float(row.created_at), now=time.time())
+
+    def _check(self, request_id: str, deadline: float | None) -> _Checked:
+        """Read the answer; past the deadline, withdraw the request unless an answer claimed it first."""
+        with self.engine().begin() as conn:
+            now = time.time()
+            if deadline is not None and now >= deadline:
+                conn.execute(
+                    sa.update(requests_table)
+                    .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
+                    .values(status='withdrawn', updated_at=now)
+                )
+            row = conn.execute(
+                sa.select(requests_table.c.status, requests_table.c.response).where(requests_table.c.id == request_id)
+            ).one()
+        if row.status == 'answered':
+            return _Checked('answered', row.response, now)
+        if row.status == 'withdrawn':
+            if deadline is not None and now >= deadline:
+                return _Checked('timed_out', None, now)
+            return _Checked('answered', encode_response(AskUserResponse(cancelled=True)), now)
+        return _Checked('pending', None, now)
+
+    async def _wait_in_own_workflow(self, request: AskUserRequest, timeout: float | None) -> AskUserResponse | None:
         workflow_id = f'ask-user-{request.id}'
         try:
             # The workflow publishes the question itself, so nobody can answer before it exists.
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(
-                    _wait_workflow, self.database_url, request.id, encode_request(request), self.recheck_seconds
+                    _wait_workflow,
+                    self.database_url,
+                    request.id,
+                    encode_request(request),
+                    self.recheck_seconds,
+                    timeout,
                 )
-            result: str = await handle.get_result()
-            return decode_response(result)
+            result: str | None = await handle.get_result()
+            return None if result is None else decode_response(result)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if await self._in_thread(lambda: self._withdraw(request.id, workflow_id, request)):
@@ -150,17 +214,6 @@ class DBOSAnswerer:
                     with contextlib.suppress(Exception):
                         await DBOS.send_async(workflow_id, json.dumps({'withdrawn': True}), message_topic(request.id))
             raise
-
-    def _read_answer(self, request_id: str) -> str | None:
-        with self.engine().connect() as conn:
-            row = conn.execute(
-                sa.select(requests_table.c.status, requests_table.c.response).where(requests_table.c.id == request_id)
-            ).first()
-        if row is None or row.status == 'pending':
-            return None
-        if row.status == 'withdrawn':
-            return encode_response(AskUserResponse(cancelled=True))
-        return row.response
 
     def _withdraw(self, request_id: str, workflow_id: str | None = None, request: AskUserRequest | None = None) -> bool:
         """Mark the request withdrawn if it is pending; True if it was.
@@ -179,6 +232,34 @@ class DBOSAnswerer:
             if request is not None and workflow_id is not None:
                 insert_pending(conn, request, workflow_id, status='withdrawn')
             return False
+
+
+@dataclass(frozen=True)
+class _Published:
+    """What the publish step records: where the question stands, when it was first asked, and the time now."""
+
+    status: str
+    """The row's status after the publication: `pending`, or whatever an earlier attempt left."""
+
+    created_at: float
+    """When the question was first published; the deadline counts from it."""
+
+    now: float
+    """The time of this step, so the first wait is decided from a recorded value."""
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What a check step records: the outcome, the answer's JSON when there is one, and the time of the check."""
+
+    outcome: Literal['answered', 'timed_out', 'pending']
+    """Answered (or declined), withdrawn at the deadline, or still waiting."""
+
+    response: str | None
+    """The response as JSON, when answered."""
+
+    now: float
+    """The time of the check, so the next wait is decided from a recorded value."""
 
 
 def _response_from_message(message: Any) -> AskUserResponse:
@@ -202,10 +283,13 @@ def _answerer_for(database_url: str, recheck_seconds: float) -> DBOSAnswerer:
 
 
 @DBOS.workflow(name='pydantic_ai_ask_user.durable.wait')
-async def _wait_workflow(database_url: str, request_id: str, questions: str, recheck_seconds: float) -> str:
-    """The wait of a `DBOSAnswerer` called outside any workflow; returns the response as JSON."""
+async def _wait_workflow(
+    database_url: str, request_id: str, questions: str, recheck_seconds: float, timeout: float | None = None
+) -> str | None:
+    """The wait of a `DBOSAnswerer` called outside any workflow; the response as JSON, or `None` on timeout."""
     answerer = _answerer_for(database_url, recheck_seconds)
     request = decode_request(questions, request_id)
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
-    return encode_response(await answerer._wait_in_workflow(request, workflow_id))  # pyright: ignore[reportPrivateUsage]
+    response = await answerer._wait_in_workflow(request, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]
+    return None if response is None else encode_response(response)

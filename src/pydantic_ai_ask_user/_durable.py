@@ -1,0 +1,94 @@
+"""Where an `AskUser` wait runs when the agent runs inside a durable engine.
+
+A durable engine replays a run after a crash. A question whose answer the engine did not record
+would be put to the person again on replay, and the run could go on with a second, different
+answer. So inside a durable run the answer is recorded by the engine before the run can act on it:
+
+- DBOS: an ordinary answerer runs inside a DBOS step, which records its response; a replay returns
+  the recorded response and never calls the answerer again. The deadline of `AskUser(timeout=...)`
+  is recorded by a step of its own, so a recovered wait resumes with the time left.
+- A `DurableAnswerer` (such as `DBOSAnswerer`) records its own wait; it is called as it is.
+- Temporal, Prefect and any other engine: a live wait is refused at run start. There, the tool call
+  runs inside an activity or task with its own timeout and retries, which is no place to wait for a
+  person; defer the call instead (`AskUser(answerer=None)`).
+
+Nothing here imports an engine: an engine is only looked at when its module is already loaded.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any, cast
+
+import anyio
+
+from ._answers import Answerer, AskUserRequest, AskUserResponse
+
+__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message')
+
+
+def durable_engine(capabilities: Iterable[Any]) -> str | None:
+    """The name of the durable engine whose container this code runs in (`'DBOS'`, `'Temporal'`, ...), or `None`.
+
+    `capabilities` are the run's capabilities: a durability capability (`DBOSDurability`,
+    `TemporalDurability`, `PrefectDurability`, ...) names its engine and says whether the code runs
+    in its container. The older wrapper agents (`DBOSAgent`, `TemporalAgent`, `PrefectAgent`) install
+    no capability, so the engines' own notion of "in a workflow" is asked too.
+    """
+    for capability in list(capabilities):
+        spec = getattr(capability, 'engine_spec', None)
+        if spec is not None and getattr(capability, 'in_durable_context', False):
+            return str(spec.engine_name)
+    dbos = sys.modules.get('dbos')
+    if dbos is not None and cast(Any, dbos).DBOS.workflow_id is not None:
+        return 'DBOS'
+    temporal = sys.modules.get('temporalio.workflow')
+    if temporal is not None and cast(Any, temporal).in_workflow():
+        return 'Temporal'
+    prefect = sys.modules.get('prefect.context')
+    if prefect is not None and cast(Any, prefect).FlowRunContext.get() is not None:
+        return 'Prefect'
+    return None
+
+
+def refusal_message(engine: str) -> str:
+    """Why a live answerer cannot wait inside a durable run of `engine`, and what to do instead."""
+    return (
+        f'AskUser cannot wait for a person inside a {engine} run: the tool call runs as a {engine} '
+        'activity or task, with its own timeout and retries, so the wait would be cut short or the person '
+        'asked again on a retry, and the answer would not be recorded by the run itself. Defer the call '
+        'instead: AskUser(answerer=None) ends the run with DeferredToolRequests, and you start a new run with '
+        'DeferredToolResults(calls={call.tool_call_id: ask_user_result(request, response)}) once the person '
+        'has answered. On DBOS, an ordinary answerer or DBOSAnswerer waits durably inside the run.'
+    )
+
+
+async def ask_in_dbos_step(
+    answerer: Answerer, request: AskUserRequest, timeout: float | None
+) -> tuple[AskUserResponse | None, bool]:
+    """Call `answerer` inside a DBOS step, so a replay returns its recorded response instead of asking again.
+
+    Returns what the answerer returned (`None` if the timeout ran out first) and whether it ran out.
+    The deadline is recorded once, by a step of its own, so a recovered wait has only the time left.
+    """
+    from dbos import DBOS
+
+    deadline: float | None = None
+    if timeout is not None:
+        deadline = await DBOS.run_step_async({'name': 'ask_user.deadline'}, _deadline_after, timeout)
+
+    async def answer() -> tuple[AskUserResponse | None, bool]:
+        response: AskUserResponse | None = None
+        remaining = None if deadline is None else max(deadline - time.time(), 0.0)
+        with anyio.move_on_after(remaining) as scope:
+            response = await answerer(request)
+        # An answerer may return the answer it already had when the deadline cancelled it: that one counts.
+        return response, response is None and scope.cancelled_caught
+
+    return await DBOS.run_step_async({'name': 'ask_user.answer'}, answer)
+
+
+async def _deadline_after(timeout: float) -> float:
+    return time.time() + timeout
