@@ -12,6 +12,7 @@ from web_support import ask_one, multi, single, wait_pending
 from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
     AskUserAnswer,
+    AskUserRequest,
     AskUserResponse,
     StoreEvent,
     UnknownRequestError,
@@ -90,15 +91,87 @@ async def test_a_response_that_does_not_fit_is_refused_and_the_request_keeps_wai
         group.cancel_scope.cancel()
 
 
-async def test_the_same_id_cannot_be_asked_twice() -> None:
+async def test_the_same_id_asked_twice_is_one_question_and_one_answer() -> None:
     hub = QuestionHub()
     request = ask_one()
+    events = hub.events()
+    response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    got: list[AskUserResponse] = []
+
+    async def ask() -> None:
+        got.append(await hub.ask(request))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await wait_pending(hub, request.id)
+        group.start_soon(ask)  # a replay of the same tool call joins the wait
+        await anyio.wait_all_tasks_blocked()
+        assert await hub.pending() == (request,)
+        await hub.respond(request.id, response)
+    assert got == [response, response]
+    # Asked again once answered, it is answered: the person is not asked a second time.
+    assert await hub.ask(request) == response
+    kinds = [(await events.__anext__()).kind for _ in range(2)]
+    assert kinds == ['requested', 'answered']
+    with anyio.move_on_after(0.05):
+        extra = await events.__anext__()
+        raise AssertionError(f'one question was published twice: {extra}')
+
+
+async def test_another_question_under_a_waiting_id_is_refused() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    other = AskUserRequest(questions=(multi(),), id=request.id)
     async with anyio.create_task_group() as group:
         group.start_soon(hub.ask, request)
         await wait_pending(hub, request.id)
-        with pytest.raises(ValueError, match='already been asked'):
-            await hub.ask(request)
+        with pytest.raises(ValueError, match='already waiting in this hub with other questions'):
+            await hub.ask(other)
         group.cancel_scope.cancel()
+
+
+async def test_one_asker_cancelled_leaves_the_question_to_the_other() -> None:
+    hub = QuestionHub()
+    request = ask_one()
+    async with anyio.create_task_group() as group:
+        with anyio.CancelScope() as first:
+            group.start_soon(hub.ask, request)
+            await wait_pending(hub, request.id)
+
+        async def cancelled_asker() -> None:
+            with first:
+                await hub.ask(request)
+
+        group.start_soon(cancelled_asker)
+        await anyio.wait_all_tasks_blocked()
+        first.cancel()
+        await anyio.wait_all_tasks_blocked()
+        assert await hub.get(request.id) == request
+        group.cancel_scope.cancel()
+    with pytest.raises(WithdrawnError):
+        await hub.get(request.id)
+
+
+async def test_an_answer_accepted_as_the_wait_is_cancelled_is_returned_not_dropped() -> None:
+    """The answer and the deadline land in one loop iteration: the accepted answer wins."""
+    hub = QuestionHub()
+    request = ask_one()
+    response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    got: list[AskUserResponse] = []
+    async with anyio.create_task_group() as group:
+        scope = anyio.CancelScope()
+
+        async def ask() -> None:
+            with scope:
+                got.append(await hub.ask(request))
+
+        group.start_soon(ask)
+        await wait_pending(hub, request.id)
+        scope.cancel()  # the deadline fires...
+        await hub.respond(request.id, response)  # ...and in the same iteration the person is told it was taken
+    assert got == [response]
+    with pytest.raises(AlreadyAnsweredError):
+        await hub.get(request.id)
 
 
 async def test_events_report_requested_answered_and_withdrawn_in_order() -> None:

@@ -33,12 +33,13 @@ _Outcome = Literal['answered', 'withdrawn']
 class _Waiting:
     """One pending request, and the event its asker waits on."""
 
-    __slots__ = ('done', 'request', 'response')
+    __slots__ = ('askers', 'done', 'request', 'response')
 
     def __init__(self, request: AskUserRequest) -> None:
         self.request = request
         self.done = anyio.Event()
         self.response: AskUserResponse | None = None
+        self.askers = 0
 
 
 class QuestionHub:
@@ -59,6 +60,7 @@ class QuestionHub:
             raise ValueError(f'subscriber_buffer must be 1 or more, not {subscriber_buffer!r}')
         self._pending: dict[str, _Waiting] = {}
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
+        self._answered: dict[str, AskUserResponse] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -67,16 +69,31 @@ class QuestionHub:
         """Publish `request` and wait until a person answers or declines it.
 
         Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent.
+        An answer the hub accepted before the cancellation landed is returned all the same, since the
+        person was told it was taken. Asking again under the id of a request that is still waiting (a
+        replay of the same tool call) joins that wait, and under the id of an answered one returns its
+        answer: one id is one question, shown once.
         """
-        if request.id in self._pending or request.id in self._finished:
-            raise ValueError(f'a request with id {request.id!r} has already been asked through this hub')
-        waiting = _Waiting(request)
-        self._pending[request.id] = waiting
-        self._publish(StoreEvent('requested', request.id, request))
+        waiting = self._pending.get(request.id)
+        if waiting is None:
+            if (answered := self._answered.get(request.id)) is not None:
+                return answered
+            self._finished.pop(request.id, None)
+            waiting = _Waiting(request)
+            self._pending[request.id] = waiting
+            self._publish(StoreEvent('requested', request.id, request))
+        elif waiting.request != request:
+            raise ValueError(f'request {request.id!r} is already waiting in this hub with other questions')
+        waiting.askers += 1
         try:
             await waiting.done.wait()
+        except BaseException:
+            if waiting.response is not None:
+                return waiting.response
+            raise
         finally:
-            if waiting.response is None:
+            waiting.askers -= 1
+            if waiting.response is None and not waiting.askers:
                 del self._pending[request.id]
                 self._finish(request.id, 'withdrawn')
         response = waiting.response
@@ -102,7 +119,7 @@ class QuestionHub:
         check_response(waiting.request, response)
         waiting.response = response
         del self._pending[request_id]
-        self._finish(request_id, 'answered')
+        self._finish(request_id, 'answered', response)
         waiting.done.set()
 
     def events(self) -> AsyncIterator[StoreEvent]:
@@ -127,11 +144,14 @@ class QuestionHub:
             raise WithdrawnError(request_id)
         raise UnknownRequestError(request_id)
 
-    def _finish(self, request_id: str, outcome: _Outcome) -> None:
+    def _finish(self, request_id: str, outcome: _Outcome, response: AskUserResponse | None = None) -> None:
         if self._remember:
             self._finished[request_id] = outcome
+            if response is not None:
+                self._answered[request_id] = response
             while len(self._finished) > self._remember:
-                self._finished.popitem(last=False)
+                forgotten, _ = self._finished.popitem(last=False)
+                self._answered.pop(forgotten, None)
         self._publish(StoreEvent(outcome, request_id))
 
     def _publish(self, event: StoreEvent) -> None:
