@@ -9,6 +9,7 @@ from ._answers import (
     AskUserRequest,
     AskUserResponse,
     CannotAskError,
+    DurableAnswerer,
     ask_user_result,
     check_custom_answer,
     check_response,
@@ -39,6 +40,7 @@ from ._text import printable
 __all__ = (
     'AskUser',
     'Answerer',
+    'DurableAnswerer',
     'AskUserRequest',
     'AskUserResponse',
     'AskUserAnswer',
