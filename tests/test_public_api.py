@@ -12,6 +12,7 @@ import pydantic_ai_ask_user.testing
 PUBLIC = {
     'AskUser',
     'Answerer',
+    'DurableAnswerer',
     'AskUserRequest',
     'AskUserResponse',
     'AskUserAnswer',
