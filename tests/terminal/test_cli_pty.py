@@ -136,10 +136,12 @@ def test_digits_typed_in_the_text_field_are_text_and_pasting_works(spawn: Spawn,
     assert outcome(screen, path) == (0, {'Database': ['CockroachDB 24, in 3 regions']})
 
 
-def test_typing_a_letter_opens_the_text_field_and_the_cap_is_shown(spawn: Spawn, write_questions: Any) -> None:
+def test_typing_in_the_text_row_shows_the_cap(spawn: Spawn, write_questions: Any) -> None:
     path = write_questions(ONE)
     screen = ask(spawn, path)
     screen.wait_for('1/1 Database')
+    screen.send(UP)
+    screen.wait_for('Type my own answer:')
     screen.send('Oracle')
     screen.wait_for('6/2000 characters')
     screen.send('\r')

@@ -8,6 +8,7 @@ import pytest
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.terminal import Menu, cell_width, wrap
+from pydantic_ai_ask_user.terminal._menu import NO_TYPED_ANSWER_HINT, STRAY_KEY_HINT, TEXT_BLOCKS_TICKS
 from pydantic_ai_ask_user.terminal._render import to_fragments
 
 
@@ -101,9 +102,36 @@ def test_digits_in_the_text_field_are_text() -> None:
     assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', custom_answer='v2 j k 1'),))
 
 
-def test_typing_a_letter_opens_the_text_field() -> None:
+def test_a_letter_on_an_option_row_types_nothing_and_says_where_to_type() -> None:
     menu = Menu(_request())
-    menu.type('x')
+    menu.type('q')
+    assert not menu.typing
+    assert menu.state.text == ''
+    assert menu.message == STRAY_KEY_HINT
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('PostgreSQL',)),))
+
+
+@pytest.mark.parametrize('digit', ['0', '7', '9'])
+def test_a_digit_with_no_option_is_a_message_not_text(digit: str) -> None:
+    menu = Menu(_request())
+    menu.type(digit)
+    assert not menu.typing
+    assert menu.message == f'There is no option {digit}.'
+
+
+def test_j_and_k_wrap_round_the_options_without_entering_the_text_row() -> None:
+    menu = Menu(_request())
+    menu.type('j')
+    menu.type('j')
+    assert menu.state.cursor == 0
+    menu.type('k')
+    assert menu.state.cursor == 1
+    assert not menu.typing
+
+
+def test_a_paste_on_an_option_row_opens_the_text_field() -> None:
+    menu = Menu(_request())
+    menu.paste('x')
     assert menu.typing
     assert menu.state.text == 'x'
 
@@ -111,9 +139,56 @@ def test_typing_a_letter_opens_the_text_field() -> None:
 def test_without_custom_answers_letters_are_ignored_and_there_is_no_text_row() -> None:
     menu = Menu(_request(), allow_custom=False)
     menu.type('x')
+    assert menu.message == NO_TYPED_ANSWER_HINT
     menu.paste('hello')
     assert not menu.typing
     assert 'Type my own answer' not in _text(menu)
+
+
+def test_the_text_row_warns_before_typing_unticks_the_options() -> None:
+    menu = Menu(_request(multi=True))
+    menu.pick(2)
+    menu.up()
+    menu.up()
+    assert menu.typing
+    assert 'Typing here unticks SQLite' in _text(menu)
+    menu.type('x')
+    assert menu.state.picked == set()
+    assert '[x]' not in _text(menu)
+    menu.type('y')
+    assert 'Your own answer replaces the ticked options: unticked SQLite.' in _text(menu)
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', custom_answer='xy'),))
+
+
+def test_enter_in_the_text_row_with_nothing_typed_confirms_the_ticks_shown() -> None:
+    menu = Menu(_request(multi=True))
+    menu.pick(1)
+    menu.up()
+    assert menu.typing
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('PostgreSQL',)),))
+
+
+def test_ticking_while_a_typed_answer_is_there_is_refused_and_keeps_it() -> None:
+    menu = Menu(_request(multi=True))
+    menu.up()
+    menu.type('qa')
+    menu.down()
+    menu.toggle()
+    menu.pick(2)
+    assert menu.message == TEXT_BLOCKS_TICKS
+    assert menu.state.picked == set()
+    assert menu.state.text == 'qa'
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', custom_answer='qa'),))
+
+
+def test_a_blank_typed_answer_gives_way_to_a_tick() -> None:
+    menu = Menu(_request(multi=True))
+    menu.up()
+    menu.type(' ')
+    menu.down()
+    menu.toggle()
+    assert menu.state.text == ''
+    assert menu.picked_labels() == ('PostgreSQL',)
 
 
 def test_the_caret_edits_in_place() -> None:

@@ -22,6 +22,23 @@ _CARET = '\ue000'
 _CARET_GLYPH = '▏'
 """How the caret is drawn: one cell, between characters."""
 
+STRAY_KEY_HINT = 'To type your own answer, move to "Type my own answer" first (↑↓).'
+"""Shown when a letter is pressed on an option row: it types nothing, so a stray `q` never becomes an answer."""
+
+NO_TYPED_ANSWER_HINT = 'This question takes no typed answer; pick an option.'
+"""Shown when text is typed or pasted and the menu offers no "Type my own answer" row."""
+
+TEXT_REPLACES_TICKS = 'Typing here unticks {labels}: your own answer replaces the ticked options.'
+"""Shown in the text row of a multi-select question with ticked options, before typing unticks them."""
+
+TICKS_REPLACED = 'Your own answer replaces the ticked options: unticked {labels}.'
+"""Shown under the text once typing has unticked the options: the screen never shows ticks that will not be sent."""
+
+TEXT_BLOCKS_TICKS = (
+    'Your own answer replaces the options: to tick options instead, clear the text in "Type my own answer" first.'
+)
+"""Shown when an option is ticked while a typed answer is there; the typed answer is kept, not thrown away."""
+
 _INDENT = 5
 """Where option descriptions and typed text start, in cells: under the label, past the marker and number."""
 
@@ -44,6 +61,9 @@ class _State:
 
     answer: AskUserAnswer | None = None
     """Their confirmed answer, once they pressed Enter on this question."""
+
+    unticked: tuple[str, ...] = ()
+    """The options typing unticked, named under the text while it is being typed, so no tick vanishes unsaid."""
 
 
 class Menu:
@@ -88,8 +108,11 @@ class Menu:
         """The labels that an Enter on an option row would answer with, in the question's order."""
         options = self.question.options
         if self.question.multi_select:
-            return tuple(option.label for index, option in enumerate(options) if index in self.state.picked)
+            return self._ticked_labels()
         return (options[self.state.cursor].label,) if self.state.cursor < len(options) else ()
+
+    def _ticked_labels(self) -> tuple[str, ...]:
+        return tuple(option.label for index, option in enumerate(self.question.options) if index in self.state.picked)
 
     # Moving.
 
@@ -124,7 +147,7 @@ class Menu:
             return
         self.state.cursor = number - 1
         if self.question.multi_select:
-            self.state.picked ^= {number - 1}
+            self._tick(number - 1)
 
     def toggle(self) -> None:
         """Space: toggle the highlighted option of a multi-select question."""
@@ -132,38 +155,52 @@ class Menu:
         if not self.question.multi_select:
             self.message = 'Pick one: Enter chooses the highlighted option.'
             return
-        self.state.picked ^= {self.state.cursor}
+        self._tick(self.state.cursor)
+
+    def _tick(self, index: int) -> None:
+        # A typed answer replaces the options, so ticks and a typed answer are never both on screen.
+        state = self.state
+        if state.text.strip():
+            self.message = TEXT_BLOCKS_TICKS
+            return
+        state.text, state.caret, state.unticked = '', 0, ()
+        state.picked ^= {index}
 
     def type(self, text: str) -> None:
-        """A key that is no binding: text in the text row, else a shortcut (digits, j, k, Space) or a first letter."""
-        if not self.typing:
-            if text in ('j', 'k', ' ') or (len(text) == 1 and text in '123456'):
-                self._shortcut(text)
-                return
-            if not self.allow_custom:
-                self.message = None
-                return
-            # Typing opens the text field: the first character goes in, as every next one will.
-            self.state.cursor = len(self.question.options)
-        self._insert(text)
+        """A key that is no binding: text in the text row; on an option row a shortcut (a digit, j, k, Space) or a hint.
+
+        A letter on an option row types nothing: the text row must be reached first, so a stray key
+        never becomes an answer.
+        """
+        if self.typing:
+            self._insert(text)
+        elif text in ('j', 'k', ' ') or (len(text) == 1 and text in '0123456789'):
+            self._shortcut(text)
+        else:
+            self.message = STRAY_KEY_HINT if self.allow_custom else NO_TYPED_ANSWER_HINT
 
     def paste(self, text: str) -> None:
         """A bracketed paste: always text, never shortcuts; opens the text field."""
         if not self.allow_custom:
-            self.message = 'This question takes no typed answer; pick an option.'
+            self.message = NO_TYPED_ANSWER_HINT
             return
         self.state.cursor = len(self.question.options)
         self._insert(text.replace('\r\n', '\n').replace('\r', '\n'))
 
     def _shortcut(self, key: str) -> None:
         if key == 'j':
-            self.down()
+            self._next_option(1)
         elif key == 'k':
-            self.up()
+            self._next_option(-1)
         elif key == ' ':
             self.toggle()
         else:
             self.pick(int(key))
+
+    def _next_option(self, step: int) -> None:
+        # j and k are letters, and letters are text in the text row: they move among the options only.
+        self.message = None
+        self.state.cursor = (self.state.cursor + step) % len(self.question.options)
 
     # Editing the text row.
 
@@ -171,6 +208,9 @@ class Menu:
         state = self.state
         room = self.max_custom_length - len(state.text)
         self.message = None
+        if text and state.picked:
+            state.unticked = self._ticked_labels()
+            state.picked.clear()
         if len(text) > room:
             text = text[: max(room, 0)]
             self.message = f'Your answer can be at most {self.max_custom_length} characters.'
@@ -233,20 +273,28 @@ class Menu:
 
     def _confirm(self) -> AskUserAnswer | None:
         header = self.question.header
-        if self.typing:
-            text = self.state.text.strip()
-            if not text:
-                self.message = 'Type your answer first, or pick an option with Up/Down.'
-                return None
-            if (problem := check_custom_answer(text)) is not None:
-                self.message = f'This answer cannot be sent: it {problem}.'
-                return None
-            return AskUserAnswer(header=header, custom_answer=text)
+        state = self.state
+        # Enter sends what is shown. In a multi-select question the ticks and a typed answer are never both
+        # there, so whichever is there is the answer, wherever the cursor is.
+        if self.question.multi_select and not state.picked and (self.typing or state.text.strip()):
+            return self._typed_answer()
+        if self.typing and not self.question.multi_select:
+            return self._typed_answer()
         labels = self.picked_labels()
         if not labels:
             self.message = 'Pick at least one option (Space or its number), then press Enter.'
             return None
         return AskUserAnswer(header=header, selected=labels)
+
+    def _typed_answer(self) -> AskUserAnswer | None:
+        text = self.state.text.strip()
+        if not text:
+            self.message = 'Type your answer first, or pick an option with Up/Down.'
+            return None
+        if (problem := check_custom_answer(text)) is not None:
+            self.message = f'This answer cannot be sent: it {problem}.'
+            return None
+        return AskUserAnswer(header=self.question.header, custom_answer=text)
 
     def decline(self) -> AskUserResponse:
         """Esc, Ctrl-C or end of input: the person declines the whole request."""
@@ -314,12 +362,20 @@ class Menu:
             rows.append(line)
         counter = f'{len(state.text)}/{self.max_custom_length} characters'
         rows.append([('class:counter', ' ' * _INDENT + counter)])
+        if state.picked:
+            note = TEXT_REPLACES_TICKS.format(labels=', '.join(self._ticked_labels()))
+        elif state.text and state.unticked:
+            note = TICKS_REPLACED.format(labels=', '.join(state.unticked))
+        else:
+            return rows
+        rows.extend([('class:message', ' ' * _INDENT + row)] for row in wrap(note, width - _INDENT))
         return rows
 
     def _help(self) -> str:
         back = ' · Shift-Tab back' if self.index else ''
         if self.typing:
-            return f'Enter send · ←→ move in text · ↑↓ leave the text{back} · Esc decline'
+            enter = 'Enter confirm the ticked options' if self.state.picked else 'Enter send'
+            return f'{enter} · ←→ move in text · ↑↓ leave the text{back} · Esc decline'
         count = len(self.question.options)
         if self.question.multi_select:
             keys = f'↑↓ move · Space or 1-{count} toggle · Enter confirm'
