@@ -76,6 +76,8 @@ class Worker:
     directory: Path
     runs: int = 1
     timeout: float | None = None
+    answerer: str = 'dbos'
+    crash: str | None = None
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     logs: list[Path] = field(default_factory=list[Path])
@@ -95,11 +97,36 @@ class Worker:
             command += ['--timeout', str(self.timeout)]
         if resume:
             command.append('--resume')
+        command += ['--answerer', self.answerer]
+        if self.crash is not None:
+            command += ['--crash', self.crash]
         self.starts += 1
         log = self.directory / f'worker-{self.starts}.log'
         self.logs.append(log)
         with open(log, 'wb') as handle:
             self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, cwd=self.directory)
+
+    def wait_crashed(self, timeout: float = WAIT_SECONDS) -> None:
+        """Wait for the worker to kill itself at its crash point."""
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f'the worker did not crash:\n{self.log_text()}') from None
+        assert code == -signal.SIGKILL, f'the worker ended with {code}, not SIGKILL:\n{self.log_text()}'
+
+    def asked(self) -> list[str]:
+        """The request ids the plain answerer was called with, in order (one line per time a person was asked)."""
+        path = self.directory / 'asked.txt'
+        return path.read_text().splitlines() if path.exists() else []
+
+    def answer_plainly(self, request_id: str, label: str) -> None:
+        """What the person picks at the plain answerer's UI."""
+        answer = {'answers': [{'header': 'Database', 'selected': [label]}]}
+        path = self.directory / f'answer-{request_id}.json'
+        temporary = path.with_suffix('.tmp')
+        temporary.write_text(json.dumps(answer))
+        temporary.replace(path)
 
     def kill(self) -> None:
         assert self.process is not None

@@ -1,10 +1,18 @@
 """A worker process for the durable tests: runs DBOS-durable agents that ask one question each.
 
     python tests/durable/worker.py --db URL --calls FILE --out FILE [--runs N] [--timeout S] [--resume]
+        [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer]
 
 The model is a `FunctionModel` that appends one line per call to `--calls` ("ask RUN" before the
 question, "final RUN" after it), so a test can tell whether a call was repeated after a restart.
 Each finished run appends `{"run": RUN, "output": ...}` to `--out`.
+
+`--answerer plain` replaces `DBOSAnswerer` with an ordinary async function standing in for a person
+at some UI: it appends the request id to `asked.txt` and returns the answer a test writes to
+`answer-ID.json` (the response JSON shape). `--crash POINT` kills the worker with SIGKILL at that
+point, once (a marker file in the working directory says it happened): before the question's row is
+written, after it is committed but before DBOS records the publish step, or after the answer came
+back but before the next model step.
 """
 
 from __future__ import annotations
@@ -13,7 +21,9 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
+from typing import Any
 
 from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent
@@ -21,8 +31,10 @@ from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._json import response_from_json
 from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
+from pydantic_ai_ask_user.durable import _answerer as durable_answerer
 
 APPLICATION_VERSION = 'ask-user-tests-1'
 """Fixed, so a restarted worker recovers the workflows of the one it replaces."""
@@ -46,7 +58,49 @@ def _append(path: str, line: str) -> None:
         os.fsync(handle.fileno())
 
 
-def build_agent(database_url: str, calls_file: str, timeout: float | None) -> Agent[None, str]:
+def crash_once(point: str | None, here: str) -> None:
+    """Die by SIGKILL at `here` if it is the crash point asked for and the worker has not died there yet."""
+    if point != here or os.path.exists(f'crashed-{here}'):
+        return
+    _append(f'crashed-{here}', 'x')
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def install_crash_points(point: str | None) -> None:
+    """Wrap the durable answerer's database writes so the worker can die between a write and its record."""
+    insert_pending = durable_answerer.insert_pending
+    publish = DBOSAnswerer._publish  # pyright: ignore[reportPrivateUsage]
+
+    def insert_then_maybe_not(*args: Any, **kwargs: Any) -> None:
+        crash_once(point, 'before-publish')
+        insert_pending(*args, **kwargs)
+
+    def publish_then_die(self: DBOSAnswerer, *args: Any, **kwargs: Any) -> Any:
+        published = publish(self, *args, **kwargs)  # committed...
+        crash_once(point, 'after-publish')  # ...but DBOS has not recorded the step yet
+        return published
+
+    durable_answerer.insert_pending = insert_then_maybe_not
+    DBOSAnswerer._publish = publish_then_die  # pyright: ignore[reportPrivateUsage]
+
+
+async def plain_answerer(request: AskUserRequest) -> AskUserResponse:
+    """A person at some UI: the question is shown (a line in asked.txt), the answer read from a file."""
+    _append('asked.txt', request.id)
+    path = f'answer-{request.id}.json'
+    while not os.path.exists(path):
+        await asyncio.sleep(0.05)
+    with open(path, encoding='utf-8') as handle:
+        return response_from_json(json.load(handle))
+
+
+def build_agent(
+    database_url: str,
+    calls_file: str,
+    timeout: float | None,
+    answerer_kind: str = 'dbos',
+    crash: str | None = None,
+) -> Agent[None, str]:
     """The agent: asks once, then reports the tool result it got."""
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -58,10 +112,12 @@ def build_agent(database_url: str, calls_file: str, timeout: float | None) -> Ag
             _append(calls_file, f'ask {prompt}')
             return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS)])
         _append(calls_file, f'final {prompt}')
+        crash_once(crash, 'after-answer')
         content = returns[-1].content
         return ModelResponse(parts=[TextPart(json.dumps(content) if not isinstance(content, str) else content)])
 
-    answerer = DBOSAnswerer(database_url, recheck_seconds=600)
+    install_crash_points(crash)
+    answerer = DBOSAnswerer(database_url, recheck_seconds=600) if answerer_kind == 'dbos' else plain_answerer
     return Agent(
         FunctionModel(model),
         name='durable_test_agent',
@@ -78,9 +134,11 @@ def main() -> int:
     parser.add_argument('--prefix', default='run')
     parser.add_argument('--timeout', type=float, default=None)
     parser.add_argument('--resume', action='store_true', help='only wait for the runs recovered at launch')
+    parser.add_argument('--answerer', choices=['dbos', 'plain'], default='dbos')
+    parser.add_argument('--crash', choices=['before-publish', 'after-publish', 'after-answer'], default=None)
     args = parser.parse_args()
 
-    agent = build_agent(args.db, args.calls, args.timeout)
+    agent = build_agent(args.db, args.calls, args.timeout, args.answerer, args.crash)
 
     @DBOS.workflow(name='durable_test.run')
     async def run(prompt: str) -> str:
