@@ -141,7 +141,8 @@ class MenuSignals:
             else:
                 signal.raise_signal(_SUSPEND)
         finally:
-            signal.signal(_SUSPEND, self._caught)
+            if self.can_suspend:  # not once the menu is gone and the previous handler is back
+                signal.signal(_SUSPEND, self._caught)
             # The CONT that resumed us is handled by its Python handler before any loop callback runs.
             self._loop.call_soon(self._suspended)
 
