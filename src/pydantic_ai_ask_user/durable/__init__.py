@@ -6,6 +6,14 @@ Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
 from ._config import DEFAULT_POLLING_SECONDS, dbos_config
 from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, StoredRequest
+from ._events import (
+    DEFAULT_CHUNK_SECONDS,
+    TOKEN_PREFIX,
+    DBOSEventWaiter,
+    DBOSExternalEvents,
+    fail_dbos_event,
+    resolve_dbos_event,
+)
 from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
 
 __all__ = (
@@ -13,6 +21,12 @@ __all__ = (
     'DBOSQuestionStore',
     'StoredRequest',
     'dbos_config',
+    'DBOSEventWaiter',
+    'DBOSExternalEvents',
+    'resolve_dbos_event',
+    'fail_dbos_event',
+    'TOKEN_PREFIX',
+    'DEFAULT_CHUNK_SECONDS',
     'DEFAULT_DATABASE_URL',
     'DEFAULT_POLLING_SECONDS',
     'DEFAULT_RECHECK_SECONDS',

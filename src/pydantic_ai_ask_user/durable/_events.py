@@ -1,0 +1,177 @@
+"""A durable `ExternalEventWaiter` on DBOS, so `wait_for_external_event` and `RequestInput` wait in DBOS runs.
+
+Pydantic AI refuses `wait_for_external_event` (and so `RequestInput`: tool approvals, questions,
+external results answered mid-run) inside DBOS runs, since it has no DBOS waiter. This is one:
+
+- `ask` runs once, inside a DBOS step that records the token it was given and what it returned, so
+  a replay neither mints a second token nor calls `ask` again;
+- the wait is a `DBOS.recv` on a topic named by the token, which DBOS records, with its timeout, so
+  a recovered wait resumes with the time left;
+- the token names the workflow, so any process that reaches the DBOS system database resolves it
+  with `resolve_dbos_event` (or `fail_dbos_event`), the first resolution wins.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from dbos import DBOS, DBOSClient
+from pydantic import JsonValue
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, WrapRunHandler
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter, external_event_scope
+from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import AgentDepsT
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from ._db import DEFAULT_DATABASE_URL
+
+__all__ = (
+    'DBOSEventWaiter',
+    'DBOSExternalEvents',
+    'resolve_dbos_event',
+    'fail_dbos_event',
+    'TOKEN_PREFIX',
+    'DEFAULT_CHUNK_SECONDS',
+)
+
+TOKEN_PREFIX = 'dbos1.'
+"""How every token of a `DBOSEventWaiter` starts: the format, then a random part, then the workflow id."""
+
+DEFAULT_CHUNK_SECONDS = 86_400.0
+"""How long one `DBOS.recv` waits when the wait has no timeout; the wait goes on in chunks of this."""
+
+_ACTIVE = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
+"""Workflow statuses under which a wait can still be resolved."""
+
+
+@dataclass
+class DBOSEventWaiter(ExternalEventWaiter):
+    """Waits for external events durably inside a DBOS workflow; install it with `DBOSExternalEvents`.
+
+    Resolve its tokens from any process with `resolve_dbos_event(token, payload, database_url=...)`.
+    """
+
+    chunk_seconds: float = DEFAULT_CHUNK_SECONDS
+    """How long one `DBOS.recv` waits when the wait has no timeout."""
+
+    async def wait(
+        self,
+        name: str,
+        *,
+        ask: Callable[[str], Awaitable[JsonValue]],
+        timeout: timedelta | None,
+    ) -> JsonValue:
+        """Record a token and what `ask` made of it in one step; unless `ask` answered, wait for the token's message."""
+        workflow_id = DBOS.workflow_id
+        if workflow_id is None or DBOS.step_id is not None:
+            raise UserError(
+                'DBOSEventWaiter waits only in the body of a DBOS workflow (not in a step): run the agent inside '
+                'a @DBOS.workflow function.'
+            )
+
+        async def ask_once() -> dict[str, Any]:
+            token = f'{TOKEN_PREFIX}{secrets.token_urlsafe(18)}.{workflow_id}'
+            deadline = None if timeout is None else time.time() + timeout.total_seconds()
+            answer = await ask(token)
+            return {'token': token, 'answer': answer, 'deadline': deadline, 'now': time.time()}
+
+        recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
+        if recorded['answer'] is not None:
+            return recorded['answer']
+        topic = _topic(recorded['token'])
+        deadline: float | None = recorded['deadline']
+        if deadline is None:
+            message = None
+            while message is None:
+                message = await DBOS.recv_async(topic, timeout_seconds=self.chunk_seconds)
+        else:
+            # Decided from recorded values, so a replay takes the same path; DBOS records the recv's own deadline.
+            message = await DBOS.recv_async(topic, timeout_seconds=max(deadline - recorded['now'], 0.0))
+            if message is None:
+                raise ExternalEventError(f'No resolution arrived within {timeout}.')
+        data = json.loads(message)
+        if 'error' in data:
+            raise ExternalEventError(str(data['error']))
+        return data['payload']
+
+
+@dataclass
+class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
+    """Installs a `DBOSEventWaiter` for each run inside a DBOS workflow, so `RequestInput` waits durably there.
+
+    `Agent(..., capabilities=[DBOSDurability(), DBOSExternalEvents(), RequestInput(ask=...)])`. Outside
+    a workflow it does nothing, and waits happen in process as usual.
+    """
+
+    waiter: DBOSEventWaiter | None = None
+    """The waiter to install; a default `DBOSEventWaiter` when `None`."""
+
+    async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        """Run the agent with the waiter installed when inside a DBOS workflow."""
+        if DBOS.workflow_id is None or DBOS.step_id is not None:
+            return await handler()
+        with external_event_scope(self.waiter or DBOSEventWaiter()):
+            return await handler()
+
+
+def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
+    """End the wait of `token` with `payload` (converted to its JSON form), from any process.
+
+    For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
+    resolution of a token wins; a second is ignored. Raises `UserError` when the token is not one of
+    `DBOSEventWaiter`'s, or its workflow no longer waits (finished, cancelled, or unknown).
+    """
+    try:
+        data = to_jsonable_python(payload)
+    except PydanticSerializationError as error:
+        raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
+    _send(token, {'payload': data}, database_url)
+
+
+def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
+    """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
+
+    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    """
+    _send(token, {'error': reason}, database_url)
+
+
+def _workflow_of(token: str) -> str:
+    if not token.startswith(TOKEN_PREFIX) or '.' not in token[len(TOKEN_PREFIX) :]:
+        raise UserError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
+    return token[len(TOKEN_PREFIX) :].split('.', 1)[1]
+
+
+def _topic(token: str) -> str:
+    return f'external_event:{token[len(TOKEN_PREFIX) :].split(".", 1)[0]}'
+
+
+def _send(token: str, message: dict[str, Any], database_url: str) -> None:
+    workflow_id = _workflow_of(token)
+    with _client(database_url) as client:
+        found = client.list_workflows(workflow_ids=[workflow_id], load_input=False, load_output=False)
+        if not found or found[0].status not in _ACTIVE:
+            raise UserError(
+                'No wait has this token any more: its workflow has finished, was cancelled, or is unknown '
+                'to this database.'
+            )
+        # The token is the idempotency key: a second resolution is not delivered.
+        client.send(workflow_id, json.dumps(message, ensure_ascii=False), _topic(token), idempotency_key=token)
+
+
+@contextmanager
+def _client(database_url: str) -> Generator[DBOSClient]:
+    client = DBOSClient(system_database_url=database_url)
+    try:
+        yield client
+    finally:
+        client.destroy()

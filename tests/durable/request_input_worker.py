@@ -1,0 +1,116 @@
+"""A worker whose DBOS-durable agent needs a tool approval and an AskUser answer, through `RequestInput`.
+
+    python tests/durable/request_input_worker.py --db URL --dir DIR [--resume]
+
+The model's first response calls `deploy` (which requires approval) and `ask_user_question` (deferred,
+`AskUser(answerer=None)`). `RequestInput` hands both to its `ask`, which writes the token and the
+pending calls to `DIR/token.json` and returns `None`; the run then waits durably (`DBOSExternalEvents`)
+until another process calls `resolve_dbos_event`. The model appends a line per call to `DIR/calls.txt`,
+`deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from dbos import DBOS, SetWorkflowID
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
+from pydantic_ai.capabilities import RequestInput
+from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user.durable import DBOSExternalEvents, dbos_config
+
+QUESTIONS = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database should the migration target?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
+        }
+    ]
+}
+
+
+def _append(path: Path, line: str) -> None:
+    with open(path, 'a', encoding='utf-8') as handle:
+        handle.write(line + '\n')
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--db', required=True)
+    parser.add_argument('--dir', required=True, type=Path)
+    parser.add_argument('--resume', action='store_true')
+    args = parser.parse_args()
+    directory: Path = args.dir
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
+        if not returns:
+            _append(directory / 'calls.txt', 'ask')
+            return ModelResponse(
+                parts=[ToolCallPart('deploy', {}, tool_call_id='deploy-1'), ToolCallPart(TOOL_NAME, QUESTIONS)]
+            )
+        _append(directory / 'calls.txt', 'final')
+        by_tool = {part.tool_name: part.content for part in returns}
+        return ModelResponse(parts=[TextPart(json.dumps(by_tool, sort_keys=True))])
+
+    async def ask(ctx: RunContext[None], requests: DeferredToolRequests, token: str) -> None:
+        pending = {
+            'token': token,
+            'approvals': [call.tool_call_id for call in requests.approvals],
+            'calls': [
+                {'id': call.tool_call_id, 'kind': requests.kind(call.tool_call_id), 'args': call.args_as_dict()}
+                for call in requests.calls
+            ],
+        }
+        # Keyed on the token, as RequestInput asks: writing it twice writes the same thing.
+        (directory / 'token.json').write_text(json.dumps(pending))
+        return None
+
+    agent = Agent(
+        FunctionModel(model),
+        name='request_input_agent',
+        capabilities=[DBOSDurability(), DBOSExternalEvents(), AskUser(answerer=None), RequestInput(ask=ask)],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy() -> str:
+        _append(directory / 'deployed.txt', 'deployed')
+        return 'deployed'
+
+    @DBOS.workflow(name='request_input_test.run')
+    async def run(prompt: str) -> str:
+        return (await agent.run(prompt)).output
+
+    DBOS(config=dbos_config(args.db, name='ask-user-request-input', application_version='request-input-1'))
+    DBOS.launch()
+
+    async def go() -> None:
+        if args.resume:
+            handle = await DBOS.retrieve_workflow_async('ri-0')
+        else:
+            with SetWorkflowID('ri-0'):
+                handle = await DBOS.start_workflow_async(run, 'ship it')
+        output = await handle.get_result()
+        _append(directory / 'out.txt', output)
+
+    try:
+        asyncio.run(go())
+    finally:
+        DBOS.destroy(workflow_completion_timeout_sec=0)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""`RequestInput` in a DBOS run: a tool approval and an AskUser answer, waited for durably, resolved from elsewhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from durable_support import WAIT_SECONDS, wait_for
+from pydantic_ai import DeferredToolResults
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import ToolCallPart
+
+from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user.durable import fail_dbos_event, resolve_dbos_event
+
+WORKER = Path(__file__).with_name('request_input_worker.py')
+
+
+def _start(database_url: str, directory: Path, *, resume: bool = False) -> subprocess.Popen[bytes]:
+    command = [sys.executable, str(WORKER), '--db', database_url, '--dir', str(directory)]
+    log = open(directory / f'worker-{"resume" if resume else "first"}.log', 'wb')  # noqa: SIM115 - closed by the OS
+    return subprocess.Popen([*command, *(['--resume'] if resume else [])], stdout=log, stderr=subprocess.STDOUT)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _log(directory: Path) -> str:
+    return '\n'.join(log.read_text(errors='replace')[-3000:] for log in sorted(directory.glob('worker-*.log')))
+
+
+async def test_an_approval_and_a_question_survive_kill_9_and_are_resolved_from_another_process(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = _start(database_url, tmp_path)
+    token_file = tmp_path / 'token.json'
+    try:
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        first = json.loads(token_file.read_text())
+        worker.kill()
+        worker.wait(timeout=WAIT_SECONDS)
+        assert first['approvals'] == ['deploy-1']
+        (question,) = first['calls']
+        assert question['kind'] == 'question'
+
+        token_file.unlink()
+        worker = _start(database_url, tmp_path, resume=True)
+        # The recovered run waits on the token it recorded: `ask` is not called again, no second token.
+        request = AskUserRequest.from_tool_call(ToolCallPart(TOOL_NAME, question['args'], tool_call_id=question['id']))
+        answer = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+        results = DeferredToolResults(
+            approvals={'deploy-1': True}, calls={request.id: ask_user_result(request, answer)}
+        )
+        await anyio.to_thread.run_sync(lambda: resolve_dbos_event(first['token'], results, database_url=database_url))
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(timeout=WAIT_SECONDS)
+    assert not token_file.exists()
+    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+        'ask_user_question': {'Database': ['SQLite']},
+        'deploy': 'deployed',
+    }
+    assert _lines(tmp_path / 'deployed.txt') == ['deployed']
+    assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+    # The run is over: its token resolves nothing any more.
+    with pytest.raises(UserError, match='No wait has this token'):
+        await anyio.to_thread.run_sync(lambda: fail_dbos_event(first['token'], 'too late', database_url=database_url))
+
+
+async def test_a_failed_event_denies_the_approval_and_tells_the_model(database_url: str, tmp_path: Path) -> None:
+    worker = _start(database_url, tmp_path)
+    token_file = tmp_path / 'token.json'
+    try:
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        token = json.loads(token_file.read_text())['token']
+        await anyio.to_thread.run_sync(lambda: fail_dbos_event(token, 'nobody is on call', database_url=database_url))
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+    assert 'nobody is on call' in output['deploy']
+    assert 'nobody is on call' in json.dumps(output['ask_user_question'])
+    assert _lines(tmp_path / 'deployed.txt') == []
+
+
+def test_a_token_that_is_not_ours_is_refused_with_a_clear_error() -> None:
+    with pytest.raises(UserError, match='not a DBOSEventWaiter token'):
+        resolve_dbos_event('abc', {'approvals': {}}, database_url='sqlite:///unused.sqlite')
