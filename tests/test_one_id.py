@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import anyio
@@ -164,41 +163,10 @@ async def test_cancelling_the_run_while_a_question_is_open_emits_the_answered_ev
     assert isinstance(requested, AskUserRequestedEvent)
     assert isinstance(answered, AskUserAnsweredEvent)
     assert answered.request_id == requested.request.id == 'call-1'
-    assert answered.withdrawn and answered.response.cancelled
-    assert not answered.timed_out and not answered.failed
-
-
-async def test_a_thousand_random_cancellations_leave_no_listener_waiting_and_nothing_pending() -> None:
-    from pydantic_ai_ask_user.web import QuestionHub
-
-    hub = QuestionHub()
-    watch = Watch()
-    rng = random.Random(8)
-
-    async def answer_some(request: AskUserRequest) -> None:
-        # Someone answers some questions, at a random moment.
-        await anyio.sleep(rng.random() * 0.002)
-        try:
-            await hub.respond(request.id, _answer(request))
-        except Exception:
-            pass  # withdrawn (cancelled) first: refused, which is the point
-
-    for index in range(1000):
-        call = _call(index)
-        model = script([call])
-        agent = Agent(model.model, capabilities=[AskUser(answerer=hub.ask), watch])
-        async with anyio.create_task_group() as group:
-            group.start_soon(agent.run, 'migrate')
-            if rng.random() < 0.5:
-                group.start_soon(answer_some, AskUserRequest.from_tool_call(call))
-            await anyio.sleep(rng.random() * 0.003)
-            group.cancel_scope.cancel()
-    requested = [event.request.id for event in watch.events if isinstance(event, AskUserRequestedEvent)]
-    answered = [event.request_id for event in watch.events if isinstance(event, AskUserAnsweredEvent)]
-    assert sorted(requested) == sorted(answered)
-    assert len(set(answered)) == len(answered)
-    assert len(hub) == 0
-    assert await hub.pending() == ()
+    assert answered.withdrawn
+    assert answered.response.cancelled
+    assert not answered.timed_out
+    assert not answered.failed
 
 
 def _call(index: int) -> ToolCallPart:
