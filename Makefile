@@ -2,7 +2,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: demo test lint typecheck pytest bench format hypothesis-long
+.PHONY: demo test test-floor lint typecheck pytest bench format hypothesis-long
 
 demo:
 	@scripts/bootstrap.sh demo
@@ -14,6 +14,22 @@ test:
 	$(RUN) ruff format --check .
 	$(RUN) pyright src
 	$(RUN) pytest
+	@$(MAKE) --no-print-directory test-floor
+
+# The core's tests against the lowest versions pyproject.toml allows (pydantic-ai-slim's floor above all),
+# in a throwaway environment with no extra installed: the floor we publish is one we ran.
+FLOOR_TESTS := tests/test_answers.py tests/test_capability.py tests/test_events.py tests/test_one_id.py \
+	tests/test_properties.py tests/test_public_api.py tests/test_schema.py tests/test_scripted.py \
+	tests/test_seed_examples.py tests/test_store_contract.py
+test-floor:
+	@scripts/bootstrap.sh demo
+	$(UV) run --isolated --no-dev --resolution lowest-direct \
+		--with 'pytest>=8' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
+		python -c "from importlib.metadata import version; print('floor: pydantic-ai-slim', version('pydantic-ai-slim'))"
+	$(UV) run --isolated --no-dev --resolution lowest-direct \
+		--with 'pytest>=8' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
+		python -m pytest -q -p no:cacheprovider -o addopts='' $(FLOOR_TESTS) \
+		--deselect tests/test_public_api.py::test_the_check_of_imported_modules_would_see_a_heavy_import
 
 bench:
 	@scripts/bootstrap.sh test

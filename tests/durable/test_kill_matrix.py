@@ -183,9 +183,7 @@ async def test_a_recovered_wait_keeps_the_deadline_of_the_first_publication(work
     assert worker.calls() == ['ask run-0', 'final run-0']
 
 
-async def test_a_second_answer_after_a_crash_is_refused_as_already_answered(
-    worker: Worker, database_url: str
-) -> None:
+async def test_a_second_answer_after_a_crash_is_refused_as_already_answered(worker: Worker, database_url: str) -> None:
     worker.crash = 'after-answer'
     worker.start()
     async with DBOSQuestionStore(database_url) as store:
