@@ -33,11 +33,36 @@ from pydantic_ai_ask_user import (
     AskUserRequest,
     AskUserResponse,
     ask_user_result,
+    check_custom_answer,
     printable,
 )
-from pydantic_ai_ask_user._text import fold
+from pydantic_ai_ask_user._text import MAX_COMBINING_MARKS, fold
 
 _FORBIDDEN = ('Cc', 'Cf', 'Cs', 'Zl', 'Zp')
+
+# Unicode's Default_Ignorable_Code_Point set (DerivedCoreProperties.txt), and the Braille blank: written out
+# here independently of the implementation's pattern, as the oracle.
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x2800, 0x2800),
+    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+_INVISIBLE = frozenset(chr(code) for low, high in _INVISIBLE_RANGES for code in range(low, high + 1))
+
+
+def _longest_mark_run(text: str) -> int:
+    longest = run = 0
+    for char in text:
+        run = run + 1 if unicodedata.category(char) in ('Mn', 'Me') else 0
+        longest = max(longest, run)
+    return longest
+
+
+def _drawable(text: str) -> bool:
+    """What model-written text must be: no invisible character, no more than four marks stacked."""
+    return not _INVISIBLE.intersection(text) and _longest_mark_run(text) <= MAX_COMBINING_MARKS
+
 
 # The exact validator the agent runs on the model's arguments.
 _TOOL_VALIDATOR = AskUser(answerer=None).get_toolset().tools[TOOL_NAME].function_schema.validator  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]
@@ -50,13 +75,13 @@ def _validate(args: dict[str, Any]) -> AskUserRequest:
 
 # --- Strategies ---
 
-_SAFE_CHAR = st.characters(exclude_categories=_FORBIDDEN)
+_SAFE_CHAR = st.characters(exclude_categories=_FORBIDDEN).filter(lambda char: char not in _INVISIBLE)
 _SAFE_OR_NEWLINE = st.one_of(_SAFE_CHAR, st.just('\n'))
 
 
 def _text(max_size: int, *, multi_line: bool) -> st.SearchStrategy[str]:
     alphabet = _SAFE_OR_NEWLINE if multi_line else _SAFE_CHAR
-    return st.text(alphabet, min_size=1, max_size=max_size).map(str.strip).filter(bool)
+    return st.text(alphabet, min_size=1, max_size=max_size).map(str.strip).filter(bool).filter(_drawable)
 
 
 def _unique_by_fold(max_size: int, min_size: int, max_len: int) -> st.SearchStrategy[list[str]]:
@@ -104,18 +129,23 @@ _ESCAPES = (
 _BIDI = tuple(chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
 _ZERO_WIDTH = ('\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad')
 
+_COMBINING_MARK = st.characters(categories=['Mn', 'Me']).filter(lambda char: char not in _INVISIBLE)
+_STACKED_MARKS = st.lists(_COMBINING_MARK, min_size=MAX_COMBINING_MARKS + 1, max_size=20).map(''.join)
+
 _HOSTILE_PIECE = st.one_of(
     st.characters(categories=['Cc', 'Cf', 'Zl', 'Zp']),
     st.sampled_from(_ESCAPES),
     st.sampled_from(_BIDI),
     st.sampled_from(_ZERO_WIDTH),
+    st.sampled_from(sorted(_INVISIBLE)),
+    _STACKED_MARKS,
 )
 
 
 def hostile_text(*, multi_line: bool) -> st.SearchStrategy[str]:
     """Text holding at least one character that may not be drawn, not at an edge where stripping would drop it."""
     piece = _HOSTILE_PIECE.filter(lambda p: p != '\n') if multi_line else _HOSTILE_PIECE
-    side = st.text(_SAFE_CHAR, max_size=8)
+    side = st.text(_SAFE_CHAR, max_size=8).filter(_drawable)
     return st.builds(lambda left, p, right: f'{left}x{p}x{right}', side, piece, side)
 
 
@@ -143,7 +173,9 @@ def _forbidden_anywhere(request: AskUserRequest) -> bool:
         texts += [question.header, question.question]
         for option in question.options:
             texts += [option.label, option.description or '']
-    return any(unicodedata.category(c) in _FORBIDDEN and c != '\n' for text in texts for c in text)
+    return any(unicodedata.category(c) in _FORBIDDEN and c != '\n' for text in texts for c in text) or not all(
+        map(_drawable, texts)
+    )
 
 
 def _as_call(request: AskUserRequest) -> dict[str, Any]:
@@ -215,6 +247,23 @@ def test_a_valid_call_round_trips_to_the_model_as_the_picked_labels(call: dict[s
     assert ask_user_result(request, response) == picks
 
 
+@given(_text(MAX_LABEL_LENGTH, multi_line=False), st.sampled_from(sorted(_INVISIBLE)), st.data())
+def test_a_label_and_its_copy_with_an_invisible_character_never_both_reach_an_answerer(
+    label: str, invisible: str, data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(min_value=1, max_value=len(label)))
+    variant = label[:at] + invisible + label[at:]
+    assume(len(variant) <= MAX_LABEL_LENGTH)
+    call = {'questions': [{'header': 'H', 'question': 'Q', 'options': [{'label': label}, {'label': variant}]}]}
+    with pytest.raises(ValidationError, match='invisible'):
+        _validate(call)
+
+
+@given(st.text(st.sampled_from(sorted(_INVISIBLE | {' ', '\u3000', '\n'})), min_size=1))
+def test_a_custom_answer_of_whitespace_and_invisible_characters_is_blank(text: str) -> None:
+    assert check_custom_answer(text) == 'is blank'
+
+
 @given(st.text())
 def test_printable_text_never_holds_a_character_that_may_not_be_drawn(text: str) -> None:
     shown = printable(text, allow_newline=False)
@@ -226,7 +275,7 @@ def test_printable_text_never_holds_a_character_that_may_not_be_drawn(text: str)
 def test_two_labels_collide_exactly_when_they_fold_alike(label: str, change: str) -> None:
     variant = unicodedata.normalize('NFKC', label) if change == 'nfkc' else getattr(label, change)()
     assume(0 < len(variant) <= MAX_LABEL_LENGTH and variant.strip() == variant and variant != label)
-    assume(not any(unicodedata.category(char) in _FORBIDDEN for char in variant))
+    assume(not any(unicodedata.category(char) in _FORBIDDEN for char in variant) and _drawable(variant))
     call = {'questions': [{'header': 'H', 'question': 'Q', 'options': [{'label': label}, {'label': variant}]}]}
     if fold(label) == fold(variant):
         with pytest.raises(ValidationError, match='ignoring case and width'):

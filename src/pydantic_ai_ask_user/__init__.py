@@ -2,6 +2,7 @@
 
 from ._answers import (
     DECLINED,
+    MAX_CUSTOM_ANSWER_LENGTH,
     TIMED_OUT,
     TOOL_NAME,
     Answerer,
@@ -69,4 +70,5 @@ __all__ = (
     'MAX_QUESTION_LENGTH',
     'MAX_LABEL_LENGTH',
     'MAX_DESCRIPTION_LENGTH',
+    'MAX_CUSTOM_ANSWER_LENGTH',
 )

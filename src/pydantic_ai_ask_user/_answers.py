@@ -10,7 +10,7 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._questions import Question, ToolArguments, check_questions
-from ._text import describe_character, find_forbidden_character
+from ._text import describe_character, find_forbidden_character, is_blank
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart
@@ -26,6 +26,7 @@ __all__ = (
     'DurableAnswerer',
     'check_response',
     'check_custom_answer',
+    'MAX_CUSTOM_ANSWER_LENGTH',
     'ask_user_result',
     'format_validation_error',
     'CannotAskError',
@@ -42,6 +43,13 @@ TIMED_OUT = (
     'and continue.'
 )
 """What the model gets back when `AskUser(timeout=...)` runs out before the user answers."""
+
+MAX_CUSTOM_ANSWER_LENGTH = 2000
+"""The longest custom answer, in characters: `check_custom_answer` refuses a longer one, so every front end does.
+
+A front end may set a lower limit of its own (the terminal menu and the web form do, for their counters),
+never a higher one.
+"""
 
 
 def _new_request_id() -> str:
@@ -183,12 +191,19 @@ class DurableAnswerer(Answerer, Protocol):
 
 
 def check_custom_answer(text: str) -> str | None:
-    """Why `text` cannot be a custom answer, or `None` when it can: non-blank, no control characters but newline."""
+    """Why `text` cannot be a custom answer, or `None` when it can.
+
+    It can when it holds at most `MAX_CUSTOM_ANSWER_LENGTH` characters, something visible (whitespace and
+    invisible characters alone are blank), and no control or format character but newline. Invisible
+    characters among visible ones are the person's own text (an emoji keyboard writes U+FE0F), and pass.
+    """
     if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         return f'must be a string, not {type(text).__name__}'
-    if not text.strip():
+    if len(text) > MAX_CUSTOM_ANSWER_LENGTH:
+        return f'is {len(text)} characters long; at most {MAX_CUSTOM_ANSWER_LENGTH} are allowed'
+    if is_blank(text):
         return 'is blank'
-    if (char := find_forbidden_character(text, allow_newline=True)) is not None:
+    if (char := find_forbidden_character(text, allow_newline=True, allow_invisible=True)) is not None:
         return f'contains {describe_character(char)}; only plain text and line breaks are allowed'
     return None
 

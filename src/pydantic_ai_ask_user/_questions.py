@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from ._text import describe_character, find_forbidden_character, fold
+from ._text import MAX_COMBINING_MARKS, describe_character, find_forbidden_character, find_mark_run, fold
 
 __all__ = (
     'MAX_QUESTIONS',
@@ -50,6 +50,8 @@ def _one_line(value: str) -> str:
     if (char := find_forbidden_character(value, allow_newline=False)) is not None:
         kind = 'a line break' if char in '\n\r\u2028\u2029\x85' else describe_character(char)
         raise ValueError(f'must be one line of plain text, but contains {kind}')
+    if (run := find_mark_run(value)) is not None:
+        raise ValueError(f'must be one line of plain text, but {_stacks(run)}')
     return value
 
 
@@ -58,7 +60,13 @@ def _multi_line(value: str) -> str:
         raise ValueError(
             f'must be plain text (line breaks written as \\n are allowed), but contains {describe_character(char)}'
         )
+    if (run := find_mark_run(value)) is not None:
+        raise ValueError(f'must be plain text, but {_stacks(run)}')
     return value
+
+
+def _stacks(run: int) -> str:
+    return f'stacks {run} combining marks on one character; at most {MAX_COMBINING_MARKS} are allowed'
 
 
 def _blank_to_none(value: Any) -> Any:

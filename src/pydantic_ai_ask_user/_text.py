@@ -3,9 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 
-__all__ = ('find_forbidden_character', 'fold', 'describe_character', 'printable', 'terminal_json')
+__all__ = (
+    'MAX_COMBINING_MARKS',
+    'find_forbidden_character',
+    'find_mark_run',
+    'is_blank',
+    'fold',
+    'describe_character',
+    'printable',
+    'terminal_json',
+)
+
+MAX_COMBINING_MARKS = 4
+"""The most combining marks (categories `Mn`, `Me`) model-written text may stack on one character.
+
+Real writing stacks few: Vietnamese two, Devanagari, Hebrew pointing and Tibetan three or four. A longer
+run ("Zalgo" text) draws above and below its line, over the neighbouring options of a menu or form.
+"""
 
 _FORBIDDEN_CATEGORIES = frozenset({'Cc', 'Cf', 'Cs', 'Zl', 'Zp'})
 """Unicode categories never allowed in model-written text.
@@ -17,19 +34,79 @@ not hold and that multi-line fields spell as `\\n`.
 """
 
 
-def find_forbidden_character(text: str, *, allow_newline: bool) -> str | None:
-    """Return the first character of `text` that may not be drawn, or `None` when every one may."""
+_INVISIBLE = re.compile(
+    '[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f'
+    '\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8'
+    '\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]'
+)
+"""Characters that draw as nothing: Unicode's Default_Ignorable_Code_Point set, and U+2800 BRAILLE PATTERN BLANK.
+
+Default-ignorable code points (DerivedCoreProperties.txt) are what a renderer shows nothing for unless it
+supports them: the combining grapheme joiner, variation selectors, the Hangul fillers, Khmer inherent
+vowels, Mongolian selectors, tags, and the format characters also rejected by category. Several are
+printable (`Mn`, `Lo`), so `str.isprintable` lets them through: `Yes` and `Yes` + U+FE0F look alike, and
+a label of U+3164 HANGUL FILLER looks empty. The Braille blank is a visible-width blank that is not a space.
+"""
+
+_MARK_RUN_CANDIDATE = re.compile(rf'[^\w\s\x00-\x7f]{{{MAX_COMBINING_MARKS + 1},}}')
+"""A run that may hold too many combining marks: no mark is a word character, a space or ASCII (checked in tests)."""
+
+
+def _is_latin1(text: str) -> bool:
+    # Text below U+0100 holds no combining mark and no printable invisible character. Encoding it is a copy in
+    # C, much cheaper than the regular expressions, and keeps the common case (ASCII, Western text) fast.
+    try:
+        text.encode('latin-1')
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def find_forbidden_character(text: str, *, allow_newline: bool, allow_invisible: bool = False) -> str | None:
+    """Return the first character of `text` that may not be drawn, or `None` when every one may.
+
+    Invisible characters (`_INVISIBLE`) count as forbidden unless `allow_invisible`; those of category `Cf` are
+    forbidden either way.
+    """
     # Fast path, in C: every forbidden category is "Other" or "Separator", which `str.isprintable` rejects, so
     # printable text holds none. Only text that fails it (a wide space, a private-use character, or a real
-    # problem) is walked character by character.
-    if text.isprintable() or (allow_newline and text.replace('\n', ' ').isprintable()):
+    # problem) is walked character by character. Printable invisible characters need one more scan, skipped
+    # for Latin-1 text.
+    drawable = text.isprintable() or (allow_newline and text.replace('\n', ' ').isprintable())
+    if drawable and (allow_invisible or _is_latin1(text) or _INVISIBLE.search(text) is None):
         return None
-    for char in text:
+    invisible = None if allow_invisible else _INVISIBLE.search(text)
+    for char in text[: invisible.start()] if invisible else text:
         if char == '\n' and allow_newline:
             continue
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
             return char
+    return invisible.group() if invisible else None
+
+
+def find_mark_run(text: str) -> int | None:
+    """The length of the first run of more than `MAX_COMBINING_MARKS` combining marks in `text`, or `None`."""
+    if _is_latin1(text):
+        return None
+    for candidate in _MARK_RUN_CANDIDATE.finditer(text):
+        run = 0
+        for char in candidate.group():
+            if unicodedata.category(char) in ('Mn', 'Me'):
+                run += 1
+            elif run > MAX_COMBINING_MARKS:
+                return run
+            else:
+                run = 0
+        if run > MAX_COMBINING_MARKS:
+            return run
     return None
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: only whitespace and invisible characters."""
+    if not text.strip():
+        return True
+    return not text.isascii() and not _INVISIBLE.sub('', text).strip()
 
 
 _CATEGORY_NAMES = {
@@ -43,11 +120,16 @@ _CATEGORY_NAMES = {
 
 
 def describe_character(char: str) -> str:
-    """Name a character for an error message without drawing it: `U+200B (ZERO WIDTH SPACE), an invisible ...`."""
+    """Name a character for an error message without drawing it: `U+200B (ZERO WIDTH SPACE), an invisible ...`.
+
+    Printable invisible characters are named `an invisible character`: `U+3164 (HANGUL FILLER), an invisible ...`.
+    """
     code = f'U+{ord(char):04X}'
     if name := unicodedata.name(char, ''):
         code = f'{code} ({name})'
     kind = _CATEGORY_NAMES.get(unicodedata.category(char))
+    if kind is None and _INVISIBLE.fullmatch(char):
+        kind = 'an invisible character'
     return f'{code}, {kind}' if kind else code
 
 
