@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from .._answers import Answerer, AskUserRequest, AskUserResponse
+from .._answers import MAX_CUSTOM_ANSWER_LENGTH, Answerer, AskUserRequest, AskUserResponse
 from ._app import run_menu
 from ._menu import DEFAULT_MAX_CUSTOM_LENGTH, Menu
 from ._terminal import CONTROLLING_TERMINAL, Terminal, open_terminal
@@ -30,7 +30,10 @@ class TerminalAnswerer:
     """Offer a "Type my own answer" row, so the person can answer in their own words instead of a label."""
 
     max_custom_length: int = DEFAULT_MAX_CUSTOM_LENGTH
-    """The most characters the person may type as their own answer; a counter shows how many are used."""
+    """The most characters the person may type as their own answer; a counter shows how many are used.
+
+    At most `MAX_CUSTOM_ANSWER_LENGTH` (2,000), the limit `check_custom_answer` holds every answer to.
+    """
 
     tty: str | None = None
     """The terminal device to ask in. `None`: stdin and stdout when both are terminals, else `/dev/tty`.
@@ -45,8 +48,11 @@ class TerminalAnswerer:
     _redraw: Callable[[], None] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.max_custom_length < 1:
-            raise ValueError(f'TerminalAnswerer.max_custom_length must be at least 1, not {self.max_custom_length}')
+        if not 1 <= self.max_custom_length <= MAX_CUSTOM_ANSWER_LENGTH:
+            raise ValueError(
+                f'TerminalAnswerer.max_custom_length must be at least 1 and at most {MAX_CUSTOM_ANSWER_LENGTH} '
+                f'(MAX_CUSTOM_ANSWER_LENGTH), not {self.max_custom_length}'
+            )
 
     def terminal(self) -> Terminal:
         """The terminal this answerer asks in, opened on first use; `CannotAskError` when there is none."""

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_custom_answer, check_response
+from .._answers import (
+    MAX_CUSTOM_ANSWER_LENGTH,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    check_custom_answer,
+    check_response,
+)
 from .._questions import Question
 from ._render import Fragment, Line, cell_width, clean, wrap
 
 __all__ = ('DEFAULT_MAX_CUSTOM_LENGTH', 'CUSTOM_ROW_LABEL', 'Menu')
 
-DEFAULT_MAX_CUSTOM_LENGTH = 2000
-"""The most characters a person may type as their own answer, unless `TerminalAnswerer` says otherwise."""
+DEFAULT_MAX_CUSTOM_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
+"""The most characters a person may type as their own answer, unless `TerminalAnswerer` sets a lower limit."""
 
 CUSTOM_ROW_LABEL = 'Type my own answer'
 """The label of the row that opens the text field."""

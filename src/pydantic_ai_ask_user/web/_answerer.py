@@ -43,7 +43,7 @@ class WebAnswerer:
     """Whether each question has an "Other" box where the person writes their own answer."""
 
     max_custom_answer: int = DEFAULT_MAX_CUSTOM_ANSWER
-    """The longest custom answer accepted, in characters."""
+    """The longest custom answer accepted, in characters: at most `MAX_CUSTOM_ANSWER_LENGTH` (2,000), the default."""
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """The largest request body the app reads; bigger ones get 413."""
@@ -55,6 +55,12 @@ class WebAnswerer:
     """The inbox, the forms and the JSON API over `hub`, as an ASGI app."""
 
     def __post_init__(self) -> None:
+        if self.max_custom_answer > DEFAULT_MAX_CUSTOM_ANSWER:
+            # `check_custom_answer` refuses a longer answer whatever this says; say so at construction instead.
+            raise ValueError(
+                f'WebAnswerer.max_custom_answer must be at most {DEFAULT_MAX_CUSTOM_ANSWER} '
+                f'(MAX_CUSTOM_ANSWER_LENGTH), not {self.max_custom_answer!r}'
+            )
         self.app = create_app(
             self.hub,
             authorize=self.authorize,

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, StoreEvent
+from pydantic_ai_ask_user import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse, StoreEvent
 from pydantic_ai_ask_user._json import questions_to_json, response_from_json
 
 __all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody', 'DEFAULT_MAX_CUSTOM_ANSWER')
 
-DEFAULT_MAX_CUSTOM_ANSWER = 2000
-"""The longest custom answer, in characters, that the pages and the API accept by default."""
+DEFAULT_MAX_CUSTOM_ANSWER = MAX_CUSTOM_ANSWER_LENGTH
+"""The longest custom answer, in characters, that the pages and the API accept by default: the core's limit."""
 
 
 class BadBody(ValueError):
