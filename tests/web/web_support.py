@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -115,3 +115,23 @@ class Tab:
     page: Page
     dialogs: list[str] = field(default_factory=list[str])
     errors: list[str] = field(default_factory=list[str])
+
+
+@dataclass(frozen=True)
+class Record:
+    """A pending request as a durable store lists it: with its workflow and when it was asked."""
+
+    request: AskUserRequest
+    workflow_id: str
+    created_at: float
+
+
+class RecordingStore(QuestionHub):
+    """A hub that, like `DBOSQuestionStore.pending_records`, says when each request was asked and by which run."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        super().__init__()
+        self.records = records
+
+    async def pending_records(self) -> Sequence[Record]:
+        return self.records

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
+import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -23,11 +25,14 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     QuestionStore,
     StoreError,
+    StoreEvent,
     UnknownRequestError,
     WithdrawnError,
 )
+from pydantic_ai_ask_user._text import printable
 
 from ._forms import Entered, read_form
+from ._rows import InboxRow, inbox_rows
 from ._security import (
     CSRF_COOKIE,
     DEFAULT_BODY_SECONDS,
@@ -47,10 +52,36 @@ from ._security import (
 from ._templates import STATIC_DIR, render
 from ._wire import DEFAULT_MAX_CUSTOM_ANSWER, BadBody, event_json, parse_json_body, parse_response, request_json
 
-__all__ = ('AskUserApp', 'create_app', 'DEFAULT_TITLE')
+__all__ = ('AskUserApp', 'create_app', 'DEFAULT_TITLE', 'DEFAULT_LOGIN_HELP', 'FAVICON')
 
 DEFAULT_TITLE = 'Questions from your agent'
 """The name the pages show in their title and header bar."""
+
+DEFAULT_LOGIN_HELP = 'Ask whoever gave you the link for a new one, or use the browser you signed in with.'
+"""What the sign-in pages tell a person whose link did not work; `ask-user ask --web` says how to get a new one."""
+
+FINISHED = 'This server has finished; you can close this tab.'
+"""What the pages say once `AskUserApp.finish` was called (the `finished` event of the stream)."""
+
+FAVICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    b'<rect width="32" height="32" rx="7" fill="#2358c4"/>'
+    b'<path d="M11.5 12a4.5 4.5 0 1 1 6.6 4c-1.3.7-2.1 1.5-2.1 2.8v.7" fill="none" stroke="#fff" '
+    b'stroke-width="3" stroke-linecap="round"/>'
+    b'<circle cx="16" cy="24.5" r="2" fill="#fff"/></svg>'
+)
+"""The tab icon, a question mark, served at `/favicon.ico` so that no browser gets a 404 for it."""
+
+_UNREACHABLE_ERRORS = frozenset({'OperationalError', 'InterfaceError', 'DisconnectionError'})
+"""DB-API (PEP 249) and SQLAlchemy errors for a database that cannot be reached: connection lost, not found."""
+
+_TEXT_FIELD = re.compile(r'q[0-9]{1,2}-text')
+"""A form field holding what the person wrote in an "Other" box."""
+
+_MAX_WRITTEN = 20
+"""How many written answers a page that refused them gives back, at most."""
+
+_log = logging.getLogger('pydantic_ai_ask_user.web')
 
 _ID = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
 """What a request id in a path may look like; anything else is unknown without asking the store."""
@@ -92,10 +123,16 @@ class AskUserApp:
         """Whether each question has an "Other" box for the person's own words."""
         self.max_custom_answer = max_custom_answer
         """The longest custom answer accepted, in characters."""
+        self.login_help = DEFAULT_LOGIN_HELP
+        """What the sign-in pages tell a person whose link did not work, or who has none: how to get one."""
+        self.finished = False
+        """Whether `finish` was called: the server is about to stop, and every page says so."""
+        self._finish_waiters: set[anyio.Event] = set()
         guarded = self._guarded
         routes = [
             Route('/', guarded(self._inbox), methods=['GET'], name='inbox'),
             Route('/login', self._login, methods=['GET'], name='login'),
+            Route('/favicon.ico', _favicon, methods=['GET']),
             Route('/requests/{id}', guarded(self._form), methods=['GET'], name='form'),
             Route('/requests/{id}', guarded(self._submit), methods=['POST'], name='submit'),
             Route('/api/requests', guarded(self._api_list), methods=['GET']),
@@ -136,13 +173,29 @@ class AskUserApp:
             query['next'] = target
         return f'login?{urlencode(query)}'
 
+    def finish(self) -> None:
+        """Tell every open page that this server has finished, before it stops.
+
+        Each event stream sends a last `finished` event and ends (the pages then stop reconnecting),
+        a stream opened later gets it at once, and the inbox says the tab can be closed.
+        """
+        self.finished = True
+        for waiter in tuple(self._finish_waiters):
+            waiter.set()
+
     # -- access -------------------------------------------------------------------------------
 
     def _guarded(self, endpoint: Endpoint) -> Endpoint:
         async def guarded(request: Request) -> Response:
             verdict = await self.gate.check(request)
             if verdict == 'allowed':
-                return await endpoint(request)
+                try:
+                    return await endpoint(request)
+                except Exception as error:
+                    if not _unreachable(error):
+                        raise
+                    _log_unreachable(request, error)
+                    return self._unreachable_page(request)
             status = 401 if verdict == 'unauthenticated' else 403
             if _is_api(request):
                 message = (
@@ -158,7 +211,8 @@ class AskUserApp:
                 status,
                 heading='Not signed in' if status == 401 else 'No access',
                 message=(
-                    'Open the link that was printed when the question server started; it signs this browser in.'
+                    'Open the link that was printed when the question server started; it signs this browser in. '
+                    + self.login_help
                     if self.gate.authorize is None
                     else 'You are not allowed to see these questions.'
                 ),
@@ -175,7 +229,7 @@ class AskUserApp:
                 'status.html',
                 403,
                 heading='This link does not work',
-                message='Each sign-in link works once. Ask for a new link, or use the browser you signed in with.',
+                message='Each sign-in link works once. ' + self.login_help,
                 show_inbox=False,
             )
         target = request.query_params.get('next', '')
@@ -193,8 +247,8 @@ class AskUserApp:
     # -- pages ---------------------------------------------------------------------------------
 
     async def _inbox(self, request: Request) -> Response:
-        pending = await self.store.pending()
-        return self._page(request, 'inbox.html', 200, pending=pending)
+        rows = await inbox_rows(self.store)
+        return self._page(request, 'inbox.html', 200, rows=rows, finished=FINISHED if self.finished else None)
 
     async def _form(self, request: Request) -> Response:
         request_id = request.path_params['id']
@@ -234,6 +288,22 @@ class AskUserApp:
                 return self._form_page(
                     request, asked, result.entered, 422, form_error=f'The answer was refused: {error}'
                 )
+        except AlreadyAnsweredError:
+            # Another tab (or person) won the race: say so, and give back what this one wrote.
+            written = [
+                values[0][: self.max_custom_answer]
+                for key, values in fields.items()
+                if _TEXT_FIELD.fullmatch(key) and values and values[0].strip()
+            ]
+            return self._page(
+                request,
+                'status.html',
+                409,
+                heading='Already answered',
+                message='This question was answered in another tab or by someone else, so your answer was not sent.',
+                written=written[:_MAX_WRITTEN],
+                show_inbox=True,
+            )
         except StoreError as error:
             return self._gone_page(request, error)
         return self._page(request, 'answered.html', 200, declined=False, summary=_summary(asked, result.response))
@@ -257,6 +327,7 @@ class AskUserApp:
             has_errors=form_error is not None or any(entry.error for entry in entered),
             form_error=form_error,
             csrf=self.gate.csrf_token(cookie),
+            finished_text=FINISHED,
             allow_custom=self.allow_custom_answers,
             max_custom=self.max_custom_answer,
         )
@@ -274,15 +345,32 @@ class AskUserApp:
             status, heading, message = 404, 'No such question', 'No question is waiting at this address.'
         return self._page(request, 'status.html', status, heading=heading, message=message, show_inbox=True)
 
+    def _unreachable_page(self, request: Request) -> Response:
+        if _is_api(request):
+            message = 'the question store cannot be reached; try again later'
+            return JSONResponse({'error': 'store_unavailable', 'message': message}, status_code=503)
+        return self._page(
+            request,
+            'status.html',
+            503,
+            heading='The question store cannot be reached',
+            message=(
+                'This server cannot reach the database the questions are kept in, so it can neither show them '
+                'nor take answers right now. Reload the page in a moment.'
+            ),
+            show_inbox=False,
+        )
+
     def _page(self, incoming: Request, template: str, status: int, /, **context: Any) -> Response:
+        context.setdefault('written', [])
         html = render(template, base=_base(incoming), title=self.title, status=status, **context)
         return HTMLResponse(html, status_code=status)
 
     # -- JSON API ------------------------------------------------------------------------------
 
     async def _api_list(self, request: Request) -> Response:
-        pending = await self.store.pending()
-        return JSONResponse({'requests': [request_json(item) for item in pending]})
+        rows = await inbox_rows(self.store)
+        return JSONResponse({'requests': [_row_json(row) for row in rows]})
 
     async def _api_get(self, request: Request) -> Response:
         try:
@@ -324,13 +412,25 @@ class AskUserApp:
         return JSONResponse({'id': request_id, 'status': 'declined' if response.cancelled else 'answered'})
 
     async def _api_events(self, request: Request) -> Response:
+        finished = ServerSentEvent(data='{}', event='finished')
+        if self.finished:
+            return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
         events = self.store.events()
+        waiter = anyio.Event()
+        self._finish_waiters.add(waiter)
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
             try:
-                async for event in events:
+                while (event := await _next_event(events, waiter)) is not None:
                     yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
+                if self.finished:
+                    yield finished
+            except Exception as error:
+                if not _unreachable(error):
+                    raise
+                _log_unreachable(request, error)  # the stream ends; the page reconnects and tries again
             finally:
+                self._finish_waiters.discard(waiter)
                 close = getattr(events, 'aclose', None)
                 if close is not None:
                     await close()
@@ -370,6 +470,68 @@ def create_app(
         max_body_bytes=max_body_bytes,
         body_seconds=body_seconds,
     )
+
+
+async def _favicon(request: Request) -> Response:
+    return Response(FAVICON, media_type='image/svg+xml')
+
+
+async def _once(event: ServerSentEvent) -> AsyncIterator[ServerSentEvent]:
+    yield event
+
+
+async def _next_event(events: AsyncIterator[StoreEvent], finished: anyio.Event) -> StoreEvent | None:
+    """The store's next event, or `None` when its iteration ends or `finished` is set first."""
+    if finished.is_set():
+        return None
+    got: list[StoreEvent] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as group:
+
+        async def take() -> None:
+            try:
+                got.append(await anext(events))
+            except StopAsyncIteration:
+                pass
+            except Exception as error:  # raised below, rather than wrapped in the task group's ExceptionGroup
+                failed.append(error)
+            group.cancel_scope.cancel()
+
+        async def watch() -> None:
+            await finished.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(take)
+        group.start_soon(watch)
+    if failed:
+        raise failed[0]
+    return got[0] if got else None
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether `error` (or what it was raised from) says the store's database or service cannot be reached.
+
+    A network error (`OSError`) or a DB-API `OperationalError` / `InterfaceError` (PEP 249: a lost
+    connection, a database that cannot be opened). Anything else is a failure of the app: a 500.
+    """
+    current: BaseException | None = error
+    for _ in range(10):
+        if current is None:
+            break
+        if isinstance(current, OSError) or any(cls.__name__ in _UNREACHABLE_ERRORS for cls in type(current).__mro__):
+            return True
+        current = current.__cause__
+    return False
+
+
+def _log_unreachable(request: Request, error: Exception) -> None:
+    where = printable(f'{request.method} {request.url.path}', allow_newline=False)
+    reason = printable(f'{type(error).__name__}: {error}', allow_newline=False)[:500]
+    _log.warning('the question store cannot be reached (%s): %s', where, reason)
+
+
+def _row_json(row: InboxRow) -> dict[str, Any]:
+    return {**request_json(row.request), 'asked_at': row.asked_at, 'run': row.workflow_id}
 
 
 def _base(request: Request) -> str:

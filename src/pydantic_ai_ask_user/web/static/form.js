@@ -1,7 +1,8 @@
 // Small helps on the answer form; it works without them.
 // - Typing in an "Other" box ticks its "Other" choice.
 // - Errors from the server take the focus; otherwise the first choice does.
-// - If the agent stops waiting, the form says so at once and can no longer be sent.
+// - If the question is answered elsewhere (another tab, another person), the agent stops waiting,
+//   or the server finishes, the form says so at once and can no longer be sent; what was typed stays.
 'use strict';
 (function () {
   const form = document.getElementById('answer-form');
@@ -25,15 +26,41 @@
   if (!window.EventSource) return;
   const id = form.dataset.id;
   const events = new EventSource(form.dataset.events);
-  function gone(e) {
-    if (JSON.parse(e.data).id !== id) return;
+  // Once this tab sends the form, the `answered` event that follows is its own answer.
+  let sending = false;
+  let stopped = false;
+
+  function stop(notice) {
+    if (sending || stopped) return;
+    stopped = true;
     events.close();
-    form.querySelectorAll('input, textarea, button').forEach(function (el) { el.disabled = true; });
-    const notice = document.getElementById('withdrawn');
-    notice.hidden = false;
-    notice.setAttribute('tabindex', '-1');
-    notice.focus();
+    // Typed text stays readable and copyable; everything that would send the form is switched off.
+    form.querySelectorAll('textarea').forEach(function (el) { el.readOnly = true; });
+    form.querySelectorAll('input, button').forEach(function (el) { el.disabled = true; });
+    const shown = document.getElementById(notice);
+    shown.hidden = false;
+    shown.setAttribute('tabindex', '-1');
+    shown.focus();
   }
-  events.addEventListener('withdrawn', gone);
+
+  function about(e) { return JSON.parse(e.data).id === id; }
+
+  form.addEventListener('submit', function () {
+    sending = true;
+    events.close();
+  });
+  events.addEventListener('answered', function (e) { if (about(e)) stop('answered'); });
+  events.addEventListener('withdrawn', function (e) { if (about(e)) stop('withdrawn'); });
+  events.addEventListener('finished', function () { stop('finished'); });
+  // What happened before the stream connected (between the page load and now) is asked once.
+  events.addEventListener('open', function () {
+    if (!window.fetch) return;
+    fetch(form.dataset.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then(function (r) {
+        if (r.status === 409) stop('answered');
+        else if (r.status === 410) stop('withdrawn');
+      })
+      .catch(function () { /* the events will tell */ });
+  });
   window.addEventListener('pagehide', function () { events.close(); });
 })();

@@ -5,7 +5,32 @@
   const list = document.getElementById('pending');
   const empty = document.getElementById('empty');
   const status = document.getElementById('live-status');
-  if (!list || !window.EventSource || !window.fetch) return;
+  if (!list) return;
+  const FINISHED = 'This server has finished; you can close this tab.';
+  const SHORT_ID = 8;
+  // When each question was first seen live, for stores that do not say when it was asked.
+  const seenAt = {};
+
+  function ago(at) {
+    const seconds = Date.now() / 1000 - at;
+    if (seconds < 45) return 'just now';
+    function plural(count, unit) { return count + ' ' + unit + (count === 1 ? '' : 's') + ' ago'; }
+    const minutes = Math.floor(seconds / 60 + 0.5);
+    if (minutes < 60) return plural(minutes, 'minute');
+    const hours = Math.floor(seconds / 3600 + 0.5);
+    if (hours < 24) return plural(hours, 'hour');
+    return plural(Math.floor(seconds / 86400 + 0.5), 'day');
+  }
+
+  function refreshTimes() {
+    list.querySelectorAll('time[data-at]').forEach(function (el) {
+      el.textContent = 'asked ' + ago(parseFloat(el.dataset.at));
+    });
+  }
+  refreshTimes();
+  setInterval(refreshTimes, 30000);
+
+  if (list.dataset.finished !== undefined || !window.EventSource || !window.fetch) return;
   const base = list.dataset.base;
   // Counts the live events applied; a listing fetched before one of them is stale and must not replace the list.
   let changes = 0;
@@ -16,11 +41,30 @@
     const link = document.createElement('a');
     link.href = base + 'requests/' + encodeURIComponent(request.id);
     link.textContent = request.questions.map(function (q) { return q.header; }).join(', ');
+    const meta = document.createElement('span');
+    meta.className = 'meta';
     const count = document.createElement('span');
     count.className = 'count';
     const n = request.questions.length;
     count.textContent = n + (n === 1 ? ' question' : ' questions');
-    li.append(link, ' ', count);
+    meta.append(count);
+    const at = typeof request.asked_at === 'number' ? request.asked_at : seenAt[request.id];
+    if (at !== undefined) {
+      const time = document.createElement('time');
+      time.dateTime = new Date(at * 1000).toISOString();
+      time.dataset.at = String(at);
+      time.textContent = 'asked ' + ago(at);
+      meta.append(' · ', time);
+    }
+    const run = document.createElement('span');
+    run.className = 'run';
+    const runId = document.createElement('span');
+    runId.className = 'run-id';
+    runId.textContent = request.run
+      || (request.id.length <= SHORT_ID ? request.id : '…' + request.id.slice(-SHORT_ID));
+    run.append('run ', runId);
+    meta.append(' · ', run);
+    li.append(link, '\n', meta);
     return li;
   }
 
@@ -31,6 +75,7 @@
 
   function add(request) {
     changes += 1;
+    if (seenAt[request.id] === undefined) seenAt[request.id] = Date.now() / 1000;
     if (list.querySelector('li[data-id="' + CSS.escape(request.id) + '"]')) return;
     list.append(item(request));
     empty.hidden = true;
@@ -48,18 +93,28 @@
     fetch(list.dataset.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
       .then(function (body) { if (changes === seen) show(body.requests); else resync(); })
-      .catch(function () { /* the stream's reconnect will try again */ });
+      .catch(function (code) {
+        if (code === 503) status.textContent = 'The question store cannot be reached; trying again…';
+        // otherwise the stream's reconnect will try again
+      });
   }
 
   const events = new EventSource(list.dataset.events);
+  let finished = false;
   events.addEventListener('open', function () {
     status.textContent = 'New questions appear here as they are asked.';
     resync();
   });
   events.addEventListener('error', function () {
-    status.textContent = 'Lost the connection to the server; trying again…';
+    if (!finished) status.textContent = 'Lost the connection to the server; trying again…';
   });
-  events.addEventListener('requested', function (e) { add(JSON.parse(e.data).request); });
+  events.addEventListener('finished', function () {
+    finished = true;
+    events.close();
+    status.textContent = FINISHED;
+  });
+  // A live row first, then the listing, which knows when it was asked and by which run.
+  events.addEventListener('requested', function (e) { add(JSON.parse(e.data).request); resync(); });
   events.addEventListener('answered', function (e) { remove(JSON.parse(e.data).id); });
   events.addEventListener('withdrawn', function (e) { remove(JSON.parse(e.data).id); });
 })();

@@ -1,0 +1,98 @@
+"""The inbox's rows: each waiting request, with when it was asked and which run asked it, when the store says."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol, cast
+
+from pydantic_ai_ask_user import AskUserRequest, QuestionStore
+
+__all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH')
+
+SHORT_ID_LENGTH = 8
+"""How many characters of a request id name its run when the store knows no run: the random end of the id.
+
+Tool call ids share their start (`call_`, `toolu_01`, `pyd_ai_`), so the end is what tells two apart.
+"""
+
+
+class PendingRecord(Protocol):
+    """What a store's optional `pending_records()` returns per waiting request (as `DBOSQuestionStore` does)."""
+
+    @property
+    def request(self) -> AskUserRequest:
+        """The request."""
+        ...
+
+    @property
+    def created_at(self) -> float:
+        """When it was asked, in seconds since the epoch."""
+        ...
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The durable workflow (the run) waiting for it, if there is one."""
+        ...
+
+
+@dataclass(frozen=True)
+class InboxRow:
+    """One waiting request as the inbox lists it."""
+
+    request: AskUserRequest
+    """The request."""
+
+    asked_at: float | None = None
+    """When it was asked, in seconds since the epoch; `None` when the store does not say."""
+
+    workflow_id: str | None = None
+    """The durable workflow waiting for it; `None` when the store does not say."""
+
+    @property
+    def run(self) -> str:
+        """What the inbox calls its run: the workflow id, or the end of the request id."""
+        if self.workflow_id:
+            return self.workflow_id
+        request_id = self.request.id
+        return request_id if len(request_id) <= SHORT_ID_LENGTH else '…' + request_id[-SHORT_ID_LENGTH:]
+
+    @property
+    def asked_iso(self) -> str | None:
+        """`asked_at` as an ISO 8601 UTC time, for a `<time datetime>`."""
+        if self.asked_at is None:
+            return None
+        return datetime.fromtimestamp(self.asked_at, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
+
+    def asked_ago(self, now: float | None = None) -> str | None:
+        """How long ago it was asked, in words (`7 minutes ago`)."""
+        if self.asked_at is None:
+            return None
+        return ago((time.time() if now is None else now) - self.asked_at)
+
+
+async def inbox_rows(store: QuestionStore) -> list[InboxRow]:
+    """The waiting requests, oldest first, with their time and run when the store has `pending_records()`."""
+    records = cast('Callable[[], Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
+    if records is None:
+        return [InboxRow(request) for request in await store.pending()]
+    return [InboxRow(record.request, record.created_at, record.workflow_id) for record in await records()]
+
+
+def ago(seconds: float) -> str:
+    """`seconds` as a relative time in words, rounded as the inbox script rounds it (`just now`, `3 hours ago`)."""
+    if seconds < 45:
+        return 'just now'
+    minutes = int(seconds / 60 + 0.5)
+    if minutes < 60:
+        return _plural(minutes, 'minute')
+    hours = int(seconds / 3600 + 0.5)
+    if hours < 24:
+        return _plural(hours, 'hour')
+    return _plural(int(seconds / 86400 + 0.5), 'day')
+
+
+def _plural(count: int, unit: str) -> str:
+    return f'{count} {unit} ago' if count == 1 else f'{count} {unit}s ago'
