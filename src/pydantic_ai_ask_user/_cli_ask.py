@@ -6,8 +6,10 @@ Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no way to as
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 import anyio
@@ -115,7 +117,35 @@ def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
 def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
     from .web import open_cli_answerer
 
-    return lambda: open_cli_answerer(host=args.host, port=args.port, open_browser=args.open)
+    @asynccontextmanager
+    async def opener() -> AsyncGenerator[Answerer]:
+        new_links, owned = _new_link_input(args.file)
+        try:
+            async with open_cli_answerer(
+                host=args.host, port=args.port, open_browser=args.open, new_links=new_links
+            ) as answerer:
+                yield answerer
+        finally:
+            if owned and new_links is not None:
+                os.close(new_links)
+
+    return opener
+
+
+def _new_link_input(file: str) -> tuple[int | None, bool]:
+    """Where `ask --web` reads Enter for a new link: stdin, or the terminal when the questions came on stdin.
+
+    Returns the file descriptor (or `None`) and whether it was opened here, to be closed.
+    """
+    if file != '-':
+        try:
+            return sys.stdin.fileno(), False
+        except (AttributeError, OSError, ValueError):  # no stdin at all (pythonw, a closed descriptor)
+            return None, False
+    try:
+        return os.open('/dev/tty', os.O_RDONLY | os.O_NOCTTY), True
+    except (AttributeError, OSError):  # no controlling terminal (a service, CI); O_NOCTTY is POSIX only
+        return None, False
 
 
 async def ask_and_print(
@@ -124,24 +154,25 @@ async def ask_and_print(
     """Ask `request` through the answerer `opener` opens, print the result on stdout, and return the exit code."""
     from ._answers import TIMED_OUT
 
-    response: AskUserResponse | None = None
     try:
         async with opener() as answerer:
+            response: AskUserResponse | None = None
             with anyio.move_on_after(timeout):
                 response = await answerer(request)
+            # Printed before the answerer closes: `ask --web` keeps serving a few seconds after the answer.
+            if response is None:
+                _print_json(TIMED_OUT)
+                return EXIT_TIMED_OUT
+            try:
+                result = ask_user_result(request, response)
+            except ValueError as error:  # pragma: no cover - a shipped answerer that breaks check_response is a bug
+                _say(f'the answerer returned an invalid response: {error}')
+                return EXIT_CANNOT_ASK
+            _print_json(result)
+            return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
     except CannotAskError as error:
         _say(str(error))
         return EXIT_CANNOT_ASK
-    if response is None:
-        _print_json(TIMED_OUT)
-        return EXIT_TIMED_OUT
-    try:
-        result = ask_user_result(request, response)
-    except ValueError as error:  # pragma: no cover - a shipped answerer that breaks check_response is a bug
-        _say(f'the answerer returned an invalid response: {error}')
-        return EXIT_CANNOT_ASK
-    _print_json(result)
-    return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
 
 
 def _print_json(value: object) -> None:
