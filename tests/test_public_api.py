@@ -85,6 +85,8 @@ def test_the_testing_kit_exports_its_api() -> None:
         'ConformanceScenario',
         'CONFORMANCE_SCENARIOS',
         'run_conformance',
+        'asking_model',
+        'DEFAULT_QUESTION',
     }
 
 

@@ -3,9 +3,12 @@
 - `ScriptedAnswerer` answers from a script, so a test can run an agent that asks without a person.
 - The conformance kit (`CONFORMANCE_SCENARIOS`, `run_conformance`) checks that an answerer behaves
   as every answerer must, driven through its own front end by a driver you write.
+- `asking_model` is a model that asks valid questions, then replies with what the tool returned:
+  what to use instead of `TestModel`, whose generated arguments the question schema refuses.
 """
 
 from ._conformance import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
+from ._model import DEFAULT_QUESTION, asking_model
 from ._scripted import DECLINE, Custom, Reply, ScriptedAnswerer
 
 __all__ = (
@@ -17,4 +20,6 @@ __all__ = (
     'ConformanceScenario',
     'CONFORMANCE_SCENARIOS',
     'run_conformance',
+    'asking_model',
+    'DEFAULT_QUESTION',
 )
