@@ -204,11 +204,12 @@ async def test_pending_lists_each_waiting_question_with_its_id_and_options(
     ('answer', 'expected', 'code'),
     [
         ({'Database': ['SQLite']}, {'Database': ['SQLite']}, 0),
-        ({'Database': ['Oracle, sadly']}, {'Database': ['Oracle, sadly']}, 0),
+        ({'Database': ['postgresql']}, {'Database': ['PostgreSQL']}, 0),
+        ({'Database': {'custom': 'Oracle, sadly'}}, {'Database': ['Oracle, sadly']}, 0),
         ({'answers': [{'header': 'Database', 'selected': ['PostgreSQL']}]}, {'Database': ['PostgreSQL']}, 0),
         ({'cancelled': True}, DECLINED, 1),
     ],
-    ids=['model-shape', 'model-shape-custom', 'response-shape', 'declined'],
+    ids=['model-shape', 'model-shape-folded', 'model-shape-custom', 'response-shape', 'declined'],
 )
 async def test_answer_from_json_on_stdin_reaches_the_waiting_run_and_prints_what_the_model_gets(
     answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str, answer: Any, expected: Any, code: int
@@ -245,6 +246,38 @@ async def test_answer_exits_2_on_an_invalid_answer_and_leaves_the_question_waiti
     assert 'single-select' in bad_label[2]
     assert bad_json[0] == 2
     assert 'invalid answer' in bad_json[2]
+
+
+@pytest.mark.parametrize(
+    ('answer', 'problem'),
+    [
+        (
+            json.dumps({'Database': ['postgres']}),
+            "invalid answer: the answer to 'Database' picks 'postgres', which is not one of its options "
+            "('PostgreSQL', 'SQLite'); to answer in your own words, "
+            'write {"Database": {"custom": "your own words"}}',
+        ),
+        (
+            json.dumps({'Database': {'custom': 'y' * 20_000_000}}),
+            "invalid answer: the answer to 'Database': the custom answer is 20000000 characters long; "
+            'at most 2000 are allowed',
+        ),
+        ('[' * 100_000 + ']' * 100_000, 'invalid answer: the JSON is nested too deeply'),
+    ],
+    ids=['label-typo', 'custom-20-mb', 'nested-100000-deep'],
+)
+async def test_answer_exits_2_with_one_line_on_input_that_cannot_be_an_answer(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str, answer: str, problem: str
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        argv = ['answer', '--db', launched, request.id, '--json', '-']
+        code, out, err = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        await store.get(request.id)  # still waiting: nothing was sent
+        group.cancel_scope.cancel()
+    assert (code, out, err) == (2, '', f'ask-user: {problem}\n')
 
 
 async def test_answer_exits_5_6_and_7_for_an_unknown_an_answered_and_a_withdrawn_question(
@@ -324,3 +357,103 @@ async def test_answer_in_the_terminal_menu_sends_the_pick_to_the_waiting_run(
             code, screen = await anyio.to_thread.run_sync(answer_in_a_pty)
     assert code == 0, screen
     assert got == [pick('SQLite')]
+
+
+# --- Inside a DBOS run: an ordinary answerer runs in a step; durable timeouts ---
+
+_asked: list[str] = []
+
+
+async def _plain_answerer(request: AskUserRequest) -> AskUserResponse:
+    _asked.append(request.id)
+    if request.questions[0].header == 'Slow':
+        await anyio.sleep_forever()
+    return pick('SQLite', request.questions[0].header)
+
+
+def _dbos_agent(timeout: float | None) -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.durable_exec.dbos import DBOSDurability
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from pydantic_ai_ask_user import TOOL_NAME, AskUser
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            return ModelResponse(parts=[TextPart(json.dumps(returns[0].content))])
+        prompt = str(messages[0].parts[-1].content)  # type: ignore[union-attr]
+        question = {'header': prompt, 'question': 'Which?', 'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}]}
+        return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [question]})])
+
+    name = 'plain_in_dbos' if timeout is None else 'plain_in_dbos_timeout'
+    return Agent(
+        FunctionModel(model),
+        name=name,
+        capabilities=[DBOSDurability(), AskUser(answerer=_plain_answerer, timeout=timeout)],
+    )
+
+
+_plain_agent = _dbos_agent(None)
+_timed_agent = _dbos_agent(0.3)
+
+
+@DBOS.workflow(name='store_tests.plain')
+async def _plain_workflow(header: str) -> str:
+    return (await _plain_agent.run(header)).output
+
+
+@DBOS.workflow(name='store_tests.timed')
+async def _timed_workflow(header: str) -> str:
+    return (await _timed_agent.run(header)).output
+
+
+async def test_an_ordinary_answerer_in_a_dbos_run_is_called_in_a_step_that_records_its_answer(launched: str) -> None:
+    _asked.clear()
+    handle = await DBOS.start_workflow_async(_plain_workflow, 'Database')
+    assert json.loads(await handle.get_result()) == {'Database': ['SQLite']}
+    assert len(_asked) == 1
+    steps = [step['function_name'] for step in await DBOS.list_workflow_steps_async(handle.workflow_id)]
+    assert 'ask_user.answer' in steps
+    assert 'ask_user.deadline' not in steps  # no timeout, nothing to record
+
+
+async def test_a_timeout_in_a_dbos_run_is_recorded_and_tells_the_model(launched: str) -> None:
+    from pydantic_ai_ask_user import TIMED_OUT
+
+    _asked.clear()
+    handle = await DBOS.start_workflow_async(_timed_workflow, 'Slow')
+    assert json.loads(await handle.get_result()) == TIMED_OUT
+    steps = [step['function_name'] for step in await DBOS.list_workflow_steps_async(handle.workflow_id)]
+    assert steps.index('ask_user.deadline') < steps.index('ask_user.answer')
+
+
+async def test_a_durable_timeout_outside_a_workflow_withdraws_the_question(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    request = database_question()
+    assert await answerer.ask_durably(request, timeout=0.5) is None
+    with pytest.raises(WithdrawnError):
+        await store.respond(request.id, pick('SQLite'))
+
+
+async def test_an_answer_recorded_before_the_deadline_is_returned(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        got: list[AskUserResponse | None] = []
+
+        async def ask() -> None:
+            got.append(await answerer.ask_durably(request, timeout=30))
+
+        group.start_soon(ask)
+        await shown(store, request.id)
+        await store.respond(request.id, pick('PostgreSQL'))
+    assert got == [pick('PostgreSQL')]
+
+
+def test_a_bad_timeout_is_refused(answerer: DBOSAnswerer) -> None:
+    with pytest.raises(ValueError, match='positive number of seconds'):
+        anyio.run(lambda: answerer.ask_durably(database_question(), timeout=0))

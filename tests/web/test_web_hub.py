@@ -255,3 +255,20 @@ async def test_ten_thousand_withdrawn_requests_leave_the_hub_empty_and_memory_ne
     left_behind = end - start
     # Only the bounded list of finished ids may stay: a small fraction of what 10,000 pending requests took.
     assert left_behind < 0.05 * grown_while_pending, (left_behind, grown_while_pending)
+
+
+async def test_pending_records_say_when_each_request_was_asked() -> None:
+    import time
+
+    hub = QuestionHub()
+    request = ask_one()
+    before = time.time()
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_pending(hub, request.id)
+        (record,) = await hub.pending_records()
+        assert record.request == request
+        assert before <= record.created_at <= time.time()
+        assert record.workflow_id is None
+        group.cancel_scope.cancel()
+    assert await hub.pending_records() == ()

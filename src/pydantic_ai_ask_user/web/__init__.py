@@ -5,7 +5,7 @@ Needs the `web` extra: `pip install 'pydantic-ai-ask-user[web]'`.
 
 from ._answerer import WebAnswerer
 from ._app import DEFAULT_TITLE, AskUserApp, create_app
-from ._hub import DEFAULT_REMEMBER_FINISHED, QuestionHub
+from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
 from ._security import (
     CONTENT_SECURITY_POLICY,
     CSRF_COOKIE,
@@ -21,6 +21,7 @@ from ._wire import DEFAULT_MAX_CUSTOM_ANSWER
 __all__ = (
     'WebAnswerer',
     'QuestionHub',
+    'HubRecord',
     'AskUserApp',
     'create_app',
     'serve',

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import anyio
@@ -19,7 +21,7 @@ from pydantic_ai_ask_user import (
     check_response,
 )
 
-__all__ = ('QuestionHub', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
+__all__ = ('QuestionHub', 'HubRecord', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
 
 DEFAULT_REMEMBER_FINISHED = 1000
 """How many finished request ids a hub remembers, so that a late answer gets 409 or 410 instead of 404."""
@@ -30,13 +32,28 @@ DEFAULT_SUBSCRIBER_BUFFER = 256
 _Outcome = Literal['answered', 'withdrawn']
 
 
+@dataclass(frozen=True)
+class HubRecord:
+    """A waiting request of a `QuestionHub`, with when it was asked."""
+
+    request: AskUserRequest
+    """The request."""
+
+    created_at: float
+    """When it was first asked, in seconds since the epoch."""
+
+    workflow_id: str | None = None
+    """Always `None`: an in-process hub has no durable workflow (the field mirrors the durable store's records)."""
+
+
 class _Waiting:
     """One pending request, and the event its asker waits on."""
 
-    __slots__ = ('askers', 'done', 'request', 'response')
+    __slots__ = ('askers', 'created_at', 'done', 'request', 'response')
 
     def __init__(self, request: AskUserRequest) -> None:
         self.request = request
+        self.created_at = time.time()
         self.done = anyio.Event()
         self.response: AskUserResponse | None = None
         self.askers = 0
@@ -108,6 +125,10 @@ class QuestionHub:
     async def pending(self) -> Sequence[AskUserRequest]:
         """Every request waiting for an answer, oldest first."""
         return tuple(waiting.request for waiting in self._pending.values())
+
+    async def pending_records(self) -> Sequence[HubRecord]:
+        """Every waiting request with when it was first asked, oldest first (the inbox shows the time)."""
+        return tuple(HubRecord(waiting.request, waiting.created_at) for waiting in self._pending.values())
 
     async def get(self, request_id: str) -> AskUserRequest:
         """The pending request with this id; the store errors when it is not pending."""
