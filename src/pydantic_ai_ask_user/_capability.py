@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
@@ -150,9 +152,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
 
         async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
             # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
-            if ctx.tool_call_id:
-                return await capability._ask(ctx, AskUserRequest(questions=questions, id=ctx.tool_call_id))
-            return await capability._ask(ctx, AskUserRequest(questions=questions))  # pragma: no cover
+            # (Pydantic AI gives every tool call an id; the random default is only a safety net.)
+            request = AskUserRequest(questions=questions, id=ctx.tool_call_id or uuid4().hex)
+            return await capability._ask(ctx, request)
 
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
         toolset.add_function(ask_user_question, name=TOOL_NAME, description=TOOL_DESCRIPTION)
@@ -171,7 +173,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
             raise
         except BaseException:
             # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
-            with anyio.CancelScope(shield=True):
+            # The error that ended the wait is the one to raise, not one of an engine refusing steps once cancelled.
+            with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
                 await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, withdrawn=True))
             raise
         if timed_out:
