@@ -1,8 +1,9 @@
 """`ask-user pending` and `ask-user answer`: the questions waiting in a DBOS database, from the command line.
 
 Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
-terminal, a missing extra, the database unreachable), 5 no question under that id, 6 already
-answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+terminal, a missing extra, the database unreachable, missing or not a question database), 5 no question
+under that id, 6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending`
+exits 0, or 4. Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import anyio
 from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
 from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
 from ._json import response_from_json
+from ._questions import Question
 from ._store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
-from ._text import printable, terminal_json
+from ._text import fold, printable, terminal_json
 
 if TYPE_CHECKING:
     from .durable import DBOSQuestionStore
@@ -61,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             'Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either '
             '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
             '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
-            '{"HEADER": ["LABEL", ...]} (a one-item list that is not a label is a custom answer). '
+            '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
+            'for your own words. '
             'Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id, '
             '6 already answered, 7 no longer waiting.'
         ),
@@ -78,7 +81,8 @@ def _open_store(url: str) -> DBOSQuestionStore | str:
     except ImportError as error:
         return f"{error}; install 'pydantic-ai-ask-user[dbos]'"
     try:
-        return DBOSQuestionStore(url)
+        # Never create: a typo in --db must be an error, not a new, empty database.
+        return DBOSQuestionStore(url, create_table=False)
     except ValueError as error:
         return str(error)
 
@@ -98,7 +102,7 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             records = await store.pending_records()
         except Exception as error:  # the database is unreachable or not a DBOS database
-            _fail(f'cannot read the questions in {args.db}: {error}')
+            _fail(f'cannot read the questions in {args.db}: {_first_line(error)}')
             return EXIT_CANNOT_ASK
         finally:
             store.close()
@@ -125,29 +129,69 @@ def run_pending(args: argparse.Namespace) -> int:
 
 
 def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
-    """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape."""
+    """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape.
+
+    In the model-result shape each header maps to its labels (a list, or one string), or to
+    `{"custom": "text"}` for the person's own words. In either shape a label is matched ignoring case and
+    width, as labels are told apart (`fold`): `postgresql` picks `PostgreSQL`. A pick that matches no
+    label is a `ValueError` naming the options; it never becomes a custom answer by itself.
+    """
     if not isinstance(data, Mapping):
         raise ValueError('the answer must be a JSON object')
     data = cast(Mapping[str, Any], data)
     headers = {question.header for question in request.questions}
     if set(data) <= {'answers', 'cancelled'} and not (set(data) & headers):
-        return response_from_json(data)
+        response = response_from_json(data)
+        matched = tuple(_with_labels_matched(request, answer) for answer in response.answers)
+        return AskUserResponse(answers=matched, cancelled=response.cancelled)
+    by_fold = {fold(question.header): question for question in request.questions}
     answers: list[AskUserAnswer] = []
     for header, value in data.items():
+        question = by_fold.get(fold(header))
+        if question is None:
+            known = ', '.join(repr(question.header) for question in request.questions)
+            raise ValueError(f'{header!r} is not a header of this question; the headers are {known}')
+        if isinstance(value, Mapping):
+            custom = cast(Mapping[str, Any], value)
+            if set(custom) != {'custom'} or not isinstance(custom['custom'], str):
+                raise ValueError(f'the answer to {question.header!r} must be {_custom_syntax(question)}')
+            answers.append(AskUserAnswer(header=question.header, custom_answer=custom['custom']))
+            continue
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(item, str) for item in cast(list[Any], value)):
-            raise ValueError(f'the answer to {header!r} must be a list of labels')
-        labels = cast(list[str], value)
-        try:
-            offered = {option.label for option in request.question(header).options}
-        except KeyError:
-            offered = set[str]()
-        if len(labels) == 1 and labels[0] not in offered and header in headers:
-            answers.append(AskUserAnswer(header=header, custom_answer=labels[0]))
-        else:
-            answers.append(AskUserAnswer(header=header, selected=tuple(labels)))
+            raise ValueError(
+                f'the answer to {question.header!r} must be a list of labels, or {_custom_syntax(question)}'
+            )
+        picks = tuple(_label(question, pick) for pick in cast(list[str], value))
+        answers.append(AskUserAnswer(header=question.header, selected=picks))
     return AskUserResponse(answers=tuple(answers))
+
+
+def _custom_syntax(question: Question) -> str:
+    return terminal_json({question.header: {'custom': 'your own words'}})
+
+
+def _label(question: Question, pick: str) -> str:
+    """The option label `pick` names, exactly or ignoring case and width; `ValueError` naming the options."""
+    key = fold(pick)
+    for option in question.options:
+        if option.label == pick or fold(option.label) == key:
+            return option.label
+    options = ', '.join(repr(option.label) for option in question.options)
+    raise ValueError(
+        f'the answer to {question.header!r} picks {pick!r}, which is not one of its options ({options}); '
+        f'to answer in your own words, write {_custom_syntax(question)}'
+    )
+
+
+def _with_labels_matched(request: AskUserRequest, answer: AskUserAnswer) -> AskUserAnswer:
+    try:
+        question = request.question(answer.header)
+    except KeyError:
+        return answer  # `check_response` names the unknown header
+    picks = tuple(_label(question, pick) for pick in answer.selected)
+    return AskUserAnswer(header=answer.header, selected=picks, custom_answer=answer.custom_answer)
 
 
 def _read_json(file: str) -> Any:
@@ -181,7 +225,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except (UnknownRequestError, AlreadyAnsweredError, WithdrawnError) as error:
         return _store_error(error)
     except Exception as error:
-        _fail(f'cannot read the questions in {args.db}: {error}')
+        _fail(f'cannot read the questions in {args.db}: {_first_line(error)}')
         return EXIT_CANNOT_ASK
     if args.json_file is not None:
         try:
@@ -213,8 +257,19 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except ValueError as error:
         _fail(f'invalid answer: {error}')
         return EXIT_INVALID
+    except Exception as error:  # the database went away after the question was read
+        _fail(
+            f'cannot send the answer to {args.db}: {_first_line(error)}; '
+            '`ask-user pending` shows whether the question still waits'
+        )
+        return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+def _first_line(error: Exception) -> str:
+    # SQLAlchemy adds the statement, its parameters (the answer) and a link on further lines.
+    return str(error).strip().split('\n', 1)[0]
 
 
 def _store_error(error: Exception) -> int:

@@ -5,7 +5,7 @@ Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
 from ._config import DEFAULT_POLLING_SECONDS, dbos_config
-from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, StoredRequest
+from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
 from ._events import (
     DEFAULT_CHUNK_SECONDS,
     TOKEN_PREFIX,
@@ -20,6 +20,7 @@ __all__ = (
     'DBOSAnswerer',
     'DBOSQuestionStore',
     'StoredRequest',
+    'NotAQuestionDatabaseError',
     'dbos_config',
     'DBOSEventWaiter',
     'DBOSExternalEvents',

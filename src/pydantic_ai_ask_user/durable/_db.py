@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -21,6 +22,9 @@ __all__ = (
     'StoredRequest',
     'create_engine',
     'ensure_table',
+    'table_exists',
+    'NotAQuestionDatabaseError',
+    'check_sqlite_file',
     'insert_pending',
     'encode_request',
     'decode_request',
@@ -93,6 +97,48 @@ def create_engine(database_url: str) -> sa.Engine:
     if url.get_backend_name() == 'postgresql':
         return sa.create_engine(url.set(drivername='postgresql+psycopg'), pool_pre_ping=True, pool_size=5)
     raise ValueError(f'unsupported database URL {url.render_as_string()!r}: use sqlite:///FILE or postgresql://...')
+
+
+class NotAQuestionDatabaseError(RuntimeError):
+    """The database is not one where questions wait: a SQLite file that does not exist, or a database with
+    neither the questions table nor DBOS's own tables (a typo in the URL, or somebody else's database).
+
+    Raised by a `DBOSQuestionStore(create_table=False)`, which writes no schema into such a database.
+    """
+
+
+_DBOS_TABLE = 'workflow_status'
+"""A table every DBOS system database has, in the `dbos` schema on PostgreSQL and in the file on SQLite."""
+
+
+def check_sqlite_file(database_url: str) -> None:
+    """Raise `NotAQuestionDatabaseError` when `database_url` names a SQLite file that does not exist (or none).
+
+    Opening a missing file would create it, empty: `sqlite:///typo.sqlite` would look like a database where
+    no question waits. Other URLs pass.
+    """
+    url = sa.make_url(database_url)
+    if url.get_backend_name() != 'sqlite':
+        return
+    path = url.database or ''
+    if path in ('', ':memory:') or path.startswith('file:'):
+        raise NotAQuestionDatabaseError(f'{database_url} is not a SQLite file; no questions can wait there')
+    if not os.path.isfile(path):
+        raise NotAQuestionDatabaseError(f'there is no SQLite database at {os.path.abspath(path)}')
+
+
+def table_exists(engine: sa.Engine) -> bool:
+    """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+    inspector = sa.inspect(engine)
+    if inspector.has_table(TABLE_NAME):
+        return True
+    schema = 'dbos' if engine.dialect.name == 'postgresql' else None
+    if inspector.has_table(_DBOS_TABLE, schema=schema):
+        return False  # a DBOS database where no question was asked yet
+    raise NotAQuestionDatabaseError(
+        f'{engine.url.render_as_string()} is not a question database: it has neither the {TABLE_NAME} table '
+        'nor the tables of DBOS'
+    )
 
 
 def ensure_table(engine: sa.Engine) -> None:

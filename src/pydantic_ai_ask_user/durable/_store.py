@@ -20,11 +20,13 @@ from ._db import (
     DEFAULT_DATABASE_URL,
     StoredRequest,
     answer_message,
+    check_sqlite_file,
     create_engine,
     decode_row,
     ensure_table,
     message_topic,
     requests_table,
+    table_exists,
 )
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
@@ -53,9 +55,19 @@ class DBOSQuestionStore:
     events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
     """How often `events()` looks for changes."""
 
+    create_table: bool = True
+    """Create the questions table on first use when the database has none, as `DBOSAnswerer` does.
+
+    `False` writes no schema: on a DBOS database where no question was asked yet the store sees no
+    questions, and a SQLite file that does not exist, or a database with neither the questions table nor
+    DBOS's tables, raises `NotAQuestionDatabaseError` on first use. `ask-user pending` and `ask-user answer`
+    open their store so, since a typo in `--db` must not create a database.
+    """
+
     _engine: sa.Engine | None = field(default=None, init=False, repr=False, compare=False)
     _client: DBOSClient | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _has_table: bool = field(default=False, init=False, repr=False, compare=False)
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -77,8 +89,18 @@ class DBOSQuestionStore:
     def _connect(self) -> tuple[sa.Engine, DBOSClient]:
         with self._lock:
             if self._engine is None or self._client is None:
+                if not self.create_table:
+                    check_sqlite_file(self.database_url)
                 engine = create_engine(self.database_url)
-                ensure_table(engine)
+                try:
+                    if self.create_table:
+                        ensure_table(engine)
+                        self._has_table = True
+                    else:
+                        self._has_table = table_exists(engine)
+                except BaseException:
+                    engine.dispose()
+                    raise
                 self._engine = engine
                 self._client = DBOSClient(system_database_engine=engine, lazy=True)
             return self._engine, self._client
@@ -123,6 +145,11 @@ class DBOSQuestionStore:
 
     def _select(self, condition: Any) -> list[StoredRequest]:
         engine, _ = self._connect()
+        if not self._has_table:
+            # A DBOS database where no question was asked yet, opened without creating the table.
+            if not table_exists(engine):
+                return []
+            self._has_table = True
         with engine.connect() as conn:
             rows = conn.execute(
                 sa.select(requests_table).where(condition).order_by(requests_table.c.created_at, requests_table.c.id)
