@@ -119,7 +119,8 @@ def test_an_unexpected_error_prints_its_traceback_without_escapes(
         raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
 
     monkeypatch.setattr(demo, '_run', crash)
-    assert main(['demo']) == 1  # what Python itself exits with on an uncaught exception
+    monkeypatch.setenv('ASK_USER_TRACEBACK', '1')  # without it, one line (tests/test_cli_exit_codes.py)
+    assert main(['demo']) == 70  # an internal error; never 1, which means "declined"
     err = capsys.readouterr().err
     assert_nothing_a_terminal_acts_on(err.encode())
     assert err.startswith('Traceback (most recent call last):')

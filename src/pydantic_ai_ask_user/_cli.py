@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -11,7 +12,13 @@ from typing import NoReturn
 
 from ._text import printable
 
-__all__ = ('main',)
+__all__ = ('main', 'EXIT_INTERNAL_ERROR')
+
+EXIT_INTERNAL_ERROR = 70
+"""An error ask-user did not expect: a bug. `EX_SOFTWARE` of sysexits.h, not 1, which means "declined"."""
+
+TRACEBACK_VARIABLE = 'ASK_USER_TRACEBACK'
+"""The environment variable that, set to `1`, prints where an internal error happened instead of one line."""
 
 _COMMAND_MODULES = ('_demo', '_cli_ask', '_cli_durable')
 """Modules that add a subcommand: each has `register(subparsers)`, and sets `func` returning the exit code."""
@@ -51,10 +58,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('ask-user: interrupted', file=sys.stderr)
         return 130
-    except Exception:
-        # What Python would print, and the same exit code, but an exception message can quote its input.
-        sys.stderr.write(printable(traceback.format_exc()))
-        return 1
+    except Exception as error:
+        # A person gets one line, never a traceback; a developer asks for it. Both filtered: an exception
+        # message can quote its input.
+        if os.environ.get(TRACEBACK_VARIABLE) == '1':
+            sys.stderr.write(printable(traceback.format_exc()))
+        else:
+            message = f'{type(error).__name__}: {error}'.strip().split('\n', 1)[0]
+            print(
+                f'ask-user: internal error (a bug in ask-user): {printable(message)}; '
+                f'set {TRACEBACK_VARIABLE}=1 to see where it happened',
+                file=sys.stderr,
+            )
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == '__main__':  # pragma: no cover
