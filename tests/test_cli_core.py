@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -46,6 +47,7 @@ def test_the_demo_runs_offline_and_prints_the_whole_exchange() -> None:
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, 'COLUMNS': '200'},  # one entry a line; wrapping is tested in test_cli_demo.py
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -79,7 +81,7 @@ async def test_the_demo_timeline_reports_a_custom_answer() -> None:
 
     out = io.StringIO()
     answerer = ScriptedAnswerer({'Database': Custom('Cockroach'), 'Environments': ['dev']})
-    final = await run_demo(answerer=answerer, who='a test', out=out)
+    final = await run_demo(answerer=answerer, who='a test', out=out, width=200)
     assert "Database -> 'Cockroach'" in out.getvalue()
     assert 'for Cockroach' in final
 
@@ -294,7 +296,7 @@ async def test_the_demo_with_a_named_model_is_answered_by_a_person_who_picks_eve
     from pydantic_ai_ask_user._demo import demo_model
 
     out = io.StringIO()
-    final = await run_demo(model=demo_model(), out=out)
+    final = await run_demo(model=demo_model(), out=out, width=200)
     assert 'answered by a scripted person who picks every first option' in out.getvalue()
     assert 'for PostgreSQL' in final
     assert 'rolled it out to dev.' in final

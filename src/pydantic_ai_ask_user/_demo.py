@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import sys
 import time
+import unicodedata
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -14,7 +17,7 @@ import anyio
 import pydantic_ai
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
-from pydantic_ai.exceptions import UserError
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -26,7 +29,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from ._answers import DECLINED, TIMED_OUT, TOOL_NAME, Answerer, AskUserRequest
@@ -34,7 +37,19 @@ from ._capability import AskUser
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._text import printable
 
-__all__ = ('register', 'TASK', 'DEMO_QUESTIONS', 'demo_model', 'run_demo')
+__all__ = ('register', 'TASK', 'DEMO_QUESTIONS', 'demo_model', 'run_demo', 'EXIT_BAD_MODEL', 'EXIT_MISSING_PACKAGE')
+
+EXIT_BAD_MODEL = 2
+"""`--model` names no model Pydantic AI knows, or one it cannot set up (a missing API key); one line on stderr."""
+
+EXIT_MISSING_PACKAGE = 4
+"""`--model` needs a provider package that is not installed; stderr names the extra to install."""
+
+TEST_MODEL_NOTE = (
+    "'test' is Pydantic AI's TestModel, whose made-up tool arguments AskUser refuses (two options both "
+    "labelled 'a'); asking the demo's questions with pydantic_ai_ask_user.testing.asking_model() instead"
+)
+"""What `ask-user demo --model test` says before it runs `asking_model` in place of `TestModel`."""
 
 TASK = 'Add a `shipped_at` column to the orders table and roll the migration out.'
 """What the demo asks the agent to do: ambiguous enough that a careful agent asks first."""
@@ -136,16 +151,24 @@ class Timeline(AbstractCapability[Any]):
     started: float = field(default_factory=time.monotonic)
     """When the run started, for the timestamps."""
 
+    width: int | None = None
+    """The width to wrap to, in terminal cells; `None` asks the terminal (or `COLUMNS`) at each line."""
+
+    show_questions: bool = True
+    """List each question and its options; off when the answerer shows them itself (the terminal menu)."""
+
     def say(self, text: str) -> None:
-        """Print one line of the timeline, made safe to draw."""
-        self.out.write(f'[{time.monotonic() - self.started:6.2f}s] {printable(text)}\n')
+        """Print one entry of the timeline, made safe to draw and wrapped to the width."""
+        stamp = f'[{time.monotonic() - self.started:6.2f}s] '
+        write_wrapped(self.out, text, self.width, first=stamp, rest=' ' * len(stamp))
         self.out.flush()
 
     @on_event(AskUserRequestedEvent)
     async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
         """Show what the model asked."""
         self.say(f'AskUserRequestedEvent  request {event.request.id[:8]}, {len(event.request.questions)} question(s)')
-        _print_request(event.request, self.out)
+        if self.show_questions:
+            _print_request(event.request, self.out, self.width)
 
     @on_event(AskUserAnsweredEvent)
     async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
@@ -168,14 +191,60 @@ class Timeline(AbstractCapability[Any]):
         self.say(f'AskUserAnsweredEvent   request {event.request_id[:8]}, {outcome}')
 
 
-def _print_request(request: AskUserRequest, out: TextIO) -> None:
+def _print_request(request: AskUserRequest, out: TextIO, width: int | None) -> None:
     total = len(request.questions)
     for number, question in enumerate(request.questions, 1):
-        kind = 'pick any' if question.multi_select else 'pick one'
-        out.write(printable(f'           {number}/{total} {question.header} ({kind}): {question.question}') + '\n')
+        # The same words as the terminal menu's title.
+        kind = 'pick one or more' if question.multi_select else 'pick one'
+        text = f'{number}/{total} {question.header} ({kind}): {question.question}'
+        write_wrapped(out, text, width, first=' ' * 10, rest=' ' * 10)
         for option in question.options:
             detail = f' - {option.description}' if option.description else ''
-            out.write(printable(f'                 * {option.label}{detail}') + '\n')
+            write_wrapped(out, f'{option.label}{detail}', width, first=' ' * 12 + '* ', rest=' ' * 14)
+
+
+def _char_cells(char: str) -> int:
+    if unicodedata.combining(char) or unicodedata.category(char) in ('Mn', 'Me'):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ('W', 'F') else 1
+
+
+def cell_width(text: str) -> int:
+    """How many terminal cells `text` takes (wide East Asian characters 2, combining marks 0), without wcwidth."""
+    return sum(_char_cells(char) for char in text)
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` as rows of at most `width` cells, broken at spaces, and inside a word only when it is wider than a row."""
+    width = max(width, 1)
+    rows: list[str] = []
+    for paragraph in text.split('\n'):
+        row, used = '', 0
+        for word in paragraph.split(' '):
+            size = cell_width(word)
+            gap = 1 if row else 0
+            if used + gap + size <= width:
+                row, used = (f'{row} {word}' if row else word), used + gap + size
+                continue
+            if row:
+                rows.append(row)
+                row, used = '', 0
+            for char in word:  # only a word wider than a row (a long JSON result, a URL) breaks between characters
+                char_size = _char_cells(char)
+                if row and used + char_size > width:
+                    rows.append(row)
+                    row, used = '', 0
+                row, used = row + char, used + char_size
+        rows.append(row)
+    return rows
+
+
+def write_wrapped(out: TextIO, text: str, width: int | None, *, first: str, rest: str) -> None:
+    """Write `text`, made printable, wrapped to `width` cells (the terminal's when `None`), after the prefixes."""
+    columns = width if width is not None else shutil.get_terminal_size().columns
+    rows = wrap_cells(printable(text), max(columns - max(len(first), len(rest)), 10))
+    for index, row in enumerate(rows):
+        out.write(f'{first if index == 0 else rest}{row}'.rstrip() + '\n')
 
 
 async def _print_events(out: TextIO, timeline: Timeline, events: AsyncIterable[AgentStreamEvent]) -> None:
@@ -186,7 +255,21 @@ async def _print_events(out: TextIO, timeline: Timeline, events: AsyncIterable[A
             timeline.say(f'model receives          {event.part.model_response_str()}')
 
 
-def _pick_answerer(scripted: bool, real_model: bool) -> tuple[Answerer, str]:
+@dataclass(frozen=True)
+class _Person:
+    """Who answers the demo's questions."""
+
+    answerer: Answerer
+    """The answerer that reaches them."""
+
+    who: str
+    """How the demo's first line names them."""
+
+    shows_questions: bool
+    """Whether the answerer draws the questions itself (the terminal menu), so the timeline need not list them."""
+
+
+def _pick_answerer(scripted: bool, real_model: bool) -> _Person:
     """The terminal menu when a person is at a terminal, else a scripted person."""
     if not scripted and sys.stdin.isatty() and sys.stdout.isatty():
         try:
@@ -194,34 +277,56 @@ def _pick_answerer(scripted: bool, real_model: bool) -> tuple[Answerer, str]:
         except ImportError:
             pass
         else:
-            return TerminalAnswerer(), 'you, in the terminal'
+            return _Person(TerminalAnswerer(), 'you, in the terminal', shows_questions=True)
     from .testing import ScriptedAnswerer
 
     if real_model:
         # A real model writes its own questions, so the script cannot know their headers.
-        return ScriptedAnswerer(delay=0.5, default=0), 'a scripted person who picks every first option'
-    return ScriptedAnswerer(SCRIPTED_REPLY, delay=0.5), 'a scripted person'
+        answerer = ScriptedAnswerer(delay=0.5, default=0)
+        return _Person(answerer, 'a scripted person who picks every first option', shows_questions=False)
+    return _Person(ScriptedAnswerer(SCRIPTED_REPLY, delay=0.5), 'a scripted person', shows_questions=False)
+
+
+def _model_label(model: Model | str | None) -> str:
+    if model is None:
+        return 'the offline demo model'
+    return model if isinstance(model, str) else model.model_name
 
 
 async def run_demo(
-    *, model: Model | str | None = None, answerer: Answerer | None = None, who: str = '', out: TextIO | None = None
+    *,
+    model: Model | str | None = None,
+    answerer: Answerer | None = None,
+    who: str = '',
+    out: TextIO | None = None,
+    width: int | None = None,
+    show_questions: bool | None = None,
 ) -> str:
-    """Run the demo agent once, printing the exchange (to `sys.stdout` by default); return the model's final message."""
+    """Run the demo agent once, printing the exchange (to `sys.stdout` by default); return the model's final message.
+
+    The output is wrapped to `width` cells, by default the terminal's (or `COLUMNS`). The questions are
+    listed unless `show_questions` is false; by default they are not when the answerer is the terminal
+    menu, which shows them itself.
+    """
     # Looked up now, not bound at import, so a redirected or captured stdout gets the output.
     sink = sys.stdout if out is None else out
     if answerer is None:
-        answerer, who = _pick_answerer(scripted=False, real_model=model is not None)
-    timeline = Timeline(out=sink)
+        person = _pick_answerer(scripted=False, real_model=model is not None)
+        answerer, who = person.answerer, person.who
+        if show_questions is None:
+            show_questions = not person.shows_questions
+    timeline = Timeline(out=sink, width=width, show_questions=show_questions is not False)
     agent = Agent(model or demo_model(), capabilities=[AskUser(answerer=answerer), timeline])
-    shown = 'the offline demo model' if model is None else printable(str(model), allow_newline=False)
-    sink.write(f'ask-user demo: {shown}, answered by {printable(who)}\n')
-    sink.write(f'task: {TASK}\n\n')
+    write_wrapped(sink, f'ask-user demo: {_model_label(model)}, answered by {who}', width, first='', rest='  ')
+    write_wrapped(sink, f'task: {TASK}', width, first='', rest='      ')
+    sink.write('\n')
 
     async def handler(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
         await _print_events(sink, timeline, events)
 
     result = await agent.run(TASK, event_stream_handler=handler)
-    sink.write(f'\nmodel: {printable(result.output)}\n')
+    sink.write('\n')
+    write_wrapped(sink, f'model: {result.output}', width, first='', rest='       ')
     sink.flush()
     return result.output
 
@@ -244,10 +349,61 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _run(args: argparse.Namespace) -> int:
     # The demo owns its output: the exchange it prints is the point, so Pydantic AI's first-run banner stays out.
     pydantic_ai.BANNER_ENABLED = False
-    answerer, who = _pick_answerer(scripted=args.scripted, real_model=args.model is not None)
+    name: str | None = args.model
     try:
-        anyio.run(lambda: run_demo(model=args.model, answerer=answerer, who=who))
-    except UserError as error:  # an unknown model name, a missing key or provider package
-        print(f'ask-user: {printable(str(error))}', file=sys.stderr)
-        return 2
+        model = _resolve_model(name)
+    except UserError as error:  # an unknown model name, a missing key
+        _say(str(error))
+        return EXIT_BAD_MODEL
+    except ImportError as error:  # the provider's package is not installed
+        _say(_missing_package_message(name or '', error))
+        return EXIT_MISSING_PACKAGE
+    if name == 'test':
+        _say(TEST_MODEL_NOTE)
+    person = _pick_answerer(scripted=args.scripted, real_model=model is not None and name != 'test')
+    try:
+        anyio.run(
+            lambda: run_demo(
+                model=model, answerer=person.answerer, who=person.who, show_questions=not person.shows_questions
+            )
+        )
+    except UserError as error:  # a provider that refuses the model only when it is called
+        _say(str(error))
+        return EXIT_BAD_MODEL
+    except UnexpectedModelBehavior as error:  # a real model that kept breaking the question rules
+        _say(f'the model gave up: {error}')
+        return 1
     return 0
+
+
+def _resolve_model(name: str | None) -> Model | None:
+    """The model `--model` names: `None` for the demo's own, `asking_model` for `test`, else Pydantic AI's."""
+    if name is None:
+        return None
+    if name == 'test':
+        from .testing import asking_model
+
+        return asking_model(*DEMO_QUESTIONS['questions'], model_name='asking_model')
+    return infer_model(name)
+
+
+_EXTRA = re.compile(r'pydantic-ai-slim\[([\w,-]+)\]')
+"""Finds the optional group Pydantic AI's ImportError names, as in `pip install "pydantic-ai-slim[openai]"`."""
+
+
+def _missing_package_message(name: str, error: ImportError) -> str:
+    """One line saying which package the model needs and the command that installs it."""
+    found = _EXTRA.search(str(error))
+    extra = found.group(1) if found else name.partition(':')[0]
+    package = error.name or extra
+    if found is None and not extra:
+        return f'the model {name!r} cannot be loaded: {error}'
+    # Pydantic AI re-raises with its own message; the module that failed to import is the cause's name.
+    cause = error.__cause__
+    if isinstance(cause, ImportError) and cause.name:
+        package = cause.name.partition('.')[0]
+    return f"the model {name!r} needs the {package} package; install it with: pip install 'pydantic-ai-slim[{extra}]'"
+
+
+def _say(message: str) -> None:
+    print(f'ask-user: {printable(message, allow_newline=False)}', file=sys.stderr)
