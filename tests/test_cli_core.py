@@ -103,7 +103,7 @@ def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr()
     lines = done.stderr.splitlines()
     assert lines == [
         'ask-user: questions.0.header: String should have at most 25 characters',
-        'ask-user: questions.0.options.0.label: Value error, must be one line of plain text, '
+        'ask-user: questions.0.options.0.label: must be one line of plain text, '
         'but contains U+001B, a control character',
         'ask-user: questions.0.icon: Extra inputs are not permitted',
     ]
@@ -115,7 +115,7 @@ def test_ask_with_invalid_input_from_a_file_exits_2(tmp_path: Path) -> None:
     path.write_text(json.dumps({'questions': []}), encoding='utf-8')
     done = _run_ask(str(path))
     assert done.returncode == EXIT_INVALID
-    assert done.stderr == 'ask-user: questions: Value error, a call asks 1 to 10 questions, not 0\n'
+    assert done.stderr == 'ask-user: questions: a call asks 1 to 10 questions, not 0\n'
 
 
 def test_ask_with_text_that_is_not_json_exits_2() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,7 @@ WITHOUT_PACKAGES = (
 
 
 CLI = 'pydantic_ai_ask_user._cli'
+README = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
 
 
 def _demo(*args: str, columns: int = 80, hidden: str = '') -> subprocess.CompletedProcess[str]:
@@ -125,3 +128,27 @@ async def test_the_demo_wraps_to_the_width_it_is_given() -> None:
     out = io.StringIO()
     await run_demo(answerer=ScriptedAnswerer(default=0), who='a test', out=out, width=40)
     assert max(_cells(line) for line in out.getvalue().splitlines()) <= 40
+
+
+def test_a_problem_is_printed_as_the_readme_documents_it_without_pydantics_value_error_prefix() -> None:
+    questions = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'yes'}]}]}
+    done = subprocess.run(
+        [sys.executable, '-m', CLI, 'ask', '-'], input=json.dumps(questions), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "ask-user: questions.0.options: option label 'yes' is the same as 'Yes' (ignoring case and width); "
+        'every option label must be unique\n'
+    )
+    assert done.stderr.removeprefix('ask-user: ').rstrip('\n') in ' '.join(README.split())
+
+
+def test_a_problem_pydantic_words_itself_keeps_its_words() -> None:
+    from pydantic import ValidationError
+
+    from pydantic_ai_ask_user import AskUserRequest
+    from pydantic_ai_ask_user._answers import format_validation_error
+
+    with pytest.raises(ValidationError) as caught:
+        AskUserRequest.from_tool_args({'questions': [{'header': 'Go', 'question': 'Go?', 'options': 'no'}]})
+    assert format_validation_error(caught.value) == ['questions.0.options: Input should be a valid tuple']

@@ -55,16 +55,14 @@ def _problems(*questions: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize('char', list(INVISIBLE), ids=[f'U+{ord(c):04X}' for c in INVISIBLE])
 def test_a_label_that_differs_only_by_an_invisible_character_is_rejected_with_its_name(char: str) -> None:
     (problem,) = _problems(question('Confirm', 'Yes', f'Yes{char}'))
-    assert problem == (
-        f'questions.0.options.1.label: Value error, must be one line of plain text, but contains {INVISIBLE[char]}'
-    )
+    assert problem == (f'questions.0.options.1.label: must be one line of plain text, but contains {INVISIBLE[char]}')
     assert char not in problem
 
 
 def test_a_header_that_differs_only_by_an_invisible_character_is_rejected() -> None:
     (problem,) = _problems(question('DB', question='Which?'), question('DB\u034f', question='Which?'))
     assert problem == (
-        'questions.1.header: Value error, must be one line of plain text, '
+        'questions.1.header: must be one line of plain text, '
         'but contains U+034F (COMBINING GRAPHEME JOINER), an invisible character'
     )
 
@@ -106,7 +104,7 @@ def test_up_to_four_combining_marks_on_one_character_are_text() -> None:
 def test_a_label_that_stacks_49_combining_marks_is_rejected() -> None:
     (problem,) = _problems(question('H', 'a' + '\u0301' * 49, 'b'))
     assert problem == (
-        'questions.0.options.0.label: Value error, must be one line of plain text, '
+        'questions.0.options.0.label: must be one line of plain text, '
         'but stacks 49 combining marks on one character; at most 4 are allowed'
     )
 

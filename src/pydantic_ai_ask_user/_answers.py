@@ -61,7 +61,11 @@ def format_validation_error(error: ValidationError) -> list[str]:
     lines: list[str] = []
     for item in error.errors(include_url=False):
         where = '.'.join(str(part) for part in item['loc']) or 'arguments'
-        lines.append(f'{where}: {item["msg"]}')
+        message = item['msg']
+        if item['type'] == 'value_error':
+            # Our own rules raise ValueError; pydantic prefixes its message with "Value error, ", which says nothing.
+            message = message.removeprefix('Value error, ')
+        lines.append(f'{where}: {message}')
     return lines
 
 
