@@ -4,7 +4,7 @@ Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 """
 
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
-from ._config import DEFAULT_POLLING_SECONDS, dbos_config
+from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
 from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
 from ._events import (
     DEFAULT_CHUNK_SECONDS,
@@ -30,6 +30,7 @@ __all__ = (
     'DEFAULT_CHUNK_SECONDS',
     'DEFAULT_DATABASE_URL',
     'DEFAULT_POLLING_SECONDS',
+    'DEFAULT_LOG_LEVEL',
     'DEFAULT_RECHECK_SECONDS',
     'DEFAULT_EVENTS_POLL_SECONDS',
     'TABLE_NAME',
