@@ -112,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         opener = _web_opener(args) if args.web else _terminal_opener()
     except ImportError as error:
-        extra = 'web' if args.web else 'terminal'
-        _say(f"{error}; install 'pydantic-ai-ask-user[{extra}]'")
+        from ._cli_install import install_hint
+
+        _say(f'{error}; {install_hint("web" if args.web else "terminal")}')
         return EXIT_CANNOT_ASK
     return anyio.run(ask_and_print, request, opener, args.timeout)
 

@@ -79,7 +79,9 @@ def _open_store(url: str) -> DBOSQuestionStore | str:
     try:
         from .durable import DBOSQuestionStore
     except ImportError as error:
-        return f"{error}; install 'pydantic-ai-ask-user[dbos]'"
+        from ._cli_install import install_hint
+
+        return f'{error}; {install_hint("dbos")}'
     try:
         # Never create: a typo in --db must be an error, not a new, empty database.
         return DBOSQuestionStore(url, create_table=False)
@@ -240,7 +242,9 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
         try:
             terminal = importlib.import_module(f'{__package__}.terminal')
         except ImportError as error:
-            _fail(f"{error}; install 'pydantic-ai-ask-user[terminal]', or answer with --json")
+            from ._cli_install import install_hint
+
+            _fail(f'{error}; {install_hint("terminal")}, or answer with --json')
             return EXIT_CANNOT_ASK
         try:
             opener = cast(Callable[[], AbstractAsyncContextManager[Answerer]], terminal.open_cli_answerer)

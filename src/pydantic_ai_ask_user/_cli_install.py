@@ -1,0 +1,53 @@
+"""How to install a missing extra, said for where `ask-user` came from: the registry, a clone, or a built wheel."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+__all__ = ('install_hint', 'DISTRIBUTION')
+
+DISTRIBUTION = 'pydantic-ai-ask-user'
+"""The distribution whose extras the hints name."""
+
+
+def _direct_url() -> dict[str, Any] | None:
+    """PEP 610's record of a distribution installed from a directory or a file; `None` from a registry."""
+    try:
+        text = distribution(DISTRIBUTION).read_text('direct_url.json')
+    except PackageNotFoundError:  # run from a source tree on sys.path, not installed
+        return None
+    if not text:
+        return None
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def _local_path(url: object) -> Path | None:
+    if not isinstance(url, str):
+        return None
+    parsed = urlparse(url)
+    return Path(unquote(parsed.path)) if parsed.scheme == 'file' else None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs `extra` where this copy of `ask-user` was installed from.
+
+    From a clone synced with uv that is `uv sync --all-extras` (a plain `pip install` of the
+    distribution would look for it in the registry); from a built wheel it is that wheel.
+    """
+    record = _direct_url()
+    path = _local_path(record.get('url')) if record is not None else None
+    if record is not None and path is not None and 'dir_info' in record:
+        if (path / 'uv.lock').exists():
+            return f"install the {extra} extra: uv sync --all-extras (in {path}), or pip install -e '{path}[{extra}]'"
+        return f"install the {extra} extra: pip install '{path}[{extra}]'"
+    if record is not None and path is not None and path.is_file():
+        return f"install the {extra} extra: pip install '{path}[{extra}]'"
+    return f"install the {extra} extra: pip install '{DISTRIBUTION}[{extra}]'"

@@ -1,0 +1,72 @@
+"""A missing extra is named with an install command that works where ask-user was installed from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pydantic_ai_ask_user._cli_install as cli_install
+from pydantic_ai_ask_user._cli import main
+from pydantic_ai_ask_user._cli_install import install_hint
+
+VALID = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]}
+
+
+def _installed_from(monkeypatch: pytest.MonkeyPatch, direct_url: dict[str, Any] | None) -> None:
+    monkeypatch.setattr(cli_install, '_direct_url', lambda: direct_url)
+
+
+def test_from_the_registry_the_hint_is_pip_install_with_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    _installed_from(monkeypatch, None)
+    assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
+
+
+def test_in_a_clone_synced_with_uv_the_hint_is_uv_sync_all_extras(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / 'uv.lock').write_text('', encoding='utf-8')
+    _installed_from(monkeypatch, {'url': tmp_path.as_uri(), 'dir_info': {'editable': True}})
+    assert install_hint('web') == (
+        f"install the web extra: uv sync --all-extras (in {tmp_path}), or pip install -e '{tmp_path}[web]'"
+    )
+
+
+def test_from_a_source_directory_without_uv_the_hint_is_pip_install_of_that_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed_from(monkeypatch, {'url': tmp_path.as_uri(), 'dir_info': {}})
+    assert install_hint('dbos') == f"install the dbos extra: pip install '{tmp_path}[dbos]'"
+
+
+def test_from_a_built_wheel_the_hint_installs_that_wheel_with_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    wheel = tmp_path / 'pydantic_ai_ask_user-0.1.0-py3-none-any.whl'
+    wheel.write_bytes(b'')
+    _installed_from(monkeypatch, {'url': wheel.as_uri(), 'archive_info': {}})
+    assert install_hint('terminal') == f"install the terminal extra: pip install '{wheel}[terminal]'"
+
+
+def test_this_checkout_is_recognised_as_a_clone() -> None:
+    root = Path(__file__).resolve().parent.parent
+    assert install_hint('web').startswith(f'install the web extra: uv sync --all-extras (in {root})')
+
+
+def test_ask_web_without_the_web_extra_names_an_install_that_works_in_a_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pydantic_ai_ask_user._cli_ask as cli_ask
+
+    def missing(args: Any) -> Any:
+        raise ImportError("No module named 'starlette'")
+
+    monkeypatch.setattr(cli_ask, '_web_opener', missing)
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps(VALID), encoding='utf-8')
+    assert main(['ask', '--web', str(path)]) == 4
+    err = capsys.readouterr().err
+    assert err == f"ask-user: No module named 'starlette'; {install_hint('web')}\n"
+    assert 'uv sync --all-extras' in err
