@@ -1,0 +1,204 @@
+"""Every README example, run as a user runs it: copied to a file in an empty directory, in a fresh virtualenv.
+
+`tests/test_readme.py` runs the examples inside this test session, where `tests/conftest.py` and the dev
+dependencies help them. Here nothing helps: each example gets a new virtualenv (`uv venv`) holding this
+project, installed from the working tree with only the extras its imports need, and the packages its
+section of the README tells the reader to install; then it runs with plain `python` (or `python -m pytest`
+for an example that is a test file) in an empty directory, and what it prints is checked against its
+`#>` comments. Versions are pinned to `uv.lock`, so the run is the same offline once uv's cache is warm.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pytest_examples import CodeExample, find_examples
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / 'README.md'
+INSTALL_SECONDS = 900
+"""Installing dbos and its dependencies into a new virtualenv takes a while on a loaded machine, even cached."""
+
+RUN_SECONDS = 300
+"""An example runs in seconds; the margin is for a loaded, shared machine."""
+
+EXTRA_OF_MODULE = {
+    'pydantic_ai_ask_user.terminal': 'terminal',
+    'pydantic_ai_ask_user.web': 'web',
+    'pydantic_ai_ask_user.durable': 'dbos',
+    'dbos': 'dbos',
+    'starlette': 'web',
+}
+"""Imports that this project's extras provide, and the extra that does."""
+
+CORE_MODULES = {'pydantic_ai_ask_user', 'pydantic_ai', 'pydantic', 'anyio'}
+"""Imports the core installs (`anyio` comes with `pydantic-ai-slim`)."""
+
+PACKAGE_OF_MODULE = {'fastapi': 'fastapi', 'httpx': 'httpx', 'pytest': 'pytest'}
+"""Imports no extra provides: the README must tell the reader to install them, in the example's own section."""
+
+
+def _examples() -> list[CodeExample]:
+    found = find_examples(str(README))
+    python = [example for example in found if example.prefix_tags() & {'py', 'python'}]
+    return [example for example in python if example.prefix_settings().get('test') != 'skip']
+
+
+EXAMPLES = _examples()
+
+
+def _imports(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _needs(example: CodeExample) -> tuple[frozenset[str], frozenset[str]]:
+    """The extras and the other packages the example's imports need."""
+    extras: set[str] = set()
+    packages: set[str] = set()
+    for name in _imports(example.source):
+        top = name.partition('.')[0]
+        extra = next((extra for module, extra in EXTRA_OF_MODULE.items() if f'{name}.'.startswith(f'{module}.')), None)
+        if extra is not None:
+            extras.add(extra)
+        elif top in PACKAGE_OF_MODULE:
+            packages.add(PACKAGE_OF_MODULE[top])
+        else:
+            assert top in CORE_MODULES or top in sys.stdlib_module_names, (
+                f'README line {example.start_line} imports {name}: say how to install it, then add it to this test'
+            )
+    return frozenset(extras), frozenset(packages)
+
+
+def _section_before(example: CodeExample) -> str:
+    """The README text from the heading of the example's section down to the example."""
+    lines = README.read_text(encoding='utf-8').splitlines()[: example.start_line]
+    start = max((index for index, line in enumerate(lines) if line.startswith('#')), default=0)
+    return '\n'.join(lines[start:])
+
+
+def _expected_output(source: str) -> list[str]:
+    return [line.strip()[3:] for line in source.splitlines() if line.strip().startswith('#>')]
+
+
+def _uv() -> list[str] | None:
+    if found := shutil.which('uv'):
+        return [found]
+    for python in ('python3', sys.executable):
+        command = [shutil.which(python) or python, '-m', 'uv']
+        if subprocess.run([*command, '--version'], capture_output=True, check=False).returncode == 0:
+            return command
+    return None
+
+
+class Virtualenvs:
+    """One fresh virtualenv per set of extras and packages, made on first use."""
+
+    def __init__(self, root: Path, uv: list[str]) -> None:
+        self.root = root
+        self.uv = uv
+        self.made: dict[tuple[frozenset[str], frozenset[str]], Path] = {}
+        self.constraints = root / 'constraints.txt'
+        exported = subprocess.run(
+            [*uv, 'export', '--frozen', '--no-hashes', '--all-extras', '--all-groups', '--no-emit-project', '-q'],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=INSTALL_SECONDS,
+        )
+        self.constraints.write_text(exported.stdout, encoding='utf-8')
+
+    def python(self, extras: frozenset[str], packages: frozenset[str]) -> Path:
+        key = (extras, packages)
+        if key not in self.made:
+            venv = self.root / f'venv-{len(self.made)}'
+            subprocess.run([*self.uv, 'venv', '-q', '--python', sys.executable, str(venv)], check=True, timeout=120)
+            python = venv / 'bin' / 'python'
+            project = f'{ROOT}[{",".join(sorted(extras))}]' if extras else str(ROOT)
+            install = [*self.uv, 'pip', 'install', '-q', '--python', str(python), '-c', str(self.constraints)]
+            subprocess.run(
+                [*install, project, *sorted(packages)],
+                check=True,
+                timeout=INSTALL_SECONDS,
+                env=_clean_env(),
+            )
+            self.made[key] = python
+        return self.made[key]
+
+
+def _clean_env() -> dict[str, str]:
+    """The environment without this test session's own virtualenv and paths."""
+    env = {
+        key: value for key, value in os.environ.items() if key not in {'VIRTUAL_ENV', 'PYTHONPATH', 'COV_CORE_SOURCE'}
+    }
+    env['PATH'] = os.pathsep.join(
+        part for part in env.get('PATH', '').split(os.pathsep) if not part.startswith(str(ROOT / '.venv'))
+    )
+    return env
+
+
+@pytest.fixture(scope='module')
+def virtualenvs(tmp_path_factory: pytest.TempPathFactory) -> Virtualenvs:
+    uv = _uv()
+    if uv is None:
+        pytest.skip('uv is not installed; scripts/bootstrap.sh installs it')
+    return Virtualenvs(tmp_path_factory.mktemp('readme-venvs'), uv)
+
+
+def test_the_readme_has_examples_for_a_user_to_run() -> None:
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize('example', EXAMPLES, ids=lambda example: f'line{example.start_line}')
+def test_the_readme_names_what_to_install_for_each_example(example: CodeExample) -> None:
+    extras, packages = _needs(example)
+    readme = README.read_text(encoding='utf-8')
+    section = _section_before(example)
+    for extra in extras:
+        assert f"pip install 'pydantic-ai-ask-user[{extra}]'" in readme
+    for package in packages:
+        assert re.search(rf'pip install [^\n]*\b{package}\b', section), (
+            f'README line {example.start_line} needs {package}: its section must say to pip install it'
+        )
+
+
+@pytest.mark.parametrize('example', EXAMPLES, ids=lambda example: f'line{example.start_line}')
+def test_the_example_runs_with_plain_python_in_a_fresh_virtualenv(
+    example: CodeExample, virtualenvs: Virtualenvs, tmp_path: Path
+) -> None:
+    python = virtualenvs.python(*_needs(example))
+    source = example.source
+    is_test_file = re.search(r'^(async )?def test_', source, re.MULTILINE) is not None
+    script = tmp_path / (f'test_example_line{example.start_line}.py' if is_test_file else 'example.py')
+    script.write_text(source, encoding='utf-8')
+    command = (
+        [str(python), '-m', 'pytest', '-q', '-p', 'no:cacheprovider', script.name]
+        if is_test_file
+        else [
+            str(python),
+            script.name,
+        ]
+    )
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=RUN_SECONDS, env=_clean_env(), check=False
+    )
+    assert done.returncode == 0, f'README line {example.start_line} failed:\n{done.stdout}\n{done.stderr}'
+    if is_test_file:
+        assert re.search(r'\d+ passed', done.stdout), done.stdout
+        assert not re.search(r'skipped|xfail|warnings? summary', done.stdout), done.stdout
+    else:
+        assert done.stdout.splitlines() == _expected_output(source)
+    assert 'Traceback' not in done.stderr, done.stderr
