@@ -2,7 +2,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: demo test test-floor lint typecheck pytest bench format hypothesis-long
+.PHONY: demo test test-floor test-under-load lint typecheck pytest bench format hypothesis-long
 
 demo:
 	@scripts/bootstrap.sh demo
@@ -38,6 +38,14 @@ bench:
 format:
 	$(RUN) ruff format .
 	$(RUN) ruff check --fix .
+
+# The tests that drive real processes (pseudo-terminals, Chromium, PostgreSQL, DBOS workers) while a bounded
+# CPU load generator keeps every core busy: a slow machine must never look like a failure. Not part of `make test`.
+test-under-load:
+	@scripts/bootstrap.sh test
+	@$(RUN) python scripts/cpu_load.py --seconds 3600 & load=$$!; \
+		$(RUN) pytest -p no:cacheprovider --no-cov tests/terminal tests/web tests/durable tests/engines; status=$$?; \
+		kill $$load 2>/dev/null; wait $$load 2>/dev/null; exit $$status
 
 # The property tests with at least 10,000 examples each; not part of `make test`.
 hypothesis-long:

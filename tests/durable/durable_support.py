@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import waits
 
 WORKER = Path(__file__).with_name('worker.py')
 """The worker program the tests run, kill and restart."""
 
-WAIT_SECONDS = 90.0
+WAIT_SECONDS = waits.WAIT
 """How long a test waits for a condition before failing; generous, the machine is shared and noisy."""
 
 

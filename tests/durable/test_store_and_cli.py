@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pexpect
 import pytest
+import waits
 from dbos import DBOS
 
 from pydantic_ai_ask_user import (
@@ -32,7 +33,7 @@ from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
-WAIT = 15.0
+WAIT = waits.WAIT
 
 
 @pytest.fixture(scope='module')

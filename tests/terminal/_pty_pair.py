@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 import anyio
 import pyte
+import waits
 
-TIMEOUT = 30.0
+TIMEOUT = waits.WAIT
 
 
 class PtyPair:

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pexpect
 import pyte
+import waits
 
 ROOT = Path(__file__).resolve().parents[2]
 ASK_USER = str(Path(sys.executable).with_name('ask-user'))
-TIMEOUT = 30.0
+TIMEOUT = waits.WAIT
 
 UP, DOWN, LEFT, RIGHT, SHIFT_TAB, ESC = '\x1b[A', '\x1b[B', '\x1b[D', '\x1b[C', '\x1b[Z', '\x1b'
 

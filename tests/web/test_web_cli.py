@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from web_support import csrf_of
+from web_support import WAIT, csrf_of
 
 from pydantic_ai_ask_user import DECLINED, TIMED_OUT
 
@@ -63,7 +63,7 @@ def finish() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 def answer_in_form(link: str, data: dict[str, str]) -> httpx.Response:
-    with httpx.Client(follow_redirects=True, timeout=20) as client:
+    with httpx.Client(follow_redirects=True, timeout=WAIT) as client:
         page = client.get(link)
         assert page.status_code == 200
         return client.post(str(page.url), data={'csrf': csrf_of(page.text), **data})
@@ -76,7 +76,7 @@ def test_answering_in_the_browser_prints_the_result_and_exits_0(
     finish.append(process)
     reply = answer_in_form(link_of(process), {'action': 'answer', 'q0': '1'})
     assert reply.status_code == 200
-    out, _ = process.communicate(timeout=30)
+    out, _ = process.communicate(timeout=WAIT)
     assert json.loads(out) == {'Database': ['SQLite']}
     assert process.returncode == 0
 
@@ -87,7 +87,7 @@ def test_declining_in_the_browser_prints_declined_and_exits_1(
     process = start(str(question_file))
     finish.append(process)
     answer_in_form(link_of(process), {'action': 'decline'})
-    out, _ = process.communicate(timeout=30)
+    out, _ = process.communicate(timeout=WAIT)
     assert json.loads(out) == DECLINED
     assert process.returncode == 1
 
@@ -106,7 +106,7 @@ def test_the_question_file_can_come_on_stdin(finish: list[subprocess.Popen[str]]
     process.stdin.close()
     process.stdin = None
     answer_in_form(link_of(process), {'action': 'answer', 'q0': 'other', 'q0-text': 'DuckDB'})
-    out, _ = process.communicate(timeout=30)
+    out, _ = process.communicate(timeout=WAIT)
     assert json.loads(out) == {'Database': ['DuckDB']}
 
 
@@ -114,7 +114,7 @@ def test_no_answer_before_the_timeout_exits_3(question_file: Path, finish: list[
     process = start('--timeout', '1', str(question_file))
     finish.append(process)
     link_of(process)
-    out, _ = process.communicate(timeout=30)
+    out, _ = process.communicate(timeout=WAIT)
     assert json.loads(out) == TIMED_OUT
     assert process.returncode == 3
 
@@ -138,7 +138,7 @@ def test_a_port_already_taken_exits_4_with_the_reason(question_file: Path) -> No
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=WAIT,
         )
     assert result.returncode == 4
     assert 'cannot serve' in result.stderr
@@ -148,7 +148,7 @@ def test_the_printed_link_works_once(question_file: Path, finish: list[subproces
     process = start(str(question_file))
     finish.append(process)
     link = link_of(process)
-    with httpx.Client(timeout=20) as first:
+    with httpx.Client(timeout=WAIT) as first:
         assert first.get(link).status_code == 303
-    with httpx.Client(timeout=20) as second:
+    with httpx.Client(timeout=WAIT) as second:
         assert second.get(link).status_code == 403

@@ -19,6 +19,7 @@ from typing import IO
 import anyio
 import httpx
 import pytest
+import waits
 from playwright.async_api import Browser, BrowserContext, expect
 from web_support import WAIT, ask_one, bearer, csrf_of, single
 
@@ -199,7 +200,7 @@ async def test_after_the_answer_ask_web_tells_open_pages_it_has_finished_and_the
     finished = anyio.Event()
 
     async def ask_web() -> None:
-        async with open_cli_answerer(out=out, linger_seconds=WAIT) as answerer:
+        async with open_cli_answerer(out=out, linger_seconds=waits.scaled(20.0)) as answerer:
             answered.append(await answerer(request))
         finished.set()
 

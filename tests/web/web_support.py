@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 
 import anyio
 import httpx
+import waits
 from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer
 
-WAIT = 20.0
+WAIT = waits.WAIT
 """Generous: the machine is shared and noisy."""
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / 'test-artifacts'
