@@ -74,6 +74,72 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
     answer.set_defaults(func=run_answer)
 
+    resolve = subparsers.add_parser(
+        'resolve',
+        help='resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here',
+        description=(
+            "End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|- "
+            '(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true}, '
+            '"calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is denied '
+            'with REASON). Exit codes: 0 resolved, 2 invalid JSON or not a token, 4 cannot reach the database '
+            'or a missing extra, 7 no run waits on this token any more.'
+        ),
+    )
+    resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
+    resolve.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    decision = resolve.add_mutually_exclusive_group(required=True)
+    decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
+    decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
+    resolve.set_defaults(func=run_resolve)
+
+
+def run_resolve(args: argparse.Namespace) -> int:
+    """Resolve (or fail) one external-event wait of a DBOS run."""
+    try:
+        from pydantic import TypeAdapter, ValidationError
+        from pydantic_ai import DeferredToolResults
+
+        from .durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+    except ImportError as error:
+        from ._cli_install import install_hint
+
+        _fail(f'{error}; {install_hint("dbos")}')
+        return EXIT_CANNOT_ASK
+    try:
+        if args.fail is not None:
+            fail_dbos_event(args.token, args.fail, database_url=args.db)
+        else:
+            text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
+            if text is None:
+                return EXIT_INVALID
+            try:
+                # Checked here: a decision the run cannot read would fail the run, not this command.
+                results = TypeAdapter(DeferredToolResults).validate_json(text)
+            except (ValidationError, ValueError, RecursionError) as error:
+                _fail(f'not a DeferredToolResults: {_first_line(error) or type(error).__name__}')
+                return EXIT_INVALID
+            resolve_dbos_event(args.token, results, database_url=args.db)
+    except NotAnEventTokenError as error:
+        _fail(str(error))
+        return EXIT_INVALID
+    except NoWaitError as error:
+        _fail(str(error))
+        return EXIT_WITHDRAWN
+    except Exception as error:
+        _fail(f'cannot reach the database {args.db}: {_first_line(error)}')
+        return EXIT_CANNOT_ASK
+    print(json.dumps({'resolved': args.token}))
+    return EXIT_ANSWERED
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding='utf-8') as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        _fail(f'cannot read {path}: {error}')
+        return None
+
 
 def _open_store(url: str) -> DBOSQuestionStore | str:
     try:

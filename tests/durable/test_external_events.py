@@ -75,13 +75,21 @@ async def test_an_approval_and_a_question_survive_kill_9_and_are_resolved_from_a
         await anyio.to_thread.run_sync(lambda: fail_dbos_event(first['token'], 'too late', database_url=database_url))
 
 
+def _cli(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args]
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=WAIT_SECONDS)
+
+
 async def test_a_failed_event_denies_the_approval_and_tells_the_model(database_url: str, tmp_path: Path) -> None:
     worker = _start(database_url, tmp_path)
     token_file = tmp_path / 'token.json'
     try:
         await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
         token = json.loads(token_file.read_text())['token']
-        await anyio.to_thread.run_sync(lambda: fail_dbos_event(token, 'nobody is on call', database_url=database_url))
+        failed = await anyio.to_thread.run_sync(
+            lambda: _cli('resolve', token, '--db', database_url, '--fail', 'nobody is on call')
+        )
+        assert failed.returncode == 0, failed.stderr
         code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
         assert code == 0, _log(tmp_path)
     finally:
@@ -91,6 +99,41 @@ async def test_a_failed_event_denies_the_approval_and_tells_the_model(database_u
     assert 'nobody is on call' in output['deploy']
     assert 'nobody is on call' in json.dumps(output['ask_user_question'])
     assert _lines(tmp_path / 'deployed.txt') == []
+
+
+async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = _start(database_url, tmp_path)
+    token_file = tmp_path / 'token.json'
+    try:
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        pending = json.loads(token_file.read_text())
+        token, question_id = pending['token'], pending['calls'][0]['id']
+        bad = await anyio.to_thread.run_sync(
+            lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin='{"approvals": 3}')
+        )
+        assert bad.returncode == 2
+        assert 'not a DeferredToolResults' in bad.stderr
+        assert worker.poll() is None  # the run still waits
+        decision = {'approvals': {'deploy-1': False}, 'calls': {question_id: {'Database': ['PostgreSQL']}}}
+        good = await anyio.to_thread.run_sync(
+            lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=json.dumps(decision))
+        )
+        assert good.returncode == 0, good.stderr
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+    assert output['ask_user_question'] == {'Database': ['PostgreSQL']}
+    assert _lines(tmp_path / 'deployed.txt') == []
+    again = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
+    assert again.returncode == 7
+    assert 'No wait has this token' in again.stderr
+    not_a_token = await anyio.to_thread.run_sync(lambda: _cli('resolve', 'abc', '--db', database_url, '--fail', 'x'))
+    assert not_a_token.returncode == 2
 
 
 def test_a_token_that_is_not_ours_is_refused_with_a_clear_error() -> None:

@@ -11,6 +11,8 @@ from ._events import (
     TOKEN_PREFIX,
     DBOSEventWaiter,
     DBOSExternalEvents,
+    NotAnEventTokenError,
+    NoWaitError,
     fail_dbos_event,
     resolve_dbos_event,
 )
@@ -24,6 +26,8 @@ __all__ = (
     'dbos_config',
     'DBOSEventWaiter',
     'DBOSExternalEvents',
+    'NotAnEventTokenError',
+    'NoWaitError',
     'resolve_dbos_event',
     'fail_dbos_event',
     'TOKEN_PREFIX',

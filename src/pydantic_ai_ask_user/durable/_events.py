@@ -35,6 +35,8 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ._db import DEFAULT_DATABASE_URL
 
 __all__ = (
+    'NotAnEventTokenError',
+    'NoWaitError',
     'DBOSEventWaiter',
     'DBOSExternalEvents',
     'resolve_dbos_event',
@@ -51,6 +53,14 @@ DEFAULT_CHUNK_SECONDS = 86_400.0
 
 _ACTIVE = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
 """Workflow statuses under which a wait can still be resolved."""
+
+
+class NotAnEventTokenError(UserError, ValueError):
+    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+
+
+class NoWaitError(UserError):
+    """No wait has this token any more: its workflow finished, was cancelled, or is unknown to the database."""
 
 
 @dataclass
@@ -127,8 +137,9 @@ def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAU
     """End the wait of `token` with `payload` (converted to its JSON form), from any process.
 
     For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
-    resolution of a token wins; a second is ignored. Raises `UserError` when the token is not one of
-    `DBOSEventWaiter`'s, or its workflow no longer waits (finished, cancelled, or unknown).
+    resolution of a token wins; a second is ignored. Raises `NotAnEventTokenError` when the token is
+    not one of `DBOSEventWaiter`'s, `NoWaitError` when its workflow no longer waits (finished,
+    cancelled, or unknown); both are `UserError`s.
     """
     try:
         data = to_jsonable_python(payload)
@@ -147,7 +158,7 @@ def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATA
 
 def _workflow_of(token: str) -> str:
     if not token.startswith(TOKEN_PREFIX) or '.' not in token[len(TOKEN_PREFIX) :]:
-        raise UserError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
+        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
     return token[len(TOKEN_PREFIX) :].split('.', 1)[1]
 
 
@@ -160,7 +171,7 @@ def _send(token: str, message: dict[str, Any], database_url: str) -> None:
     with _client(database_url) as client:
         found = client.list_workflows(workflow_ids=[workflow_id], load_input=False, load_output=False)
         if not found or found[0].status not in _ACTIVE:
-            raise UserError(
+            raise NoWaitError(
                 'No wait has this token any more: its workflow has finished, was cancelled, or is unknown '
                 'to this database.'
             )
