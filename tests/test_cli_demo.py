@@ -11,6 +11,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user._demo import DEMO_QUESTIONS, TEST_MODEL_NOTE, run_demo
@@ -152,3 +153,45 @@ def test_a_problem_pydantic_words_itself_keeps_its_words() -> None:
     with pytest.raises(ValidationError) as caught:
         AskUserRequest.from_tool_args({'questions': [{'header': 'Go', 'question': 'Go?', 'options': 'no'}]})
     assert format_validation_error(caught.value) == ['questions.0.options: Input should be a valid tuple']
+
+
+def test_a_missing_package_without_pydantic_ais_hint_is_named_after_the_provider() -> None:
+    from pydantic_ai_ask_user._demo import _missing_package_message  # pyright: ignore[reportPrivateUsage]
+
+    error = ImportError("No module named 'mistralai'", name='mistralai')
+    assert _missing_package_message('mistral:large', error) == (
+        "the model 'mistral:large' needs the mistralai package; "
+        "install it with: pip install 'pydantic-ai-slim[mistral]'"
+    )
+    assert _missing_package_message('odd', ImportError('no')) == "the model 'odd' cannot be loaded: no"
+
+
+@pytest.mark.parametrize(
+    ('raised', 'code', 'line'),
+    [
+        (
+            UnexpectedModelBehavior('Tool exceeded max retries'),
+            1,
+            'ask-user: the model gave up: Tool exceeded max retries\n',
+        ),
+        (UserError('Model refused'), 2, 'ask-user: Model refused\n'),
+    ],
+)
+def test_a_model_that_fails_during_the_run_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], raised: Exception, code: int, line: str
+) -> None:
+    import pydantic_ai_ask_user._demo as demo
+
+    async def failing(**kwargs: object) -> str:
+        raise raised
+
+    monkeypatch.setattr(demo, 'run_demo', failing)
+    assert main(['demo', '--scripted']) == code
+    assert capsys.readouterr().err == line
+
+
+def test_the_demo_with_the_test_model_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['demo', '--scripted', '--model', 'test']) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f'ask-user: {TEST_MODEL_NOTE}\n'
+    assert '"Environments":["staging","production"]}' in captured.out

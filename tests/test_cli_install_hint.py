@@ -70,3 +70,33 @@ def test_ask_web_without_the_web_extra_names_an_install_that_works_in_a_clone(
     err = capsys.readouterr().err
     assert err == f"ask-user: No module named 'starlette'; {install_hint('web')}\n"
     assert 'uv sync --all-extras' in err
+
+
+@pytest.mark.parametrize('text', [None, '', 'not json', '[1]'])
+def test_an_install_record_that_says_nothing_usable_falls_back_to_the_registry(
+    monkeypatch: pytest.MonkeyPatch, text: str | None
+) -> None:
+    class Distribution:
+        def read_text(self, name: str) -> str | None:
+            return text
+
+    monkeypatch.setattr(cli_install, 'distribution', lambda name: Distribution())
+    assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
+
+
+def test_without_an_installed_distribution_the_hint_is_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import PackageNotFoundError
+
+    def not_installed(name: str) -> Any:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr(cli_install, 'distribution', not_installed)
+    assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
+
+
+@pytest.mark.parametrize('url', [42, 'https://example.com/pydantic_ai_ask_user-0.1.0-py3-none-any.whl'])
+def test_an_install_from_somewhere_that_is_not_a_local_path_gets_the_registry_hint(
+    monkeypatch: pytest.MonkeyPatch, url: object
+) -> None:
+    _installed_from(monkeypatch, {'url': url, 'archive_info': {}})
+    assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"

@@ -394,10 +394,11 @@ _EXTRA = re.compile(r'pydantic-ai-slim\[([\w,-]+)\]')
 def _missing_package_message(name: str, error: ImportError) -> str:
     """One line saying which package the model needs and the command that installs it."""
     found = _EXTRA.search(str(error))
-    extra = found.group(1) if found else name.partition(':')[0]
-    package = error.name or extra
-    if found is None and not extra:
+    provider, colon, _ = name.partition(':')
+    extra = found.group(1) if found else provider if colon else ''
+    if not extra:
         return f'the model {name!r} cannot be loaded: {error}'
+    package = error.name or extra
     # Pydantic AI re-raises with its own message; the module that failed to import is the cause's name.
     cause = error.__cause__
     if isinstance(cause, ImportError) and cause.name:
