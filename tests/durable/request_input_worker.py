@@ -1,12 +1,16 @@
 """A worker whose DBOS-durable agent needs a tool approval and an AskUser answer, through `RequestInput`.
 
-    python tests/durable/request_input_worker.py --db URL --dir DIR [--resume]
+    python tests/durable/request_input_worker.py --db URL --dir DIR [--resume] [--inbox [--timeout S]]
 
 The model's first response calls `deploy` (which requires approval) and `ask_user_question` (deferred,
 `AskUser(answerer=None)`). `RequestInput` hands both to its `ask`, which writes the token and the
 pending calls to `DIR/token.json` and returns `None`; the run then waits durably (`DBOSExternalEvents`)
 until another process calls `resolve_dbos_event`. The model appends a line per call to `DIR/calls.txt`,
 `deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`.
+
+With `--inbox`, the model instead asks two questions in two calls, and `RequestInput`'s `ask` is
+`ask_through_store`: the questions wait in the question table, answered through `DBOSQuestionStore`
+or `ask-user answer`; `--timeout` bounds the wait.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import json
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from dbos import DBOS, SetWorkflowID
@@ -26,7 +31,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser
-from pydantic_ai_ask_user.durable import DBOSExternalEvents, dbos_config
+from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store, dbos_config
 
 QUESTIONS = {
     'questions': [
@@ -51,8 +56,23 @@ def main() -> int:
     parser.add_argument('--db', required=True)
     parser.add_argument('--dir', required=True, type=Path)
     parser.add_argument('--resume', action='store_true')
+    parser.add_argument('--inbox', action='store_true')
+    parser.add_argument('--timeout', type=float, default=None)
     args = parser.parse_args()
     directory: Path = args.dir
+
+    def inbox_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = {p.tool_call_id: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
+        if not returns:
+            _append(directory / 'calls.txt', 'ask')
+            second = {'questions': [{**QUESTIONS['questions'][0], 'header': 'Cache'}]}
+            calls = [
+                ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id='q-1'),
+                ToolCallPart(TOOL_NAME, second, tool_call_id='q-2'),
+            ]
+            return ModelResponse(parts=calls)
+        _append(directory / 'calls.txt', 'final')
+        return ModelResponse(parts=[TextPart(json.dumps(returns, sort_keys=True))])
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
@@ -78,11 +98,24 @@ def main() -> int:
         (directory / 'token.json').write_text(json.dumps(pending))
         return None
 
-    agent = Agent(
-        FunctionModel(model),
-        name='request_input_agent',
-        capabilities=[DBOSDurability(), DBOSExternalEvents(), AskUser(answerer=None), RequestInput(ask=ask)],
-    )
+    if args.inbox:
+        timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
+        agent = Agent(
+            FunctionModel(inbox_model),
+            name='request_input_inbox_agent',
+            capabilities=[
+                DBOSDurability(),
+                DBOSExternalEvents(database_url=args.db),
+                AskUser(answerer=None),
+                RequestInput(ask=ask_through_store(args.db), timeout=timeout),
+            ],
+        )
+    else:
+        agent = Agent(
+            FunctionModel(model),
+            name='request_input_agent',
+            capabilities=[DBOSDurability(), DBOSExternalEvents(), AskUser(answerer=None), RequestInput(ask=ask)],
+        )
 
     @agent.tool_plain(requires_approval=True)
     def deploy() -> str:

@@ -20,8 +20,12 @@ from pydantic_ai_ask_user.durable import fail_dbos_event, resolve_dbos_event
 WORKER = Path(__file__).with_name('request_input_worker.py')
 
 
-def _start(database_url: str, directory: Path, *, resume: bool = False) -> subprocess.Popen[bytes]:
+def _start(
+    database_url: str, directory: Path, *, resume: bool = False, inbox: bool = False, timeout: float | None = None
+) -> subprocess.Popen[bytes]:
     command = [sys.executable, str(WORKER), '--db', database_url, '--dir', str(directory)]
+    command += ['--inbox'] if inbox else []
+    command += ['--timeout', str(timeout)] if timeout is not None else []
     log = open(directory / f'worker-{"resume" if resume else "first"}.log', 'wb')  # noqa: SIM115 - closed by the OS
     return subprocess.Popen([*command, *(['--resume'] if resume else [])], stdout=log, stderr=subprocess.STDOUT)
 
@@ -139,3 +143,89 @@ async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
 def test_a_token_that_is_not_ours_is_refused_with_a_clear_error() -> None:
     with pytest.raises(UserError, match='not a DBOSEventWaiter token'):
         resolve_dbos_event('abc', {'approvals': {}}, database_url='sqlite:///unused.sqlite')
+
+
+# --- AskUser questions of a RequestInput wait, answered in the inbox or with `ask-user answer` ---
+
+
+async def test_questions_of_a_request_input_wait_are_answered_through_the_store_and_the_cli_across_kill_9(
+    database_url: str, tmp_path: Path
+) -> None:
+    from durable_support import Worker
+    from test_durable_runs import pending_of, pick
+
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+
+    worker = _start(database_url, tmp_path, inbox=True)
+    try:
+        async with DBOSQuestionStore(database_url) as store:
+            placeholder = Worker(database_url, tmp_path)
+            placeholder.process = worker
+            records = await pending_of(store, 2, placeholder)
+            assert sorted(record.request.id for record in records) == ['q-1', 'q-2']
+            assert {record.workflow_id for record in records} == {'ri-0'}
+            await store.respond('q-1', pick('SQLite'))
+            worker.kill()
+            worker.wait(timeout=WAIT_SECONDS)
+            worker = _start(database_url, tmp_path, resume=True, inbox=True)
+            # One question answered is not a decision yet: the recovered run still waits for the other.
+            assert [record.request.id for record in await store.pending_records()] == ['q-2']
+        answer = tmp_path / 'cache.json'
+        answer.write_text(json.dumps({'Cache': ['postgresql']}))  # a label, whatever its case
+        done = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [
+                    sys.executable,
+                    '-m',
+                    'pydantic_ai_ask_user._cli',
+                    'answer',
+                    '--db',
+                    database_url,
+                    'q-2',
+                    '--json',
+                    str(answer),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=WAIT_SECONDS,
+            )
+        )
+        assert done.returncode == 0, done.stderr
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+        'q-1': {'Database': ['SQLite']},
+        'q-2': {'Cache': ['PostgreSQL']},
+    }
+    assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+
+
+async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_given_in_time_are_used(
+    database_url: str, tmp_path: Path
+) -> None:
+    from durable_support import Worker
+    from test_durable_runs import pending_of, pick
+
+    from pydantic_ai_ask_user import TIMED_OUT, WithdrawnError
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+
+    worker = _start(database_url, tmp_path, inbox=True, timeout=8.0)
+    try:
+        async with DBOSQuestionStore(database_url) as store:
+            placeholder = Worker(database_url, tmp_path)
+            placeholder.process = worker
+            await pending_of(store, 2, placeholder)
+            await store.respond('q-1', pick('PostgreSQL'))
+            code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+            assert code == 0, _log(tmp_path)
+            cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('SQLite',)),))
+            with pytest.raises(WithdrawnError):
+                await store.respond('q-2', cache)
+            assert await store.pending() == []
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['PostgreSQL']}, 'q-2': TIMED_OUT}

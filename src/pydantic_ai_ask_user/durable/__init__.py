@@ -16,6 +16,7 @@ from ._events import (
     fail_dbos_event,
     resolve_dbos_event,
 )
+from ._inbox import ask_through_store
 from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
 
 __all__ = (
@@ -26,6 +27,7 @@ __all__ = (
     'dbos_config',
     'DBOSEventWaiter',
     'DBOSExternalEvents',
+    'ask_through_store',
     'NotAnEventTokenError',
     'NoWaitError',
     'resolve_dbos_event',

@@ -34,6 +34,8 @@ __all__ = (
     'answer_message',
     'decode_row',
     'requests_table',
+    'event_requests_table',
+    'EVENT_TABLE_NAME',
 )
 
 TABLE_NAME = 'ask_user_requests'
@@ -59,6 +61,20 @@ requests_table = sa.Table(
     sa.Column('updated_at', sa.Float(), nullable=False),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically."""
+
+EVENT_TABLE_NAME = 'ask_user_event_requests'
+"""The table tying questions put to a person through `RequestInput` to the resume token of their run's wait."""
+
+event_requests_table = sa.Table(
+    EVENT_TABLE_NAME,
+    _metadata,
+    sa.Column('request_id', sa.String(200), primary_key=True),
+    sa.Column('token', sa.String(500), nullable=False, index=True),
+)
+"""One row per question published by `ask_through_store`: its id and the `DBOSEventWaiter` token its answer resolves.
+
+The questions of one token are answered one by one; the answer that completes the set resolves the token.
+"""
 
 
 @dataclass(frozen=True)

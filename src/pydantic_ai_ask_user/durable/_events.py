@@ -20,8 +20,9 @@ from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
+import anyio.to_thread
 from dbos import DBOS, DBOSClient
 from pydantic import JsonValue
 from pydantic_ai import RunContext
@@ -33,6 +34,7 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._db import DEFAULT_DATABASE_URL
+from ._inbox import TOKEN_PREFIX, event_topic, expire_token, token_workflow
 
 __all__ = (
     'NotAnEventTokenError',
@@ -44,9 +46,6 @@ __all__ = (
     'TOKEN_PREFIX',
     'DEFAULT_CHUNK_SECONDS',
 )
-
-TOKEN_PREFIX = 'dbos1.'
-"""How every token of a `DBOSEventWaiter` starts: the format, then a random part, then the workflow id."""
 
 DEFAULT_CHUNK_SECONDS = 86_400.0
 """How long one `DBOS.recv` waits when the wait has no timeout; the wait goes on in chunks of this."""
@@ -73,6 +72,13 @@ class DBOSEventWaiter(ExternalEventWaiter):
     chunk_seconds: float = DEFAULT_CHUNK_SECONDS
     """How long one `DBOS.recv` waits when the wait has no timeout."""
 
+    database_url: str | None = None
+    """The question database, when `ask_through_store` publishes AskUser questions for this wait.
+
+    At the deadline the questions still open are withdrawn there, and the run goes on with the answers
+    given in time and `TIMED_OUT` for the rest, instead of an `ExternalEventError`.
+    """
+
     async def wait(
         self,
         name: str,
@@ -97,7 +103,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
         recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
         if recorded['answer'] is not None:
             return recorded['answer']
-        topic = _topic(recorded['token'])
+        topic = event_topic(recorded['token'])
         deadline: float | None = recorded['deadline']
         if deadline is None:
             message = None
@@ -107,6 +113,16 @@ class DBOSEventWaiter(ExternalEventWaiter):
             # Decided from recorded values, so a replay takes the same path; DBOS records the recv's own deadline.
             message = await DBOS.recv_async(topic, timeout_seconds=max(deadline - recorded['now'], 0.0))
             if message is None:
+                database_url = self.database_url
+                if database_url is not None:
+                    token = str(recorded['token'])
+
+                    async def expire() -> dict[str, Any] | None:
+                        return await anyio.to_thread.run_sync(lambda: expire_token(database_url, token))
+
+                    expired = await DBOS.run_step_async({'name': f'external_event.{name}.expire'}, expire)
+                    if expired is not None:
+                        return cast(JsonValue, expired)
                 raise ExternalEventError(f'No resolution arrived within {timeout}.')
         data = json.loads(message)
         if 'error' in data:
@@ -123,13 +139,16 @@ class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
     """
 
     waiter: DBOSEventWaiter | None = None
-    """The waiter to install; a default `DBOSEventWaiter` when `None`."""
+    """The waiter to install; a `DBOSEventWaiter(database_url=database_url)` when `None`."""
+
+    database_url: str | None = None
+    """The question database `ask_through_store` publishes to, so the waiter withdraws open questions at a timeout."""
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Run the agent with the waiter installed when inside a DBOS workflow."""
         if DBOS.workflow_id is None or DBOS.step_id is not None:
             return await handler()
-        with external_event_scope(self.waiter or DBOSEventWaiter()):
+        with external_event_scope(self.waiter or DBOSEventWaiter(database_url=self.database_url)):
             return await handler()
 
 
@@ -157,13 +176,10 @@ def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATA
 
 
 def _workflow_of(token: str) -> str:
-    if not token.startswith(TOKEN_PREFIX) or '.' not in token[len(TOKEN_PREFIX) :]:
+    workflow_id = token_workflow(token)
+    if workflow_id is None:
         raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
-    return token[len(TOKEN_PREFIX) :].split('.', 1)[1]
-
-
-def _topic(token: str) -> str:
-    return f'external_event:{token[len(TOKEN_PREFIX) :].split(".", 1)[0]}'
+    return workflow_id
 
 
 def _send(token: str, message: dict[str, Any], database_url: str) -> None:
@@ -176,7 +192,7 @@ def _send(token: str, message: dict[str, Any], database_url: str) -> None:
                 'to this database.'
             )
         # The token is the idempotency key: a second resolution is not delivered.
-        client.send(workflow_id, json.dumps(message, ensure_ascii=False), _topic(token), idempotency_key=token)
+        client.send(workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), idempotency_key=token)
 
 
 @contextmanager

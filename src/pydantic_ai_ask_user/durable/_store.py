@@ -18,6 +18,7 @@ from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
     DEFAULT_DATABASE_URL,
+    EVENT_TABLE_NAME,
     StoredRequest,
     answer_message,
     check_sqlite_file,
@@ -28,6 +29,7 @@ from ._db import (
     requests_table,
     table_exists,
 )
+from ._inbox import completed_results, event_topic, lock_event_token
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
 
@@ -68,6 +70,7 @@ class DBOSQuestionStore:
     _client: DBOSClient | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
+    _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -98,6 +101,8 @@ class DBOSQuestionStore:
                         self._has_table = True
                     else:
                         self._has_table = table_exists(engine)
+                    # Questions asked through `RequestInput` resolve their run's token; older databases have none.
+                    self._has_event_table = sa.inspect(engine).has_table(EVENT_TABLE_NAME)
                 except BaseException:
                     engine.dispose()
                     raise
@@ -195,6 +200,9 @@ class DBOSQuestionStore:
             raise WithdrawnError(request_id)
         message = answer_message(response)
         with engine.begin() as conn:
+            # Questions of one `RequestInput` wait are claimed one at a time (their token's rows locked first),
+            # so exactly one answer sees the set complete and resolves the token.
+            token = self._event_token(conn, request_id)
             # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
             claimed = conn.execute(
                 sa.update(requests_table)
@@ -206,7 +214,16 @@ class DBOSQuestionStore:
                 assert latest is not None
                 _raise_unless_pending(decode_row(latest))
             # In the same transaction: the answer is recorded and sent together, or not at all.
-            client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
+            if token is None:
+                client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
+            elif (results := completed_results(conn, token)) is not None:
+                # The last of the questions of a `RequestInput` wait: resolve its token with all their answers.
+                client.send_in_transaction(conn, stored.workflow_id, results, event_topic(token), token)
+
+    def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
+        if not self._has_event_table:
+            return None
+        return lock_event_token(conn, request_id)
 
     async def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, found by reading the table every `events_poll_seconds`."""
