@@ -154,7 +154,7 @@ def _clean_env() -> dict[str, str]:
 def virtualenvs(tmp_path_factory: pytest.TempPathFactory) -> Virtualenvs:
     uv = _uv()
     if uv is None:
-        pytest.skip('uv is not installed; scripts/bootstrap.sh installs it')
+        pytest.fail('uv is not installed; scripts/bootstrap.sh installs it')
     return Virtualenvs(tmp_path_factory.mktemp('readme-venvs'), uv)
 
 
