@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -16,6 +18,8 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+from pydantic_ai_ask_user import AskUserAnsweredEvent, AskUserRequestedEvent
 
 Turn = Sequence[ModelResponsePart] | Callable[[list[ModelMessage]], Sequence[ModelResponsePart]]
 
@@ -85,3 +89,19 @@ def question(header: str = 'Database', *labels: str, multi_select: bool = False,
 def script(*turns: Turn) -> ModelScript:
     """A `ModelScript` playing these turns: `script([ask_call(question())])`."""
     return ModelScript(list(turns))
+
+
+class Watch(AbstractCapability[Any]):
+    """Records both AskUser events of a run, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[AskUserRequestedEvent | AskUserAnsweredEvent] = []
+
+    @on_event(AskUserRequestedEvent)
+    async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
+        self.events.append(event)
+
+    @on_event(AskUserAnsweredEvent)
+    async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
+        self.events.append(event)

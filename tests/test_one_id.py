@@ -6,9 +6,8 @@ from typing import Any
 
 import anyio
 import pytest
-from ask_user_support import ask_call, question, script
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
-from pydantic_ai.capabilities import AbstractCapability, on_event
+from ask_user_support import Watch, ask_call, question, script
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ToolCallPart
 
 from pydantic_ai_ask_user import (
@@ -24,22 +23,6 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user._capability import DEFAULT_ID
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
-
-
-class Watch(AbstractCapability[Any]):
-    """Records both events, in order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.events: list[AskUserRequestedEvent | AskUserAnsweredEvent] = []
-
-    @on_event(AskUserRequestedEvent)
-    async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
-        self.events.append(event)
-
-    @on_event(AskUserAnsweredEvent)
-    async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
-        self.events.append(event)
 
 
 def _answer(request: AskUserRequest, label: str = 'SQLite') -> AskUserResponse:

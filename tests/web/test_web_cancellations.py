@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import random
-from typing import Any
 
 import anyio
-from ask_user_support import ask_call, question, script
-from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import AbstractCapability, on_event
+from ask_user_support import Watch, ask_call, question, script
+from pydantic_ai import Agent
 
 from pydantic_ai_ask_user import (
     AskUser,
@@ -21,22 +19,6 @@ from pydantic_ai_ask_user import (
     StoreError,
 )
 from pydantic_ai_ask_user.web import QuestionHub
-
-
-class Watch(AbstractCapability[Any]):
-    """Records both events, in order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.events: list[AskUserRequestedEvent | AskUserAnsweredEvent] = []
-
-    @on_event(AskUserRequestedEvent)
-    async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
-        self.events.append(event)
-
-    @on_event(AskUserAnsweredEvent)
-    async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
-        self.events.append(event)
 
 
 async def test_a_thousand_random_cancellations_leave_no_listener_waiting_and_nothing_pending() -> None:
