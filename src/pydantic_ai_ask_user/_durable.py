@@ -87,7 +87,8 @@ async def ask_in_dbos_step(
         # An answerer may return the answer it already had when the deadline cancelled it: that one counts.
         return response, response is None and scope.cancelled_caught
 
-    return await DBOS.run_step_async({'name': 'ask_user.answer'}, answer)
+    # Preemptible: `DBOS.cancel_workflow` stops the wait at once, so a cancelled run stops asking the person.
+    return await DBOS.run_step_async({'name': 'ask_user.answer', 'preemptible': True}, answer)
 
 
 async def _deadline_after(timeout: float) -> float:

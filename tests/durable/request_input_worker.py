@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -58,6 +59,9 @@ def main() -> int:
     parser.add_argument('--resume', action='store_true')
     parser.add_argument('--inbox', action='store_true')
     parser.add_argument('--timeout', type=float, default=None)
+    parser.add_argument(
+        '--crash-after-ask', action='store_true', help='SIGKILL once, after ask ran, before DBOS records it'
+    )
     args = parser.parse_args()
     directory: Path = args.dir
 
@@ -98,6 +102,16 @@ def main() -> int:
         (directory / 'token.json').write_text(json.dumps(pending))
         return None
 
+    publish = ask_through_store(args.db)
+
+    async def publish_then_maybe_die(ctx: RunContext[None], requests: DeferredToolRequests, token: str) -> None:
+        await publish(ctx, requests, token)
+        _append(directory / 'tokens.txt', token)
+        marker = directory / 'crashed-after-ask'
+        if args.crash_after_ask and not marker.exists():
+            _append(marker, 'x')
+            os.kill(os.getpid(), signal.SIGKILL)
+
     if args.inbox:
         timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
         agent = Agent(
@@ -107,7 +121,7 @@ def main() -> int:
                 DBOSDurability(),
                 DBOSExternalEvents(database_url=args.db),
                 AskUser(answerer=None),
-                RequestInput(ask=ask_through_store(args.db), timeout=timeout),
+                RequestInput(ask=publish_then_maybe_die, timeout=timeout),
             ],
         )
     else:

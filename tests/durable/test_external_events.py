@@ -21,9 +21,16 @@ WORKER = Path(__file__).with_name('request_input_worker.py')
 
 
 def _start(
-    database_url: str, directory: Path, *, resume: bool = False, inbox: bool = False, timeout: float | None = None
+    database_url: str,
+    directory: Path,
+    *,
+    resume: bool = False,
+    inbox: bool = False,
+    timeout: float | None = None,
+    crash_after_ask: bool = False,
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, str(WORKER), '--db', database_url, '--dir', str(directory)]
+    command += ['--crash-after-ask'] if crash_after_ask else []
     command += ['--inbox'] if inbox else []
     command += ['--timeout', str(timeout)] if timeout is not None else []
     log = open(directory / f'worker-{"resume" if resume else "first"}.log', 'wb')  # noqa: SIM115 - closed by the OS
@@ -229,3 +236,39 @@ async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_give
         if worker.poll() is None:
             worker.kill()
     assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['PostgreSQL']}, 'q-2': TIMED_OUT}
+
+
+async def test_a_worker_killed_after_ask_published_before_dbos_recorded_it_waits_on_the_same_token(
+    database_url: str, tmp_path: Path
+) -> None:
+    from durable_support import Worker
+    from test_durable_runs import pending_of, pick
+
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+
+    worker = _start(database_url, tmp_path, inbox=True, crash_after_ask=True)
+    try:
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == -9, _log(tmp_path)
+        worker = _start(database_url, tmp_path, resume=True, inbox=True)
+        await anyio.to_thread.run_sync(
+            lambda: wait_for(lambda: len(_lines(tmp_path / 'tokens.txt')) == 2, 'ask to run again')
+        )
+        first, second = _lines(tmp_path / 'tokens.txt')
+        assert first == second  # the retried ask got the token it published under
+        async with DBOSQuestionStore(database_url) as store:
+            placeholder = Worker(database_url, tmp_path)
+            placeholder.process = worker
+            await pending_of(store, 2, placeholder)
+            await store.respond('q-1', pick('SQLite'))
+            cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('PostgreSQL',)),))
+            await store.respond('q-2', cache)
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+        'q-1': {'Database': ['SQLite']},
+        'q-2': {'Cache': ['PostgreSQL']},
+    }

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import waits
 from durable_support import WAIT_SECONDS, Worker, wait_for
 from test_durable_runs import pending_of, pick
 
@@ -132,7 +133,8 @@ async def test_answers_around_the_deadline_are_either_used_or_refused_never_acce
     worker: Worker, database_url: str
 ) -> None:
     worker.runs = 12
-    worker.timeout = 3.0
+    # Long enough for all twelve to be published before the first deadline, however loaded the machine.
+    worker.timeout = timeout = waits.scaled(10.0)
     worker.start()
     accepted: dict[str, str] = {}
     refused: set[str] = set()
@@ -141,7 +143,7 @@ async def test_answers_around_the_deadline_are_either_used_or_refused_never_acce
 
         async def answer_near_the_deadline(index: int, workflow_id: str, request_id: str, created_at: float) -> None:
             # Spread over the half-second each side of the deadline.
-            await anyio.sleep(max(0.0, created_at + 3.0 - 0.5 + index / 12 - time.time()))
+            await anyio.sleep(max(0.0, created_at + timeout - 0.5 + index / 12 - time.time()))
             label = 'PostgreSQL' if index % 2 else 'SQLite'
             try:
                 await store.respond(request_id, pick(label))
@@ -165,18 +167,18 @@ async def test_answers_around_the_deadline_are_either_used_or_refused_never_acce
 
 
 async def test_a_recovered_wait_keeps_the_deadline_of_the_first_publication(worker: Worker, database_url: str) -> None:
-    worker.timeout = 30.0
+    worker.timeout = timeout = waits.scaled(30.0)
     worker.start()
     async with DBOSQuestionStore(database_url) as store:
         (record,) = await pending_of(store, 1, worker)
         worker.kill()
         # Wait, without the worker, until the deadline counted from the first publication has passed.
-        await anyio.sleep(max(0.0, record.created_at + 30.0 - time.time()))
+        await anyio.sleep(max(0.0, record.created_at + timeout - time.time()))
         restarted = time.monotonic()
         worker.start(resume=True)
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)
-        # A wait that counted from zero again would have taken 30 s more.
-        assert time.monotonic() - restarted < 30.0
+        # A wait that counted from zero again would have taken the whole timeout more.
+        assert time.monotonic() - restarted < timeout
         assert outputs['run-0'] == TIMED_OUT
         with pytest.raises(WithdrawnError):
             await store.respond(record.request.id, pick('SQLite'))

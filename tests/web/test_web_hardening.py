@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import httpx
@@ -333,6 +334,9 @@ class BrokenStore(QuestionHub):
     """A store whose listing fails: a bug or an outage behind the app."""
 
     async def pending(self) -> list[AskUserRequest]:
+        raise RuntimeError('secret detail of the outage at /srv/db')
+
+    async def pending_records(self) -> list[Any]:  # the inbox lists with this one when a store has it
         raise RuntimeError('secret detail of the outage at /srv/db')
 
 

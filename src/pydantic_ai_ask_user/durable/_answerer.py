@@ -133,26 +133,23 @@ class DBOSAnswerer:
         deadline = None if timeout is None else published.created_at + timeout
         now = published.now
         topic = message_topic(request.id)
-        try:
-            while True:
-                wait = self.recheck_seconds if deadline is None else min(self.recheck_seconds, deadline - now)
-                if wait > 0:
-                    message = await DBOS.recv_async(topic, timeout_seconds=wait)
-                    if message is not None:
-                        return _response_from_message(message)
-                checked = await self._step('check', lambda: self._check(request.id, deadline))
-                if checked.outcome == 'answered':
-                    assert checked.response is not None
-                    return decode_response(checked.response)
-                if checked.outcome == 'timed_out':
-                    return None
-                now = checked.now
-        except BaseException:
-            # Cancelled while waiting: no answer may be taken from now on.
-            # The original error matters more than a failed withdrawal, so that one is not raised.
-            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await self._step('withdraw', lambda: self._withdraw(request.id))
-            raise
+        # No withdrawal on the way out: a plain cancellation of the task leaves the workflow PENDING, and
+        # DBOS recovers it later, replaying these same steps, so a step recorded here would not be where
+        # the replay looks for it. The question stays answerable for the recovered run; a workflow that
+        # really ended (cancelled, failed, deleted) has its question withdrawn by the store.
+        while True:
+            wait = self.recheck_seconds if deadline is None else min(self.recheck_seconds, deadline - now)
+            if wait > 0:
+                message = await DBOS.recv_async(topic, timeout_seconds=wait)
+                if message is not None:
+                    return _response_from_message(message)
+            checked = await self._step('check', lambda: self._check(request.id, deadline))
+            if checked.outcome == 'answered':
+                assert checked.response is not None
+                return decode_response(checked.response)
+            if checked.outcome == 'timed_out':
+                return None
+            now = checked.now
 
     def _publish(self, request: AskUserRequest, workflow_id: str) -> _Published:
         with self.engine().begin() as conn:

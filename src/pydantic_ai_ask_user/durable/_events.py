@@ -3,8 +3,9 @@
 Pydantic AI refuses `wait_for_external_event` (and so `RequestInput`: tool approvals, questions,
 external results answered mid-run) inside DBOS runs, since it has no DBOS waiter. This is one:
 
-- `ask` runs once, inside a DBOS step that records the token it was given and what it returned, so
-  a replay neither mints a second token nor calls `ask` again;
+- the token is minted in a DBOS step of its own, then `ask` runs inside another step that records
+  what it returned, so a replay neither mints a second token nor calls `ask` again, and an `ask`
+  retried after a crash gets the same token;
 - the wait is a `DBOS.recv` on a topic named by the token, which DBOS records, with its timeout, so
   a recovered wait resumes with the time left;
 - the token names the workflow, so any process that reaches the DBOS system database resolves it
@@ -86,7 +87,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
         ask: Callable[[str], Awaitable[JsonValue]],
         timeout: timedelta | None,
     ) -> JsonValue:
-        """Record a token and what `ask` made of it in one step; unless `ask` answered, wait for the token's message."""
+        """Record a token, then what `ask` made of it, each in a step; unless `ask` answered, wait for the token."""
         workflow_id = DBOS.workflow_id
         if workflow_id is None or DBOS.step_id is not None:
             raise UserError(
@@ -94,17 +95,23 @@ class DBOSEventWaiter(ExternalEventWaiter):
                 'a @DBOS.workflow function.'
             )
 
-        async def ask_once() -> dict[str, Any]:
+        async def mint() -> dict[str, Any]:
             token = f'{TOKEN_PREFIX}{secrets.token_urlsafe(18)}.{workflow_id}'
-            deadline = None if timeout is None else time.time() + timeout.total_seconds()
-            answer = await ask(token)
-            return {'token': token, 'answer': answer, 'deadline': deadline, 'now': time.time()}
+            return {'token': token, 'deadline': None if timeout is None else time.time() + timeout.total_seconds()}
+
+        # The token in a step of its own, before `ask`: if the worker dies after `ask` ran but before DBOS
+        # recorded it, the retried `ask` gets the same token, so whatever it published still resolves this wait.
+        minted = await DBOS.run_step_async({'name': f'external_event.{name}.token'}, mint)
+        token = str(minted['token'])
+
+        async def ask_once() -> dict[str, Any]:
+            return {'answer': await ask(token), 'now': time.time()}
 
         recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
         if recorded['answer'] is not None:
             return recorded['answer']
-        topic = event_topic(recorded['token'])
-        deadline: float | None = recorded['deadline']
+        topic = event_topic(token)
+        deadline: float | None = minted['deadline']
         if deadline is None:
             message = None
             while message is None:
@@ -115,7 +122,6 @@ class DBOSEventWaiter(ExternalEventWaiter):
             if message is None:
                 database_url = self.database_url
                 if database_url is not None:
-                    token = str(recorded['token'])
 
                     async def expire() -> dict[str, Any] | None:
                         return await anyio.to_thread.run_sync(lambda: expire_token(database_url, token))
