@@ -128,7 +128,12 @@ def main() -> int:
         agent = Agent(
             FunctionModel(model),
             name='request_input_agent',
-            capabilities=[DBOSDurability(), DBOSExternalEvents(), AskUser(answerer=None), RequestInput(ask=ask)],
+            capabilities=[
+                DBOSDurability(),
+                DBOSExternalEvents(database_url=args.db),
+                AskUser(answerer=None),
+                RequestInput(ask=ask, timeout=None if args.timeout is None else timedelta(seconds=args.timeout)),
+            ],
         )
 
     @agent.tool_plain(requires_approval=True)

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+import waits
 from durable_support import WAIT_SECONDS, wait_for
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
-from pydantic_ai_ask_user.durable import fail_dbos_event, resolve_dbos_event
+from pydantic_ai_ask_user.durable import NoWaitError, fail_dbos_event, resolve_dbos_event
 
 WORKER = Path(__file__).with_name('request_input_worker.py')
 
@@ -74,7 +75,8 @@ async def test_an_approval_and_a_question_survive_kill_9_and_are_resolved_from_a
         if worker.poll() is None:
             worker.kill()
             worker.wait(timeout=WAIT_SECONDS)
-    assert not token_file.exists()
+    # `ask` ran once; if the kill landed between it and DBOS recording it, it ran again with the same token.
+    assert not token_file.exists() or json.loads(token_file.read_text())['token'] == first['token']
     assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
         'ask_user_question': {'Database': ['SQLite']},
         'deploy': 'deployed',
@@ -272,3 +274,28 @@ async def test_a_worker_killed_after_ask_published_before_dbos_recorded_it_waits
         'q-1': {'Database': ['SQLite']},
         'q-2': {'Cache': ['PostgreSQL']},
     }
+
+
+async def test_a_resolution_after_the_deadline_or_a_second_or_a_forged_one_is_refused_not_reported_as_taken(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = _start(database_url, tmp_path, timeout=waits.scaled(5.0))
+    token_file = tmp_path / 'token.json'
+    try:
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        token = json.loads(token_file.read_text())['token']
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+    assert 'No decision on this tool call arrived' in output['deploy']
+    assert _lines(tmp_path / 'deployed.txt') == []
+    late = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
+    assert late.returncode == 7, late.stderr
+    forged = token.replace(token[len('dbos1.') : len('dbos1.') + 4], 'AAAA', 1)
+    with pytest.raises(NoWaitError):
+        await anyio.to_thread.run_sync(
+            lambda: resolve_dbos_event(forged, {'approvals': {'deploy-1': True}}, database_url=database_url)
+        )

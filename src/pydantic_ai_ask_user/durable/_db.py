@@ -35,6 +35,8 @@ __all__ = (
     'decode_row',
     'requests_table',
     'event_requests_table',
+    'event_waits_table',
+    'EVENT_WAITS_TABLE_NAME',
     'EVENT_TABLE_NAME',
 )
 
@@ -74,6 +76,23 @@ event_requests_table = sa.Table(
 """One row per question published by `ask_through_store`: its id and the `DBOSEventWaiter` token its answer resolves.
 
 The questions of one token are answered one by one; the answer that completes the set resolves the token.
+"""
+
+EVENT_WAITS_TABLE_NAME = 'ask_user_event_waits'
+"""The table holding one row per `DBOSEventWaiter` wait: whether it is still open, resolved, or expired."""
+
+event_waits_table = sa.Table(
+    EVENT_WAITS_TABLE_NAME,
+    _metadata,
+    sa.Column('token', sa.String(500), primary_key=True),
+    sa.Column('workflow_id', sa.String(500), nullable=False),
+    sa.Column('status', sa.String(16), nullable=False),
+    sa.Column('updated_at', sa.Float(), nullable=False),
+)
+"""One row per wait; `status` moves once from `pending` to `resolved` (a resolver's claim) or `expired` (the deadline).
+
+The resolver sends its message in the transaction that claims the row, so a resolution is either the
+one the run goes on with, or refused (`NoWaitError`), never reported as taken and then dropped.
 """
 
 

@@ -9,7 +9,8 @@ external results answered mid-run) inside DBOS runs, since it has no DBOS waiter
 - the wait is a `DBOS.recv` on a topic named by the token, which DBOS records, with its timeout, so
   a recovered wait resumes with the time left;
 - the token names the workflow, so any process that reaches the DBOS system database resolves it
-  with `resolve_dbos_event` (or `fail_dbos_event`), the first resolution wins.
+  with `resolve_dbos_event` (or `fail_dbos_event`); each wait has a row that the first resolution
+  claims, in the transaction that sends it, or the deadline expires: a resolution is used or refused.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Generator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
 import anyio.to_thread
+import sqlalchemy as sa
 from dbos import DBOS, DBOSClient
 from pydantic import JsonValue
 from pydantic_ai import RunContext
@@ -34,8 +35,8 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ._db import DEFAULT_DATABASE_URL
-from ._inbox import TOKEN_PREFIX, event_topic, expire_token, token_workflow
+from ._db import DEFAULT_DATABASE_URL, create_engine, event_waits_table
+from ._inbox import TOKEN_PREFIX, claim_wait, event_topic, expire_token, open_wait, token_workflow
 
 __all__ = (
     'NotAnEventTokenError',
@@ -50,9 +51,6 @@ __all__ = (
 
 DEFAULT_CHUNK_SECONDS = 86_400.0
 """How long one `DBOS.recv` waits when the wait has no timeout; the wait goes on in chunks of this."""
-
-_ACTIVE = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
-"""Workflow statuses under which a wait can still be resolved."""
 
 
 class NotAnEventTokenError(UserError, ValueError):
@@ -73,11 +71,13 @@ class DBOSEventWaiter(ExternalEventWaiter):
     chunk_seconds: float = DEFAULT_CHUNK_SECONDS
     """How long one `DBOS.recv` waits when the wait has no timeout."""
 
-    database_url: str | None = None
-    """The question database, when `ask_through_store` publishes AskUser questions for this wait.
+    database_url: str = DEFAULT_DATABASE_URL
+    """The DBOS system database (as given to `dbos_config`), where each wait records whether it is still open.
 
-    At the deadline the questions still open are withdrawn there, and the run goes on with the answers
-    given in time and `TIMED_OUT` for the rest, instead of an `ExternalEventError`.
+    A resolver claims the open wait in the transaction that sends its message, and the deadline expires
+    it the same way, so a resolution is either used or refused, never reported as taken and dropped.
+    Questions `ask_through_store` published for the wait are withdrawn at the deadline, and the run goes
+    on with the answers given in time and `TIMED_OUT` for the rest.
     """
 
     async def wait(
@@ -104,7 +104,10 @@ class DBOSEventWaiter(ExternalEventWaiter):
         minted = await DBOS.run_step_async({'name': f'external_event.{name}.token'}, mint)
         token = str(minted['token'])
 
+        database_url = self.database_url
+
         async def ask_once() -> dict[str, Any]:
+            await anyio.to_thread.run_sync(lambda: open_wait(database_url, token, workflow_id))
             return {'answer': await ask(token), 'now': time.time()}
 
         recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
@@ -120,15 +123,17 @@ class DBOSEventWaiter(ExternalEventWaiter):
             # Decided from recorded values, so a replay takes the same path; DBOS records the recv's own deadline.
             message = await DBOS.recv_async(topic, timeout_seconds=max(deadline - recorded['now'], 0.0))
             if message is None:
-                database_url = self.database_url
-                if database_url is not None:
 
-                    async def expire() -> dict[str, Any] | None:
-                        return await anyio.to_thread.run_sync(lambda: expire_token(database_url, token))
+                async def expire() -> dict[str, Any] | None:
+                    return await anyio.to_thread.run_sync(lambda: expire_token(database_url, token))
 
-                    expired = await DBOS.run_step_async({'name': f'external_event.{name}.expire'}, expire)
-                    if expired is not None:
-                        return cast(JsonValue, expired)
+                expired = await DBOS.run_step_async({'name': f'external_event.{name}.expire'}, expire)
+                if expired is not None and expired.get('resolved'):
+                    # A resolver claimed the wait just before the deadline: its message is there.
+                    message = await DBOS.recv_async(topic, timeout_seconds=0)
+                elif expired is not None:
+                    return cast(JsonValue, expired)
+            if message is None:
                 raise ExternalEventError(f'No resolution arrived within {timeout}.')
         data = json.loads(message)
         if 'error' in data:
@@ -147,8 +152,8 @@ class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
     waiter: DBOSEventWaiter | None = None
     """The waiter to install; a `DBOSEventWaiter(database_url=database_url)` when `None`."""
 
-    database_url: str | None = None
-    """The question database `ask_through_store` publishes to, so the waiter withdraws open questions at a timeout."""
+    database_url: str = DEFAULT_DATABASE_URL
+    """The DBOS system database (as given to `dbos_config`); the waiter records its waits there."""
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         """Run the agent with the waiter installed when inside a DBOS workflow."""
@@ -162,9 +167,10 @@ def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAU
     """End the wait of `token` with `payload` (converted to its JSON form), from any process.
 
     For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
-    resolution of a token wins; a second is ignored. Raises `NotAnEventTokenError` when the token is
-    not one of `DBOSEventWaiter`'s, `NoWaitError` when its workflow no longer waits (finished,
-    cancelled, or unknown); both are `UserError`s.
+    resolution of a token wins: it is claimed, and its message sent, in one transaction. Raises
+    `NotAnEventTokenError` when the token is not one of `DBOSEventWaiter`'s, and `NoWaitError` when
+    no open wait has it (resolved already, its deadline passed, or unknown); both are `UserError`s,
+    and nothing was sent.
     """
     try:
         data = to_jsonable_python(payload)
@@ -190,21 +196,25 @@ def _workflow_of(token: str) -> str:
 
 def _send(token: str, message: dict[str, Any], database_url: str) -> None:
     workflow_id = _workflow_of(token)
-    with _client(database_url) as client:
-        found = client.list_workflows(workflow_ids=[workflow_id], load_input=False, load_output=False)
-        if not found or found[0].status not in _ACTIVE:
-            raise NoWaitError(
-                'No wait has this token any more: its workflow has finished, was cancelled, or is unknown '
-                'to this database.'
-            )
-        # The token is the idempotency key: a second resolution is not delivered.
-        client.send(workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), idempotency_key=token)
-
-
-@contextmanager
-def _client(database_url: str) -> Generator[DBOSClient]:
-    client = DBOSClient(system_database_url=database_url)
+    engine = create_engine(database_url)
     try:
-        yield client
+        if not sa.inspect(engine).has_table(event_waits_table.name):
+            raise _no_wait()
+        client = DBOSClient(system_database_engine=engine, lazy=True)
+        try:
+            with engine.begin() as conn:
+                # The claim and the message commit together: a resolution is used, or refused here.
+                if not claim_wait(conn, token):
+                    raise _no_wait()
+                text = json.dumps(message, ensure_ascii=False)
+                client.send_in_transaction(conn, workflow_id, text, event_topic(token), token)
+        finally:
+            client.destroy()
     finally:
-        client.destroy()
+        engine.dispose()
+
+
+def _no_wait() -> NoWaitError:
+    return NoWaitError(
+        'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
+    )

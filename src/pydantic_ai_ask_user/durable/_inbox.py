@@ -31,6 +31,7 @@ from ._db import (
     decode_row,
     ensure_table,
     event_requests_table,
+    event_waits_table,
     insert_pending,
     requests_table,
 )
@@ -40,6 +41,8 @@ __all__ = (
     'lock_event_token',
     'completed_results',
     'expire_token',
+    'open_wait',
+    'claim_wait',
     'event_topic',
     'TOKEN_PREFIX',
     'token_workflow',
@@ -143,20 +146,52 @@ def completed_results(conn: sa.Connection, token: str) -> str | None:
     return json.dumps({'payload': {'calls': calls}}, ensure_ascii=False)
 
 
-def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
-    """At the wait's deadline: withdraw the token's open questions, and return the resolution the run goes on with.
+def open_wait(database_url: str, token: str, workflow_id: str) -> None:
+    """Record the wait of `token` as open; idempotent, as the step calling it may run again."""
+    engine = create_engine(database_url)
+    try:
+        ensure_table(engine)
+        with engine.begin() as conn:
+            dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
+            values = {'token': token, 'workflow_id': workflow_id, 'status': 'pending', 'updated_at': time.time()}
+            conn.execute(
+                dialect.insert(event_waits_table).values(values).on_conflict_do_nothing(index_elements=['token'])
+            )
+    finally:
+        engine.dispose()
 
-    Every question answered in time keeps its answer; every one still open is withdrawn (an answer
-    from now on is refused with `WithdrawnError`) and the model is told `TIMED_OUT` for it, as for a
-    live `AskUser(timeout=...)`. `None` when the token has no questions here (its wait was resolved by
-    other means), so the wait times out as `RequestInput` decides.
+
+def claim_wait(conn: sa.Connection, token: str) -> bool:
+    """Move the wait of `token` from open to resolved; False if it is unknown, resolved already, or expired."""
+    claimed = conn.execute(
+        sa.update(event_waits_table)
+        .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
+        .values(status='resolved', updated_at=time.time())
+    )
+    return claimed.rowcount == 1
+
+
+def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
+    """At the wait's deadline: expire it, withdraw its open questions, and say what the run goes on with.
+
+    Returns `{'resolved': True}` when a resolver claimed the wait first (its message is there to read),
+    the resolution made of the questions published for it (every answer given in time, `TIMED_OUT`
+    for every question still open, which is withdrawn: an answer from now on is refused with
+    `WithdrawnError`), or `None` when it had no questions, so the wait times out as `RequestInput`
+    decides.
     """
     engine = create_engine(database_url)
     try:
-        if not sa.inspect(engine).has_table(event_requests_table.name):
-            return None
+        ensure_table(engine)
         with engine.begin() as conn:
             _lock(conn, token)
+            expired = conn.execute(
+                sa.update(event_waits_table)
+                .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
+                .values(status='expired', updated_at=time.time())
+            )
+            if expired.rowcount != 1:
+                return {'resolved': True}
             ids = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
             conn.execute(
                 sa.update(requests_table)

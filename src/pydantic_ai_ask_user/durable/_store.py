@@ -29,7 +29,7 @@ from ._db import (
     requests_table,
     table_exists,
 )
-from ._inbox import completed_results, event_topic, lock_event_token
+from ._inbox import claim_wait, completed_results, event_topic, lock_event_token
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
 
@@ -217,7 +217,10 @@ class DBOSQuestionStore:
             if token is None:
                 client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
             elif (results := completed_results(conn, token)) is not None:
-                # The last of the questions of a `RequestInput` wait: resolve its token with all their answers.
+                # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
+                # claiming the wait in this transaction; if it was resolved or expired first, nothing is taken.
+                if not claim_wait(conn, token):
+                    raise WithdrawnError(request_id)
                 client.send_in_transaction(conn, stored.workflow_id, results, event_topic(token), token)
 
     def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
