@@ -458,3 +458,61 @@ async def test_an_answer_recorded_before_the_deadline_is_returned(
 def test_a_bad_timeout_is_refused(answerer: DBOSAnswerer) -> None:
     with pytest.raises(ValueError, match='positive number of seconds'):
         anyio.run(lambda: answerer.ask_durably(database_question(), timeout=0))
+
+
+# --- A RequestInput wait answered in place by `ask` ---
+
+_tokens: list[str] = []
+
+
+def _answered_in_place_agent() -> tuple[Any, Any]:
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
+    from pydantic_ai.capabilities import RequestInput
+    from pydantic_ai.durable_exec.dbos import DBOSDurability
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from pydantic_ai_ask_user.durable import DBOSExternalEvents
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            return ModelResponse(parts=[TextPart(str(returns[0].content))])
+        return ModelResponse(parts=[ToolCallPart('deploy', {}, tool_call_id='deploy-1')])
+
+    async def ask(ctx: RunContext[None], requests: DeferredToolRequests, token: str) -> DeferredToolResults:
+        _tokens.append(token)
+        return DeferredToolResults(approvals={'deploy-1': True})
+
+    events = DBOSExternalEvents()
+    agent = Agent(
+        FunctionModel(model), name='answered_in_place', capabilities=[DBOSDurability(), events, RequestInput(ask=ask)]
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy() -> str:
+        return 'deployed'
+
+    return agent, events
+
+
+_in_place_agent, _in_place_events = _answered_in_place_agent()
+
+
+@DBOS.workflow(name='store_tests.answered_in_place')
+async def _answered_in_place_workflow(task: str) -> str:
+    return (await _in_place_agent.run(task)).output
+
+
+async def test_a_wait_answered_in_place_by_ask_takes_no_later_resolution(launched: str) -> None:
+    from pydantic_ai_ask_user.durable import NoWaitError, resolve_dbos_event
+
+    _in_place_events.database_url = launched
+    _tokens.clear()
+    handle = await DBOS.start_workflow_async(_answered_in_place_workflow, 'ship it')
+    assert await handle.get_result() == 'deployed'
+    (token,) = _tokens
+    with pytest.raises(NoWaitError):
+        await anyio.to_thread.run_sync(
+            lambda: resolve_dbos_event(token, {'approvals': {'deploy-1': False}}, database_url=launched)
+        )

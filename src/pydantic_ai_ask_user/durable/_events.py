@@ -36,7 +36,7 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._db import DEFAULT_DATABASE_URL, create_engine, event_waits_table
-from ._inbox import TOKEN_PREFIX, claim_wait, event_topic, expire_token, open_wait, token_workflow
+from ._inbox import TOKEN_PREFIX, claim_wait, event_topic, expire_token, open_wait, settle_wait, token_workflow
 
 __all__ = (
     'NotAnEventTokenError',
@@ -58,7 +58,7 @@ class NotAnEventTokenError(UserError, ValueError):
 
 
 class NoWaitError(UserError):
-    """No wait has this token any more: its workflow finished, was cancelled, or is unknown to the database."""
+    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
 
 
 @dataclass
@@ -108,7 +108,10 @@ class DBOSEventWaiter(ExternalEventWaiter):
 
         async def ask_once() -> dict[str, Any]:
             await anyio.to_thread.run_sync(lambda: open_wait(database_url, token, workflow_id))
-            return {'answer': await ask(token), 'now': time.time()}
+            answer = await ask(token)
+            if answer is not None:  # answered in place: the wait is over, and no resolver may claim it now
+                await anyio.to_thread.run_sync(lambda: settle_wait(database_url, token))
+            return {'answer': answer, 'now': time.time()}
 
         recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
         if recorded['answer'] is not None:

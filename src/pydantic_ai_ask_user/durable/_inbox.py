@@ -43,6 +43,7 @@ __all__ = (
     'expire_token',
     'open_wait',
     'claim_wait',
+    'settle_wait',
     'event_topic',
     'TOKEN_PREFIX',
     'token_workflow',
@@ -157,6 +158,16 @@ def open_wait(database_url: str, token: str, workflow_id: str) -> None:
             conn.execute(
                 dialect.insert(event_waits_table).values(values).on_conflict_do_nothing(index_elements=['token'])
             )
+    finally:
+        engine.dispose()
+
+
+def settle_wait(database_url: str, token: str) -> None:
+    """Mark the wait of `token` resolved by `ask` itself, so no later resolution is reported as taken."""
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            claim_wait(conn, token)
     finally:
         engine.dispose()
 
