@@ -139,7 +139,11 @@ class DBOSAnswerer:
         # really ended (cancelled, failed, deleted) has its question withdrawn by the store.
         while True:
             wait = self.recheck_seconds if deadline is None else min(self.recheck_seconds, deadline - now)
-            if wait > 0:
+            if wait > 0:  # decided from recorded values, so a replay calls the same steps
+                if deadline is not None:
+                    # But counted on the live clock: DBOS keeps the end of a recv it recorded, and one that a
+                    # crash cut off before it was recorded must wait only for the time left, not start over.
+                    wait = max(0.0, min(self.recheck_seconds, deadline - time.time()))
                 message = await DBOS.recv_async(topic, timeout_seconds=wait)
                 if message is not None:
                     return _response_from_message(message)

@@ -124,7 +124,9 @@ class DBOSEventWaiter(ExternalEventWaiter):
                 message = await DBOS.recv_async(topic, timeout_seconds=self.chunk_seconds)
         else:
             # Decided from recorded values, so a replay takes the same path; DBOS records the recv's own deadline.
-            message = await DBOS.recv_async(topic, timeout_seconds=max(deadline - recorded['now'], 0.0))
+            # The time left on the live clock: DBOS keeps the end of a recv it recorded, and one a crash cut off
+            # before it was recorded must wait only for what is left of the deadline, not start over.
+            message = await DBOS.recv_async(topic, timeout_seconds=max(deadline - time.time(), 0.0))
             if message is None:
 
                 async def expire() -> dict[str, Any] | None:
