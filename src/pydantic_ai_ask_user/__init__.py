@@ -17,6 +17,15 @@ from ._answers import (
 )
 from ._capability import AskUser
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
+from ._question_store import (
+    AlreadyAnsweredError,
+    QuestionStore,
+    StoreError,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+)
 from ._questions import (
     MAX_DESCRIPTION_LENGTH,
     MAX_HEADER_LENGTH,
@@ -27,14 +36,6 @@ from ._questions import (
     MIN_OPTIONS,
     Question,
     QuestionOption,
-)
-from ._store import (
-    AlreadyAnsweredError,
-    QuestionStore,
-    StoreError,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
 )
 from ._text import printable
 
@@ -54,6 +55,11 @@ __all__ = (
     'check_custom_answer',
     'ask_user_result',
     'printable',
+    'response_from_json',
+    'response_to_json',
+    'read_response',
+    'questions_to_json',
+    'RESPONSE_JSON_SCHEMA',
     'QuestionStore',
     'StoreEvent',
     'StoreError',

@@ -22,8 +22,8 @@ import anyio
 from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
 from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
 from ._json import response_from_json
+from ._question_store import AlreadyAnsweredError, StoreError, UnknownRequestError, WithdrawnError
 from ._questions import Question
-from ._store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
 from ._text import fold, printable, terminal_json
 
 if TYPE_CHECKING:
@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 
 __all__ = ('register', 'EXIT_UNKNOWN', 'EXIT_ALREADY_ANSWERED', 'EXIT_WITHDRAWN', 'parse_answer_json')
 
-EXIT_UNKNOWN = 5
+EXIT_UNKNOWN = UnknownRequestError.exit_code
 """No question waits under that id in this database."""
 
-EXIT_ALREADY_ANSWERED = 6
+EXIT_ALREADY_ANSWERED = AlreadyAnsweredError.exit_code
 """The question was answered (or declined) already, perhaps a moment ago from another process."""
 
-EXIT_WITHDRAWN = 7
+EXIT_WITHDRAWN = WithdrawnError.exit_code
 """The question is no longer waiting: its run timed out or was cancelled."""
 
 _DB_HELP = (
@@ -290,7 +290,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     request_id: str = args.request_id
     try:
         request = await store.get(request_id)
-    except (UnknownRequestError, AlreadyAnsweredError, WithdrawnError) as error:
+    except StoreError as error:
         return _store_error(error)
     except Exception as error:
         _fail(f'cannot read the questions in {args.db}: {_first_line(error)}')
@@ -322,7 +322,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     try:
         result = ask_user_result(request, response)
         await store.respond(request_id, response)
-    except (UnknownRequestError, AlreadyAnsweredError, WithdrawnError) as error:
+    except StoreError as error:
         return _store_error(error)
     except ValueError as error:
         _fail(f'invalid answer: {error}')
@@ -342,10 +342,6 @@ def _first_line(error: Exception) -> str:
     return str(error).strip().split('\n', 1)[0]
 
 
-def _store_error(error: Exception) -> int:
+def _store_error(error: StoreError) -> int:
     _fail(str(error))
-    if isinstance(error, UnknownRequestError):
-        return EXIT_UNKNOWN
-    if isinstance(error, AlreadyAnsweredError):
-        return EXIT_ALREADY_ANSWERED
-    return EXIT_WITHDRAWN
+    return error.exit_code

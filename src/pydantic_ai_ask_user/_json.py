@@ -1,7 +1,9 @@
-"""The JSON shapes of questions and responses, shared by the web API, the durable store and the command line.
+"""The JSON shapes of questions and responses: the one reader and writer of each, for every front end and app.
 
-`{"answers": [{"header": ..., "selected": [...]} | {"header": ..., "custom_answer": ...}], "cancelled": false}`.
-Not imported by the package root: only the front ends that speak JSON load it.
+A response is `{"answers": [{"header": ..., "selected": [...]} | {"header": ..., "custom_answer": ...}],
+"cancelled": false}`; `RESPONSE_JSON_SCHEMA` is its JSON schema. Reading checks the shape only; whether a
+response fits the request it answers is `check_response`'s job, and an app must call it (or `read_response`,
+which does both).
 """
 
 from __future__ import annotations
@@ -10,25 +12,31 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._answers import AskUserAnswer, AskUserRequest, AskUserResponse
+from ._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_response
 
-__all__ = ('questions_to_json', 'response_from_json', 'response_to_json')
+__all__ = ('questions_to_json', 'response_from_json', 'response_to_json', 'read_response', 'RESPONSE_JSON_SCHEMA')
 
 
-class _AnswerJSON(BaseModel):
+class AnswerJSON(BaseModel):
     # Strict: JSON written by a person or a frontend gets no coercion (`"true"` is not a boolean).
     model_config = ConfigDict(extra='forbid', strict=True)
 
-    header: str
-    selected: list[str] = Field(default_factory=list[str])
-    custom_answer: str | None = None
+    header: str = Field(description='The header of the question this answers, as the request has it.')
+    selected: list[str] = Field(
+        default_factory=list[str], description='The labels of the options picked (one unless multi_select).'
+    )
+    custom_answer: str | None = Field(
+        default=None, description="The person's own words instead of an option; then `selected` is empty."
+    )
 
 
-class _ResponseJSON(BaseModel):
+class ResponseJSON(BaseModel):
     model_config = ConfigDict(extra='forbid', strict=True)
 
-    answers: list[_AnswerJSON] = Field(default_factory=list[_AnswerJSON])
-    cancelled: bool = False
+    answers: list[AnswerJSON] = Field(
+        default_factory=list[AnswerJSON], description='One answer per question; empty when cancelled.'
+    )
+    cancelled: bool = Field(default=False, description='True when the person declined to answer.')
 
 
 def response_from_json(data: Any) -> AskUserResponse:
@@ -39,7 +47,7 @@ def response_from_json(data: Any) -> AskUserResponse:
     if not isinstance(data, dict):
         raise ValueError('a response is a JSON object with "answers" and/or "cancelled"')
     try:
-        shape = _ResponseJSON.model_validate(data)
+        shape = ResponseJSON.model_validate(data)
     except ValidationError as error:
         problems = '; '.join(
             f'{".".join(str(part) for part in item["loc"]) or "response"}: {item["msg"]}'
@@ -53,6 +61,21 @@ def response_from_json(data: Any) -> AskUserResponse:
         ),
         cancelled=shape.cancelled,
     )
+
+
+RESPONSE_JSON_SCHEMA: dict[str, Any] = ResponseJSON.model_json_schema()
+"""The JSON schema of a response's JSON shape, as `response_from_json` reads it and `response_to_json` writes it."""
+
+
+def read_response(request: AskUserRequest, data: Any) -> AskUserResponse:
+    """The response in `data` (parsed JSON) to `request`, checked against it: `ValueError` naming each problem.
+
+    The one call an app needs for an answer a client sent: the shape (`response_from_json`), then the fit
+    (`check_response`: known headers, one answer each, labels that are options, custom answers within the rules).
+    """
+    response = response_from_json(data)
+    check_response(request, response)
+    return response
 
 
 def response_to_json(response: AskUserResponse) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
 from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
 from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
+from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
 from ._events import (
     DEFAULT_CHUNK_SECONDS,
     TOKEN_PREFIX,
@@ -17,7 +18,6 @@ from ._events import (
     resolve_dbos_event,
 )
 from ._inbox import ask_through_store
-from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
 
 __all__ = (
     'DBOSAnswerer',

@@ -27,7 +27,6 @@ from pydantic_ai_ask_user import (
     StoreError,
     StoreEvent,
     UnknownRequestError,
-    WithdrawnError,
 )
 from pydantic_ai_ask_user._text import printable
 
@@ -336,14 +335,14 @@ class AskUserApp:
         return response
 
     def _gone_page(self, request: Request, error: StoreError) -> Response:
-        if isinstance(error, AlreadyAnsweredError):
-            status, heading, message = 409, 'Already answered', 'This question has been answered already.'
-        elif isinstance(error, WithdrawnError):
-            status, heading = 410, 'This question is no longer waiting'
-            message = 'The agent stopped waiting for an answer (it timed out or its run was cancelled).'
-        else:
-            status, heading, message = 404, 'No such question', 'No question is waiting at this address.'
-        return self._page(request, 'status.html', status, heading=heading, message=message, show_inbox=True)
+        return self._page(
+            request,
+            'status.html',
+            error.http_status,
+            heading=error.heading,
+            message=error.page_text,
+            show_inbox=True,
+        )
 
     def _unreachable_page(self, request: Request) -> Response:
         if _is_api(request):
@@ -574,13 +573,7 @@ def _bad_body(error: BadBody) -> Response:
 
 
 def _store_error(error: StoreError) -> Response:
-    if isinstance(error, AlreadyAnsweredError):
-        status, code = 409, 'already_answered'
-    elif isinstance(error, WithdrawnError):
-        status, code = 410, 'withdrawn'
-    else:
-        status, code = 404, 'not_found'
-    return JSONResponse({'error': code, 'message': str(error)}, status_code=status)
+    return JSONResponse({'error': error.code, 'message': str(error)}, status_code=error.http_status)
 
 
 def _summary(asked: AskUserRequest, response: AskUserResponse) -> list[tuple[str, list[str]]]:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from dbos import DBOSClient
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,

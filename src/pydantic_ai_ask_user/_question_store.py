@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from ._answers import AskUserRequest, AskUserResponse
 
@@ -24,7 +24,26 @@ __all__ = (
 
 
 class StoreError(Exception):
-    """A request cannot be shown or answered in its present state."""
+    """A request cannot be shown or answered in its present state.
+
+    Each subclass carries how every front end reports it, in one table: the web API's status and error
+    code, the page's heading and text, and the command line's exit code.
+    """
+
+    http_status: ClassVar[int] = 404
+    """The HTTP status of the web API's and the pages' answer."""
+
+    code: ClassVar[str] = 'not_found'
+    """The `error` field of the web API's JSON answer."""
+
+    heading: ClassVar[str] = 'No such question'
+    """The heading of the page a person sees."""
+
+    page_text: ClassVar[str] = 'No question is waiting at this address.'
+    """The sentence under that heading."""
+
+    exit_code: ClassVar[int] = 5
+    """The exit code of `ask-user answer` (and of the commands that answer by id)."""
 
     def __init__(self, request_id: str, message: str) -> None:
         super().__init__(message)
@@ -34,6 +53,12 @@ class StoreError(Exception):
 
 class UnknownRequestError(StoreError, KeyError):
     """No request has this id (or it was forgotten long ago). A web API answers 404."""
+
+    http_status = 404
+    code = 'not_found'
+    heading = 'No such question'
+    page_text = 'No question is waiting at this address.'
+    exit_code = 5
 
     def __init__(self, request_id: str) -> None:
         super().__init__(request_id, f'no question is waiting under id {request_id!r}')
@@ -45,12 +70,24 @@ class UnknownRequestError(StoreError, KeyError):
 class AlreadyAnsweredError(StoreError):
     """The request was answered (or declined) already; it is answered once. A web API answers 409."""
 
+    http_status = 409
+    code = 'already_answered'
+    heading = 'Already answered'
+    page_text = 'This question has been answered already.'
+    exit_code = 6
+
     def __init__(self, request_id: str) -> None:
         super().__init__(request_id, f'question {request_id!r} has already been answered')
 
 
 class WithdrawnError(StoreError):
     """The run stopped waiting (timeout, cancellation) before an answer came. A web API answers 410."""
+
+    http_status = 410
+    code = 'withdrawn'
+    heading = 'This question is no longer waiting'
+    page_text = 'The agent stopped waiting for an answer (it timed out or its run was cancelled).'
+    exit_code = 7
 
     def __init__(self, request_id: str) -> None:
         super().__init__(request_id, f'question {request_id!r} is no longer waiting for an answer')
