@@ -106,3 +106,12 @@ def test_the_default_tool_the_model_sees_is_unchanged() -> None:
             'instructions': 'You can put multiple-choice questions to the user with the `ask_user_question` tool. Use it when the task is ambiguous in a way that changes what you would do and the answer is not in the conversation, the workspace or the tools you have; do not ask what you can find out yourself. Offer concrete options the user can pick from rather than open questions, and put related questions into one call instead of asking them one after another. If the user declines or does not answer in time, make a reasonable choice yourself and say which.',
         }
     )
+
+
+def test_a_timeout_with_the_default_policy_leaves_the_tool_unchanged() -> None:
+    # Only a policy that changes what the model gets back adds to the description.
+    plain = _what_the_model_sees(AskUser(answerer=ScriptedAnswerer()))
+    assert _what_the_model_sees(AskUser(answerer=ScriptedAnswerer(), timeout=60)) == plain
+    assert _what_the_model_sees(AskUser(answerer=ScriptedAnswerer(), timeout=60, on_timeout='tell')) == plain
+    assert _what_the_model_sees(AskUser(answerer=ScriptedAnswerer(), timeout=60, on_timeout='fail')) == plain
+    assert _what_the_model_sees(AskUser(answerer=None)) == plain

@@ -11,6 +11,8 @@ import pydantic_ai_ask_user.testing
 
 PUBLIC = {
     'AskUser',
+    'AskUserTimeoutError',
+    'TimeoutMessage',
     'Answerer',
     'DurableAnswerer',
     'AskUserRequest',

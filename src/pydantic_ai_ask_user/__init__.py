@@ -15,7 +15,7 @@ from ._answers import (
     check_custom_answer,
     check_response,
 )
-from ._capability import AskUser
+from ._capability import AskUser, AskUserTimeoutError, TimeoutMessage
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
 from ._question_store import (
@@ -41,6 +41,8 @@ from ._text import printable
 
 __all__ = (
     'AskUser',
+    'AskUserTimeoutError',
+    'TimeoutMessage',
     'Answerer',
     'DurableAnswerer',
     'AskUserRequest',

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
@@ -16,6 +17,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
+    DECLINED,
     TIMED_OUT,
     TOOL_NAME,
     Answerer,
@@ -26,13 +28,23 @@ from ._answers import (
 )
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._observe import AskObservation
 from ._questions import Questions
+from ._text import printable
 
 if TYPE_CHECKING:
     from pydantic_ai.agent import AbstractAgent
     from pydantic_ai.toolsets import AbstractToolset
 
-__all__ = ('AskUser', 'INSTRUCTIONS', 'TOOL_DESCRIPTION', 'DEFAULT_ID')
+__all__ = (
+    'AskUser',
+    'AskUserTimeoutError',
+    'OnTimeout',
+    'TimeoutMessage',
+    'INSTRUCTIONS',
+    'TOOL_DESCRIPTION',
+    'DEFAULT_ID',
+)
 
 DEFAULT_ID = 'ask_user'
 """The toolset's `id` unless the capability has one: durable engines name their steps and activities after it."""
@@ -54,6 +66,52 @@ TOOL_DESCRIPTION = (
     'header to the list of labels picked, or to a one-item list holding the answer the user typed instead.'
 )
 """What the model reads about `ask_user_question`."""
+
+TIMEOUT_DECLINES = ' If the user does not answer in time, the result is the same as when they decline.'
+"""Added to the description with `on_timeout='decline'`, which changes what the model gets back at the deadline."""
+
+TIMEOUT_MESSAGE = (
+    ' If the user does not answer in time, the result is a message from the application saying what to do instead.'
+)
+"""Added to the description with `on_timeout=TimeoutMessage(...)`."""
+
+
+@dataclass(frozen=True)
+class TimeoutMessage:
+    """`AskUser(on_timeout=TimeoutMessage(text))`: at the deadline, the model gets `text` as the tool result."""
+
+    text: str
+    """What the model reads instead of `TIMED_OUT`: written by the application, so it can say what to do."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise UserError(f'TimeoutMessage(text) must be a non-empty string, not {self.text!r}.')
+
+
+OnTimeout: TypeAlias = Literal['tell', 'decline', 'fail'] | TimeoutMessage
+"""What `AskUser` does when its timeout runs out: see `AskUser.on_timeout`."""
+
+_ON_TIMEOUT_CHOICES = "'tell' (the default), 'decline', 'fail' or TimeoutMessage('your own text')"
+"""The choices of `on_timeout`, as the error for a wrong one names them."""
+
+
+class AskUserTimeoutError(TimeoutError):
+    """The person did not answer in time, and `AskUser(on_timeout='fail')` ends the run with this error."""
+
+    def __init__(self, request: AskUserRequest, timeout: float) -> None:
+        self.request = request
+        """The request nobody answered; `request.id` is the tool call id."""
+        self.timeout = timeout
+        """The `AskUser(timeout=...)` that ran out, in seconds."""
+        headers = ', '.join(repr(printable(question.header)) for question in request.questions)
+        super().__init__(
+            f'Nobody answered the question(s) {headers} within the {timeout:g} s of AskUser(timeout=...), '
+            "and AskUser(on_timeout='fail') ends the run."
+        )
+
+    def __reduce__(self) -> tuple[type[AskUserTimeoutError], tuple[AskUserRequest, float]]:
+        # Built again from its fields, so it survives pickling: a durable engine records a run's error that way.
+        return type(self), (self.request, self.timeout)
 
 
 @dataclass
@@ -85,6 +143,19 @@ class AskUser(AbstractCapability[AgentDepsT]):
     Not allowed with `answerer=None`, where nothing waits.
     """
 
+    on_timeout: OnTimeout = 'tell'
+    """What happens when `timeout` runs out (the answered event says `timed_out=True` in every case).
+
+    - `'tell'` (the default): the model gets `TIMED_OUT`, telling it to make and state a choice itself.
+    - `'decline'`: the model gets `DECLINED`, as if the person had declined.
+    - `'fail'`: the run fails with `AskUserTimeoutError`.
+    - `TimeoutMessage(text)`: the model gets `text`, the application's own words.
+
+    `'decline'` and `TimeoutMessage` add a sentence to the tool description saying what a timeout
+    returns, since they change the result the model reads; `'tell'` and `'fail'` leave the tool as it is.
+    Anything but `'tell'` needs a `timeout`.
+    """
+
     max_retries: int | None = None
     """How many invalid calls in a row the model may make before the run fails; `None` uses the agent's `retries`."""
 
@@ -107,6 +178,13 @@ class AskUser(AbstractCapability[AgentDepsT]):
                     'AskUser(timeout=...) needs an answerer: with answerer=None the call is deferred and nothing '
                     'waits here. Bound the wait wherever the deferred call is answered instead.'
                 )
+        if not isinstance(self.on_timeout, TimeoutMessage) and self.on_timeout not in ('tell', 'decline', 'fail'):
+            raise UserError(f'AskUser(on_timeout=...) must be {_ON_TIMEOUT_CHOICES}, not {self.on_timeout!r}.')
+        if self.on_timeout != 'tell' and self.timeout is None:
+            raise UserError(
+                f'AskUser(on_timeout={self.on_timeout!r}) needs a timeout: without AskUser(timeout=...) the wait '
+                'never runs out, so there is nothing for on_timeout to do.'
+            )
         if self.max_retries is not None and self.max_retries < 0:
             raise UserError(f'AskUser(max_retries=...) must be 0 or more, not {self.max_retries!r}.')
 
@@ -157,34 +235,67 @@ class AskUser(AbstractCapability[AgentDepsT]):
             return await capability._ask(ctx, request)
 
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
-        toolset.add_function(ask_user_question, name=TOOL_NAME, description=TOOL_DESCRIPTION)
+        toolset.add_function(ask_user_question, name=TOOL_NAME, description=self._description())
         return toolset
+
+    def _description(self) -> str:
+        if self.on_timeout == 'decline':
+            return TOOL_DESCRIPTION + TIMEOUT_DECLINES
+        if isinstance(self.on_timeout, TimeoutMessage):
+            return TOOL_DESCRIPTION + TIMEOUT_MESSAGE
+        return TOOL_DESCRIPTION
 
     async def _ask(self, ctx: RunContext[Any], request: AskUserRequest) -> dict[str, list[str]] | str:
         answerer = self.answerer
-        await ctx.emit(AskUserRequestedEvent(request=request))
+        deadline = None if self.timeout is None else time.time() + self.timeout
+        await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
+        observation = AskObservation(ctx, request, self.timeout)
         if answerer is None:
+            observation.finish('deferred')
             # A question, not an external job: hosts and UI adapters tell them apart by `kind`.
             raise CallDeferred(kind='question')
+        observation.restart_clock()
         try:
             response, timed_out = await self._wait(ctx, answerer, request)
         except Exception:
+            observation.finish('failed')
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
             raise
         except BaseException:
+            observation.finish('withdrawn')
             # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
             # The error that ended the wait is the one to raise, not one of an engine refusing steps once cancelled.
             with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
                 await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, withdrawn=True))
             raise
         if timed_out:
+            observation.finish('timed_out')
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, timed_out=True))
-            return TIMED_OUT
+            return self._timed_out(request)
         if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
+            observation.finish('failed')
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
             raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
         await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
-        return ask_user_result(request, response)
+        try:
+            result = ask_user_result(request, response)
+        except ValueError:
+            observation.finish('failed', response)
+            raise
+        observation.finish('declined' if response.cancelled else 'answered', response)
+        return result
+
+    def _timed_out(self, request: AskUserRequest) -> str:
+        """What the model gets when the timeout ran out, by `on_timeout`; raises for `'fail'`."""
+        policy = self.on_timeout
+        if isinstance(policy, TimeoutMessage):
+            return policy.text
+        if policy == 'decline':
+            return DECLINED
+        if policy == 'fail':
+            assert self.timeout is not None  # checked at construction: 'fail' needs a timeout
+            raise AskUserTimeoutError(request, self.timeout)
+        return TIMED_OUT
 
     async def _wait(
         self, ctx: RunContext[Any], answerer: Answerer, request: AskUserRequest

@@ -23,6 +23,13 @@ class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', dispatch='imm
     request: AskUserRequest
     """What the model asked, validated; `request.id` is the tool call id and the answered event's `request_id`."""
 
+    deadline: float | None = None
+    """When `AskUser(timeout=...)` runs out, as a `time.time()` timestamp; `None` when the wait has no limit.
+
+    For front ends and listeners that show the time left. It is taken when the event is emitted; a
+    durable wait resumed after a restart keeps the deadline it recorded first, which may be earlier.
+    """
+
 
 @dataclass(kw_only=True, repr=False)
 class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
