@@ -85,6 +85,7 @@ def test_every_name_the_seed_imports_is_importable_from_the_package() -> None:
 def test_the_testing_kit_exports_its_api() -> None:
     assert set(pydantic_ai_ask_user.testing.__all__) == {
         'ScriptedAnswerer',
+        'PersonaAnswerer',
         'Custom',
         'DECLINE',
         'Reply',
