@@ -216,3 +216,32 @@ async def test_without_instrumentation_no_span_of_the_application_is_written_on(
     (span,) = telemetry.spans.get_finished_spans()
     assert span.name == 'request handler'
     assert not any(key.startswith('ask_user.') for key in _attributes(span))
+
+
+async def test_with_content_a_timed_out_ask_carries_the_questions_and_no_response(telemetry: Telemetry) -> None:
+    model = script([ask_call(question('Database'))])
+    capability = AskUser(answerer=_never, timeout=0.1)
+    agent = Agent(model.model, capabilities=[telemetry.instrumentation(include_content=True), capability])
+    with anyio.fail_after(60):
+        await agent.run('migrate')
+    span = telemetry.tool_span()
+    assert span['ask_user.outcome'] == 'timed_out'
+    assert [q['header'] for q in json.loads(span['ask_user.questions'])] == ['Database']
+    assert 'ask_user.response' not in span
+
+
+async def test_a_span_sampled_out_gets_nothing_but_the_wait_is_still_measured() -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider(sampler=ALWAYS_OFF)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    reader = InMemoryMetricReader()
+    telemetry = Telemetry(spans, reader, tracer_provider, MeterProvider(metric_readers=[reader]))
+    model = script([ask_call(question('Database'))])
+    agent = Agent(
+        model.model, capabilities=[telemetry.instrumentation(), AskUser(answerer=ScriptedAnswerer(default=0))]
+    )
+    await agent.run('migrate')
+    assert spans.get_finished_spans() == ()
+    assert [dict(p.attributes or {}) for p in telemetry.waits()] == [{'ask_user.outcome': 'answered'}]

@@ -41,7 +41,7 @@ EXTRA_OF_MODULE = {
 CORE_MODULES = {'pydantic_ai_ask_user', 'pydantic_ai', 'pydantic', 'anyio'}
 """Imports the core installs (`anyio` comes with `pydantic-ai-slim`)."""
 
-PACKAGE_OF_MODULE = {'fastapi': 'fastapi', 'httpx': 'httpx', 'pytest': 'pytest'}
+PACKAGE_OF_MODULE = {'fastapi': 'fastapi', 'httpx': 'httpx', 'pytest': 'pytest', 'opentelemetry': 'opentelemetry-sdk'}
 """Imports no extra provides: the README must tell the reader to install them, in the example's own section."""
 
 
