@@ -10,7 +10,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUser
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 
@@ -104,6 +104,16 @@ def test_the_default_tool_the_model_sees_is_unchanged() -> None:
                 'type': 'object',
             },
             'instructions': 'You can put multiple-choice questions to the user with the `ask_user_question` tool. Use it when the task is ambiguous in a way that changes what you would do and the answer is not in the conversation, the workspace or the tools you have; do not ask what you can find out yourself. Offer concrete options the user can pick from rather than open questions, and put related questions into one call instead of asking them one after another. If the user declines or does not answer in time, make a reasonable choice yourself and say which.',
+        }
+    )
+
+
+def test_what_the_model_reads_when_nobody_answers_is_unchanged() -> None:
+    results = {'timed_out': TIMED_OUT, 'declined': DECLINED}
+    assert results == snapshot(
+        {
+            'timed_out': 'The user did not answer in time. Make a reasonable choice yourself, say which choice you made and why, and continue.',
+            'declined': 'The user declined to answer. Continue without the answer, or ask differently if it is essential.',
         }
     )
 

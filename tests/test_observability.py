@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -245,3 +247,43 @@ async def test_a_span_sampled_out_gets_nothing_but_the_wait_is_still_measured() 
     await agent.run('migrate')
     assert spans.get_finished_spans() == ()
     assert [dict(p.attributes or {}) for p in telemetry.waits()] == [{'ask_user.outcome': 'answered'}]
+
+
+_GLOBAL_METER_SCRIPT = """
+import gc, json
+from opentelemetry import metrics
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from pydantic_ai import Agent
+from pydantic_ai_ask_user import AskUser
+from pydantic_ai_ask_user.testing import ScriptedAnswerer, asking_model
+
+def ask():
+    Agent(asking_model(), capabilities=[AskUser(answerer=ScriptedAnswerer(default=0))]).run_sync('go')
+
+for _ in range(30):
+    ask()  # no provider yet: recorded on a proxy, which must not keep an instrument per ask
+proxies = sum(type(o).__name__ == '_ProxyHistogram' for o in gc.get_objects())
+reader = InMemoryMetricReader()
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+ask()
+points = [
+    (dict(p.attributes), p.count)
+    for r in reader.get_metrics_data().resource_metrics
+    for s in r.scope_metrics
+    for m in s.metrics
+    if m.name == 'ask_user.wait'
+    for p in m.data.data_points
+]
+print(json.dumps({'proxies': proxies, 'points': points}))
+"""
+
+
+def test_without_instrumentation_the_wait_goes_to_the_global_meter_provider_even_one_set_later() -> None:
+    # A fresh interpreter: the global meter provider can be set once per process.
+    done = subprocess.run(
+        [sys.executable, '-c', _GLOBAL_METER_SCRIPT], capture_output=True, text=True, timeout=300, check=True
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result['proxies'] <= 1
+    assert result['points'] == [[{'ask_user.outcome': 'answered'}, 1]]

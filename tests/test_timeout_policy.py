@@ -203,6 +203,11 @@ def test_an_on_timeout_without_a_timeout_is_a_user_error(on_timeout: Any) -> Non
         AskUser(answerer=ScriptedAnswerer(), on_timeout=on_timeout)
 
 
+def test_an_on_timeout_in_deferred_mode_is_a_user_error_saying_nothing_waits() -> None:
+    with pytest.raises(UserError, match=r'needs an answerer: with answerer=None the call is deferred'):
+        AskUser(answerer=None, on_timeout='fail')
+
+
 def test_the_default_on_timeout_needs_no_timeout() -> None:
     assert AskUser(answerer=ScriptedAnswerer()).on_timeout == 'tell'
 

@@ -180,6 +180,11 @@ class AskUser(AbstractCapability[AgentDepsT]):
                 )
         if not isinstance(self.on_timeout, TimeoutMessage) and self.on_timeout not in ('tell', 'decline', 'fail'):
             raise UserError(f'AskUser(on_timeout=...) must be {_ON_TIMEOUT_CHOICES}, not {self.on_timeout!r}.')
+        if self.on_timeout != 'tell' and self.answerer is None:
+            raise UserError(
+                f'AskUser(on_timeout={self.on_timeout!r}) needs an answerer: with answerer=None the call is deferred '
+                'and nothing waits here. Bound the wait wherever the deferred call is answered instead.'
+            )
         if self.on_timeout != 'tell' and self.timeout is None:
             raise UserError(
                 f'AskUser(on_timeout={self.on_timeout!r}) needs a timeout: without AskUser(timeout=...) the wait '

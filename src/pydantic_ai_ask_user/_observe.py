@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -59,14 +60,31 @@ _METER_NAME = 'pydantic-ai-ask-user'
 """The meter's scope name when the run has no instrumentation of its own."""
 
 
+_histograms: weakref.WeakKeyDictionary[Meter, Histogram] = weakref.WeakKeyDictionary()
+"""The wait histogram of each meter, made once: a proxy meter (before a provider is set) keeps every instrument
+it is asked for, so creating the histogram on each ask would grow it for ever."""
+
+_global_meter: list[Meter] = []
+"""The meter taken from the global provider, once (the proxy provider keeps every meter it hands out)."""
+
+
 def _histogram(meter: Meter) -> Histogram:
-    # Creating the same instrument again returns the one already registered.
-    return meter.create_histogram(
-        WAIT_HISTOGRAM,
-        unit='s',
-        description='How long a person took to answer (or not answer) an ask_user_question call',
-        explicit_bucket_boundaries_advisory=WAIT_BUCKETS,
-    )
+    histogram = _histograms.get(meter)
+    if histogram is None:
+        histogram = _histograms[meter] = meter.create_histogram(
+            WAIT_HISTOGRAM,
+            unit='s',
+            description='How long a person took to answer (or not answer) an ask_user_question call',
+            explicit_bucket_boundaries_advisory=WAIT_BUCKETS,
+        )
+    return histogram
+
+
+def _default_meter() -> Meter:
+    if not _global_meter:
+        # Before a provider is set this is a proxy, which forwards to the provider set later.
+        _global_meter.append(metrics.get_meter(_METER_NAME))
+    return _global_meter[0]
 
 
 @dataclass
@@ -108,7 +126,7 @@ class AskObservation:
                     if response is not None:
                         span.set_attribute(RESPONSE, json.dumps(response_to_json(response), ensure_ascii=False))
         if outcome != 'deferred':
-            meter = instrumentation.settings.meter if instrumentation is not None else metrics.get_meter(_METER_NAME)
+            meter = instrumentation.settings.meter if instrumentation is not None else _default_meter()
             _histogram(meter).record(wait, {OUTCOME: outcome})
 
 
