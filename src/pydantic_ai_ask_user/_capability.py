@@ -137,9 +137,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
     """Seconds to wait for the answerer, or `None` to wait as long as it takes.
 
     When it runs out, the answerer is cancelled, `AskUserAnsweredEvent` fires with `timed_out=True`,
-    and the model is told `TIMED_OUT`. An answerer that already had the answer when it was cancelled
-    may still return it, and that answer is used: an answer a person was told was taken is never
-    dropped. A `DurableAnswerer` is given the timeout instead, and keeps the deadline across restarts.
+    and `on_timeout` says what follows (by default the model is told `TIMED_OUT`). An answerer that
+    already had the answer when it was cancelled may still return it, and that answer is used: an
+    answer a person was told was taken is never dropped. A `DurableAnswerer` is given the timeout
+    instead, and keeps the deadline across restarts.
     Not allowed with `answerer=None`, where nothing waits.
     """
 
