@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
@@ -139,13 +139,16 @@ def answer_for_client(request: AskUserRequest, content: Any) -> Any:
         return response_to_json(AskUserResponse(cancelled=True))
     if not isinstance(content, dict):
         return content
+    by_header = cast(dict[str, Any], content)
     answers: list[AskUserAnswer] = []
     for question in request.questions:
-        values: Any = content.get(question.header)  # pyright: ignore[reportUnknownMemberType]
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):  # pyright: ignore[reportUnknownVariableType]
-            return content
+        values: Any = by_header.get(question.header)
+        if not isinstance(values, list):
+            return by_header
+        picked = cast(list[Any], values)
+        if not all(isinstance(value, str) for value in picked):
+            return by_header
         labels = {option.label for option in question.options}
-        picked: list[str] = values  # pyright: ignore[reportUnknownVariableType]
         if len(picked) == 1 and picked[0] not in labels:
             answers.append(AskUserAnswer(header=question.header, custom_answer=picked[0]))
         else:

@@ -72,7 +72,7 @@ INTERRUPT_REASON: Final = 'input_required'
 
 
 def question_interrupt(request: AskUserRequest) -> Interrupt:
-    """The AG-UI interrupt for a pending question: the questions in `metadata`, the answer's schema in `responseSchema`."""
+    """The AG-UI interrupt for a pending question: questions in `metadata`, the answer's schema in `responseSchema`."""
     return Interrupt(
         id=f'{INTERRUPT_PREFIX}{request.id}',
         reason=INTERRUPT_REASON,
@@ -154,7 +154,7 @@ class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
 
 @dataclass
 class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
-    """`AGUIAdapter` for an agent with `AskUser`: questions as interrupts, every answer checked before the model sees it.
+    """`AGUIAdapter` for an agent with `AskUser`: questions as interrupts, each answer checked before the model sees it.
 
     Use it exactly like `AGUIAdapter` (`AskUserAGUIAdapter.dispatch_request(request, agent=agent)`).
     """
@@ -175,7 +175,7 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
         return stream
 
     def run_stream_native(self, *args: Any, **kwargs: Any) -> Any:
-        """As `AGUIAdapter.run_stream_native`; the `message_history` passed is where answered calls are looked up first."""
+        """As `AGUIAdapter.run_stream_native`; answered calls are looked up in the `message_history` passed first."""
         self._held_history = list(kwargs.get('message_history') or ())
         return super().run_stream_native(*args, **kwargs)
 
@@ -216,11 +216,11 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
     def sanitize_messages(
         self, messages: Sequence[ModelMessage], *, deferred_tool_results: DeferredToolResults | None = None
     ) -> list[ModelMessage]:
-        """Pydantic AI's sanitizing, after every `ask_user_question` result the client sent is checked (`UserError` if not)."""
+        """Pydantic AI's sanitizing, once each `ask_user_question` result from the client is checked (`UserError`)."""
         checked = check_client_messages(messages, self._held_history)
         return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)
 
     @classmethod
     def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> Any:
-        """As `AGUIAdapter.dump_messages`, with each question's result in the response JSON shape a client sends back."""
+        """As `AGUIAdapter.dump_messages`, each question's result in the response JSON shape a client sends back."""
         return super().dump_messages(with_client_answers(messages), *args, **kwargs)
