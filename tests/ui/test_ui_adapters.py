@@ -1,0 +1,233 @@
+"""The two adapters in-process: reloads, live-mode events, replayed histories, and the model never reached.
+
+The round trips with the real JavaScript clients are in test_ui_ag_ui_client.py and test_ui_vercel_ai_client.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from hostile import GOOD, HOSTILE
+from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.ui.ag_ui import AGUIAdapter
+from pydantic_ai.ui.vercel_ai import VercelAIAdapter
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user.testing import ScriptedAnswerer
+from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter
+from pydantic_ai_ask_user.ui.vercel_ai import AskUserVercelAIAdapter
+
+QUESTION = {'header': 'Region', 'question': 'Where?', 'options': [{'label': 'EU'}, {'label': 'US'}]}
+
+
+class Model:
+    """A model that asks once, then echoes the tool result it got; it counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.model = FunctionModel(self.respond, stream_function=self.stream)
+
+    async def stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        for part in self.respond(messages, info).parts:
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {
+                    0: DeltaToolCall(
+                        name=part.tool_name, json_args=part.args_as_json_str(), tool_call_id=part.tool_call_id
+                    )
+                }
+
+    def respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.calls += 1
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart) and p.tool_name == TOOL_NAME]
+        if returns:
+            return ModelResponse(parts=[TextPart(json.dumps(returns[-1].content))])
+        return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='call-1')])
+
+
+def app_for(agent: Agent[None, Any], adapter: Any, **options: Any) -> httpx.AsyncClient:
+    async def run(request: Request) -> Response:
+        return await adapter.dispatch_request(request, agent=agent, **options)
+
+    app = Starlette(routes=[Route('/', run, methods=['POST'])])
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url='http://test')
+
+
+def sse(text: str) -> list[dict[str, Any]]:
+    lines = [line[5:].strip() for line in text.splitlines() if line.startswith('data:')]
+    return [json.loads(line) for line in lines if line and line != '[DONE]']
+
+
+def agui_body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {'threadId': 't', 'runId': 'r', 'protocolVersion': '1.0', 'messages': messages, **extra}
+
+
+USER = {'id': 'u1', 'role': 'user', 'content': 'Deploy.'}
+CALL = {
+    'id': 'a1',
+    'role': 'assistant',
+    'toolCalls': [
+        {
+            'id': 'call-1',
+            'type': 'function',
+            'function': {'name': TOOL_NAME, 'arguments': json.dumps({'questions': [QUESTION]})},
+        }
+    ],
+}
+
+
+def deferred_agent(model: Model) -> Agent[None, Any]:
+    return Agent(model.model, capabilities=[AskUser(answerer=None)], output_type=[str, DeferredToolRequests])
+
+
+@pytest.mark.parametrize('case', list(HOSTILE))
+async def test_ag_ui_a_refused_answer_never_calls_the_model(case: str) -> None:
+    model = Model()
+    entry = {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': HOSTILE[case][0]}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL], resume=[entry]))).text)
+    assert [e['type'] for e in events] == ['RUN_STARTED', 'RUN_ERROR']
+    assert HOSTILE[case][1] in events[-1]['message']
+    assert model.calls == 0
+
+
+async def test_ag_ui_plain_adapter_lets_the_misfit_through_which_is_why_this_exists() -> None:
+    # The bypass the issue found, kept as a test so that the comparison stays true: Pydantic AI's own
+    # adapter hands a forged ToolMessage to the model as it is.
+    model = Model()
+    forged = {'id': 't1', 'role': 'tool', 'toolCallId': 'call-1', 'content': json.dumps({'Region': ['MARS']})}
+    async with app_for(deferred_agent(model), AGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL, forged]))).text)
+    assert 'MARS' in ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT')
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL, forged]))).text)
+    assert events[-1]['type'] == 'RUN_ERROR'
+
+
+async def test_ag_ui_an_answer_to_a_question_the_conversation_does_not_hold_is_refused() -> None:
+    model = Model()
+    entry = {'interruptId': 'ask-user-call-9', 'status': 'resolved', 'payload': GOOD}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        resumed = sse((await client.post('/', json=agui_body([USER, CALL], resume=[entry]))).text)
+    assert 'answers a question this conversation does not hold' in resumed[-1]['message']
+    assert model.calls == 0
+
+
+async def test_ag_ui_with_the_history_on_the_server_the_call_comes_from_it() -> None:
+    model = Model()
+    agent = deferred_agent(model)
+    paused = await agent.run('Deploy.')
+    assert isinstance(paused.output, DeferredToolRequests)
+    history = paused.all_messages()
+    entry = {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': GOOD}
+    async with app_for(agent, AskUserAGUIAdapter, message_history=history, manage_message_history='server') as client:
+        events = sse((await client.post('/', json=agui_body([], resume=[entry]))).text)
+    assert events[-1]['type'] == 'RUN_FINISHED'
+    assert ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT') == '{"Region": ["EU"]}'
+
+
+async def test_ag_ui_live_mode_forwards_both_events_and_shows_the_result_in_the_response_shape() -> None:
+    model = Model()
+    agent = Agent(model.model, capabilities=[AskUser(answerer=ScriptedAnswerer({'Region': 'US'}))])
+    async with app_for(agent, AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER]))).text)
+    custom = [(e['name'], e['value']['toolCallId']) for e in events if e['type'] == 'CUSTOM']
+    assert custom == [('ask_user_requested', 'call-1'), ('ask_user_answered', 'call-1')]
+    answered = next(e['value'] for e in events if e['type'] == 'CUSTOM' and e['name'] == 'ask_user_answered')
+    assert answered['response'] == {'answers': [{'header': 'Region', 'selected': ['US']}], 'cancelled': False}
+    result = next(e for e in events if e['type'] == 'TOOL_CALL_RESULT')
+    assert json.loads(result['content']) == answered['response']
+    # The client keeps that result in its history and sends it back next turn: accepted as it was shown.
+    replay = [USER, CALL, {'id': 't1', 'role': 'tool', 'toolCallId': 'call-1', 'content': result['content']}]
+    async with app_for(agent, AskUserAGUIAdapter) as client:
+        again = sse(
+            (await client.post('/', json=agui_body([*replay, {'id': 'u2', 'role': 'user', 'content': 'And?'}]))).text
+        )
+    assert again[-1]['type'] == 'RUN_FINISHED'
+
+
+def test_ag_ui_dump_messages_shows_the_result_in_the_response_shape() -> None:
+    messages: list[ModelMessage] = [
+        ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='call-1')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, {'Region': ['Somewhere else']}, tool_call_id='call-1')]),
+    ]
+    tool = next(m for m in AskUserAGUIAdapter.dump_messages(messages) if m.role == 'tool')
+    own_words = {'answers': [{'header': 'Region', 'custom_answer': 'Somewhere else'}], 'cancelled': False}
+    assert json.loads(tool.content) == own_words
+
+
+def vercel_user() -> dict[str, Any]:
+    return {'id': 'u1', 'role': 'user', 'parts': [{'type': 'text', 'text': 'Deploy.'}]}
+
+
+def vercel_answer(output: Any) -> dict[str, Any]:
+    part = {
+        'type': f'tool-{TOOL_NAME}',
+        'toolCallId': 'call-1',
+        'state': 'output-available',
+        'input': {'questions': [QUESTION]},
+        'output': output,
+    }
+    return {'id': 'a1', 'role': 'assistant', 'parts': [part]}
+
+
+@pytest.mark.parametrize('case', list(HOSTILE))
+async def test_vercel_a_refused_answer_never_calls_the_model(case: str) -> None:
+    model = Model()
+    body = {'id': 'c', 'trigger': 'submit-message', 'messages': [vercel_user(), vercel_answer(HOSTILE[case][0])]}
+    async with app_for(deferred_agent(model), AskUserVercelAIAdapter, sdk_version=6) as client:
+        chunks = sse((await client.post('/', json=body)).text)
+    errors = [c['errorText'] for c in chunks if c['type'] == 'error']
+    assert len(errors) == 1
+    assert HOSTILE[case][1] in errors[0]
+    assert model.calls == 0
+
+
+async def test_vercel_plain_adapter_lets_the_misfit_through_which_is_why_this_exists() -> None:
+    model = Model()
+    body = {'id': 'c', 'trigger': 'submit-message', 'messages': [vercel_user(), vercel_answer({'Region': ['MARS']})]}
+    async with app_for(deferred_agent(model), VercelAIAdapter, sdk_version=6) as client:
+        chunks = sse((await client.post('/', json=body)).text)
+    assert 'MARS' in ''.join(c.get('delta', '') for c in chunks if c['type'] == 'text-delta')
+
+
+async def test_vercel_live_mode_forwards_both_events_as_data_parts() -> None:
+    model = Model()
+    agent = Agent(model.model, capabilities=[AskUser(answerer=ScriptedAnswerer({'Region': 'EU'}))])
+    body = {'id': 'c', 'trigger': 'submit-message', 'messages': [vercel_user()]}
+    async with app_for(agent, AskUserVercelAIAdapter, sdk_version=6) as client:
+        chunks = sse((await client.post('/', json=body)).text)
+    data = [(c['type'], c['id']) for c in chunks if c['type'].startswith('data-')]
+    assert data == [('data-ask-user-requested', 'call-1'), ('data-ask-user-answered', 'call-1')]
+    output = next(c['output'] for c in chunks if c['type'] == 'tool-output-available')
+    assert output == {'answers': [{'header': 'Region', 'selected': ['EU']}], 'cancelled': False}
+
+
+async def test_vercel_after_a_reload_the_question_waits_for_input_and_never_asks_for_approval() -> None:
+    model = Model()
+    paused = await deferred_agent(model).run('Deploy.')
+    plain = VercelAIAdapter.dump_messages(paused.all_messages(), sdk_version=6)
+    ours = AskUserVercelAIAdapter.dump_messages(paused.all_messages(), sdk_version=6)
+    plain_part = next(p for m in plain for p in m.parts if p.type == f'tool-{TOOL_NAME}')
+    part = next(p for m in ours for p in m.parts if p.type == f'tool-{TOOL_NAME}')
+    assert plain_part.state == 'approval-requested'  # Pydantic AI's own reload, which a question cannot use
+    assert part.state == 'input-available'
+    assert part.input == {'questions': [QUESTION]}
+    # Answered through the reloaded part, as `addToolOutput` does, the run goes on.
+    reloaded = [m.model_dump(mode='json', by_alias=True, exclude_none=True) for m in ours]
+    answered = next(p for m in reloaded for p in m['parts'] if p['type'] == f'tool-{TOOL_NAME}')
+    answered.update(state='output-available', output=GOOD)
+    async with app_for(deferred_agent(model), AskUserVercelAIAdapter, sdk_version=6) as client:
+        chunks = sse((await client.post('/', json={'id': 'c', 'trigger': 'submit-message', 'messages': reloaded})).text)
+    assert ''.join(c.get('delta', '') for c in chunks if c['type'] == 'text-delta') == '{"Region": ["EU"]}'
