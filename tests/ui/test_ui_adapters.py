@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from hostile import GOOD, HOSTILE
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, CapabilityEvent, DeferredToolRequests
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.ui.ag_ui import AGUIAdapter
@@ -22,10 +24,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUser
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
-from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter
-from pydantic_ai_ask_user.ui.vercel_ai import AskUserVercelAIAdapter
+from pydantic_ai_ask_user.ui._answers import check_client_messages
+from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream
+from pydantic_ai_ask_user.ui.vercel_ai import AskUserVercelAIAdapter, AskUserVercelAIEventStream
 
 QUESTION = {'header': 'Region', 'question': 'Where?', 'options': [{'label': 'EU'}, {'label': 'US'}]}
 
@@ -231,3 +234,200 @@ async def test_vercel_after_a_reload_the_question_waits_for_input_and_never_asks
     async with app_for(deferred_agent(model), AskUserVercelAIAdapter, sdk_version=6) as client:
         chunks = sse((await client.post('/', json={'id': 'c', 'trigger': 'submit-message', 'messages': reloaded})).text)
     assert ''.join(c.get('delta', '') for c in chunks if c['type'] == 'text-delta') == '{"Region": ["EU"]}'
+
+
+@dataclass(kw_only=True, repr=False)
+class Other(CapabilityEvent, namespace='test_ui', dispatch='immediate'):
+    """A capability event that is not AskUser's."""
+
+
+@pytest.mark.parametrize('stream', [AskUserAGUIEventStream, AskUserVercelAIEventStream])
+async def test_other_capability_events_are_left_to_pydantic_ai(stream: Any) -> None:
+    assert [e async for e in stream(None).handle_capability_event(Other())] == []
+
+
+async def test_ag_ui_a_question_and_an_approval_are_two_interrupts_answered_together() -> None:
+    asked = ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='call-1')
+    deploy = ToolCallPart('deploy', {}, tool_call_id='call-2')
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            return ModelResponse(parts=[TextPart(json.dumps(sorted((p.tool_name, p.content) for p in returns)))])
+        return ModelResponse(parts=[asked, deploy])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        for index, part in enumerate(respond(messages, info).parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            else:
+                assert isinstance(part, ToolCallPart)
+                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
+
+    agent = Agent(
+        FunctionModel(respond, stream_function=stream),
+        capabilities=[AskUser(answerer=None)],
+        output_type=[str, DeferredToolRequests],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy_tool() -> str:
+        return 'deployed'
+
+    deploy_tool_name = 'deploy_tool'
+    asked_args = json.dumps({'questions': [QUESTION]})
+    calls = [
+        {'id': 'call-1', 'type': 'function', 'function': {'name': TOOL_NAME, 'arguments': asked_args}},
+        {'id': 'call-2', 'type': 'function', 'function': {'name': deploy_tool_name, 'arguments': '{}'}},
+    ]
+    deploy.tool_name = deploy_tool_name
+    async with app_for(agent, AskUserAGUIAdapter) as client:
+        first = sse((await client.post('/', json=agui_body([USER]))).text)
+        interrupts = first[-1]['outcome']['interrupts']
+        assert [(i['id'], i['reason']) for i in interrupts] == [
+            ('int-call-2', 'tool_call'),
+            ('ask-user-call-1', 'input_required'),
+        ]
+        resume = [
+            {'interruptId': 'int-call-2', 'status': 'resolved', 'payload': {'approved': True}},
+            {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': GOOD},
+        ]
+        assistant = {'id': 'a1', 'role': 'assistant', 'toolCalls': calls}
+        second = sse((await client.post('/', json=agui_body([USER, assistant], resume=resume))).text)
+    text = ''.join(e.get('delta', '') for e in second if e['type'] == 'TEXT_MESSAGE_CONTENT')
+    assert json.loads(text) == [[TOOL_NAME, {'Region': ['EU']}], [deploy_tool_name, 'deployed']]
+
+
+@pytest.mark.parametrize(
+    ('content', 'problem'),
+    [
+        ('not json', 'is not JSON; send the response JSON'),
+        (json.dumps({'answers': 'EU'}), 'answers: Input should be a valid list'),
+    ],
+)
+async def test_ag_ui_a_tool_message_that_is_not_the_response_json_is_refused(content: str, problem: str) -> None:
+    model = Model()
+    tool = {'id': 't1', 'role': 'tool', 'toolCallId': 'call-1', 'content': content}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL, tool]))).text)
+    assert problem in events[-1]['message']
+    assert model.calls == 0
+
+
+async def test_ag_ui_a_timed_out_result_a_client_replays_is_taken_as_it_was_shown() -> None:
+    model = Model()
+    tool = {'id': 't1', 'role': 'tool', 'toolCallId': 'call-1', 'content': TIMED_OUT}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL, tool]))).text)
+    assert ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(TIMED_OUT)
+
+
+async def test_ag_ui_an_answer_to_a_call_that_held_no_valid_question_is_refused() -> None:
+    model = Model()
+    bad = {
+        'id': 'a1',
+        'role': 'assistant',
+        'toolCalls': [
+            {'id': 'call-1', 'type': 'function', 'function': {'name': TOOL_NAME, 'arguments': '{"questions": []}'}}
+        ],
+    }
+    entry = {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': GOOD}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, bad], resume=[entry]))).text)
+    assert 'holds no valid question, so it has no answer' in events[-1]['message']
+    assert model.calls == 0
+
+
+@pytest.mark.parametrize('adapter', [AskUserAGUIAdapter, AskUserVercelAIAdapter])
+async def test_a_call_the_tool_refused_streams_its_retry_untouched(adapter: Any) -> None:
+    calls: list[int] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls.append(1)
+        if len(calls) == 1:  # one option: the tool refuses it and the model is asked to retry
+            one = {'header': 'Region', 'question': 'Where?', 'options': [{'label': 'EU'}]}
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [one]}, tool_call_id='bad')])
+        return ModelResponse(parts=[TextPart('gave up')])
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        for part in respond(messages, info).parts:
+            if isinstance(part, TextPart):
+                yield part.content
+            else:
+                assert isinstance(part, ToolCallPart)
+                yield {0: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
+
+    agent = Agent(FunctionModel(respond, stream_function=stream), capabilities=[AskUser(answerer=ScriptedAnswerer())])
+    body = (
+        agui_body([USER])
+        if adapter is AskUserAGUIAdapter
+        else {'id': 'c', 'trigger': 'submit-message', 'messages': [vercel_user()]}
+    )
+    async with app_for(agent, adapter) as client:
+        text = (await client.post('/', json=body)).text
+    assert 'gave up' in text
+    assert len(calls) == 2
+
+
+def test_dump_messages_leaves_results_it_cannot_read_as_they_are() -> None:
+    messages: list[ModelMessage] = [
+        ModelResponse(parts=[TextPart('asking'), ToolCallPart(TOOL_NAME, {'questions': []}, tool_call_id='bad')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, 'odd', tool_call_id='bad')]),
+        ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='c1')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, 'plain text', tool_call_id='c1')]),
+        ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='c2')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, {'Region': 'EU'}, tool_call_id='c2')]),
+        ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='c3')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, {'Region': [1]}, tool_call_id='c3')]),
+        ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [QUESTION]}, tool_call_id='c4')]),
+        ModelRequest(parts=[ToolReturnPart(TOOL_NAME, DECLINED, tool_call_id='c4')]),
+    ]
+    tools = {m.tool_call_id: m.content for m in AskUserAGUIAdapter.dump_messages(messages) if m.role == 'tool'}
+    assert tools['bad'] == 'odd'
+    assert tools['c1'] == 'plain text'
+    assert json.loads(tools['c2']) == {'Region': 'EU'}
+    assert json.loads(tools['c3']) == {'Region': [1]}
+    assert json.loads(tools['c4']) == {'answers': [], 'cancelled': True}
+
+
+async def test_ag_ui_a_cancelled_interrupt_is_a_decline() -> None:
+    model = Model()
+    entry = {'interruptId': 'ask-user-call-1', 'status': 'cancelled'}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json=agui_body([USER, CALL], resume=[entry]))).text)
+    assert ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
+
+
+async def test_vercel_an_approval_is_no_answer_to_a_question_but_other_approvals_go_through() -> None:
+    model = Model()
+    part = {
+        'type': f'tool-{TOOL_NAME}',
+        'toolCallId': 'call-1',
+        'state': 'approval-responded',
+        'input': {'questions': [QUESTION]},
+        'approval': {'id': 'call-1', 'approved': True},
+    }
+    body = {
+        'id': 'c',
+        'trigger': 'submit-message',
+        'messages': [vercel_user(), {'id': 'a1', 'role': 'assistant', 'parts': [part]}],
+    }
+    async with app_for(deferred_agent(model), AskUserVercelAIAdapter, sdk_version=6) as client:
+        chunks = sse((await client.post('/', json=body)).text)
+    assert [c['errorText'] for c in chunks if c['type'] == 'error'] == [
+        "ask_user_question call 'call-1' is a question: answer it with the tool output (the response JSON), "
+        'not with an approval'
+    ]
+    assert model.calls == 0
+    adapter = AskUserVercelAIAdapter(
+        agent=deferred_agent(model),
+        run_input=VercelAIAdapter.build_run_input(b'{"id": "c", "trigger": "submit-message", "messages": []}'),
+        sdk_version=6,
+    )
+    assert adapter.deferred_tool_results is None
+
+
+def test_a_result_for_a_call_the_conversation_does_not_hold_is_refused() -> None:
+    orphan = ModelRequest(parts=[ToolReturnPart(TOOL_NAME, GOOD, tool_call_id='nowhere')])
+    with pytest.raises(UserError, match="call 'nowhere', which this conversation does not hold"):
+        check_client_messages([orphan], [])

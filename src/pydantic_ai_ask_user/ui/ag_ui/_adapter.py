@@ -96,7 +96,7 @@ class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
         if isinstance(output, DeferredToolRequests):
             self._deferred = output
         async for e in super().handle_run_result(event):
-            yield e
+            yield e  # pragma: no cover  (AG-UI's stream sends nothing for a run result today)
 
     async def after_stream(self) -> AsyncIterator[BaseEvent]:
         """`RUN_FINISHED`, with an interrupt per pending question added to the outcome the adapter chose."""
@@ -127,7 +127,7 @@ class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
             yield CustomEvent(name=ANSWERED_EVENT_NAME, value=answered_payload(event))
         else:
             async for e in super().handle_capability_event(event):
-                yield e
+                yield e  # pragma: no cover  (Pydantic AI forwards no capability event today)
 
     async def handle_function_tool_result(self, event: FunctionToolResultEvent) -> AsyncIterator[BaseEvent]:
         """A question's result as the client is shown it (the response JSON), so it can send it back unchanged."""
