@@ -66,7 +66,18 @@ SEED_NAMES = {
     'MAX_QUESTIONS',
 }
 
-HEAVY = ['prompt_toolkit', 'ag_ui', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'mcp', 'dbos', 'psycopg', 'sqlalchemy']
+HEAVY = [
+    'prompt_toolkit',
+    'ag_ui',
+    'starlette',
+    'uvicorn',
+    'sse_starlette',
+    'jinja2',
+    'mcp',
+    'dbos',
+    'psycopg',
+    'sqlalchemy',
+]
 
 
 def test_the_package_exports_exactly_the_public_api() -> None:
