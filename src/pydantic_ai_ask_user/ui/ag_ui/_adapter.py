@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Final
 
-from ag_ui.core import BaseEvent, CustomEvent, Interrupt, RunFinishedEvent, RunFinishedInterruptOutcome
+from ag_ui.core import BaseEvent, CustomEvent, Interrupt, Message, RunFinishedEvent, RunFinishedInterruptOutcome
 from pydantic_ai import AgentRunResultEvent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
@@ -174,7 +174,7 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
         stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
         return stream
 
-    def run_stream_native(self, *args: Any, **kwargs: Any) -> Any:
+    def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """As `AGUIAdapter.run_stream_native`; answered calls are looked up in the `message_history` passed first."""
         self._held_history = list(kwargs.get('message_history') or ())
         return super().run_stream_native(*args, **kwargs)
@@ -221,6 +221,6 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
         return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)
 
     @classmethod
-    def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> Any:
+    def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> list[Message]:
         """As `AGUIAdapter.dump_messages`, each question's result in the response JSON shape a client sends back."""
         return super().dump_messages(with_client_answers(messages), *args, **kwargs)

@@ -120,7 +120,7 @@ class AskUserVercelAIAdapter(VercelAIAdapter[AgentDepsT, OutputDataT]):
         stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
         return stream
 
-    def run_stream_native(self, *args: Any, **kwargs: Any) -> Any:
+    def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """As `VercelAIAdapter.run_stream_native`; answered calls are looked up in the `message_history` first."""
         self._held_history = list(kwargs.get('message_history') or ())
         return super().run_stream_native(*args, **kwargs)
