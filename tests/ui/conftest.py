@@ -1,36 +1,13 @@
-"""Fixtures for the UI integrations: the real JavaScript clients from npm, the example apps under uvicorn, Chromium.
-
-The clients are installed with `npm ci` from `package.json` and `package-lock.json` (next to this file)
-into `~/.cache/pydantic-ai-ask-user/node/<hash of both>`, once per machine and lock. An install that
-fails fails the tests that need it: never a skip, so a clean clone proves the round trip or says why not.
-"""
+"""Fixtures for the UI integrations: the real JavaScript clients from npm, the example apps under uvicorn, Chromium."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from playwright.async_api import Browser, async_playwright
-from waits import WAIT
-
-HERE = Path(__file__).parent
-EXAMPLES = HERE.parent.parent / 'examples' / 'ui'
-CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
-CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking']
-NODE_CACHE = Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / 'pydantic-ai-ask-user' / 'node'
-DRIVERS = ('agui_client.mjs', 'vercel_client.mjs')
+from ui_support import CHROMIUM, CHROMIUM_ARGS, Served, install_clients, serve
 
 
 @pytest.fixture(scope='module')
@@ -38,104 +15,22 @@ def anyio_backend() -> str:
     return 'asyncio'
 
 
-def _install_clients() -> Path:
-    manifest = (HERE / 'package.json').read_bytes() + (HERE / 'package-lock.json').read_bytes()
-    target = NODE_CACHE / hashlib.sha256(manifest).hexdigest()[:16]
-    if not (target / 'node_modules' / '.package-lock.json').exists():
-        NODE_CACHE.mkdir(parents=True, exist_ok=True)
-        staging = NODE_CACHE / f'{target.name}.{os.getpid()}'
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        for name in ('package.json', 'package-lock.json'):
-            shutil.copy(HERE / name, staging / name)
-        npm = shutil.which('npm')
-        if npm is None:
-            pytest.fail('npm is not installed: the UI tests need Node 20+ and npm to install the JavaScript clients')
-        done = subprocess.run(
-            [npm, 'ci', '--no-audit', '--no-fund'], cwd=staging, capture_output=True, text=True, timeout=WAIT * 5
-        )
-        if done.returncode != 0:
-            pytest.fail(f'npm ci of the JavaScript clients failed ({done.returncode}):\n{done.stdout}\n{done.stderr}')
-        try:
-            staging.rename(target)
-        except OSError:  # another session installed the same lock first
-            shutil.rmtree(staging, ignore_errors=True)
-    for driver in DRIVERS:  # next to node_modules, so that their imports resolve there
-        shutil.copy(HERE / driver, target / driver)
-    return target
-
-
 @pytest.fixture(scope='session')
 def node_clients() -> Path:
     """The directory holding the installed clients and the drivers."""
-    return _install_clients()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class Served:
-    base: str
-    """The example app's base URL, ending in `/`."""
-
-    process: subprocess.Popen[bytes]
-
-
-def _serve(module: str) -> Iterator[Served]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'uvicorn', f'{module}:app', '--app-dir', str(EXAMPLES), '--port', str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f'http://127.0.0.1:{port}/'
-    deadline = time.monotonic() + WAIT
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f'{module} exited: {process.stderr.read().decode() if process.stderr else ""}')
-        try:
-            if httpx.get(base, timeout=5).status_code == 200:
-                break
-        except httpx.TransportError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise
-            time.sleep(0.1)  # polling a port that is not open yet, bounded by WAIT above
-    try:
-        yield Served(base, process)
-    finally:
-        process.terminate()
-        process.wait(timeout=WAIT)
+    return install_clients()
 
 
 @pytest.fixture(scope='module')
 def ag_ui_app() -> Iterator[Served]:
     """`examples/ui/ag_ui_app.py` under uvicorn, in its own process."""
-    yield from _serve('ag_ui_app')
+    yield from serve('ag_ui_app')
 
 
 @pytest.fixture(scope='module')
 def vercel_ai_app() -> Iterator[Served]:
     """`examples/ui/vercel_ai_app.py` under uvicorn, in its own process."""
-    yield from _serve('vercel_ai_app')
-
-
-def run_driver(node_clients: Path, driver: str, url: str, mode: str, answer: Any) -> dict[str, Any]:
-    """Run one of the Node drivers against `url`; its one line of JSON output, parsed."""
-    done = subprocess.run(
-        ['node', driver, url, mode, json.dumps(answer)],
-        cwd=node_clients,
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        env={**os.environ, 'SUPPRESS_TRANSFORMATION_WARNINGS': 'true'},
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    yield from serve('vercel_ai_app')
 
 
 @pytest.fixture(scope='module')

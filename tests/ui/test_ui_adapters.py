@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-from hostile import GOOD, HOSTILE
 from pydantic_ai import Agent, CapabilityEvent, DeferredToolRequests
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -23,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from ui_support import GOOD, HOSTILE
 
 from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUser
 from pydantic_ai_ask_user.testing import ScriptedAnswerer

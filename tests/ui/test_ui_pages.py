@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from conftest import Served
 from playwright.async_api import Browser, Page, expect
+from ui_support import Served
 from waits import WAIT
 
 from pydantic_ai_ask_user import DECLINED

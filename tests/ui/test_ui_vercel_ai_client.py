@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Served, run_driver
-from hostile import GOOD, HOSTILE
+from ui_support import GOOD, HOSTILE, Served, run_driver
 
 from pydantic_ai_ask_user import DECLINED
 
