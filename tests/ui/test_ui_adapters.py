@@ -431,3 +431,13 @@ def test_a_result_for_a_call_the_conversation_does_not_hold_is_refused() -> None
     orphan = ModelRequest(parts=[ToolReturnPart(TOOL_NAME, GOOD, tool_call_id='nowhere')])
     with pytest.raises(UserError, match="call 'nowhere', which this conversation does not hold"):
         check_client_messages([orphan], [])
+
+
+async def test_ag_ui_a_client_that_declares_no_protocol_version_gets_the_interrupt_too() -> None:
+    # Pydantic AI names pending calls (`pendingToolCallIds`) only to clients that declare 1.0; an interrupt
+    # is older (ag-ui-protocol 0.1.19), so every client that can answer one is sent it.
+    async with app_for(deferred_agent(Model()), AskUserAGUIAdapter) as client:
+        events = sse((await client.post('/', json={'threadId': 't', 'runId': 'r', 'messages': [USER]})).text)
+    outcome = events[-1]['outcome']
+    assert outcome['type'] == 'interrupt'
+    assert [i['id'] for i in outcome['interrupts']] == ['ask-user-call-1']
