@@ -27,6 +27,8 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 fc-list 2>/dev/null | grep -qi 'noto.*cjk' || need+=(fonts-noto-cjk)
+# The UI tests install the real JavaScript clients (@ag-ui/client, ai) with npm; both need Node 18 or newer.
+command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need[*]} with apt-get" >&2
   if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

@@ -69,6 +69,7 @@ SEED_NAMES = {
 }
 
 HEAVY = ['prompt_toolkit', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'mcp', 'dbos', 'psycopg', 'sqlalchemy']
+HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `pydantic_ai_ask_user.ui.ag_ui`
 
 
 def test_the_package_exports_exactly_the_public_api() -> None:

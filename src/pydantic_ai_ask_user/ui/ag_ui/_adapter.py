@@ -1,0 +1,226 @@
+"""AskUser over AG-UI: Pydantic AI's `AGUIAdapter` and `AGUIEventStream`, with questions as interrupts.
+
+Decisions, and why:
+
+- A pending question ends the run with an *interrupt* outcome, not with `pendingToolCallIds`: the
+  AG-UI spec says a run that stopped to ask must not be reported as a success, and an interrupt
+  carries what a page needs to draw the question (`metadata.questions`) and the shape of the answer
+  (`responseSchema`, which is `RESPONSE_JSON_SCHEMA`). Its id is `ask-user-<tool call id>`, so a
+  resume entry for it cannot be mistaken for one of Pydantic AI's approval interrupts (`int-...`).
+- The answer comes back as `resume[].payload` in the response JSON shape; `status: "cancelled"`
+  declines. It is read with `read_response` against the call it answers, then turned into the tool
+  result with `ask_user_result`. A misfit is a `UserError`, which the adapter sends as `RUN_ERROR`
+  before the agent runs: it never reaches the model.
+- A `ToolMessage` answering `ask_user_question` (the CopilotKit pattern, or a replayed history) is
+  held to the same rule in `sanitize_messages`, the one step every client message goes through.
+- `AskUserRequestedEvent` and `AskUserAnsweredEvent` become `CUSTOM` events named
+  `ask_user_requested` / `ask_user_answered`, carrying `toolCallId`, so a page tied to the tool call
+  can show and clear the question in live mode (an `AskUser` with an answerer).
+
+The call an answer is checked against is looked up in the history passed to the run
+(`message_history`, the server's) before the client's messages. With a `conversation_store` the
+stored history is loaded inside the run, after resume entries are read, so there the call comes from
+the client's messages, which `@ag-ui/client` always sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from copy import deepcopy
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Final
+
+from ag_ui.core import BaseEvent, CustomEvent, Interrupt, Message, RunFinishedEvent, RunFinishedInterruptOutcome
+from pydantic_ai import AgentRunResultEvent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import (
+    CapabilityEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ToolCallPart,
+)
+from pydantic_ai.output import OutputDataT
+from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.ui import UIEventStream
+from pydantic_ai.ui.ag_ui import AGUIAdapter, AGUIEventStream
+
+from ..._answers import DECLINED, TOOL_NAME, AskUserRequest
+from ..._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ..._json import RESPONSE_JSON_SCHEMA, questions_to_json
+from ..._text import printable
+from .._answers import (
+    ANSWERED_EVENT_NAME,
+    REQUESTED_EVENT_NAME,
+    answer_for_client,
+    answered_payload,
+    check_client_messages,
+    checked_answer,
+    question_calls,
+    request_for,
+    requested_payload,
+    with_client_answers,
+)
+
+__all__ = ('AskUserAGUIAdapter', 'AskUserAGUIEventStream', 'INTERRUPT_PREFIX', 'INTERRUPT_REASON', 'question_interrupt')
+
+INTERRUPT_PREFIX: Final = 'ask-user-'
+"""The prefix of a question interrupt's id; the rest is the tool call id."""
+
+INTERRUPT_REASON: Final = 'input_required'
+"""The `reason` of a question interrupt (an approval interrupt's is `tool_call`)."""
+
+
+def question_interrupt(request: AskUserRequest) -> Interrupt:
+    """The AG-UI interrupt for a pending question: questions in `metadata`, the answer's schema in `responseSchema`."""
+    return Interrupt(
+        id=f'{INTERRUPT_PREFIX}{request.id}',
+        reason=INTERRUPT_REASON,
+        tool_call_id=request.id,
+        message='\n'.join(question.question for question in request.questions),
+        # A copy per interrupt: a consumer that edits one schema must not edit every other.
+        response_schema=deepcopy(RESPONSE_JSON_SCHEMA),
+        metadata={'questions': questions_to_json(request)},
+    )
+
+
+@dataclass
+class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
+    """`AGUIEventStream` that ends a run waiting on questions with an interrupt and forwards AskUser's events."""
+
+    _deferred: DeferredToolRequests | None = field(default=None, init=False, repr=False)
+
+    async def handle_run_result(self, event: AgentRunResultEvent[Any]) -> AsyncIterator[BaseEvent]:
+        """Note the deferred calls the run ended on, for the interrupt outcome."""
+        output = event.result.output
+        if isinstance(output, DeferredToolRequests):
+            self._deferred = output
+        async for e in super().handle_run_result(event):
+            yield e  # pragma: no cover  (AG-UI's stream sends nothing for a run result today)
+
+    async def after_stream(self) -> AsyncIterator[BaseEvent]:
+        """`RUN_FINISHED`, with an interrupt per pending question added to the outcome the adapter chose."""
+        async for event in super().after_stream():
+            if isinstance(event, RunFinishedEvent) and event.outcome is not None:
+                interrupts = self._question_interrupts()
+                if interrupts:
+                    if isinstance(event.outcome, RunFinishedInterruptOutcome):
+                        interrupts = [*event.outcome.interrupts, *interrupts]
+                    event = event.model_copy(update={'outcome': RunFinishedInterruptOutcome(interrupts=interrupts)})
+            yield event
+
+    def _question_interrupts(self) -> list[Interrupt]:
+        deferred = self._deferred
+        if deferred is None:
+            return []
+        interrupts: list[Interrupt] = []
+        for call in deferred.calls:
+            if call.tool_name == TOOL_NAME and deferred.kind(call.tool_call_id) == 'question':
+                interrupts.append(question_interrupt(AskUserRequest.from_tool_call(call)))
+        return interrupts
+
+    async def handle_capability_event(self, event: CapabilityEvent) -> AsyncIterator[BaseEvent]:
+        """`AskUserRequestedEvent` / `AskUserAnsweredEvent` as `CUSTOM` events carrying the tool call id."""
+        if isinstance(event, AskUserRequestedEvent):
+            yield CustomEvent(name=REQUESTED_EVENT_NAME, value=requested_payload(event))
+        elif isinstance(event, AskUserAnsweredEvent):
+            yield CustomEvent(name=ANSWERED_EVENT_NAME, value=answered_payload(event))
+        else:
+            async for e in super().handle_capability_event(event):
+                yield e  # pragma: no cover  (Pydantic AI forwards no capability event today)
+
+    async def handle_function_tool_result(self, event: FunctionToolResultEvent) -> AsyncIterator[BaseEvent]:
+        """A question's result as the client is shown it (the response JSON), so it can send it back unchanged."""
+        part = event.part
+        if part.tool_name == TOOL_NAME and (call := self._calls.get(part.tool_call_id)) is not None:
+            try:
+                request = AskUserRequest.from_tool_call(call)
+            except ValueError:
+                pass
+            else:
+                event = replace(event, part=replace(part, content=answer_for_client(request, part.content)))
+        async for e in super().handle_function_tool_result(event):
+            yield e
+
+    _calls: dict[str, ToolCallPart] = field(default_factory=dict[str, ToolCallPart], init=False, repr=False)
+
+    async def handle_tool_call_end(self, part: ToolCallPart) -> AsyncIterator[BaseEvent]:
+        """Remember each `ask_user_question` call, to show its result in the response JSON shape."""
+        if part.tool_name == TOOL_NAME:
+            self._calls[part.tool_call_id] = part
+        async for e in super().handle_tool_call_end(part):
+            yield e
+
+
+@dataclass
+class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
+    """`AGUIAdapter` for an agent with `AskUser`: questions as interrupts, each answer checked before the model sees it.
+
+    Use it exactly like `AGUIAdapter` (`AskUserAGUIAdapter.dispatch_request(request, agent=agent)`).
+    """
+
+    _held_history: list[ModelMessage] = field(default_factory=list[ModelMessage], init=False, repr=False)
+
+    def build_event_stream(self) -> UIEventStream[Any, BaseEvent, AgentDepsT, OutputDataT]:
+        """The AG-UI event stream with questions as interrupts and AskUser's events forwarded."""
+        stream = AskUserAGUIEventStream[AgentDepsT, OutputDataT](
+            self.run_input,
+            accept=self.accept,
+            ag_ui_version=self.ag_ui_version,
+            include_usage=self.include_usage,
+            manage_system_prompt=self.manage_system_prompt,
+            preserve_file_data=self.preserve_file_data,
+        )
+        stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
+        return stream
+
+    def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """As `AGUIAdapter.run_stream_native`; answered calls are looked up in the `message_history` passed first."""
+        self._held_history = list(kwargs.get('message_history') or ())
+        return super().run_stream_native(*args, **kwargs)
+
+    @cached_property
+    def deferred_tool_results(self) -> DeferredToolResults | None:
+        """Resume entries: answers to question interrupts checked and turned into tool results, approvals as usual.
+
+        A `UserError` (sent as `RUN_ERROR`) names the question and what was wrong with its answer.
+        """
+        resume = self.run_input.resume or []
+        questions = [entry for entry in resume if entry.interrupt_id.startswith(INTERRUPT_PREFIX)]
+        others = [entry for entry in resume if not entry.interrupt_id.startswith(INTERRUPT_PREFIX)]
+        approvals: DeferredToolResults | None = None
+        if others:
+            # Pydantic AI's own reading of approval interrupts, on a copy of the input holding only those.
+            plain = AGUIAdapter[AgentDepsT, OutputDataT](
+                agent=self.agent, run_input=self.run_input.model_copy(update={'resume': others})
+            )
+            approvals = plain.deferred_tool_results
+        if not questions:
+            return approvals
+        calls = question_calls(self._held_history, self.messages)
+        results = approvals or DeferredToolResults()
+        for entry in questions:
+            tool_call_id = entry.interrupt_id.removeprefix(INTERRUPT_PREFIX)
+            call = calls.get(tool_call_id)
+            if call is None:
+                raise UserError(
+                    f'resume entry {printable(entry.interrupt_id)!r} answers a question this conversation does not hold'
+                )
+            request = request_for(call)
+            if entry.status == 'cancelled':
+                results.calls[tool_call_id] = DECLINED
+            else:
+                results.calls[tool_call_id] = checked_answer(request, entry.payload)
+        return results
+
+    def sanitize_messages(
+        self, messages: Sequence[ModelMessage], *, deferred_tool_results: DeferredToolResults | None = None
+    ) -> list[ModelMessage]:
+        """Pydantic AI's sanitizing, once each `ask_user_question` result from the client is checked (`UserError`)."""
+        checked = check_client_messages(messages, self._held_history)
+        return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)
+
+    @classmethod
+    def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> list[Message]:
+        """As `AGUIAdapter.dump_messages`, each question's result in the response JSON shape a client sends back."""
+        return super().dump_messages(with_client_answers(messages), *args, **kwargs)

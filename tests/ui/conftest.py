@@ -1,0 +1,41 @@
+"""Fixtures for the UI integrations: the real JavaScript clients from npm, the example apps under uvicorn, Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, async_playwright
+from ui_support import CHROMIUM, CHROMIUM_ARGS, Served, install_clients, serve
+
+
+@pytest.fixture(scope='module')
+def anyio_backend() -> str:
+    return 'asyncio'
+
+
+@pytest.fixture(scope='session')
+def node_clients() -> Path:
+    """The directory holding the installed clients and the drivers."""
+    return install_clients()
+
+
+@pytest.fixture(scope='module')
+def ag_ui_app() -> Iterator[Served]:
+    """`examples/ui/ag_ui_app.py` under uvicorn, in its own process."""
+    yield from serve('ag_ui_app')
+
+
+@pytest.fixture(scope='module')
+def vercel_ai_app() -> Iterator[Served]:
+    """`examples/ui/vercel_ai_app.py` under uvicorn, in its own process."""
+    yield from serve('vercel_ai_app')
+
+
+@pytest.fixture(scope='module')
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        await chromium.close()
