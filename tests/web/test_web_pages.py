@@ -107,7 +107,7 @@ async def test_a_written_answer_with_an_option_picked_is_an_inline_error_keeping
 
 
 async def test_a_custom_answer_over_the_cap_is_an_inline_error() -> None:
-    web = WebAnswerer(max_custom_answer=5)
+    web = WebAnswerer(max_custom_answer_length=5)
     async with asgi_client(web) as client, asking(web) as job:
         await log_in(client, web)
         response = await post_form(client, job.request.id, {'action': 'answer', 'q0': 'other', 'q0-text': 'abcdefg'})
