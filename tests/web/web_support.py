@@ -98,6 +98,18 @@ async def log_in(client: httpx.AsyncClient, web: WebAnswerer, prefix: str = '') 
     assert response.status_code == 303, response.text
 
 
+def answer_body(
+    header: str = 'Database', *, selected: Sequence[str] = ('SQLite',), custom: str | None = None
+) -> dict[str, object]:
+    """What `POST /api/requests/<id>/answer` takes: one answer, by its options' labels or in the person's words."""
+    answer: dict[str, object] = {'header': header}
+    if custom is not None:
+        answer['custom_answer'] = custom
+    else:
+        answer['selected'] = list(selected)
+    return {'answers': [answer]}
+
+
 def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, 'the form has no CSRF field'
