@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from web_support import asgi_client, ask_one, asking, csrf_of, log_in, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer
+
+pytestmark = pytest.mark.anyio
 
 
 async def post_form(client: httpx.AsyncClient, request_id: str, data: dict[str, str | list[str]]) -> httpx.Response:

@@ -10,6 +10,8 @@ from web_support import asgi_client, ask_one, asking, bearer, csrf_of, log_in
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, SESSION_COOKIE, WebAnswerer
 
+pytestmark = pytest.mark.anyio
+
 PROTECTED = ['/', '/requests/{id}', '/api/requests', '/api/requests/{id}', '/api/events']
 
 

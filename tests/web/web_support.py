@@ -14,7 +14,7 @@ import waits
 from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
-from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer
+from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
 """Generous: the machine is shared and noisy."""
@@ -108,6 +108,13 @@ def answer_body(
     else:
         answer['selected'] = list(selected)
     return {'answers': [answer]}
+
+
+def assert_security_headers(response: httpx.Response) -> None:
+    """Every response carries the content security policy and is never framed or sniffed."""
+    assert response.headers['content-security-policy'] == CONTENT_SECURITY_POLICY
+    assert response.headers['x-frame-options'] == 'DENY'
+    assert response.headers['x-content-type-options'] == 'nosniff'
 
 
 def csrf_of(html: str) -> str:
