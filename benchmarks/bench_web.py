@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import math
 import os
 import sys
 import time
@@ -37,6 +38,9 @@ SECONDS = 5.0
 
 CONNECTIONS = 64
 """Kept-alive connections the client sends over; a free one takes each answer when it is due."""
+
+SEQUENTIAL = 500
+"""Answers sent one after another over a single connection, the first figure: what delayed ACKs used to stall."""
 
 P99_GOAL_MS = 20.0
 """The goal for p99 at 1,000 answers/s."""
@@ -111,8 +115,8 @@ async def _memory() -> None:
     print(f'  plus the waiting task itself, which any answerer needs: {floor / 1024:.2f} KB')
 
 
-async def _client(base: str, token: str, ids: list[str], rate: float) -> dict[str, Any]:
-    """The client process's work: send one answer per id at `rate`, each when due, over `CONNECTIONS` connections."""
+async def _client(base: str, token: str, ids: list[str], rate: float, connections: int) -> dict[str, Any]:
+    """The client process's work: send one answer per id at `rate`, each when due, over `connections` connections."""
     host, port = base.removeprefix('http://').rstrip('/').rsplit(':', 1)
     head = (
         'POST /api/requests/{id}/answer HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {token}\r\n'
@@ -123,7 +127,7 @@ async def _client(base: str, token: str, ids: list[str], rate: float) -> dict[st
     statuses: dict[int, int] = {}
     next_index = 0
     # Every connection is open before the first answer is due: the figures are the answers', not the handshakes'.
-    pool = [await asyncio.open_connection(host, int(port)) for _ in range(CONNECTIONS)]
+    pool = [await asyncio.open_connection(host, int(port)) for _ in range(connections)]
     posts = [head.format(id=request_id, host=host, token=token, length=len(BODY)).encode() + BODY for request_id in ids]
     cpu_before = time.process_time()
     begin = time.monotonic() + 0.05
@@ -161,7 +165,8 @@ async def _client(base: str, token: str, ids: list[str], rate: float) -> dict[st
 def client_main() -> None:
     """Entry point of the client process: its orders as JSON on stdin, its timings as JSON on stdout."""
     orders = json.loads(sys.stdin.read())
-    print(json.dumps(asyncio.run(_client(orders['base'], orders['token'], orders['ids'], orders['rate']))))
+    timings = _client(orders['base'], orders['token'], orders['ids'], orders['rate'], orders['connections'])
+    print(json.dumps(asyncio.run(timings)))
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -169,11 +174,13 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
-async def _latency(rate: int) -> tuple[float, float, float, float]:
+async def _latency(
+    rate: float, connections: int = CONNECTIONS, count: int | None = None
+) -> tuple[float, float, float, float]:
     """Serve `rate * SECONDS` waiting calls and have the client answer them: the achieved rate, p50 and p99."""
     web = WebAnswerer()
     assert web.access_token is not None
-    count = round(rate * SECONDS)
+    count = count or round(rate * SECONDS)
     returned: dict[str, float] = {}
     requests = [_request() for _ in range(count)]
 
@@ -185,6 +192,7 @@ async def _latency(rate: int) -> tuple[float, float, float, float]:
     stdout = b''
     cpu_ms = 0.0
     orders = {'base': '', 'token': web.access_token, 'ids': [r.id for r in requests], 'rate': rate}
+    orders['connections'] = connections
     async with serve(web.app) as base, anyio.create_task_group() as group:
         for request in requests:
             group.start_soon(ask, request)
@@ -211,13 +219,16 @@ async def _latency(rate: int) -> tuple[float, float, float, float]:
     latencies = [(returned[r.id] - sent[i]) * 1000 for i, r in enumerate(requests)]
     achieved = (count - 1) / (max(sent) - min(sent))
     late_p99 = _percentile(timings['late'], 0.99) * 1000
-    print(f'  at {rate:,}/s ({count:,} answers, {CONNECTIONS} kept-alive connections from a separate process):')
+    pace = f'at {rate:,.0f}/s' if rate != math.inf else 'one after another, each sent when the last is answered'
+    plural = 's' if connections > 1 else ''
+    print(f'  {pace} ({count:,} answers, {connections} kept-alive connection{plural} from a separate process):')
     print(
         f'    achieved {achieved:,.0f} answers/s; p50 {_percentile(latencies, 0.5):.2f} ms, '
         f'p99 {_percentile(latencies, 0.99):.2f} ms, max {max(latencies):.2f} ms'
         + (f' (goal p99 <= {P99_GOAL_MS:.0f} ms)' if rate == max(RATES) else '')
     )
-    print(f'    the client sent 99% of answers within {late_p99:.2f} ms of their scheduled time')
+    if rate != math.inf:
+        print(f'    the client sent 99% of answers within {late_p99:.2f} ms of their scheduled time')
     busy = cpu_ms * achieved / 10
     print(f'    the serving process used {cpu_ms:.2f} ms of CPU per answer: {busy:.0f}% of one core at this rate')
     client_busy = timings['cpu_ms'] * achieved / 10
@@ -227,6 +238,10 @@ async def _latency(rate: int) -> tuple[float, float, float, float]:
 
 async def _latencies() -> None:
     print('answer-to-tool-return latency over loopback (client write -> the waiting call returns):')
+    achieved, *_ = await _latency(math.inf, connections=1, count=SEQUENTIAL)
+    print(
+        f'    (before TCP_NODELAY, with a protocol-0 socket, one connection did 22-23 answers/s; {achieved:,.0f} now)'
+    )
     figures = {rate: await _latency(rate) for rate in RATES}
     achieved, _, p99, cpu_ms = figures[max(RATES)]
     verdict = 'met' if p99 <= P99_GOAL_MS and achieved >= 0.95 * max(RATES) else 'MISSED'
