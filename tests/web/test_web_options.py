@@ -72,12 +72,14 @@ def test_the_default_custom_answer_limit_is_the_cores() -> None:
     [
         pytest.param(
             {'max_custom_answer_length': 0},
-            snapshot('max_custom_answer_length must be 1 to 2000 (at most 2000, MAX_CUSTOM_ANSWER_LENGTH), not 0'),
+            snapshot('max_custom_answer_length must be at least 1 and at most 2000 (MAX_CUSTOM_ANSWER_LENGTH), not 0'),
             id='custom-answer-zero',
         ),
         pytest.param(
             {'max_custom_answer_length': MAX_CUSTOM_ANSWER_LENGTH + 1},
-            snapshot('max_custom_answer_length must be 1 to 2000 (at most 2000, MAX_CUSTOM_ANSWER_LENGTH), not 2001'),
+            snapshot(
+                'max_custom_answer_length must be at least 1 and at most 2000 (MAX_CUSTOM_ANSWER_LENGTH), not 2001'
+            ),
             id='custom-answer-over-the-core-limit',
         ),
         pytest.param(

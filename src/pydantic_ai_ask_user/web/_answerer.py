@@ -26,7 +26,7 @@ class WebAnswerer:
     `QuestionHub()` by default).
     """
 
-    def __init__(self, options: WebOptions | None = None, /, *, hub: QuestionHub | None = None, **fields: Any) -> None:
+    def __init__(self, options: WebOptions | None = None, *, hub: QuestionHub | None = None, **fields: Any) -> None:
         self.options = web_options(options, fields, owner='WebAnswerer')
         """How the pages and the API behave."""
         self.hub = hub if hub is not None else QuestionHub()

@@ -36,7 +36,7 @@ class AskUserApp:
     `options` (a `WebOptions`) says how it behaves; its fields may also be given as keyword arguments.
     """
 
-    def __init__(self, store: QuestionStore, options: WebOptions | None = None, /, **fields: Any) -> None:
+    def __init__(self, store: QuestionStore, options: WebOptions | None = None, **fields: Any) -> None:
         self.options = web_options(options, fields, owner=type(self).__name__)
         """How the pages and the API behave."""
         self._context = AppContext(store, self.options)
@@ -159,7 +159,7 @@ class AskUserApp:
         return guarded
 
 
-def create_app(store: QuestionStore, options: WebOptions | None = None, /, **fields: Any) -> AskUserApp:
+def create_app(store: QuestionStore, options: WebOptions | None = None, **fields: Any) -> AskUserApp:
     """The inbox, forms and JSON API over any `QuestionStore`: the in-process hub, or a durable store.
 
     `options` (a `WebOptions`; its fields may also be given as keyword arguments) say how it behaves.

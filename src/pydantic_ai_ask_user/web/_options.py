@@ -59,8 +59,8 @@ class WebOptions:
         if not 1 <= self.max_custom_answer_length <= MAX_CUSTOM_ANSWER_LENGTH:
             # `check_custom_answer` refuses a longer answer whatever this says; say so at construction instead.
             raise ValueError(
-                f'max_custom_answer_length must be 1 to {MAX_CUSTOM_ANSWER_LENGTH} (at most 2000, '
-                f'MAX_CUSTOM_ANSWER_LENGTH), not {self.max_custom_answer_length!r}'
+                f'max_custom_answer_length must be at least 1 and at most {MAX_CUSTOM_ANSWER_LENGTH} '
+                f'(MAX_CUSTOM_ANSWER_LENGTH), not {self.max_custom_answer_length!r}'
             )
         if self.max_body_bytes < 1024:
             raise ValueError(f'max_body_bytes must be at least 1024, not {self.max_body_bytes!r}')
