@@ -25,15 +25,17 @@ pytestmark = pytest.mark.anyio
 
 
 def _answerer_app(options: WebOptions | None = None, /, **fields: Any) -> AskUserApp:
-    return WebAnswerer(options, **fields).app
+    return (WebAnswerer(**fields) if options is None else WebAnswerer(options=options, **fields)).app
 
 
 def _created_app(options: WebOptions | None = None, /, **fields: Any) -> AskUserApp:
-    return create_app(QuestionHub(), options, **fields)
+    return create_app(QuestionHub(), **fields) if options is None else create_app(QuestionHub(), options, **fields)
 
 
 def _app(options: WebOptions | None = None, /, **fields: Any) -> AskUserApp:
-    return AskUserApp(QuestionHub(), options, **fields)
+    return (
+        AskUserApp(QuestionHub(), **fields) if options is None else AskUserApp(QuestionHub(), options=options, **fields)
+    )
 
 
 def _options(**fields: Any) -> WebOptions:
