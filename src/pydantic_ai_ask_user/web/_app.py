@@ -27,6 +27,7 @@ from ._templates import STATIC_DIR
 __all__ = ('AskUserApp', 'create_app', 'DEFAULT_TITLE', 'DEFAULT_LOGIN_HELP', 'FAVICON', 'FINISHED')
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+"""A Starlette endpoint: a request in, a response out."""
 
 
 class AskUserApp:

@@ -93,4 +93,7 @@ def deprecated_name(old: str, new: str, *, stacklevel: int = 3) -> None:
 
 
 _FIELDS = frozenset(WebOptions.__dataclass_fields__)
+"""The names `web_options` accepts as keyword arguments."""
+
 _FIELD_LIST = ', '.join(WebOptions.__dataclass_fields__)
+"""The same, in order, for the error that names a keyword no option has."""
