@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Dialog, async_playwright
-from web_support import Tab, asgi_client, log_in
+from playwright.async_api import Browser, BrowserContext, Dialog, async_playwright
+from web_support import WAIT, Tab, asgi_client, log_in
 
 from pydantic_ai_ask_user.web import WebAnswerer, serve
 
@@ -58,6 +58,15 @@ async def browser() -> AsyncIterator[Browser]:
         chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield chromium
         await chromium.close()
+
+
+@pytest.fixture
+async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
+    """A fresh browser context (its own cookies), for tests that open several tabs."""
+    context = await browser.new_context(viewport={'width': 900, 'height': 900})
+    context.set_default_timeout(WAIT * 1000)
+    yield context
+    await context.close()
 
 
 @pytest.fixture

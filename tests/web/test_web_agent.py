@@ -6,6 +6,7 @@ import json
 
 import anyio
 import httpx
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -13,6 +14,8 @@ from web_support import WAIT, asgi_client, bearer
 
 from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
 from pydantic_ai_ask_user.web import WebAnswerer
+
+pytestmark = pytest.mark.anyio
 
 ARGS = {
     'questions': [

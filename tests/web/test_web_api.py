@@ -6,10 +6,13 @@ import json
 
 import anyio
 import httpx
+import pytest
 from web_support import WAIT, asgi_client, ask_one, asking, bearer, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer, serve
+
+pytestmark = pytest.mark.anyio
 
 
 async def test_listing_shows_the_pending_requests_with_their_questions(web: WebAnswerer) -> None:

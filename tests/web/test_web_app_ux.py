@@ -8,16 +8,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from web_support import WAIT, Record, RecordingStore, ask_one, asking, bearer, csrf_of, single
+from web_support import WAIT, Record, RecordingStore, ask_one, asking, assert_security_headers, bearer, csrf_of, single
 
 from pydantic_ai_ask_user import AskUserResponse
-from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, WebAnswerer, create_app, serve
+from pydantic_ai_ask_user.web import WebAnswerer, create_app, serve
 
-
-def assert_security_headers(response: httpx.Response) -> None:
-    assert response.headers['content-security-policy'] == CONTENT_SECURITY_POLICY
-    assert response.headers['x-frame-options'] == 'DENY'
-    assert response.headers['x-content-type-options'] == 'nosniff'
+pytestmark = pytest.mark.anyio
 
 
 # -- an unreachable store ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from web_support import ARTIFACTS, WAIT, Tab, ask_one, asking, multi, single
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.web import WebAnswerer
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 
 async def open_form(page: Page, web: WebAnswerer, live: str, request: AskUserRequest) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import random
 
 import anyio
+import pytest
 from ask_user_support import Watch, ask_call, question, script
 from pydantic_ai import Agent
 
@@ -18,6 +19,8 @@ from pydantic_ai_ask_user import (
     StoreError,
 )
 from pydantic_ai_ask_user.web import QuestionHub
+
+pytestmark = pytest.mark.anyio
 
 
 async def test_a_thousand_random_cancellations_leave_no_listener_waiting_and_nothing_pending() -> None:

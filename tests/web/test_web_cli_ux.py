@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -20,7 +20,7 @@ import anyio
 import httpx
 import pytest
 import waits
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 from web_support import WAIT, ask_one, bearer, csrf_of, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
@@ -180,14 +180,6 @@ async def test_serve_on_a_wildcard_host_yields_a_loopback_url() -> None:
 
 
 # -- the same in a real Chromium ----------------------------------------------------------------
-
-
-@pytest.fixture
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    context = await browser.new_context(viewport={'width': 900, 'height': 900})
-    context.set_default_timeout(WAIT * 1000)
-    yield context
-    await context.close()
 
 
 @pytest.mark.browser

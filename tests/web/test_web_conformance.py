@@ -12,6 +12,8 @@ from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 from pydantic_ai_ask_user.web import WebAnswerer
 
+pytestmark = pytest.mark.anyio
+
 
 def http_driver(client: httpx.AsyncClient) -> Driver:
     async def drive(request: AskUserRequest, response: AskUserResponse | None) -> None:

@@ -16,11 +16,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
-from web_support import WAIT, asgi_client, ask_one, asking, bearer, csrf_of, log_in
+from web_support import WAIT, asgi_client, ask_one, asking, assert_security_headers, bearer, csrf_of, log_in
 
 from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user.web import (
-    CONTENT_SECURITY_POLICY,
     CSRF_COOKIE,
     SESSION_COOKIE,
     QuestionHub,
@@ -31,17 +30,13 @@ from pydantic_ai_ask_user.web import (
 )
 from pydantic_ai_ask_user.web._security import MAX_SESSIONS
 
+pytestmark = pytest.mark.anyio
+
 # -- helpers ----------------------------------------------------------------------------------
 
 
 def port_of(base: str) -> int:
     return httpx.URL(base).port or 80
-
-
-def assert_security_headers(response: httpx.Response) -> None:
-    assert response.headers['content-security-policy'] == CONTENT_SECURITY_POLICY
-    assert response.headers['x-frame-options'] == 'DENY'
-    assert response.headers['x-content-type-options'] == 'nosniff'
 
 
 @asynccontextmanager

@@ -13,7 +13,7 @@ from web_support import ARTIFACTS, WAIT, Record, RecordingStore, Tab, ask_one, a
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.web import WebAnswerer, create_app, serve
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from web_support import asgi_client, ask_one, asking, csrf_of, log_in, multi, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer
+
+pytestmark = pytest.mark.anyio
 
 
 async def post_form(client: httpx.AsyncClient, request_id: str, data: dict[str, str | list[str]]) -> httpx.Response:
@@ -107,7 +110,7 @@ async def test_a_written_answer_with_an_option_picked_is_an_inline_error_keeping
 
 
 async def test_a_custom_answer_over_the_cap_is_an_inline_error() -> None:
-    web = WebAnswerer(max_custom_answer=5)
+    web = WebAnswerer(max_custom_answer_length=5)
     async with asgi_client(web) as client, asking(web) as job:
         await log_in(client, web)
         response = await post_form(client, job.request.id, {'action': 'answer', 'q0': 'other', 'q0-text': 'abcdefg'})

@@ -10,6 +10,8 @@ from web_support import asgi_client, ask_one, asking, bearer, csrf_of, log_in
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, SESSION_COOKIE, WebAnswerer
 
+pytestmark = pytest.mark.anyio
+
 PROTECTED = ['/', '/requests/{id}', '/api/requests', '/api/requests/{id}', '/api/events']
 
 
@@ -220,7 +222,7 @@ async def test_a_body_over_the_cap_without_a_length_gets_413() -> None:
 
 
 async def test_a_custom_answer_over_the_cap_gets_422() -> None:
-    web = WebAnswerer(max_custom_answer=10)
+    web = WebAnswerer(max_custom_answer_length=10)
     async with asgi_client(web) as client, asking(web) as job:
         body = {'answers': [{'header': 'Database', 'custom_answer': 'x' * 11}]}
         response = await client.post(f'/api/requests/{job.request.id}/answer', json=body, headers=bearer(web))

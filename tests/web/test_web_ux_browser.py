@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 from web_support import WAIT, asking
 
 from pydantic_ai_ask_user import AskUserAnswer
 from pydantic_ai_ask_user.web import WebAnswerer
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
-
-
-@pytest.fixture
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    context = await browser.new_context(viewport={'width': 900, 'height': 900})
-    context.set_default_timeout(WAIT * 1000)
-    yield context
-    await context.close()
 
 
 async def test_a_second_tab_is_told_when_the_question_is_answered_in_the_first(

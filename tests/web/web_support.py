@@ -14,7 +14,7 @@ import waits
 from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
-from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer
+from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
 """Generous: the machine is shared and noisy."""
@@ -96,6 +96,25 @@ def asgi_client(web: WebAnswerer, base_url: str = 'http://testserver') -> httpx.
 async def log_in(client: httpx.AsyncClient, web: WebAnswerer, prefix: str = '') -> None:
     response = await client.get(prefix + '/' + web.app.login_path())
     assert response.status_code == 303, response.text
+
+
+def answer_body(
+    header: str = 'Database', *, selected: Sequence[str] = ('SQLite',), custom: str | None = None
+) -> dict[str, object]:
+    """What `POST /api/requests/<id>/answer` takes: one answer, by its options' labels or in the person's words."""
+    answer: dict[str, object] = {'header': header}
+    if custom is not None:
+        answer['custom_answer'] = custom
+    else:
+        answer['selected'] = list(selected)
+    return {'answers': [answer]}
+
+
+def assert_security_headers(response: httpx.Response) -> None:
+    """Every response carries the content security policy and is never framed or sniffed."""
+    assert response.headers['content-security-policy'] == CONTENT_SECURITY_POLICY
+    assert response.headers['x-frame-options'] == 'DENY'
+    assert response.headers['x-content-type-options'] == 'nosniff'
 
 
 def csrf_of(html: str) -> str:

@@ -3,9 +3,12 @@
 Needs the `web` extra: `pip install 'pydantic-ai-ask-user[web]'`.
 """
 
+from typing import Any
+
 from ._answerer import WebAnswerer
-from ._app import DEFAULT_TITLE, AskUserApp, create_app
+from ._app import AskUserApp, create_app
 from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
+from ._options import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, DEFAULT_TITLE, WebOptions, deprecated_name
 from ._security import (
     CONTENT_SECURITY_POLICY,
     CSRF_COOKIE,
@@ -16,10 +19,10 @@ from ._security import (
     Authorize,
 )
 from ._serve import ServerLimits, open_cli_answerer, serve
-from ._wire import DEFAULT_MAX_CUSTOM_ANSWER
 
 __all__ = (
     'WebAnswerer',
+    'WebOptions',
     'QuestionHub',
     'HubRecord',
     'AskUserApp',
@@ -32,9 +35,17 @@ __all__ = (
     'DEFAULT_REMEMBER_FINISHED',
     'DEFAULT_MAX_BODY_BYTES',
     'DEFAULT_BODY_SECONDS',
-    'DEFAULT_MAX_CUSTOM_ANSWER',
+    'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH',
     'CONTENT_SECURITY_POLICY',
     'SESSION_COOKIE',
     'CSRF_COOKIE',
     'TOKEN_HEADER',
 )
+
+
+def __getattr__(name: str) -> Any:
+    """The older names of this module, still importable with a `DeprecationWarning`."""
+    if name == 'DEFAULT_MAX_CUSTOM_ANSWER':
+        deprecated_name('pydantic_ai_ask_user.web.DEFAULT_MAX_CUSTOM_ANSWER', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH')
+        return DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -7,10 +7,44 @@ from dataclasses import dataclass, field
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_custom_answer
 
-__all__ = ('Entered', 'FormResult', 'read_form', 'OTHER')
+__all__ = ('Entered', 'FormResult', 'FormFields', 'FIELDS', 'read_form')
 
-OTHER = 'other'
-"""The value of the "Other" radio button or checkbox; option inputs carry their 0-based index."""
+
+@dataclass(frozen=True)
+class FormFields:
+    """The names and values of the answer form's fields: the template draws them from here, `read_form` reads them."""
+
+    csrf: str = 'csrf'
+    """The hidden field with the form's CSRF token."""
+
+    action: str = 'action'
+    """The name of the two submit buttons; its value says which was pressed."""
+
+    answer: str = 'answer'
+    """The value of the Submit button."""
+
+    decline: str = 'decline'
+    """The value of the Decline button."""
+
+    other: str = 'other'
+    """The value of the "Other" radio button or checkbox; option inputs carry their 0-based index."""
+
+    def choice(self, index: int) -> str:
+        """The field of question `index`: its radio buttons or checkboxes."""
+        return f'q{index}'
+
+    def other_text(self, index: int) -> str:
+        """The field of question `index`'s "Other" text box."""
+        return f'q{index}-text'
+
+    def written(self, form: Mapping[str, Sequence[str]], *, boxes: int, length: int) -> list[str]:
+        """What was written in the first `boxes` "Other" boxes, each cut to `length`, leaving out blank ones."""
+        texts = (form.get(self.other_text(index), ()) for index in range(boxes))
+        return [values[0][:length] for values in texts if values and values[0].strip()]
+
+
+FIELDS = FormFields()
+"""The answer form's fields."""
 
 
 @dataclass
@@ -41,22 +75,12 @@ class FormResult:
     """The response, when every answer is valid."""
 
 
-def field_name(index: int) -> str:
-    """The form field of question `index`: its radio buttons or checkboxes."""
-    return f'q{index}'
-
-
-def other_field_name(index: int) -> str:
-    """The form field of question `index`'s "Other" text box."""
-    return f'q{index}-text'
-
-
 def read_form(
     request: AskUserRequest,
     form: Mapping[str, Sequence[str]],
     *,
     allow_custom_answers: bool,
-    max_custom_answer: int,
+    max_custom_answer_length: int,
 ) -> FormResult:
     """Turn posted fields into a response, or into per-question errors that keep what was entered."""
     result = FormResult()
@@ -64,10 +88,10 @@ def read_form(
     for index, question in enumerate(request.questions):
         entered, answer = _read_question(
             question,
-            form.get(field_name(index), ()),
-            _first(form.get(other_field_name(index), ())),
+            form.get(FIELDS.choice(index), ()),
+            _first(form.get(FIELDS.other_text(index), ())),
             allow_custom_answers=allow_custom_answers,
-            max_custom_answer=max_custom_answer,
+            max_custom_answer_length=max_custom_answer_length,
         )
         result.entered.append(entered)
         if answer is not None:
@@ -82,14 +106,14 @@ def _first(values: Sequence[str]) -> str:
 
 
 def _read_question(
-    question: Question, values: Sequence[str], text: str, *, allow_custom_answers: bool, max_custom_answer: int
+    question: Question, values: Sequence[str], text: str, *, allow_custom_answers: bool, max_custom_answer_length: int
 ) -> tuple[Entered, AskUserAnswer | None]:
     if not allow_custom_answers:
         text = ''
     picked: set[int] = set()
     other = False
     for value in values:
-        if value == OTHER and allow_custom_answers:
+        if value == FIELDS.other and allow_custom_answers:
             other = True
         # The length first: `int()` refuses a string of more than 4,300 digits with an error of its own.
         elif value.isascii() and value.isdigit() and len(value) <= 2 and int(value) < len(question.options):
@@ -97,20 +121,20 @@ def _read_question(
         else:
             return Entered(frozenset(picked), other, text, 'That choice is not one of the options; pick again.'), None
     entered = Entered(frozenset(picked), other, text)
-    error, answer = _judge(question, entered, max_custom_answer)
+    error, answer = _judge(question, entered, max_custom_answer_length)
     entered.error = error
     return entered, answer
 
 
-def _judge(question: Question, entered: Entered, max_custom_answer: int) -> tuple[str | None, AskUserAnswer | None]:
+def _judge(question: Question, entered: Entered, limit: int) -> tuple[str | None, AskUserAnswer | None]:
     written = bool(entered.text.strip())
     if entered.other or (written and not entered.picked):
         if entered.picked:
             return 'Your own answer replaces the options: untick the options, or untick "Other".', None
         if not written:
             return 'Write your answer in the box under "Other", or pick one of the options.', None
-        if len(entered.text) > max_custom_answer:
-            return f'Your answer is {len(entered.text)} characters long; please keep it to {max_custom_answer}.', None
+        if len(entered.text) > limit:
+            return f'Your answer is {len(entered.text)} characters long; please keep it to {limit}.', None
         text = entered.text.replace('\r\n', '\n').replace('\r', '\n')
         if (problem := check_custom_answer(text)) is not None:
             return f'Your answer {problem}.', None

@@ -78,7 +78,10 @@ async def serve(
     """
     limits = limits or ServerLimits()
     family = socket.AF_INET6 if ':' in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # With the protocol named, asyncio sets TCP_NODELAY on every accepted connection (it checks `proto`,
+    # which accepted sockets inherit); with protocol 0 it does not, and each response's second write on
+    # a kept-alive connection waits for the client's delayed ACK, about 40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic_ai_ask_user import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse, StoreEvent
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, StoreEvent
 from pydantic_ai_ask_user._json import questions_to_json, response_from_json
 
-__all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody', 'DEFAULT_MAX_CUSTOM_ANSWER')
-
-DEFAULT_MAX_CUSTOM_ANSWER = MAX_CUSTOM_ANSWER_LENGTH
-"""The longest custom answer, in characters, that the pages and the API accept by default: the core's limit."""
+__all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody')
 
 
 class BadBody(ValueError):
@@ -52,17 +49,17 @@ def parse_json_body(body: bytes) -> Any:
         raise BadBody(400, 'the request body holds a number too long to read') from None
 
 
-def parse_response(value: Any, *, max_custom_answer: int) -> AskUserResponse:
+def parse_response(value: Any, *, max_custom_answer_length: int) -> AskUserResponse:
     """Read `{"answers": [...], "cancelled": false}` into an `AskUserResponse`; `BadBody(422)` if it does not fit."""
     try:
         response = response_from_json(value)
     except ValueError as error:
         raise BadBody(422, f'the body is not an answer: {error}') from None
     for answer in response.answers:
-        if answer.custom_answer is not None and len(answer.custom_answer) > max_custom_answer:
+        if answer.custom_answer is not None and len(answer.custom_answer) > max_custom_answer_length:
             raise BadBody(
                 422,
                 f'the custom answer to {answer.header!r} is {len(answer.custom_answer)} characters long; '
-                f'the most allowed is {max_custom_answer}',
+                f'the most allowed is {max_custom_answer_length}',
             )
     return response

@@ -1,0 +1,177 @@
+"""The JSON API a custom frontend uses: list, read, answer and decline requests, and follow them as they change."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import anyio
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pydantic_ai_ask_user import AskUserResponse, StoreError, StoreEvent
+
+from ._context import AppContext, log_unreachable, unreachable
+from ._rows import InboxRow, inbox_rows
+from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
+
+__all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
+
+
+class Api:
+    """The JSON endpoints of one app; every error is `{"error": <code>, "message": <what went wrong>}`."""
+
+    def __init__(self, context: AppContext) -> None:
+        self.context = context
+        """The store, gate and options the API serves."""
+
+    async def list(self, request: Request) -> Response:
+        """`GET /api/requests`: every waiting request, oldest first, with when and by which run it was asked."""
+        rows = await inbox_rows(self.context.store)
+        return JSONResponse({'requests': [_row_json(row) for row in rows]})
+
+    async def get(self, request: Request) -> Response:
+        """`GET /api/requests/<id>`: one waiting request."""
+        try:
+            return JSONResponse(request_json(await self.context.get(request.path_params['id'])))
+        except StoreError as error:
+            return store_error(error)
+
+    async def answer(self, request: Request) -> Response:
+        """`POST /api/requests/<id>/answer`: answer with `{"answers": [...]}`."""
+        try:
+            _require_json(request)
+            response = parse_response(
+                parse_json_body(await request.body()),
+                max_custom_answer_length=self.context.options.max_custom_answer_length,
+            )
+        except BadBody as error:
+            return _bad_body(error)
+        return await self._respond(request.path_params['id'], response)
+
+    async def decline(self, request: Request) -> Response:
+        """`POST /api/requests/<id>/decline`: decline, with no body or `{}`."""
+        try:
+            # A browser's cookie comes with a plain cross-site form too; only the token in a header cannot.
+            if not self.context.gate.sent_token(request):
+                _require_json(request)
+            body = await request.body()
+            if body.strip():
+                _require_json(request)
+                value = parse_json_body(body)
+                if value not in ({}, None):
+                    raise BadBody(422, 'a decline takes no fields; send {} or nothing')
+        except BadBody as error:
+            return _bad_body(error)
+        return await self._respond(request.path_params['id'], AskUserResponse(cancelled=True))
+
+    async def events(self, request: Request) -> Response:
+        """`GET /api/events`: Server-Sent Events as requests arrive, are answered or withdrawn, and `finished`."""
+        finished = ServerSentEvent(data='{}', event='finished')
+        context = self.context
+        if context.finished:
+            return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
+        events = context.store.events()
+        waiter = anyio.Event()
+        context.finish_waiters.add(waiter)
+
+        async def stream() -> AsyncIterator[ServerSentEvent]:
+            try:
+                while (event := await _next_event(events, waiter)) is not None:
+                    yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
+                if context.finished:
+                    yield finished
+            except Exception as error:
+                if not unreachable(error):
+                    raise
+                log_unreachable(request, error)  # the stream ends; the page reconnects and tries again
+            finally:
+                context.finish_waiters.discard(waiter)
+                close = getattr(events, 'aclose', None)
+                if close is not None:
+                    await close()
+
+        return EventSourceResponse(stream(), ping=15, headers={'cache-control': 'no-store'})
+
+    async def _respond(self, request_id: str, response: AskUserResponse) -> Response:
+        try:
+            # The store looks the request up and checks the response against it: one lookup, by id.
+            self.context.check_id(request_id)
+            await self.context.store.respond(request_id, response)
+        except StoreError as error:
+            return store_error(error)
+        except ValueError as error:
+            return error_json(422, 'invalid_answer', str(error))
+        return JSONResponse({'id': request_id, 'status': 'declined' if response.cancelled else 'answered'})
+
+
+def refused(verdict: Literal['unauthenticated', 'forbidden']) -> Response:
+    """401 for a client that sent no credentials, 403 for credentials that do not give access."""
+    if verdict == 'unauthenticated':
+        return error_json(401, 'unauthorized', 'send the access token as "Authorization: Bearer <token>"')
+    return error_json(403, 'forbidden', 'these credentials do not give access to the questions')
+
+
+def store_unreachable() -> Response:
+    """503 for a store whose database cannot be reached."""
+    return error_json(503, 'store_unavailable', 'the question store cannot be reached; try again later')
+
+
+def store_error(error: StoreError) -> Response:
+    """The error's own status and code, from the one table on `StoreError`."""
+    return error_json(error.http_status, error.code, str(error))
+
+
+def error_json(status: int, code: str, message: str) -> Response:
+    """`{"error": code, "message": message}` with HTTP `status`."""
+    return JSONResponse({'error': code, 'message': message}, status_code=status)
+
+
+async def _once(event: ServerSentEvent) -> AsyncIterator[ServerSentEvent]:
+    yield event
+
+
+async def _next_event(events: AsyncIterator[StoreEvent], finished: anyio.Event) -> StoreEvent | None:
+    """The store's next event, or `None` when its iteration ends or `finished` is set first."""
+    if finished.is_set():
+        return None
+    got: list[StoreEvent] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as group:
+
+        async def take() -> None:
+            try:
+                got.append(await anext(events))
+            except StopAsyncIteration:
+                pass
+            except Exception as error:  # raised below, rather than wrapped in the task group's ExceptionGroup
+                failed.append(error)
+            group.cancel_scope.cancel()
+
+        async def watch() -> None:
+            await finished.wait()
+            group.cancel_scope.cancel()
+
+        group.start_soon(take)
+        group.start_soon(watch)
+    if failed:
+        raise failed[0]
+    return got[0] if got else None
+
+
+def _row_json(row: InboxRow) -> dict[str, Any]:
+    return {**request_json(row.request), 'asked_at': row.asked_at, 'run': row.workflow_id}
+
+
+def _require_json(request: Request) -> None:
+    # A JSON content type cannot be sent cross-site without a CORS preflight, which this app never grants.
+    kind = request.headers.get('content-type', '').split(';')[0].strip().lower()
+    if kind != 'application/json':
+        raise BadBody(415, 'send the body as JSON, with "Content-Type: application/json"')
+
+
+def _bad_body(error: BadBody) -> Response:
+    code = {400: 'malformed_json', 415: 'unsupported_media_type'}.get(error.status, 'invalid_answer')
+    return error_json(error.status, code, str(error))

@@ -1,0 +1,91 @@
+"""What the pages and the JSON API share: the store, the gate, the options, and whether the server has finished."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import anyio
+from starlette.requests import Request
+
+from pydantic_ai_ask_user import AskUserRequest, QuestionStore, UnknownRequestError
+from pydantic_ai_ask_user._text import printable
+
+from ._options import WebOptions
+from ._security import Gate, wants_json
+
+__all__ = ('AppContext', 'DEFAULT_LOGIN_HELP', 'ID', 'base_path', 'is_api', 'unreachable', 'log_unreachable')
+
+DEFAULT_LOGIN_HELP = 'Ask whoever gave you the link for a new one, or use the browser you signed in with.'
+"""What the sign-in pages tell a person whose link did not work; `ask-user ask --web` says how to get a new one."""
+
+ID = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
+"""What a request id in a path may look like; anything else is unknown without asking the store."""
+
+_UNREACHABLE_ERRORS = frozenset({'OperationalError', 'InterfaceError', 'DisconnectionError'})
+"""DB-API (PEP 249) and SQLAlchemy errors for a database that cannot be reached: connection lost, not found."""
+
+_log = logging.getLogger('pydantic_ai_ask_user.web')
+
+
+class AppContext:
+    """One app's store, gate and options, and its state: what the sign-in pages say, whether it has finished."""
+
+    def __init__(self, store: QuestionStore, options: WebOptions) -> None:
+        self.store = store
+        """Where the questions wait."""
+        self.options = options
+        """How the pages and the API behave."""
+        self.gate = Gate(authorize=options.authorize, access_token=options.access_token)
+        """Who may see and answer the questions."""
+        self.login_help = DEFAULT_LOGIN_HELP
+        """What the sign-in pages tell a person whose link did not work, or who has none: how to get one."""
+        self.finished = False
+        """Whether the app was told the server has finished: every page says so."""
+        self.finish_waiters: set[anyio.Event] = set()
+        """One event per open event stream, set when the server finishes."""
+
+    async def get(self, request_id: str) -> AskUserRequest:
+        """The pending request `request_id`; a `StoreError` when it is not waiting (an odd id is simply unknown)."""
+        self.check_id(request_id)
+        return await self.store.get(request_id)
+
+    @staticmethod
+    def check_id(request_id: str) -> None:
+        """`UnknownRequestError` for an id no store could hold, without asking the store."""
+        if not ID.fullmatch(request_id):
+            raise UnknownRequestError(request_id[:200])
+
+
+def base_path(request: Request) -> str:
+    """The path the app is mounted at, ending in `/`: links stay inside the mount."""
+    root = request.scope.get('root_path', '')
+    return root.rstrip('/') + '/'
+
+
+def is_api(request: Request) -> bool:
+    """Whether `request` is for the JSON API (or asks for JSON): it gets JSON errors, not pages."""
+    return wants_json(request.scope)
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether `error` (or what it was raised from) says the store's database or service cannot be reached.
+
+    A network error (`OSError`) or a DB-API `OperationalError` / `InterfaceError` (PEP 249: a lost
+    connection, a database that cannot be opened). Anything else is a failure of the app: a 500.
+    """
+    current: BaseException | None = error
+    for _ in range(10):
+        if current is None:
+            break
+        if isinstance(current, OSError) or any(cls.__name__ in _UNREACHABLE_ERRORS for cls in type(current).__mro__):
+            return True
+        current = current.__cause__
+    return False
+
+
+def log_unreachable(request: Request, error: Exception) -> None:
+    """Log, without the person or client seeing it, why the store could not be reached."""
+    where = printable(f'{request.method} {request.url.path}', allow_newline=False)
+    reason = printable(f'{type(error).__name__}: {error}', allow_newline=False)[:500]
+    _log.warning('the question store cannot be reached (%s): %s', where, reason)
