@@ -14,7 +14,8 @@ import pytest
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
-from pydantic_ai_ask_user._demo import DEMO_QUESTIONS, TEST_MODEL_NOTE, run_demo
+from pydantic_ai_ask_user._cli.demo import TEST_MODEL_NOTE
+from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS, run_demo
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 # Runs the command with the provider packages it names hidden, as if `pydantic-ai-slim[openai]` were not installed.
@@ -156,7 +157,7 @@ def test_a_problem_pydantic_words_itself_keeps_its_words() -> None:
 
 
 def test_a_missing_package_without_pydantic_ais_hint_is_named_after_the_provider() -> None:
-    from pydantic_ai_ask_user._demo import _missing_package_message  # pyright: ignore[reportPrivateUsage]
+    from pydantic_ai_ask_user._cli.demo import _missing_package_message  # pyright: ignore[reportPrivateUsage]
 
     error = ImportError("No module named 'mistralai'", name='mistralai')
     assert _missing_package_message('mistral:large', error) == (
@@ -180,7 +181,7 @@ def test_a_missing_package_without_pydantic_ais_hint_is_named_after_the_provider
 def test_a_model_that_fails_during_the_run_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], raised: Exception, code: int, line: str
 ) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo_agent as demo
 
     async def failing(**kwargs: object) -> str:
         raise raised

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pydantic_ai_ask_user._cli_ask import EXIT_INVALID
+from pydantic_ai_ask_user._cli.exit_codes import EXIT_INVALID
 
 HOSTILE_KEYS = {
     'osc title': '\u001b]0;pwned\u0007',
@@ -112,13 +112,13 @@ def test_the_result_json_on_stdout_escapes_what_a_terminal_would_act_on() -> Non
 def test_an_unexpected_error_prints_its_traceback_without_escapes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo as demo
     from pydantic_ai_ask_user._cli import main
 
     def crash(args: Any) -> int:
         raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
 
-    monkeypatch.setattr(demo, '_run', crash)
+    monkeypatch.setattr(demo, 'run', crash)
     monkeypatch.setenv('ASK_USER_TRACEBACK', '1')  # without it, one line (tests/test_cli_exit_codes.py)
     assert main(['demo']) == 70  # an internal error; never 1, which means "declined"
     err = capsys.readouterr().err

@@ -1,5 +1,9 @@
 """Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._answers import (
     DECLINED,
     MAX_CUSTOM_ANSWER_LENGTH,
@@ -15,8 +19,6 @@ from ._answers import (
     check_custom_answer,
     check_response,
 )
-from ._capability import AskUser
-from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
 from ._question_store import (
     AlreadyAnsweredError,
@@ -38,6 +40,13 @@ from ._questions import (
     QuestionOption,
 )
 from ._text import printable
+
+if TYPE_CHECKING:
+    from ._capability import AskUser
+    from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+
+_LAZY = ('AskUser', 'AskUserRequestedEvent', 'AskUserAnsweredEvent')
+"""Names whose modules import Pydantic AI, loaded on first use so that `ask-user ask` and the front ends start fast."""
 
 __all__ = (
     'AskUser',
@@ -78,3 +87,25 @@ __all__ = (
     'MAX_DESCRIPTION_LENGTH',
     'MAX_CUSTOM_ANSWER_LENGTH',
 )
+
+
+def __getattr__(name: str) -> Any:
+    """Load `AskUser` and the two events on first use: their modules import Pydantic AI (PEP 562)."""
+    if name == 'AskUser':
+        from ._capability import AskUser
+
+        return AskUser
+    if name == 'AskUserRequestedEvent':
+        from ._events import AskUserRequestedEvent
+
+        return AskUserRequestedEvent
+    if name == 'AskUserAnsweredEvent':
+        from ._events import AskUserAnsweredEvent
+
+        return AskUserAnsweredEvent
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+def __dir__() -> list[str]:
+    """Every name of the package, the lazily loaded ones included."""
+    return sorted({*globals(), *_LAZY})

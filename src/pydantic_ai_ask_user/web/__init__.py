@@ -15,7 +15,7 @@ from ._security import (
     TOKEN_HEADER,
     Authorize,
 )
-from ._serve import ServerLimits, open_cli_answerer, serve
+from ._serve import ServerLimits, serve
 from ._wire import DEFAULT_MAX_CUSTOM_ANSWER
 
 __all__ = (
@@ -26,7 +26,6 @@ __all__ = (
     'create_app',
     'serve',
     'ServerLimits',
-    'open_cli_answerer',
     'Authorize',
     'DEFAULT_TITLE',
     'DEFAULT_REMEMBER_FINISHED',

@@ -9,36 +9,25 @@ exits 0, or 4. Neither creates a database or a table: a typo in `--db` is an err
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
-from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
-from ._json import response_from_json
-from ._question_store import AlreadyAnsweredError, StoreError, UnknownRequestError, WithdrawnError
-from ._questions import Question
-from ._text import fold, printable, terminal_json
+from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
+from .._json import response_from_json
+from .._question_store import StoreError
+from .._questions import Question
+from .._text import fold, printable, terminal_json
+from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 
 if TYPE_CHECKING:
-    from .durable import DBOSQuestionStore
+    from ..durable import DBOSQuestionStore
 
-__all__ = ('register', 'EXIT_UNKNOWN', 'EXIT_ALREADY_ANSWERED', 'EXIT_WITHDRAWN', 'parse_answer_json')
-
-EXIT_UNKNOWN = UnknownRequestError.exit_code
-"""No question waits under that id in this database."""
-
-EXIT_ALREADY_ANSWERED = AlreadyAnsweredError.exit_code
-"""The question was answered (or declined) already, perhaps a moment ago from another process."""
-
-EXIT_WITHDRAWN = WithdrawnError.exit_code
-"""The question is no longer waiting: its run timed out or was cancelled."""
+__all__ = ('register', 'run_pending', 'run_answer', 'run_resolve', 'parse_answer_json')
 
 _DB_HELP = (
     'the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default: sqlite:///ask_user.sqlite)'
@@ -99,9 +88,9 @@ def run_resolve(args: argparse.Namespace) -> int:
         from pydantic import TypeAdapter, ValidationError
         from pydantic_ai import DeferredToolResults
 
-        from .durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+        from ..durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
     except ImportError as error:
-        from ._cli_install import install_hint
+        from .install import install_hint
 
         _fail(f'{error}; {install_hint("dbos")}')
         return EXIT_CANNOT_ASK
@@ -143,9 +132,9 @@ def _read_text(path: str) -> str | None:
 
 def _open_store(url: str) -> DBOSQuestionStore | str:
     try:
-        from .durable import DBOSQuestionStore
+        from ..durable import DBOSQuestionStore
     except ImportError as error:
-        from ._cli_install import install_hint
+        from .install import install_hint
 
         return f'{error}; {install_hint("dbos")}'
     try:
@@ -306,15 +295,14 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
             return EXIT_INVALID
     else:
         try:
-            terminal = importlib.import_module(f'{__package__}.terminal')
+            from .terminal_answerer import open_terminal_answerer
         except ImportError as error:
-            from ._cli_install import install_hint
+            from .install import install_hint
 
             _fail(f'{error}; {install_hint("terminal")}, or answer with --json')
             return EXIT_CANNOT_ASK
         try:
-            opener = cast(Callable[[], AbstractAsyncContextManager[Answerer]], terminal.open_cli_answerer)
-            async with opener() as answerer:
+            async with open_terminal_answerer() as answerer:
                 response = await answerer(request)
         except CannotAskError as error:
             _fail(f'{error}; or answer with --json')
