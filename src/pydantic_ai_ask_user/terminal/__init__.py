@@ -5,8 +5,9 @@ Needs the `terminal` extra: `pip install 'pydantic-ai-ask-user[terminal]'`.
 
 from typing import Any
 
+from . import _menu
 from ._answerer import TerminalAnswerer
-from ._menu import CUSTOM_ROW_LABEL, DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, warn_renamed
+from ._menu import CUSTOM_ROW_LABEL, DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu
 from ._render import cell_width, wrap
 
 __all__ = (
@@ -22,6 +23,6 @@ __all__ = (
 def __getattr__(name: str) -> Any:
     """The deprecated `DEFAULT_MAX_CUSTOM_LENGTH`, with a warning naming its new spelling (PEP 562)."""
     if name == 'DEFAULT_MAX_CUSTOM_LENGTH':
-        warn_renamed(name, __name__)
+        _menu.warn_renamed(name, __name__)
         return DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
