@@ -50,6 +50,11 @@ def run_recording(record: Path, *args: str, stdin: str = '') -> tuple[subprocess
     return done, heavy_imported(record)
 
 
+def imported(record: Path) -> set[str]:
+    """The top-level modules the recorded run imported."""
+    return set(json.loads(record.read_text(encoding='utf-8')))
+
+
 def heavy_imported(record: Path) -> set[str]:
     """Which of `HEAVY` the recorded run imported."""
-    return set(json.loads(record.read_text(encoding='utf-8'))) & set(HEAVY)
+    return imported(record) & set(HEAVY)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import run_recording
+from cli_support import imported, run_recording
 from inline_snapshot import snapshot
 
 QUESTIONS = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]}
@@ -41,6 +41,8 @@ def test_help_imports_no_heavy_library(record: Path, args: list[str]) -> None:
     done, heavy = run_recording(record, *args)
     assert done.returncode == 0, done.stderr
     assert heavy == set()
+    # Not even the question models: the package root and the commands load them when a command runs.
+    assert 'pydantic' not in imported(record)
 
 
 def test_ask_on_invalid_input_imports_no_heavy_library(record: Path) -> None:

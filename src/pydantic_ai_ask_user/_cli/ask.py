@@ -14,23 +14,16 @@ from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
-import anyio
-from pydantic import ValidationError
-
-from .._answers import (
-    TIMED_OUT,
-    Answerer,
-    AskUserRequest,
-    CannotAskError,
-    ask_user_result,
-    format_validation_error,
-)
-from .._asking import wait_for_answer
 from .._text import printable, terminal_json
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_TIMED_OUT
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from .._answers import Answerer, AskUserRequest
+
+# The question models, anyio and the front ends are imported when `ask` runs, not when the command line
+# is built: `ask-user --help` and the other commands never pay for them.
 
 __all__ = ('register', 'run', 'read_request', 'ask_and_print')
 
@@ -77,6 +70,10 @@ def _port(text: str) -> int:
 
 def read_request(file: str) -> AskUserRequest | list[str]:
     """The validated request in `file` (`-` for stdin), or the problems that make it invalid, one per line."""
+    from pydantic import ValidationError
+
+    from .._answers import AskUserRequest, format_validation_error
+
     try:
         if file == '-':
             text = sys.stdin.read()
@@ -93,6 +90,8 @@ def read_request(file: str) -> AskUserRequest | list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Ask, print the result, and return the exit code."""
+    import anyio
+
     request = read_request(args.file)
     if isinstance(request, list):
         for problem in request:
@@ -152,6 +151,9 @@ async def ask_and_print(
     request: AskUserRequest, opener: Callable[[], AbstractAsyncContextManager[Answerer]], timeout: float | None
 ) -> int:
     """Ask `request` through the answerer `opener` opens, print the result on stdout, and return the exit code."""
+    from .._answers import TIMED_OUT, CannotAskError, ask_user_result
+    from .._asking import wait_for_answer
+
     try:
         async with opener() as answerer:
             response, timed_out = await wait_for_answer(answerer, request, timeout)

@@ -1,0 +1,122 @@
+"""`ask-user` start-up: the first frame of `ask-user ask` in a real pty, and `ask-user --help`, against a floor.
+
+The floor is `python -c "import pydantic"` in the same run. Each round runs the floor, `--help` and `ask`
+one after another in fresh interpreters, so a load that comes and goes affects all three alike; the figure
+is the median of the per-round ratios, with their min and max. Bytecode is cached as users have it (an
+installed package has its `.pyc` files): one warm-up round writes them, and `PYTHONDONTWRITEBYTECODE` is
+unset for the measured processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+
+ROUNDS = 15
+"""Measured rounds, each one floor, one `--help` and one `ask` to its first frame."""
+
+ASK_USER = str(Path(sys.executable).with_name('ask-user'))
+"""The installed `ask-user` script, as a person runs it."""
+
+QUESTIONS = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database should the migration target?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}, {'label': 'MySQL'}],
+        }
+    ]
+}
+"""A question file like one a shell script writes."""
+
+FIRST_FRAME_GOAL = 2.0
+"""Goal: the first frame of `ask-user ask` within 2x the floor."""
+
+HELP_GOAL = 1.5
+"""Goal: `ask-user --help` within 1.5x the floor."""
+
+
+def _env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != 'PYTHONDONTWRITEBYTECODE'}
+    return {**env, 'TERM': 'xterm-256color', 'COLUMNS': '80', 'LINES': '24'}
+
+
+def _run(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    return time.perf_counter() - started
+
+
+def _first_frame(questions: Path) -> float:
+    """Seconds from starting `ask-user ask FILE` in a pty to the question on its screen; then Esc declines.
+
+    The screen is a terminal emulator (pyte) that answers the menu's cursor-position query, as a real one does.
+    """
+    screen = pyte.Screen(80, 24)
+    stream = pyte.ByteStream(screen)
+    started = time.perf_counter()
+    child = pexpect.spawn(ASK_USER, ['ask', str(questions)], dimensions=(24, 80), env=_env())
+    screen.write_process_input = lambda data: child.send(data)  # type: ignore[method-assign]
+    try:
+        while not any('Which database' in line for line in screen.display):
+            if time.perf_counter() - started > 120:
+                raise TimeoutError('ask-user ask drew no menu in 120 s')
+            try:
+                stream.feed(child.read_nonblocking(65536, timeout=0.005))
+            except pexpect.TIMEOUT:
+                continue
+        elapsed = time.perf_counter() - started
+        child.send('\x1b')
+        child.expect(pexpect.EOF, timeout=120)
+    finally:
+        child.close(force=True)
+    return elapsed
+
+
+def _summary(name: str, ratios: list[float], seconds: list[float], goal: float) -> str:
+    median = statistics.median(ratios)
+    verdict = 'meets' if median <= goal else 'misses'
+    return (
+        f'{name}: {statistics.median(seconds) * 1000:.0f} ms, {median:.2f}x the floor '
+        f'(per-round min {min(ratios):.2f}x, max {max(ratios):.2f}x; {verdict} the <= {goal}x goal)'
+    )
+
+
+def main() -> None:
+    floor_argv = [sys.executable, '-c', 'import pydantic']
+    help_argv = [ASK_USER, '--help']
+    with tempfile.TemporaryDirectory() as folder:
+        questions = Path(folder) / 'questions.json'
+        questions.write_text(json.dumps(QUESTIONS), encoding='utf-8')
+        _run(floor_argv), _run(help_argv), _first_frame(questions)  # warm-up: writes the bytecode caches
+        floors: list[float] = []
+        helps: list[float] = []
+        frames: list[float] = []
+        for _ in range(ROUNDS):
+            floors.append(_run(floor_argv))
+            helps.append(_run(help_argv))
+            frames.append(_first_frame(questions))
+    print(f'floor, python -c "import pydantic": median {statistics.median(floors) * 1000:.0f} ms over {ROUNDS} rounds')
+    print('bytecode cached, as installed; each round interleaves the floor, --help and ask')
+    print(_summary('ask-user --help', [h / f for h, f in zip(helps, floors, strict=True)], helps, HELP_GOAL))
+    print(
+        _summary(
+            'ask-user ask, start to first frame in a pty',
+            [a / f for a, f in zip(frames, floors, strict=True)],
+            frames,
+            FIRST_FRAME_GOAL,
+        )
+    )
+
+
+if __name__ == '__main__':
+    main()
