@@ -9,6 +9,9 @@ from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._asking import ShownAnswer, shown_answers, wait_for_answer
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
+
 REQUEST = AskUserRequest.from_tool_args(
     {
         'questions': [

@@ -15,7 +15,15 @@ from typing import Any
 import anyio
 import pytest
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user import (
+    DECLINED,
+    TIMED_OUT,
+    Answerer,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    CannotAskError,
+)
 from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user._cli.ask import ask_and_print
 from pydantic_ai_ask_user._cli.demo_agent import run_demo
@@ -27,6 +35,9 @@ from pydantic_ai_ask_user._cli.exit_codes import (
     EXIT_TIMED_OUT,
 )
 from pydantic_ai_ask_user.testing import DECLINE, ScriptedAnswerer
+
+pytestmark = pytest.mark.anyio
+
 
 VALID = {
     'questions': [
@@ -198,6 +209,29 @@ async def test_ask_and_print_exits_4_when_there_is_no_way_to_ask(capsys: pytest.
     captured = capsys.readouterr()
     assert captured.out == ''
     assert captured.err == 'ask-user: no terminal here; use --web\n'
+
+
+@pytest.mark.parametrize(
+    ('returned', 'problem'),
+    [
+        pytest.param(None, 'it returned None, not an AskUserResponse', id='none'),
+        pytest.param(
+            AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('Oracle',)),)),
+            "the answer to 'Database' selects 'Oracle', which is not one of its options",
+            id='a-label-not-offered',
+        ),
+    ],
+)
+async def test_ask_and_print_exits_4_when_the_answerer_returns_what_does_not_fit(
+    capsys: pytest.CaptureFixture[str], returned: AskUserResponse | None, problem: str
+) -> None:
+    async def broken(request: AskUserRequest) -> Any:
+        return returned
+
+    assert await ask_and_print(_request(), _opener(broken), None) == EXIT_CANNOT_ASK
+    captured = capsys.readouterr()
+    assert captured.out == ''
+    assert captured.err == f'ask-user: the answerer returned an invalid response: {problem}\n'
 
 
 async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,6 +18,9 @@ from pydantic_ai_ask_user._cli.demo import TEST_MODEL_NOTE
 from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS, run_demo
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
+
 # Runs the command with the provider packages it names hidden, as if `pydantic-ai-slim[openai]` were not installed.
 WITHOUT_PACKAGES = (
     'import sys\n'
