@@ -13,6 +13,8 @@ import pytest
 from cli_support import imported, run_recording
 from inline_snapshot import snapshot
 
+from pydantic_ai_ask_user._cli import main
+
 QUESTIONS = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]}
 
 
@@ -104,3 +106,105 @@ positional arguments:
 options:
   -h, --help  show this help message and exit
 """)
+
+
+@pytest.mark.parametrize(
+    'command',
+    [
+        pytest.param('ask', id='ask'),
+        pytest.param('pending', id='pending'),
+        pytest.param('answer', id='answer'),
+        pytest.param('resolve', id='resolve'),
+        pytest.param('demo', id='demo'),
+    ],
+)
+def test_each_command_help_reads_as_documented(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('COLUMNS', '100')
+    with pytest.raises(SystemExit) as exited:
+        main([command, '--help'])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == HELP[command]
+
+
+HELP = {
+    'ask': snapshot("""\
+usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open] [FILE|-]
+
+Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, ask
+them, and print on stdout the JSON the model would get. Exit codes: 0 answered, 1 declined, 2
+invalid input, 3 timed out, 4 no terminal or browser to ask in.
+
+positional arguments:
+  FILE|-             the question file (default: stdin)
+
+options:
+  -h, --help         show this help message and exit
+  --timeout SECONDS  give up after this many seconds
+  --web              ask in a browser instead of the terminal
+  --host HOST        with --web: the address to serve on
+  --port PORT        with --web: the port (default: any free one)
+  --open             with --web: open the page in a browser
+"""),
+    'pending': snapshot("""\
+usage: ask-user pending [-h] [--db URL] [--json]
+
+List every question waiting in the database, across all workflows, oldest first.
+
+options:
+  -h, --help  show this help message and exit
+  --db URL    the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default:
+              sqlite:///ask_user.sqlite)
+  --json      print one JSON object per line instead of text
+"""),
+    'answer': snapshot("""\
+usage: ask-user answer [-h] [--db URL] [--json FILE|-] REQUEST_ID
+
+Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either
+{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}],
+"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER":
+["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your
+own words. Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id,
+6 already answered, 7 no longer waiting.
+
+positional arguments:
+  REQUEST_ID     the id `ask-user pending` shows
+
+options:
+  -h, --help     show this help message and exit
+  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                 (default: sqlite:///ask_user.sqlite)
+  --json FILE|-  read the answer from FILE or stdin (-)
+"""),
+    'resolve': snapshot("""\
+usage: ask-user resolve [-h] [--db URL] (--json FILE|- | --fail REASON) TOKEN
+
+End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|-
+(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true},
+"calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is
+denied with REASON). Exit codes: 0 resolved, 2 invalid JSON or not a token, 4 cannot reach the
+database or a missing extra, 7 no run waits on this token any more.
+
+positional arguments:
+  TOKEN          the token RequestInput handed to your ask function
+
+options:
+  -h, --help     show this help message and exit
+  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                 (default: sqlite:///ask_user.sqlite)
+  --json FILE|-  the DeferredToolResults as JSON
+  --fail REASON  end the wait without results, for this reason
+"""),
+    'demo': snapshot("""\
+usage: ask-user demo [-h] [--model NAME] [--scripted]
+
+Run an agent that asks two clarifying questions and acts on the answers. Offline and deterministic
+by default; in a terminal you answer, elsewhere a scripted person does.
+
+options:
+  -h, --help    show this help message and exit
+  --model NAME  a Pydantic AI model name, e.g. 'openai:gpt-5' (needs its key)
+  --scripted    let a scripted person answer even in a terminal
+"""),
+}
