@@ -8,8 +8,12 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import waits
+
+COMMAND = [sys.executable, '-m', 'pydantic_ai_ask_user._cli']
+"""`ask-user`, run from this interpreter (the installed script is its sibling; this needs no PATH)."""
 
 HEAVY = ('pydantic_ai', 'dbos', 'sqlalchemy', 'starlette', 'uvicorn', 'prompt_toolkit', 'mcp')
 """The libraries a command may import only when it needs them."""
@@ -58,3 +62,21 @@ def imported(record: Path) -> set[str]:
 def heavy_imported(record: Path) -> set[str]:
     """Which of `HEAVY` the recorded run imported."""
     return imported(record) & set(HEAVY)
+
+
+def run_cli(
+    *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[Any]:
+    """Run `ask-user ARGS` in a fresh interpreter without a terminal; text in and out, or bytes if `stdin` is bytes.
+
+    Without `stdin`, stdin is empty (`/dev/null`), as for a command started by a service.
+    """
+    return subprocess.run(
+        [*COMMAND, *args],
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        text=not isinstance(stdin, bytes),
+        timeout=waits.WAIT,
+        env={**os.environ, **(env or {})},
+    )

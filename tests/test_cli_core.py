@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from cli_support import run_cli
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -52,14 +52,8 @@ INVALID = {
 
 
 def test_the_demo_runs_offline_and_prints_the_whole_exchange() -> None:
-    done = subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'demo', '--scripted'],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, 'COLUMNS': '200'},  # one entry a line; wrapping is tested in test_cli_demo.py
-    )
+    # One entry a line; wrapping is tested in test_cli_demo.py.
+    done = run_cli('demo', '--scripted', env={'COLUMNS': '200'})
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert 'answered by a scripted person' in out
@@ -98,13 +92,7 @@ async def test_the_demo_timeline_reports_a_custom_answer() -> None:
 
 
 def _run_ask(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'ask', *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli('ask', *args, stdin=stdin)
 
 
 def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr() -> None:

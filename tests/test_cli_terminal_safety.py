@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_cli
 
 from pydantic_ai_ask_user._cli.exit_codes import EXIT_INVALID
 
@@ -26,13 +26,8 @@ def _question(**extra: Any) -> dict[str, Any]:
     return {'header': 'Database', 'question': 'Which?', 'options': [{'label': 'a'}, {'label': 'b'}], **extra}
 
 
-def _run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-    )
+def _run(*args: str, stdin: bytes = b'') -> subprocess.CompletedProcess[bytes]:
+    return run_cli(*args, stdin=stdin)
 
 
 def assert_nothing_a_terminal_acts_on(output: bytes) -> None:
