@@ -98,6 +98,12 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     assert 'printable' in pydantic_ai_ask_user._text.__all__
 
 
+def test_the_root_knows_where_each_of_its_names_is_defined_and_no_more() -> None:
+    # A name added to `__all__` but not to the table `__getattr__` reads would fail on first use, and a name
+    # in the table but not in `__all__` would be public without being declared.
+    assert set(pydantic_ai_ask_user._DEFINED_IN) == set(pydantic_ai_ask_user.__all__)  # pyright: ignore[reportPrivateUsage]
+
+
 def test_the_names_loaded_on_first_use_are_the_real_classes() -> None:
     done = subprocess.run(
         [

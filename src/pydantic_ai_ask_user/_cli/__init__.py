@@ -1,8 +1,8 @@
 """The `ask-user` command line: one module per command, each importing its front end only when it runs.
 
 `ask` (the terminal or a browser), `pending`/`answer`/`resolve` (a DBOS database) and `demo` (an agent)
-register here at start-up whatever is installed; a command whose extra is missing says which one to install
-when it runs. Their exit codes are the one table of `exit_codes`.
+all register here at start-up, whichever extras are installed; a command whose extra is missing says
+which one to install when it runs. Their exit codes are the one table of `exit_codes`.
 """
 
 from __future__ import annotations
