@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,19 +13,31 @@ from typing import Any
 
 import anyio
 import pytest
+from cli_support import run_cli
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user import (
+    DECLINED,
+    TIMED_OUT,
+    Answerer,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    CannotAskError,
+)
 from pydantic_ai_ask_user._cli import main
-from pydantic_ai_ask_user._cli_ask import (
+from pydantic_ai_ask_user._cli.ask import ask_and_print
+from pydantic_ai_ask_user._cli.demo_agent import run_demo
+from pydantic_ai_ask_user._cli.exit_codes import (
     EXIT_ANSWERED,
     EXIT_CANNOT_ASK,
     EXIT_DECLINED,
     EXIT_INVALID,
     EXIT_TIMED_OUT,
-    ask_and_print,
 )
-from pydantic_ai_ask_user._demo import run_demo
 from pydantic_ai_ask_user.testing import DECLINE, ScriptedAnswerer
+
+pytestmark = pytest.mark.anyio
+
 
 VALID = {
     'questions': [
@@ -41,14 +52,8 @@ INVALID = {
 
 
 def test_the_demo_runs_offline_and_prints_the_whole_exchange() -> None:
-    done = subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'demo', '--scripted'],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, 'COLUMNS': '200'},  # one entry a line; wrapping is tested in test_cli_demo.py
-    )
+    # One entry a line; wrapping is tested in test_cli_demo.py.
+    done = run_cli('demo', '--scripted', env={'COLUMNS': '200'})
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert 'answered by a scripted person' in out
@@ -87,13 +92,7 @@ async def test_the_demo_timeline_reports_a_custom_answer() -> None:
 
 
 def _run_ask(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'ask', *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli('ask', *args, stdin=stdin)
 
 
 def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr() -> None:
@@ -150,7 +149,7 @@ def test_ask_rejects_a_timeout_that_is_not_a_positive_number(capsys: pytest.Capt
 
 
 def test_ask_reads_a_valid_file_from_stdin_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pydantic_ai_ask_user._cli_ask import read_request
+    from pydantic_ai_ask_user._cli.ask import read_request
 
     monkeypatch.setattr(sys, 'stdin', io.StringIO(json.dumps(VALID)))
     request = read_request('-')
@@ -200,6 +199,29 @@ async def test_ask_and_print_exits_4_when_there_is_no_way_to_ask(capsys: pytest.
     assert captured.err == 'ask-user: no terminal here; use --web\n'
 
 
+@pytest.mark.parametrize(
+    ('returned', 'problem'),
+    [
+        pytest.param(None, 'it returned None, not an AskUserResponse', id='none'),
+        pytest.param(
+            AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('Oracle',)),)),
+            "the answer to 'Database' selects 'Oracle', which is not one of its options",
+            id='a-label-not-offered',
+        ),
+    ],
+)
+async def test_ask_and_print_exits_4_when_the_answerer_returns_what_does_not_fit(
+    capsys: pytest.CaptureFixture[str], returned: AskUserResponse | None, problem: str
+) -> None:
+    async def broken(request: AskUserRequest) -> Any:
+        return returned
+
+    assert await ask_and_print(_request(), _opener(broken), None) == EXIT_CANNOT_ASK
+    captured = capsys.readouterr()
+    assert captured.out == ''
+    assert captured.err == f'ask-user: the answerer returned an invalid response: {problem}\n'
+
+
 async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.CaptureFixture[str]) -> None:
     request = AskUserRequest.from_tool_args(
         {
@@ -215,12 +237,12 @@ async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.Cap
 def test_an_interrupted_command_says_so_and_exits_130(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo as demo
 
     def interrupted(args: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(demo, '_run', interrupted)
+    monkeypatch.setattr(demo, 'run', interrupted)
     assert main(['demo']) == 130
     assert capsys.readouterr().err == 'ask-user: interrupted\n'
 
@@ -245,7 +267,7 @@ def test_ask_without_a_terminal_exits_4_saying_why(tmp_path: Path, capsys: pytes
 def test_ask_runs_the_terminal_answerer_and_prints_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._cli_ask as cli_ask
+    import pydantic_ai_ask_user._cli.ask as cli_ask
 
     monkeypatch.setattr(cli_ask, '_terminal_opener', lambda: _opener(ScriptedAnswerer({'Database': 'SQLite'})))
     path = tmp_path / 'questions.json'
@@ -257,7 +279,7 @@ def test_ask_runs_the_terminal_answerer_and_prints_its_result(
 def test_ask_with_a_missing_extra_exits_4_naming_the_extra_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._cli_ask as cli_ask
+    import pydantic_ai_ask_user._cli.ask as cli_ask
 
     def missing(args: Any) -> Any:
         raise ImportError("No module named 'starlette'")
@@ -269,31 +291,8 @@ def test_ask_with_a_missing_extra_exits_4_naming_the_extra_to_install(
     assert capsys.readouterr().err.startswith("ask-user: No module named 'starlette'; install the web extra: ")
 
 
-def test_a_subcommand_module_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai_ask_user._cli as cli
-
-    monkeypatch.setattr(cli, '_COMMAND_MODULES', ('_demo', '_not_installed_here'))
-    parser = cli.build_parser()
-    assert parser.parse_args(['demo']).command == 'demo'
-    with pytest.raises(SystemExit):
-        parser.parse_args(['ask', '-'])
-
-
-def test_a_subcommand_module_whose_own_import_fails_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai_ask_user._cli as cli
-
-    def import_module(name: str) -> Any:
-        raise ModuleNotFoundError(
-            "No module named 'a_dependency_that_is_not_there'", name='a_dependency_that_is_not_there'
-        )
-
-    monkeypatch.setattr(cli.importlib, 'import_module', import_module)
-    with pytest.raises(ModuleNotFoundError, match='a_dependency_that_is_not_there'):
-        cli.build_parser()
-
-
 async def test_the_demo_with_a_named_model_is_answered_by_a_person_who_picks_every_first_option() -> None:
-    from pydantic_ai_ask_user._demo import demo_model
+    from pydantic_ai_ask_user._cli.demo_agent import demo_model
 
     out = io.StringIO()
     final = await run_demo(model=demo_model(), out=out, width=200)
@@ -303,7 +302,7 @@ async def test_the_demo_with_a_named_model_is_answered_by_a_person_who_picks_eve
 
 
 def test_the_demo_model_stops_when_it_cannot_read_the_answers() -> None:
-    from pydantic_ai_ask_user._demo import _final_message  # pyright: ignore[reportPrivateUsage]
+    from pydantic_ai_ask_user._cli.demo_agent import _final_message  # pyright: ignore[reportPrivateUsage]
 
     assert (
         _final_message('{not json')
@@ -315,7 +314,7 @@ async def test_the_demo_timeline_reports_timed_out_and_failed_waits() -> None:
     from pydantic_ai import Agent
 
     from pydantic_ai_ask_user import AskUser
-    from pydantic_ai_ask_user._demo import Timeline, demo_model
+    from pydantic_ai_ask_user._cli.demo_agent import Timeline, demo_model
 
     async def slow(request: AskUserRequest) -> AskUserResponse:
         await anyio.sleep(60)

@@ -11,11 +11,17 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+import waits
+from cli_support import COMMAND, run_cli
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
-from pydantic_ai_ask_user._demo import DEMO_QUESTIONS, TEST_MODEL_NOTE, run_demo
+from pydantic_ai_ask_user._cli.demo import TEST_MODEL_NOTE
+from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS, run_demo
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
+
+pytestmark = pytest.mark.anyio
+
 
 # Runs the command with the provider packages it names hidden, as if `pydantic-ai-slim[openai]` were not installed.
 WITHOUT_PACKAGES = (
@@ -27,22 +33,17 @@ WITHOUT_PACKAGES = (
 )
 
 
-CLI = 'pydantic_ai_ask_user._cli'
 README = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
 
 
 def _demo(*args: str, columns: int = 80, hidden: str = '') -> subprocess.CompletedProcess[str]:
     env = {**os.environ, 'COLUMNS': str(columns), 'LINES': '24'}
-    command = (
-        [sys.executable, '-c', WITHOUT_PACKAGES, hidden]
-        if hidden
-        else [sys.executable, '-m', 'pydantic_ai_ask_user._cli']
-    )
+    command = [sys.executable, '-c', WITHOUT_PACKAGES, hidden] if hidden else COMMAND
     return subprocess.run(
         [*command, 'demo', *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=waits.WAIT,
         stdin=subprocess.DEVNULL,
         env=env,
     )
@@ -133,9 +134,7 @@ async def test_the_demo_wraps_to_the_width_it_is_given() -> None:
 
 def test_a_problem_is_printed_as_the_readme_documents_it_without_pydantics_value_error_prefix() -> None:
     questions = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'yes'}]}]}
-    done = subprocess.run(
-        [sys.executable, '-m', CLI, 'ask', '-'], input=json.dumps(questions), capture_output=True, text=True, timeout=60
-    )
+    done = run_cli('ask', '-', stdin=json.dumps(questions))
     assert done.returncode == 2
     assert done.stderr == (
         "ask-user: questions.0.options: option label 'yes' is the same as 'Yes' (ignoring case and width); "
@@ -156,7 +155,7 @@ def test_a_problem_pydantic_words_itself_keeps_its_words() -> None:
 
 
 def test_a_missing_package_without_pydantic_ais_hint_is_named_after_the_provider() -> None:
-    from pydantic_ai_ask_user._demo import _missing_package_message  # pyright: ignore[reportPrivateUsage]
+    from pydantic_ai_ask_user._cli.demo import _missing_package_message  # pyright: ignore[reportPrivateUsage]
 
     error = ImportError("No module named 'mistralai'", name='mistralai')
     assert _missing_package_message('mistral:large', error) == (
@@ -180,7 +179,7 @@ def test_a_missing_package_without_pydantic_ais_hint_is_named_after_the_provider
 def test_a_model_that_fails_during_the_run_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], raised: Exception, code: int, line: str
 ) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo_agent as demo
 
     async def failing(**kwargs: object) -> str:
         raise raised

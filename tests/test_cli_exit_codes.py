@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pydantic_ai_ask_user._cli import EXIT_INTERNAL_ERROR, main
+from pydantic_ai_ask_user._cli import main
+from pydantic_ai_ask_user._cli.exit_codes import EXIT_INTERNAL_ERROR
 
 QUESTIONS = '{"questions": [{"header": "H", "question": "Q?", "options": [{"label": "a"}, {"label": "b"}]}]}'
 
@@ -27,12 +28,12 @@ def test_a_web_port_out_of_range_exits_2_with_one_line(
 
 
 def _crash(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo as demo
 
     def crash(args: Any) -> int:
         raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
 
-    monkeypatch.setattr(demo, '_run', crash)
+    monkeypatch.setattr(demo, 'run', crash)
 
 
 def test_an_unexpected_error_exits_70_in_one_line_without_a_traceback(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_cli
 
-from pydantic_ai_ask_user._cli_ask import EXIT_INVALID
+from pydantic_ai_ask_user._cli.exit_codes import EXIT_INVALID
 
 HOSTILE_KEYS = {
     'osc title': '\u001b]0;pwned\u0007',
@@ -26,13 +26,8 @@ def _question(**extra: Any) -> dict[str, Any]:
     return {'header': 'Database', 'question': 'Which?', 'options': [{'label': 'a'}, {'label': 'b'}], **extra}
 
 
-def _run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
-        input=stdin,
-        capture_output=True,
-        timeout=60,
-    )
+def _run(*args: str, stdin: bytes = b'') -> subprocess.CompletedProcess[bytes]:
+    return run_cli(*args, stdin=stdin)
 
 
 def assert_nothing_a_terminal_acts_on(output: bytes) -> None:
@@ -112,13 +107,13 @@ def test_the_result_json_on_stdout_escapes_what_a_terminal_would_act_on() -> Non
 def test_an_unexpected_error_prints_its_traceback_without_escapes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._demo as demo
+    import pydantic_ai_ask_user._cli.demo as demo
     from pydantic_ai_ask_user._cli import main
 
     def crash(args: Any) -> int:
         raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
 
-    monkeypatch.setattr(demo, '_run', crash)
+    monkeypatch.setattr(demo, 'run', crash)
     monkeypatch.setenv('ASK_USER_TRACEBACK', '1')  # without it, one line (tests/test_cli_exit_codes.py)
     assert main(['demo']) == 70  # an internal error; never 1, which means "declined"
     err = capsys.readouterr().err

@@ -1,5 +1,4 @@
 """The tool the model sees with every option off, pinned: an extension that changes it must be opt-in."""
-# ruff: noqa: E501  (the snapshot holds the exact strings the model reads, unwrapped)
 
 from __future__ import annotations
 

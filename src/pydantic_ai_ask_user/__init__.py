@@ -1,43 +1,63 @@
 """Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data."""
 
-from ._answers import (
-    DECLINED,
-    MAX_CUSTOM_ANSWER_LENGTH,
-    TIMED_OUT,
-    TOOL_NAME,
-    Answerer,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    CannotAskError,
-    DurableAnswerer,
-    ask_user_result,
-    check_custom_answer,
-    check_response,
-)
-from ._capability import AskUser, AskUserTimeoutError, TimeoutMessage
-from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
-from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
-from ._question_store import (
-    AlreadyAnsweredError,
-    QuestionStore,
-    StoreError,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
-)
-from ._questions import (
-    MAX_DESCRIPTION_LENGTH,
-    MAX_HEADER_LENGTH,
-    MAX_LABEL_LENGTH,
-    MAX_OPTIONS,
-    MAX_QUESTION_LENGTH,
-    MAX_QUESTIONS,
-    MIN_OPTIONS,
-    Question,
-    QuestionOption,
-)
-from ._text import printable
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._answers import (
+        DECLINED,
+        MAX_CUSTOM_ANSWER_LENGTH,
+        TIMED_OUT,
+        TOOL_NAME,
+        Answerer,
+        AskUserAnswer,
+        AskUserRequest,
+        AskUserResponse,
+        CannotAskError,
+        DurableAnswerer,
+        ask_user_result,
+        check_custom_answer,
+        check_response,
+    )
+    from ._capability import (
+        AskUser,
+        AskUserTimeoutError,
+        TimeoutMessage,
+    )
+    from ._events import (
+        AskUserAnsweredEvent,
+        AskUserRequestedEvent,
+    )
+    from ._json import (
+        RESPONSE_JSON_SCHEMA,
+        questions_to_json,
+        read_response,
+        response_from_json,
+        response_to_json,
+    )
+    from ._question_store import (
+        AlreadyAnsweredError,
+        QuestionStore,
+        StoreError,
+        StoreEvent,
+        UnknownRequestError,
+        WithdrawnError,
+    )
+    from ._questions import (
+        MAX_DESCRIPTION_LENGTH,
+        MAX_HEADER_LENGTH,
+        MAX_LABEL_LENGTH,
+        MAX_OPTIONS,
+        MAX_QUESTION_LENGTH,
+        MAX_QUESTIONS,
+        MIN_OPTIONS,
+        Question,
+        QuestionOption,
+    )
+    from ._text import (
+        printable,
+    )
 
 __all__ = (
     'AskUser',
@@ -80,3 +100,80 @@ __all__ = (
     'MAX_DESCRIPTION_LENGTH',
     'MAX_CUSTOM_ANSWER_LENGTH',
 )
+
+_DEFINED_IN = {
+    'DECLINED': '_answers',
+    'MAX_CUSTOM_ANSWER_LENGTH': '_answers',
+    'TIMED_OUT': '_answers',
+    'TOOL_NAME': '_answers',
+    'Answerer': '_answers',
+    'AskUserAnswer': '_answers',
+    'AskUserRequest': '_answers',
+    'AskUserResponse': '_answers',
+    'CannotAskError': '_answers',
+    'DurableAnswerer': '_answers',
+    'ask_user_result': '_answers',
+    'check_custom_answer': '_answers',
+    'check_response': '_answers',
+    'MAX_DESCRIPTION_LENGTH': '_questions',
+    'MAX_HEADER_LENGTH': '_questions',
+    'MAX_LABEL_LENGTH': '_questions',
+    'MAX_OPTIONS': '_questions',
+    'MAX_QUESTION_LENGTH': '_questions',
+    'MAX_QUESTIONS': '_questions',
+    'MIN_OPTIONS': '_questions',
+    'Question': '_questions',
+    'QuestionOption': '_questions',
+    'RESPONSE_JSON_SCHEMA': '_json',
+    'questions_to_json': '_json',
+    'read_response': '_json',
+    'response_from_json': '_json',
+    'response_to_json': '_json',
+    'AlreadyAnsweredError': '_question_store',
+    'QuestionStore': '_question_store',
+    'StoreError': '_question_store',
+    'StoreEvent': '_question_store',
+    'UnknownRequestError': '_question_store',
+    'WithdrawnError': '_question_store',
+    'printable': '_text',
+    'AskUser': '_capability',
+    'AskUserTimeoutError': '_capability',
+    'TimeoutMessage': '_capability',
+    'AskUserAnsweredEvent': '_events',
+    'AskUserRequestedEvent': '_events',
+}
+"""Which private module defines each public name: `__getattr__` imports it on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use, with the module that defines it (PEP 562).
+
+    `import pydantic_ai_ask_user` costs next to nothing: the question models are built when first used,
+    and Pydantic AI is imported only for `AskUser` and the two events. `ask-user --help` and `ask` start
+    fast because of it. Each name is then kept here, so later lookups are plain attribute reads.
+    """
+    where = _DEFINED_IN.get(name)
+    if where == '_answers':
+        from . import _answers as module
+    elif where == '_questions':
+        from . import _questions as module
+    elif where == '_json':
+        from . import _json as module
+    elif where == '_question_store':
+        from . import _question_store as module
+    elif where == '_text':
+        from . import _text as module
+    elif where == '_capability':
+        from . import _capability as module
+    elif where == '_events':
+        from . import _events as module
+    else:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every public name of the package, loaded or not."""
+    return sorted({*globals(), *__all__})

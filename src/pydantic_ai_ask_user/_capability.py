@@ -26,6 +26,7 @@ from ._answers import (
     DurableAnswerer,
     ask_user_result,
 )
+from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
@@ -313,11 +314,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
             return response, response is None
         if self._check_engine(ctx) == 'DBOS':
             return await ask_in_dbos_step(answerer, request, self.timeout)
-        response: AskUserResponse | None = None
-        with anyio.move_on_after(self.timeout) as scope:
-            response = await answerer(request)
         # An answerer cancelled at the deadline may still return the answer it already had: that one counts.
-        return response, response is None and scope.cancelled_caught
+        return await wait_for_answer(answerer, request, self.timeout)
 
 
 _WITHDRAWN = AskUserResponse(cancelled=True)

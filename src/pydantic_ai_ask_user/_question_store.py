@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
-from ._answers import AskUserRequest, AskUserResponse
+if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
+    from ._answers import AskUserRequest, AskUserResponse
 
 __all__ = (
     'QuestionStore',

@@ -13,7 +13,7 @@ import pytest
 from pydantic_ai import Agent
 
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
-from pydantic_ai_ask_user._demo import TASK, demo_model
+from pydantic_ai_ask_user._cli.demo_agent import TASK, demo_model
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 

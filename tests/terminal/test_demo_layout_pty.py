@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pydantic_ai_ask_user._demo import DEMO_QUESTIONS
+from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS
 
 from ._screen import ASK_USER, Screen
 

@@ -137,7 +137,7 @@ def test_a_paste_on_an_option_row_opens_the_text_field() -> None:
 
 
 def test_without_custom_answers_letters_are_ignored_and_there_is_no_text_row() -> None:
-    menu = Menu(_request(), allow_custom=False)
+    menu = Menu(_request(), allow_custom_answers=False)
     menu.type('x')
     assert menu.message == NO_TYPED_ANSWER_HINT
     menu.paste('hello')
@@ -204,7 +204,7 @@ def test_the_caret_edits_in_place() -> None:
 
 
 def test_the_text_is_capped_with_a_message_and_a_counter() -> None:
-    menu = Menu(_request(), max_custom_length=5)
+    menu = Menu(_request(), max_custom_answer_length=5)
     menu.paste('abcdefgh')
     assert menu.state.text == 'abcde'
     assert 'at most 5 characters' in _text(menu)

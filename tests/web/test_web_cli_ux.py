@@ -24,7 +24,8 @@ from playwright.async_api import BrowserContext, expect
 from web_support import WAIT, ask_one, bearer, csrf_of, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
-from pydantic_ai_ask_user.web import WebAnswerer, open_cli_answerer, serve
+from pydantic_ai_ask_user._cli.web_answerer import open_web_answerer
+from pydantic_ai_ask_user.web import WebAnswerer, serve
 
 QUESTIONS = {
     'questions': [
@@ -192,7 +193,7 @@ async def test_after_the_answer_ask_web_tells_open_pages_it_has_finished_and_the
     finished = anyio.Event()
 
     async def ask_web() -> None:
-        async with open_cli_answerer(out=out, linger_seconds=waits.scaled(20.0)) as answerer:
+        async with open_web_answerer(out=out, linger_seconds=waits.scaled(20.0)) as answerer:
             answered.append(await answerer(request))
         finished.set()
 

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from .._answers import MAX_CUSTOM_ANSWER_LENGTH, Answerer, AskUserRequest, AskUserResponse
+from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse
 from ._app import run_menu
-from ._menu import DEFAULT_MAX_CUSTOM_LENGTH, Menu
-from ._terminal import CONTROLLING_TERMINAL, Terminal, open_terminal
+from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, warn_renamed
+from ._terminal import Terminal, open_terminal
 
-__all__ = ('TerminalAnswerer', 'open_cli_answerer')
+__all__ = ('TerminalAnswerer',)
 
 
-@dataclass
+@dataclass(init=False)
 class TerminalAnswerer:
     """An `Answerer` that asks in the terminal with an inline menu, below what the model already wrote.
 
@@ -26,10 +25,10 @@ class TerminalAnswerer:
     question was withdrawn, and the terminal is restored. Runs on asyncio, as prompt_toolkit does.
     """
 
-    allow_custom: bool = True
+    allow_custom_answers: bool = True
     """Offer a "Type my own answer" row, so the person can answer in their own words instead of a label."""
 
-    max_custom_length: int = DEFAULT_MAX_CUSTOM_LENGTH
+    max_custom_answer_length: int = DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
     """The most characters the person may type as their own answer; a counter shows how many are used.
 
     At most `MAX_CUSTOM_ANSWER_LENGTH` (2,000), the limit `check_custom_answer` holds every answer to.
@@ -47,12 +46,47 @@ class TerminalAnswerer:
     _menus: list[Menu] = field(default_factory=list[Menu], init=False, repr=False)
     _redraw: Callable[[], None] | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.max_custom_length <= MAX_CUSTOM_ANSWER_LENGTH:
+    def __init__(
+        self,
+        allow_custom_answers: bool = True,
+        max_custom_answer_length: int = DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
+        tty: str | None = None,
+        *,
+        allow_custom: bool | None = None,
+        max_custom_length: int | None = None,
+    ) -> None:
+        # Written out rather than generated, for the two deprecated spellings of the options.
+        if allow_custom is not None:
+            warn_renamed('allow_custom', 'TerminalAnswerer')
+            allow_custom_answers = allow_custom
+        if max_custom_length is not None:
+            warn_renamed('max_custom_length', 'TerminalAnswerer')
+            max_custom_answer_length = max_custom_length
+        if not 1 <= max_custom_answer_length <= MAX_CUSTOM_ANSWER_LENGTH:
             raise ValueError(
-                f'TerminalAnswerer.max_custom_length must be at least 1 and at most {MAX_CUSTOM_ANSWER_LENGTH} '
-                f'(MAX_CUSTOM_ANSWER_LENGTH), not {self.max_custom_length}'
+                'TerminalAnswerer.max_custom_answer_length must be at least 1 and at most '
+                f'{MAX_CUSTOM_ANSWER_LENGTH} (MAX_CUSTOM_ANSWER_LENGTH), not {max_custom_answer_length}'
             )
+        self.allow_custom_answers = allow_custom_answers
+        self.max_custom_answer_length = max_custom_answer_length
+        self.tty = tty
+        self._terminal = None
+        self._lock = None
+        self._lock_loop = None
+        self._menus = []
+        self._redraw = None
+
+    @property
+    def allow_custom(self) -> bool:
+        """Deprecated: `allow_custom_answers`."""
+        warn_renamed('allow_custom', 'TerminalAnswerer')
+        return self.allow_custom_answers
+
+    @property
+    def max_custom_length(self) -> int:
+        """Deprecated: `max_custom_answer_length`."""
+        warn_renamed('max_custom_length', 'TerminalAnswerer')
+        return self.max_custom_answer_length
 
     def terminal(self) -> Terminal:
         """The terminal this answerer asks in, opened on first use; `CannotAskError` when there is none."""
@@ -70,7 +104,11 @@ class TerminalAnswerer:
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Ask `request` in the terminal once the requests before it are answered, and return the answers."""
         terminal = self.terminal()
-        menu = Menu(request, allow_custom=self.allow_custom, max_custom_length=self.max_custom_length)
+        menu = Menu(
+            request,
+            allow_custom_answers=self.allow_custom_answers,
+            max_custom_answer_length=self.max_custom_answer_length,
+        )
         self._menus.append(menu)
         self._update_waiting()
         try:
@@ -105,17 +143,3 @@ class TerminalAnswerer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
-
-
-@asynccontextmanager
-async def open_cli_answerer() -> AsyncGenerator[Answerer]:
-    """The answerer `ask-user ask` uses: the controlling terminal, so stdin and stdout stay free for data.
-
-    Raises `CannotAskError` at once when there is no terminal.
-    """
-    answerer = TerminalAnswerer(tty=CONTROLLING_TERMINAL)
-    answerer.terminal()  # CannotAskError now, before anything is read or drawn
-    try:
-        yield answerer
-    finally:
-        answerer.close()

@@ -16,6 +16,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.styles import Style
 
 from .._answers import AskUserResponse
+from .._asking import shown_answers
 from ._menu import Menu
 from ._render import clean, to_fragments
 from ._signals import MenuSignals
@@ -175,12 +176,8 @@ async def run_menu(
     if response.cancelled:
         terminal.say(DECLINED_LINE)
     else:
-        for question in menu.request.questions:
-            answer = next(answer for answer in response.answers if answer.header == question.header)
-            shown = (
-                answer.custom_answer.replace('\n', ' ')
-                if answer.custom_answer is not None
-                else ', '.join(answer.selected)
-            )
-            terminal.say(clean(f'{question.header}: {shown}'))
+        for shown in shown_answers(menu.request, response):
+            # Exactly what the model gets; a typed answer's line breaks are drawn as spaces.
+            text = ', '.join(shown.values).replace('\n', ' ')
+            terminal.say(clean(f'{shown.header}: {text}'))
     return response

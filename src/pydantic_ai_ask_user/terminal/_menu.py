@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from .._answers import (
@@ -15,10 +16,29 @@ from .._answers import (
 from .._questions import Question
 from ._render import Fragment, Line, cell_width, clean, wrap
 
-__all__ = ('DEFAULT_MAX_CUSTOM_LENGTH', 'CUSTOM_ROW_LABEL', 'Menu')
+__all__ = ('DEFAULT_MAX_CUSTOM_ANSWER_LENGTH', 'CUSTOM_ROW_LABEL', 'Menu', 'warn_renamed')
 
-DEFAULT_MAX_CUSTOM_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
+DEFAULT_MAX_CUSTOM_ANSWER_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
 """The most characters a person may type as their own answer, unless `TerminalAnswerer` sets a lower limit."""
+
+RENAMED = {
+    'allow_custom': 'allow_custom_answers',
+    'max_custom_length': 'max_custom_answer_length',
+    'DEFAULT_MAX_CUSTOM_LENGTH': 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH',
+}
+"""The terminal's old names for the custom-answer options, and the one spelling every front end uses now."""
+
+
+def warn_renamed(old: str, where: str, *, stacklevel: int = 3) -> str:
+    """Warn that `old` (in `where`) is deprecated, naming its new spelling; return the new name."""
+    new = RENAMED[old]
+    warnings.warn(
+        f'{where}: {old} is deprecated, use {new} (the same name in every front end)',
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return new
+
 
 CUSTOM_ROW_LABEL = 'Type my own answer'
 """The label of the row that opens the text field."""
@@ -81,11 +101,25 @@ class Menu:
     """
 
     def __init__(
-        self, request: AskUserRequest, *, allow_custom: bool = True, max_custom_length: int = DEFAULT_MAX_CUSTOM_LENGTH
+        self,
+        request: AskUserRequest,
+        *,
+        allow_custom_answers: bool = True,
+        max_custom_answer_length: int = DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
+        allow_custom: bool | None = None,
+        max_custom_length: int | None = None,
     ) -> None:
+        if allow_custom is not None:
+            warn_renamed('allow_custom', 'Menu')
+            allow_custom_answers = allow_custom
+        if max_custom_length is not None:
+            warn_renamed('max_custom_length', 'Menu')
+            max_custom_answer_length = max_custom_length
         self.request = request
-        self.allow_custom = allow_custom
-        self.max_custom_length = max_custom_length
+        self.allow_custom_answers = allow_custom_answers
+        """Whether the menu offers a "Type my own answer" row."""
+        self.max_custom_answer_length = max_custom_answer_length
+        """The most characters the person may type as their own answer."""
         self.index = 0
         """The question shown, as an index into `request.questions`."""
         self.message: str | None = None
@@ -93,6 +127,18 @@ class Menu:
         self.waiting = 0
         """How many more requests are queued behind this one; shown in the title so none is a surprise."""
         self._states = [_State() for _ in request.questions]
+
+    @property
+    def allow_custom(self) -> bool:
+        """Deprecated: `allow_custom_answers`."""
+        warn_renamed('allow_custom', 'Menu')
+        return self.allow_custom_answers
+
+    @property
+    def max_custom_length(self) -> int:
+        """Deprecated: `max_custom_answer_length`."""
+        warn_renamed('max_custom_length', 'Menu')
+        return self.max_custom_answer_length
 
     # What is shown.
 
@@ -109,7 +155,7 @@ class Menu:
     @property
     def typing(self) -> bool:
         """Whether the highlighted row is the text row, so that keys are text, not shortcuts."""
-        return self.allow_custom and self.state.cursor == len(self.question.options)
+        return self.allow_custom_answers and self.state.cursor == len(self.question.options)
 
     def picked_labels(self) -> tuple[str, ...]:
         """The labels that an Enter on an option row would answer with, in the question's order."""
@@ -124,7 +170,7 @@ class Menu:
     # Moving.
 
     def _rows(self) -> int:
-        return len(self.question.options) + (1 if self.allow_custom else 0)
+        return len(self.question.options) + (1 if self.allow_custom_answers else 0)
 
     def up(self) -> None:
         """Highlight the row above, wrapping round to the last."""
@@ -184,11 +230,11 @@ class Menu:
         elif text in ('j', 'k', ' ') or (len(text) == 1 and text in '0123456789'):
             self._shortcut(text)
         else:
-            self.message = STRAY_KEY_HINT if self.allow_custom else NO_TYPED_ANSWER_HINT
+            self.message = STRAY_KEY_HINT if self.allow_custom_answers else NO_TYPED_ANSWER_HINT
 
     def paste(self, text: str) -> None:
         """A bracketed paste: always text, never shortcuts; opens the text field."""
-        if not self.allow_custom:
+        if not self.allow_custom_answers:
             self.message = NO_TYPED_ANSWER_HINT
             return
         self.state.cursor = len(self.question.options)
@@ -213,14 +259,14 @@ class Menu:
 
     def _insert(self, text: str) -> None:
         state = self.state
-        room = self.max_custom_length - len(state.text)
+        room = self.max_custom_answer_length - len(state.text)
         self.message = None
         if text and state.picked:
             state.unticked = self._ticked_labels()
             state.picked.clear()
         if len(text) > room:
             text = text[: max(room, 0)]
-            self.message = f'Your answer can be at most {self.max_custom_length} characters.'
+            self.message = f'Your answer can be at most {self.max_custom_answer_length} characters.'
         state.text = state.text[: state.caret] + text + state.text[state.caret :]
         state.caret += len(text)
 
@@ -323,7 +369,7 @@ class Menu:
         rows.extend([('class:question', row)] for row in wrap(question.question, width))
         for number in range(1, len(question.options) + 1):
             rows.extend(self._option_rows(number, width))
-        if self.allow_custom:
+        if self.allow_custom_answers:
             rows.extend(self._text_rows(width))
         if self.message:
             rows.extend([('class:message', row)] for row in wrap(self.message, width))
@@ -367,7 +413,7 @@ class Menu:
                 line.append(('class:caret', _CARET_GLYPH))
             line.append(('class:typed', after))
             rows.append(line)
-        counter = f'{len(state.text)}/{self.max_custom_length} characters'
+        counter = f'{len(state.text)}/{self.max_custom_answer_length} characters'
         rows.append([('class:counter', ' ' * _INDENT + counter)])
         if state.picked:
             note = TEXT_REPLACES_TICKS.format(labels=', '.join(self._ticked_labels()))

@@ -18,7 +18,7 @@ from ._security import (
     TOKEN_HEADER,
     Authorize,
 )
-from ._serve import ServerLimits, open_cli_answerer, serve
+from ._serve import ServerLimits, serve
 
 __all__ = (
     'WebAnswerer',
@@ -29,7 +29,6 @@ __all__ = (
     'create_app',
     'serve',
     'ServerLimits',
-    'open_cli_answerer',
     'Authorize',
     'DEFAULT_TITLE',
     'DEFAULT_REMEMBER_FINISHED',

@@ -9,36 +9,21 @@ exits 0, or 4. Neither creates a database or a table: a typo in `--db` is an err
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from ._answers import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, CannotAskError, ask_user_result
-from ._cli_ask import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
-from ._json import response_from_json
-from ._question_store import AlreadyAnsweredError, StoreError, UnknownRequestError, WithdrawnError
-from ._questions import Question
-from ._text import fold, printable, terminal_json
+from .._text import printable, terminal_json
+from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 
 if TYPE_CHECKING:
-    from .durable import DBOSQuestionStore
+    from .._question_store import StoreError
+    from ..durable import DBOSQuestionStore
 
-__all__ = ('register', 'EXIT_UNKNOWN', 'EXIT_ALREADY_ANSWERED', 'EXIT_WITHDRAWN', 'parse_answer_json')
+__all__ = ('register', 'run_pending', 'run_answer', 'run_resolve')
 
-EXIT_UNKNOWN = UnknownRequestError.exit_code
-"""No question waits under that id in this database."""
-
-EXIT_ALREADY_ANSWERED = AlreadyAnsweredError.exit_code
-"""The question was answered (or declined) already, perhaps a moment ago from another process."""
-
-EXIT_WITHDRAWN = WithdrawnError.exit_code
-"""The question is no longer waiting: its run timed out or was cancelled."""
+# The store, the question models and anyio are imported when a command runs, not when the command line is built.
 
 _DB_HELP = (
     'the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default: sqlite:///ask_user.sqlite)'
@@ -99,9 +84,9 @@ def run_resolve(args: argparse.Namespace) -> int:
         from pydantic import TypeAdapter, ValidationError
         from pydantic_ai import DeferredToolResults
 
-        from .durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+        from ..durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
     except ImportError as error:
-        from ._cli_install import install_hint
+        from .install import install_hint
 
         _fail(f'{error}; {install_hint("dbos")}')
         return EXIT_CANNOT_ASK
@@ -143,9 +128,9 @@ def _read_text(path: str) -> str | None:
 
 def _open_store(url: str) -> DBOSQuestionStore | str:
     try:
-        from .durable import DBOSQuestionStore
+        from ..durable import DBOSQuestionStore
     except ImportError as error:
-        from ._cli_install import install_hint
+        from .install import install_hint
 
         return f'{error}; {install_hint("dbos")}'
     try:
@@ -161,6 +146,8 @@ def _fail(message: str) -> None:
 
 def run_pending(args: argparse.Namespace) -> int:
     """List the waiting questions."""
+    import anyio
+
     store = _open_store(args.db)
     if isinstance(store, str):
         _fail(store)
@@ -196,72 +183,6 @@ def run_pending(args: argparse.Namespace) -> int:
     return anyio.run(list_them)
 
 
-def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
-    """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape.
-
-    In the model-result shape each header maps to its labels (a list, or one string), or to
-    `{"custom": "text"}` for the person's own words. In either shape a label is matched ignoring case and
-    width, as labels are told apart (`fold`): `postgresql` picks `PostgreSQL`. A pick that matches no
-    label is a `ValueError` naming the options; it never becomes a custom answer by itself.
-    """
-    if not isinstance(data, Mapping):
-        raise ValueError('the answer must be a JSON object')
-    data = cast(Mapping[str, Any], data)
-    headers = {question.header for question in request.questions}
-    if set(data) <= {'answers', 'cancelled'} and not (set(data) & headers):
-        response = response_from_json(data)
-        matched = tuple(_with_labels_matched(request, answer) for answer in response.answers)
-        return AskUserResponse(answers=matched, cancelled=response.cancelled)
-    by_fold = {fold(question.header): question for question in request.questions}
-    answers: list[AskUserAnswer] = []
-    for header, value in data.items():
-        question = by_fold.get(fold(header))
-        if question is None:
-            known = ', '.join(repr(question.header) for question in request.questions)
-            raise ValueError(f'{header!r} is not a header of this question; the headers are {known}')
-        if isinstance(value, Mapping):
-            custom = cast(Mapping[str, Any], value)
-            if set(custom) != {'custom'} or not isinstance(custom['custom'], str):
-                raise ValueError(f'the answer to {question.header!r} must be {_custom_syntax(question)}')
-            answers.append(AskUserAnswer(header=question.header, custom_answer=custom['custom']))
-            continue
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in cast(list[Any], value)):
-            raise ValueError(
-                f'the answer to {question.header!r} must be a list of labels, or {_custom_syntax(question)}'
-            )
-        picks = tuple(_label(question, pick) for pick in cast(list[str], value))
-        answers.append(AskUserAnswer(header=question.header, selected=picks))
-    return AskUserResponse(answers=tuple(answers))
-
-
-def _custom_syntax(question: Question) -> str:
-    return terminal_json({question.header: {'custom': 'your own words'}})
-
-
-def _label(question: Question, pick: str) -> str:
-    """The option label `pick` names, exactly or ignoring case and width; `ValueError` naming the options."""
-    key = fold(pick)
-    for option in question.options:
-        if option.label == pick or fold(option.label) == key:
-            return option.label
-    options = ', '.join(repr(option.label) for option in question.options)
-    raise ValueError(
-        f'the answer to {question.header!r} picks {pick!r}, which is not one of its options ({options}); '
-        f'to answer in your own words, write {_custom_syntax(question)}'
-    )
-
-
-def _with_labels_matched(request: AskUserRequest, answer: AskUserAnswer) -> AskUserAnswer:
-    try:
-        question = request.question(answer.header)
-    except KeyError:
-        return answer  # `check_response` names the unknown header
-    picks = tuple(_label(question, pick) for pick in answer.selected)
-    return AskUserAnswer(header=answer.header, selected=picks, custom_answer=answer.custom_answer)
-
-
 def _read_json(file: str) -> Any:
     if file == '-':
         text = sys.stdin.read()
@@ -276,6 +197,8 @@ def _read_json(file: str) -> Any:
 
 def run_answer(args: argparse.Namespace) -> int:
     """Answer one waiting question and print what its model gets."""
+    import anyio
+
     store = _open_store(args.db)
     if isinstance(store, str):
         _fail(store)
@@ -287,6 +210,10 @@ def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
+    from .._answers import CannotAskError, ask_user_result
+    from .._question_store import StoreError
+    from .answer_json import parse_answer_json
+
     request_id: str = args.request_id
     try:
         request = await store.get(request_id)
@@ -306,15 +233,14 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
             return EXIT_INVALID
     else:
         try:
-            terminal = importlib.import_module(f'{__package__}.terminal')
+            from .terminal_answerer import open_terminal_answerer
         except ImportError as error:
-            from ._cli_install import install_hint
+            from .install import install_hint
 
             _fail(f'{error}; {install_hint("terminal")}, or answer with --json')
             return EXIT_CANNOT_ASK
         try:
-            opener = cast(Callable[[], AbstractAsyncContextManager[Answerer]], terminal.open_cli_answerer)
-            async with opener() as answerer:
+            async with open_terminal_answerer() as answerer:
                 response = await answerer(request)
         except CannotAskError as error:
             _fail(f'{error}; or answer with --json')

@@ -1,10 +1,11 @@
-"""`ask-user demo`: a whole exchange with an offline, deterministic model, no key and no network needed."""
+"""The agent of `ask-user demo`: a whole exchange with an offline, deterministic model, no key and no network needed.
+
+Imported only when `demo` runs: it loads Pydantic AI.
+"""
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import shutil
 import sys
 import time
@@ -13,11 +14,8 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-import anyio
-import pydantic_ai
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
-from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 from pydantic_ai.messages import (
     AgentStreamEvent,
     FunctionToolCallEvent,
@@ -29,27 +27,16 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models import Model, infer_model
+from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from ._answers import DECLINED, TIMED_OUT, TOOL_NAME, Answerer, AskUserRequest
-from ._capability import AskUser
-from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
-from ._text import printable
+from .._answers import DECLINED, TIMED_OUT, TOOL_NAME, Answerer, AskUserRequest
+from .._asking import shown_answers
+from .._capability import AskUser
+from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from .._text import printable
 
-__all__ = ('register', 'TASK', 'DEMO_QUESTIONS', 'demo_model', 'run_demo', 'EXIT_BAD_MODEL', 'EXIT_MISSING_PACKAGE')
-
-EXIT_BAD_MODEL = 2
-"""`--model` names no model Pydantic AI knows, or one it cannot set up (a missing API key); one line on stderr."""
-
-EXIT_MISSING_PACKAGE = 4
-"""`--model` needs a provider package that is not installed; stderr names the extra to install."""
-
-TEST_MODEL_NOTE = (
-    "'test' is Pydantic AI's TestModel, whose made-up tool arguments AskUser refuses (two options both "
-    "labelled 'a'); asking the demo's questions with pydantic_ai_ask_user.testing.asking_model() instead"
-)
-"""What `ask-user demo --model test` says before it runs `asking_model` in place of `TestModel`."""
+__all__ = ('TASK', 'DEMO_QUESTIONS', 'SCRIPTED_REPLY', 'demo_model', 'run_demo', 'Timeline', 'pick_answerer', 'Person')
 
 TASK = 'Add a `shipped_at` column to the orders table and roll the migration out.'
 """What the demo asks the agent to do: ambiguous enough that a careful agent asks first."""
@@ -157,6 +144,9 @@ class Timeline(AbstractCapability[Any]):
     show_questions: bool = True
     """List each question and its options; off when the answerer shows them itself (the terminal menu)."""
 
+    _asked: dict[str, AskUserRequest] = field(default_factory=dict[str, AskUserRequest], init=False, repr=False)
+    """The requests asked and not yet answered, by id: the answered event names only the id."""
+
     def say(self, text: str) -> None:
         """Print one entry of the timeline, made safe to draw and wrapped to the width."""
         stamp = f'[{time.monotonic() - self.started:6.2f}s] '
@@ -166,6 +156,7 @@ class Timeline(AbstractCapability[Any]):
     @on_event(AskUserRequestedEvent)
     async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
         """Show what the model asked."""
+        self._asked[event.request.id] = event.request
         self.say(f'AskUserRequestedEvent  request {event.request.id[:8]}, {len(event.request.questions)} question(s)')
         if self.show_questions:
             _print_request(event.request, self.out, self.width)
@@ -174,6 +165,7 @@ class Timeline(AbstractCapability[Any]):
     async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
         """Show what the person answered."""
         response = event.response
+        request = self._asked.pop(event.request_id)
         if event.timed_out:
             outcome = 'timed out'
         elif event.failed:
@@ -181,11 +173,12 @@ class Timeline(AbstractCapability[Any]):
         elif response.cancelled:
             outcome = 'declined'
         else:
+            # What the model gets, as `ask_user_result` makes it; a typed answer is quoted.
             picked = '; '.join(
-                f'{a.header} -> {a.custom_answer!r}'
-                if a.custom_answer is not None
-                else f'{a.header} -> {", ".join(a.selected)}'
-                for a in response.answers
+                f'{shown.header} -> {shown.values[0]!r}'
+                if shown.custom
+                else f'{shown.header} -> {", ".join(shown.values)}'
+                for shown in shown_answers(request, response)
             )
             outcome = f'answered: {picked}'
         self.say(f'AskUserAnsweredEvent   request {event.request_id[:8]}, {outcome}')
@@ -256,7 +249,7 @@ async def _print_events(out: TextIO, timeline: Timeline, events: AsyncIterable[A
 
 
 @dataclass(frozen=True)
-class _Person:
+class Person:
     """Who answers the demo's questions."""
 
     answerer: Answerer
@@ -269,22 +262,22 @@ class _Person:
     """Whether the answerer draws the questions itself (the terminal menu), so the timeline need not list them."""
 
 
-def _pick_answerer(scripted: bool, real_model: bool) -> _Person:
+def pick_answerer(scripted: bool, real_model: bool) -> Person:
     """The terminal menu when a person is at a terminal, else a scripted person."""
     if not scripted and sys.stdin.isatty() and sys.stdout.isatty():
         try:
-            from .terminal import TerminalAnswerer
+            from ..terminal import TerminalAnswerer
         except ImportError:
             pass
         else:
-            return _Person(TerminalAnswerer(), 'you, in the terminal', shows_questions=True)
-    from .testing import ScriptedAnswerer
+            return Person(TerminalAnswerer(), 'you, in the terminal', shows_questions=True)
+    from ..testing import ScriptedAnswerer
 
     if real_model:
         # A real model writes its own questions, so the script cannot know their headers.
         answerer = ScriptedAnswerer(delay=0.5, default=0)
-        return _Person(answerer, 'a scripted person who picks every first option', shows_questions=False)
-    return _Person(ScriptedAnswerer(SCRIPTED_REPLY, delay=0.5), 'a scripted person', shows_questions=False)
+        return Person(answerer, 'a scripted person who picks every first option', shows_questions=False)
+    return Person(ScriptedAnswerer(SCRIPTED_REPLY, delay=0.5), 'a scripted person', shows_questions=False)
 
 
 def _model_label(model: Model | str | None) -> str:
@@ -311,7 +304,7 @@ async def run_demo(
     # Looked up now, not bound at import, so a redirected or captured stdout gets the output.
     sink = sys.stdout if out is None else out
     if answerer is None:
-        person = _pick_answerer(scripted=False, real_model=model is not None)
+        person = pick_answerer(scripted=False, real_model=model is not None)
         answerer, who = person.answerer, person.who
         if show_questions is None:
             show_questions = not person.shows_questions
@@ -329,82 +322,3 @@ async def run_demo(
     write_wrapped(sink, f'model: {result.output}', width, first='', rest='       ')
     sink.flush()
     return result.output
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    """Add `demo` to the `ask-user` command line."""
-    parser = subparsers.add_parser(
-        'demo',
-        help='run an agent that asks you two clarifying questions',
-        description=(
-            'Run an agent that asks two clarifying questions and acts on the answers. Offline and '
-            'deterministic by default; in a terminal you answer, elsewhere a scripted person does.'
-        ),
-    )
-    parser.add_argument('--model', metavar='NAME', help="a Pydantic AI model name, e.g. 'openai:gpt-5' (needs its key)")
-    parser.add_argument('--scripted', action='store_true', help='let a scripted person answer even in a terminal')
-    parser.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    # The demo owns its output: the exchange it prints is the point, so Pydantic AI's first-run banner stays out.
-    pydantic_ai.BANNER_ENABLED = False
-    name: str | None = args.model
-    try:
-        model = _resolve_model(name)
-    except UserError as error:  # an unknown model name, a missing key
-        _say(str(error))
-        return EXIT_BAD_MODEL
-    except ImportError as error:  # the provider's package is not installed
-        _say(_missing_package_message(name or '', error))
-        return EXIT_MISSING_PACKAGE
-    if name == 'test':
-        _say(TEST_MODEL_NOTE)
-    person = _pick_answerer(scripted=args.scripted, real_model=model is not None and name != 'test')
-    try:
-        anyio.run(
-            lambda: run_demo(
-                model=model, answerer=person.answerer, who=person.who, show_questions=not person.shows_questions
-            )
-        )
-    except UserError as error:  # a provider that refuses the model only when it is called
-        _say(str(error))
-        return EXIT_BAD_MODEL
-    except UnexpectedModelBehavior as error:  # a real model that kept breaking the question rules
-        _say(f'the model gave up: {error}')
-        return 1
-    return 0
-
-
-def _resolve_model(name: str | None) -> Model | None:
-    """The model `--model` names: `None` for the demo's own, `asking_model` for `test`, else Pydantic AI's."""
-    if name is None:
-        return None
-    if name == 'test':
-        from .testing import asking_model
-
-        return asking_model(*DEMO_QUESTIONS['questions'], model_name='asking_model')
-    return infer_model(name)
-
-
-_EXTRA = re.compile(r'pydantic-ai-slim\[([\w,-]+)\]')
-"""Finds the optional group Pydantic AI's ImportError names, as in `pip install "pydantic-ai-slim[openai]"`."""
-
-
-def _missing_package_message(name: str, error: ImportError) -> str:
-    """One line saying which package the model needs and the command that installs it."""
-    found = _EXTRA.search(str(error))
-    provider, colon, _ = name.partition(':')
-    extra = found.group(1) if found else provider if colon else ''
-    if not extra:
-        return f'the model {name!r} cannot be loaded: {error}'
-    package = error.name or extra
-    # Pydantic AI re-raises with its own message; the module that failed to import is the cause's name.
-    cause = error.__cause__
-    if isinstance(cause, ImportError) and cause.name:
-        package = cause.name.partition('.')[0]
-    return f"the model {name!r} needs the {package} package; install it with: pip install 'pydantic-ai-slim[{extra}]'"
-
-
-def _say(message: str) -> None:
-    print(f'ask-user: {printable(message, allow_newline=False)}', file=sys.stderr)

@@ -1,6 +1,8 @@
 """`ask-user ask`: put one `ask_user_question` argument file to a person, and print the model's result.
 
-Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no way to ask here.
+Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no way to ask here. Asks through the
+capability's own wait (`wait_for_answer`) and prints what `ask_user_result` makes, as the model would get it;
+loads neither Pydantic AI nor DBOS, and Starlette only with `--web`.
 """
 
 from __future__ import annotations
@@ -12,38 +14,18 @@ from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
-import anyio
-from pydantic import ValidationError
-
-from ._answers import (
-    Answerer,
-    AskUserRequest,
-    AskUserResponse,
-    CannotAskError,
-    ask_user_result,
-    format_validation_error,
-)
-from ._text import printable, terminal_json
+from .._text import printable, terminal_json
+from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_TIMED_OUT
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ('register', 'EXIT_ANSWERED', 'EXIT_DECLINED', 'EXIT_INVALID', 'EXIT_TIMED_OUT', 'EXIT_CANNOT_ASK')
+    from .._answers import Answerer, AskUserRequest
 
-EXIT_ANSWERED = 0
-"""The person answered; the result JSON is on stdout."""
+# The question models, anyio and the front ends are imported when `ask` runs, not when the command line
+# is built: `ask-user --help` and the other commands never pay for them.
 
-EXIT_DECLINED = 1
-"""The person declined; stdout holds the `DECLINED` sentence as a JSON string."""
-
-EXIT_INVALID = 2
-"""The question file broke the tool's rules; each problem is on stderr."""
-
-EXIT_TIMED_OUT = 3
-"""`--timeout` ran out before the person answered; stdout holds the `TIMED_OUT` sentence as a JSON string."""
-
-EXIT_CANNOT_ASK = 4
-"""There is no way to reach a person here (no terminal, a missing extra); the reason is on stderr."""
+__all__ = ('register', 'run', 'read_request', 'ask_and_print')
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
@@ -88,6 +70,10 @@ def _port(text: str) -> int:
 
 def read_request(file: str) -> AskUserRequest | list[str]:
     """The validated request in `file` (`-` for stdin), or the problems that make it invalid, one per line."""
+    from pydantic import ValidationError
+
+    from .._answers import AskUserRequest, format_validation_error
+
     try:
         if file == '-':
             text = sys.stdin.read()
@@ -104,6 +90,8 @@ def read_request(file: str) -> AskUserRequest | list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Ask, print the result, and return the exit code."""
+    import anyio
+
     request = read_request(args.file)
     if isinstance(request, list):
         for problem in request:
@@ -112,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         opener = _web_opener(args) if args.web else _terminal_opener()
     except ImportError as error:
-        from ._cli_install import install_hint
+        from .install import install_hint
 
         _say(f'{error}; {install_hint("web" if args.web else "terminal")}')
         return EXIT_CANNOT_ASK
@@ -120,19 +108,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
-    from .terminal import open_cli_answerer
+    from .terminal_answerer import open_terminal_answerer
 
-    return open_cli_answerer
+    return open_terminal_answerer
 
 
 def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
-    from .web import open_cli_answerer
+    from .web_answerer import open_web_answerer
 
     @asynccontextmanager
     async def opener() -> AsyncGenerator[Answerer]:
         new_links, owned = _new_link_input(args.file)
         try:
-            async with open_cli_answerer(
+            async with open_web_answerer(
                 host=args.host, port=args.port, open_browser=args.open, new_links=new_links
             ) as answerer:
                 yield answerer
@@ -163,20 +151,21 @@ async def ask_and_print(
     request: AskUserRequest, opener: Callable[[], AbstractAsyncContextManager[Answerer]], timeout: float | None
 ) -> int:
     """Ask `request` through the answerer `opener` opens, print the result on stdout, and return the exit code."""
-    from ._answers import TIMED_OUT
+    from .._answers import TIMED_OUT, CannotAskError, ask_user_result
+    from .._asking import wait_for_answer
 
     try:
         async with opener() as answerer:
-            response: AskUserResponse | None = None
-            with anyio.move_on_after(timeout):
-                response = await answerer(request)
+            response, timed_out = await wait_for_answer(answerer, request, timeout)
             # Printed before the answerer closes: `ask --web` keeps serving a few seconds after the answer.
-            if response is None:
+            if timed_out:
                 _print_json(TIMED_OUT)
                 return EXIT_TIMED_OUT
             try:
+                if response is None:
+                    raise ValueError('it returned None, not an AskUserResponse')
                 result = ask_user_result(request, response)
-            except ValueError as error:  # pragma: no cover - a shipped answerer that breaks check_response is a bug
+            except ValueError as error:  # a shipped answerer never does: a bug, said in one line
                 _say(f'the answerer returned an invalid response: {error}')
                 return EXIT_CANNOT_ASK
             _print_json(result)

@@ -1,0 +1,210 @@
+"""What each `ask-user` command imports: only what it needs, so that it starts in tenths of a second.
+
+Each runs in a fresh interpreter that records its imported modules as it exits. `ask` in a terminal is
+checked in a real pty once the menu is drawn (tests/terminal/test_startup_pty.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import imported, run_recording
+from inline_snapshot import snapshot
+
+from pydantic_ai_ask_user._cli import main
+
+QUESTIONS = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]}
+
+
+@pytest.fixture
+def record(tmp_path: Path) -> Path:
+    return tmp_path / 'modules.json'
+
+
+@pytest.fixture
+def questions(tmp_path: Path) -> Path:
+    path = tmp_path / 'questions.json'
+    path.write_text(json.dumps(QUESTIONS), encoding='utf-8')
+    return path
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        pytest.param(['--help'], id='help'),
+        pytest.param(['ask', '--help'], id='ask-help'),
+        pytest.param(['pending', '--help'], id='pending-help'),
+        pytest.param(['demo', '--help'], id='demo-help'),
+    ],
+)
+def test_help_imports_no_heavy_library(record: Path, args: list[str]) -> None:
+    done, heavy = run_recording(record, *args)
+    assert done.returncode == 0, done.stderr
+    assert heavy == set()
+    # Not even the question models: the package root and the commands load them when a command runs.
+    assert 'pydantic' not in imported(record)
+
+
+def test_ask_on_invalid_input_imports_no_heavy_library(record: Path) -> None:
+    done, heavy = run_recording(record, 'ask', '-', stdin='{"questions": []}')
+    assert done.returncode == 2
+    assert heavy == set()
+
+
+def test_ask_in_the_terminal_loads_the_menu_and_nothing_else(record: Path, questions: Path) -> None:
+    # No terminal here: it gets as far as opening one, so the menu's library is loaded and refuses.
+    done, heavy = run_recording(record, 'ask', str(questions))
+    assert done.returncode == 4
+    assert heavy == {'prompt_toolkit'}
+
+
+def test_ask_web_loads_the_web_server_but_not_pydantic_ai_or_dbos(record: Path, questions: Path) -> None:
+    # An address that cannot be served: the web front end is loaded, then the command says why it cannot ask.
+    done, heavy = run_recording(record, 'ask', '--web', '--host', '256.1.1.1', str(questions))
+    assert done.returncode == 4, done.stderr
+    assert heavy == {'starlette', 'uvicorn'}
+
+
+def test_answer_with_a_bad_answer_file_loads_neither_the_menu_nor_the_web(record: Path, tmp_path: Path) -> None:
+    done, heavy = run_recording(record, 'answer', 'abc', '--db', f'sqlite:///{tmp_path / "none.sqlite"}')
+    assert done.returncode == 4
+    assert heavy.isdisjoint({'prompt_toolkit', 'starlette', 'uvicorn', 'mcp'})
+    assert 'dbos' in heavy
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason='pydantic_ai_ask_user.durable imports Pydantic AI as a package (its _events and _inbox modules), '
+    'so `pending` and `answer` load it to open the store; making durable/__init__ lazy is issue 13 core work',
+)
+@pytest.mark.parametrize('command', [pytest.param('pending', id='pending'), pytest.param('answer', id='answer')])
+def test_pending_and_answer_do_not_load_pydantic_ai(record: Path, tmp_path: Path, command: str) -> None:
+    args = [command, '--db', f'sqlite:///{tmp_path / "none.sqlite"}', *(['abc'] if command == 'answer' else [])]
+    done, heavy = run_recording(record, *args)
+    assert done.returncode == 4
+    assert 'pydantic_ai' not in heavy
+
+
+def test_the_command_list_reads_as_documented(record: Path) -> None:
+    done, _ = run_recording(record, '--help')
+    assert done.stdout == snapshot("""\
+usage: ask-user [-h] COMMAND ...
+
+Ask a person structured multiple-choice questions, for agents and scripts.
+
+positional arguments:
+  COMMAND
+    demo      run an agent that asks you two clarifying questions
+    ask       ask the questions of a JSON file in the terminal or a browser, print the answers as
+              JSON
+    pending   list the questions waiting for an answer in a DBOS database
+    answer    answer a waiting question in the terminal menu, or from JSON
+    resolve   resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here
+
+options:
+  -h, --help  show this help message and exit
+""")
+
+
+@pytest.mark.parametrize(
+    'command',
+    [
+        pytest.param('ask', id='ask'),
+        pytest.param('pending', id='pending'),
+        pytest.param('answer', id='answer'),
+        pytest.param('resolve', id='resolve'),
+        pytest.param('demo', id='demo'),
+    ],
+)
+def test_each_command_help_reads_as_documented(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('COLUMNS', '100')
+    with pytest.raises(SystemExit) as exited:
+        main([command, '--help'])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == HELP[command]
+
+
+HELP = {
+    'ask': snapshot("""\
+usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open] [FILE|-]
+
+Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, ask
+them, and print on stdout the JSON the model would get. Exit codes: 0 answered, 1 declined, 2
+invalid input, 3 timed out, 4 no terminal or browser to ask in.
+
+positional arguments:
+  FILE|-             the question file (default: stdin)
+
+options:
+  -h, --help         show this help message and exit
+  --timeout SECONDS  give up after this many seconds
+  --web              ask in a browser instead of the terminal
+  --host HOST        with --web: the address to serve on
+  --port PORT        with --web: the port (default: any free one)
+  --open             with --web: open the page in a browser
+"""),
+    'pending': snapshot("""\
+usage: ask-user pending [-h] [--db URL] [--json]
+
+List every question waiting in the database, across all workflows, oldest first.
+
+options:
+  -h, --help  show this help message and exit
+  --db URL    the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default:
+              sqlite:///ask_user.sqlite)
+  --json      print one JSON object per line instead of text
+"""),
+    'answer': snapshot("""\
+usage: ask-user answer [-h] [--db URL] [--json FILE|-] REQUEST_ID
+
+Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either
+{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}],
+"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER":
+["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your
+own words. Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id,
+6 already answered, 7 no longer waiting.
+
+positional arguments:
+  REQUEST_ID     the id `ask-user pending` shows
+
+options:
+  -h, --help     show this help message and exit
+  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                 (default: sqlite:///ask_user.sqlite)
+  --json FILE|-  read the answer from FILE or stdin (-)
+"""),
+    'resolve': snapshot("""\
+usage: ask-user resolve [-h] [--db URL] (--json FILE|- | --fail REASON) TOKEN
+
+End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|-
+(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true},
+"calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is
+denied with REASON). Exit codes: 0 resolved, 2 invalid JSON or not a token, 4 cannot reach the
+database or a missing extra, 7 no run waits on this token any more.
+
+positional arguments:
+  TOKEN          the token RequestInput handed to your ask function
+
+options:
+  -h, --help     show this help message and exit
+  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                 (default: sqlite:///ask_user.sqlite)
+  --json FILE|-  the DeferredToolResults as JSON
+  --fail REASON  end the wait without results, for this reason
+"""),
+    'demo': snapshot("""\
+usage: ask-user demo [-h] [--model NAME] [--scripted]
+
+Run an agent that asks two clarifying questions and acts on the answers. Offline and deterministic
+by default; in a terminal you answer, elsewhere a scripted person does.
+
+options:
+  -h, --help    show this help message and exit
+  --model NAME  a Pydantic AI model name, e.g. 'openai:gpt-5' (needs its key)
+  --scripted    let a scripted person answer even in a terminal
+"""),
+}
