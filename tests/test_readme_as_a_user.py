@@ -35,6 +35,8 @@ EXTRA_OF_MODULE = {
     'pydantic_ai_ask_user.durable': 'dbos',
     'dbos': 'dbos',
     'starlette': 'web',
+    'pydantic_ai_ask_user.ui.ag_ui': 'ag-ui',
+    'pydantic_ai_ask_user.ui.vercel_ai': 'vercel-ai',
 }
 """Imports that this project's extras provide, and the extra that does."""
 

@@ -8,7 +8,8 @@ from typing import Any
 from ._answerer import WebAnswerer
 from ._app import AskUserApp, create_app
 from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
-from ._options import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, DEFAULT_TITLE, WebOptions, deprecated_name
+from ._options import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, DEFAULT_TITLE, WebOptions
+from ._options import deprecated_name as _deprecated_name
 from ._security import (
     CONTENT_SECURITY_POLICY,
     CSRF_COOKIE,
@@ -45,6 +46,6 @@ __all__ = (
 def __getattr__(name: str) -> Any:
     """The older names of this module, still importable with a `DeprecationWarning`."""
     if name == 'DEFAULT_MAX_CUSTOM_ANSWER':
-        deprecated_name('pydantic_ai_ask_user.web.DEFAULT_MAX_CUSTOM_ANSWER', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH')
+        _deprecated_name('pydantic_ai_ask_user.web.DEFAULT_MAX_CUSTOM_ANSWER', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH')
         return DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
