@@ -1,0 +1,16 @@
+"""MCP both ways: ask through an MCP client's elicitation, answer an MCP server's elicitation, `ask-user mcp`.
+
+Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`.
+"""
+
+from ._answerer import MCPElicitationAnswerer, can_elicit_directly, run_agent_in_tool
+from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, elicitation_form
+
+__all__ = (
+    'MCPElicitationAnswerer',
+    'run_agent_in_tool',
+    'can_elicit_directly',
+    'ElicitationForm',
+    'elicitation_form',
+    'CUSTOM_FIELD_SUFFIX',
+)
