@@ -5,6 +5,7 @@ Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`.
 
 from ._answerer import MCPElicitationAnswerer, can_elicit_directly, run_agent_in_tool
 from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, elicitation_form
+from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
 
 __all__ = (
     'MCPElicitationAnswerer',
@@ -13,4 +14,9 @@ __all__ = (
     'ElicitationForm',
     'elicitation_form',
     'CUSTOM_FIELD_SUFFIX',
+    'elicitation_handler',
+    'request_from_form',
+    'FormMapping',
+    'CannotExpressError',
+    'DECLINE_REASON_KEY',
 )
