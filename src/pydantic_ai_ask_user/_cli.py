@@ -20,7 +20,7 @@ EXIT_INTERNAL_ERROR = 70
 TRACEBACK_VARIABLE = 'ASK_USER_TRACEBACK'
 """The environment variable that, set to `1`, prints where an internal error happened instead of one line."""
 
-_COMMAND_MODULES = ('_demo', '_cli_ask', '_cli_durable')
+_COMMAND_MODULES = ('_demo', '_cli_ask', '_cli_durable', 'mcp._command')
 """Modules that add a subcommand: each has `register(subparsers)`, and sets `func` returning the exit code."""
 
 
