@@ -3,14 +3,16 @@
 Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`.
 """
 
-from ._answerer import MCPElicitationAnswerer, can_elicit_directly, run_agent_in_tool
-from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, elicitation_form
+from ._answerer import MCPElicitationAnswerer, NoBackChannelAskError, can_elicit_directly, run_agent_in_tool
+from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
 from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
 
 __all__ = (
     'MCPElicitationAnswerer',
     'run_agent_in_tool',
     'can_elicit_directly',
+    'NoBackChannelAskError',
+    'RefusedAnswerError',
     'ElicitationForm',
     'elicitation_form',
     'CUSTOM_FIELD_SUFFIX',

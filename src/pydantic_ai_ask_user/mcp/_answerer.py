@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import NoBackChannelError
 from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -23,7 +24,7 @@ from .._answers import (
 )
 from .._capability import AskUser
 from .._text import printable
-from ._form import elicitation_form
+from ._form import RefusedAnswerError, elicitation_form
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
@@ -31,7 +32,11 @@ if TYPE_CHECKING:
     from mcp_types import RequestId
     from pydantic_ai.agent import AbstractAgent
 
-__all__ = ('MCPElicitationAnswerer', 'run_agent_in_tool', 'can_elicit_directly')
+__all__ = ('MCPElicitationAnswerer', 'run_agent_in_tool', 'can_elicit_directly', 'NoBackChannelAskError')
+
+
+class NoBackChannelAskError(ToolError, CannotAskError):
+    """The session has no back-channel to ask on (2026-07-28); in a tool, the call fails with this message."""
 
 
 def can_elicit_directly(protocol_version: str | None) -> bool:
@@ -92,7 +97,7 @@ class MCPElicitationAnswerer:
                 message=form.message, requested_schema=form.schema, related_request_id=self.related_request_id
             )
         except NoBackChannelError:
-            raise CannotAskError(
+            raise NoBackChannelAskError(
                 'this MCP session has no back-channel for the server to ask on (protocol 2026-07-28); '
                 'ask with run_agent_in_tool, which returns an input-required result there'
             ) from None
@@ -169,7 +174,9 @@ def _answers(
     for request in requests:
         result = responses.get(request.id)
         if not isinstance(result, ElicitResult):
-            raise ValueError(f'the retry carries no elicitation result for the question call {printable(request.id)}')
+            raise RefusedAnswerError(
+                f'the retry carries no elicitation result for the question call {printable(request.id)}'
+            )
         form = elicitation_form(request, allow_custom_answers=allow_custom_answers)
         results[request.id] = ask_user_result(request, form.read(result.action, result.content))
     return results

@@ -6,14 +6,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp.server.mcpserver.exceptions import ToolError
+
 from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserAnswer, AskUserRequest, AskUserResponse, check_response
 from .._questions import Question
 from .._text import is_blank, printable
 
-__all__ = ('ElicitationForm', 'elicitation_form', 'CUSTOM_FIELD_SUFFIX')
+__all__ = ('ElicitationForm', 'elicitation_form', 'CUSTOM_FIELD_SUFFIX', 'RefusedAnswerError')
 
 CUSTOM_FIELD_SUFFIX = '_own'
 """The suffix of the optional string field that carries a question's answer in the person's own words."""
+
+
+class RefusedAnswerError(ToolError, ValueError):
+    """An MCP client's answer that does not fit the questions it was asked; the message names the problem.
+
+    A `ValueError`, and an `MCPServer` `ToolError`: in a tool, the call fails with this message for the
+    client to read, and nothing the client sent is taken.
+    """
 
 
 def _choice_key(index: int) -> str:
@@ -60,19 +70,23 @@ class ElicitationForm:
         if action in ('decline', 'cancel'):
             return AskUserResponse(cancelled=True)
         if action != 'accept':
-            raise ValueError(f'the elicitation action is {printable(repr(action))}, not accept, decline or cancel')
+            raise RefusedAnswerError(
+                f'the elicitation action is {printable(repr(action))}, not accept, decline or cancel'
+            )
         if not isinstance(content, Mapping):
-            raise ValueError('the elicitation was accepted without content')
+            raise RefusedAnswerError('the elicitation was accepted without content')
         known = set(self.schema['properties'])
         for key in content:
             if key not in known:
-                raise ValueError(f'the form content has a field {printable(repr(key))} that the form did not ask for')
+                raise RefusedAnswerError(
+                    f'the form content has a field {printable(repr(key))} that the form did not ask for'
+                )
         answers = [self._answer(index, question, content) for index, question in enumerate(self.request.questions)]
         response = AskUserResponse(answers=tuple(answers))
         try:
             check_response(self.request, response)
         except ValueError as error:
-            raise ValueError(printable(str(error))) from None
+            raise RefusedAnswerError(printable(str(error))) from None
         return response
 
     def _answer(self, index: int, question: Question, content: Mapping[str, Any]) -> AskUserAnswer:
@@ -81,24 +95,24 @@ class ElicitationForm:
         own = content.get(key + CUSTOM_FIELD_SUFFIX) if self.allow_custom_answers else None
         where = f'field {key} ({printable(repr(question.header))})'
         if own is not None and not isinstance(own, str):
-            raise ValueError(f'{where}: the own answer is {type(own).__name__}, not a string')
+            raise RefusedAnswerError(f'{where}: the own answer is {type(own).__name__}, not a string')
         if own is not None and is_blank(own):
             own = None  # a form client sends an untouched optional text field as ''
         if choice in ('', []):
             choice = None
         if own is not None:
             if choice is not None:
-                raise ValueError(f'{where}: both an option and an own answer were given; give one or the other')
+                raise RefusedAnswerError(f'{where}: both an option and an own answer were given; give one or the other')
             return AskUserAnswer(header=question.header, custom_answer=own)
         if choice is None:
-            raise ValueError(f'{where}: nothing was picked')
+            raise RefusedAnswerError(f'{where}: nothing was picked')
         if question.multi_select:
             if not isinstance(choice, list) or not all(isinstance(item, str) for item in choice):  # pyright: ignore[reportUnknownVariableType]
                 got = type(choice).__name__  # pyright: ignore[reportUnknownArgumentType]
-                raise ValueError(f'{where}: expected a list of option labels, got {got}')
+                raise RefusedAnswerError(f'{where}: expected a list of option labels, got {got}')
             return AskUserAnswer(header=question.header, selected=tuple(choice))  # pyright: ignore[reportUnknownArgumentType]
         if not isinstance(choice, str):
-            raise ValueError(f'{where}: expected one option label, got {type(choice).__name__}')
+            raise RefusedAnswerError(f'{where}: expected one option label, got {type(choice).__name__}')
         return AskUserAnswer(header=question.header, selected=(choice,))
 
 
