@@ -175,11 +175,13 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
     required = set(_array(schema.get('required')) or [])
     fields: list[_Field] = []
     questions: list[Question] = []
+    left_out: list[str] = []
     for key, field_schema in properties.items():
         item = _field(key, field_schema)
         if isinstance(item, str):
             if key in required:
                 raise CannotExpressError(f'field {printable(repr(key))} cannot be asked as a question: {item}')
+            left_out.append(f'{printable(repr(key))}: {item}')
             continue
         description = (_object(field_schema) or {}).get('description')
         text = description if isinstance(description, str) and description.strip() else item.header
@@ -199,7 +201,7 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
             raise CannotExpressError(f'field {printable(repr(key))} cannot be asked: {printable(problem)}') from None
         fields.append(item)
     if not questions:
-        raise CannotExpressError('none of the form fields can be asked as a question')
+        raise CannotExpressError(f'none of the form fields can be asked as a question ({"; ".join(left_out)})')
     if len(questions) > MAX_QUESTIONS:
         raise CannotExpressError(f'the form has {len(questions)} fields; at most {MAX_QUESTIONS} questions are asked')
     try:
