@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import mcp_servers
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
@@ -46,8 +47,10 @@ def stdio() -> StdioServerParameters:
     return StdioServerParameters(command=command[0], args=command[1:])
 
 
-@pytest.fixture(params=['stdio', 'http'])
+@pytest.fixture(params=['memory', 'stdio', 'http'])
 def target(request: pytest.FixtureRequest, start_http: Callable[..., str]) -> Any:
+    if request.param == 'memory':
+        return mcp_servers.server
     if request.param == 'stdio':
         return stdio()
     return start_http(*server_command('http', '{port}'))
@@ -81,7 +84,7 @@ async def test_the_agent_asks_through_the_client_in_two_rounds(target: Any, mode
 @pytest.mark.parametrize('mode', PROTOCOLS)
 @pytest.mark.parametrize('action', ['decline', 'cancel'])
 async def test_a_decline_or_cancel_is_the_declined_answer(mode: str, action: str) -> None:
-    async with Client(stdio(), mode=mode, elicitation_callback=Person(action, action)) as client:
+    async with Client(mcp_servers.server, mode=mode, elicitation_callback=Person(action, action)) as client:
         result = await client.call_tool('plan', {})
     assert json.loads(result.content[0].text)['answers'] == [DECLINED, DECLINED]  # type: ignore[union-attr]
 
@@ -101,7 +104,7 @@ HOSTILE = [
 @pytest.mark.parametrize('mode', PROTOCOLS)
 @pytest.mark.parametrize(('content', 'problem'), HOSTILE)
 async def test_a_hostile_answer_from_the_client_is_refused(mode: str, content: dict[str, Any], problem: str) -> None:
-    async with Client(stdio(), mode=mode, elicitation_callback=Person(content)) as client:
+    async with Client(mcp_servers.server, mode=mode, elicitation_callback=Person(content)) as client:
         result = await client.call_tool('plan', {})
     assert result.is_error
     text = result.content[0].text  # type: ignore[union-attr]
@@ -112,7 +115,7 @@ async def test_a_hostile_answer_from_the_client_is_refused(mode: str, content: d
 
 async def test_the_answerer_without_custom_answers_requires_each_choice() -> None:
     person = Person({'q1': 'billing'})
-    async with Client(stdio(), mode='legacy', elicitation_callback=person) as client:
+    async with Client(mcp_servers.server, mode='legacy', elicitation_callback=person) as client:
         result = await client.call_tool('ask_once', {})
     assert json.loads(result.content[0].text)['result'] == {'Name': ['billing']}  # type: ignore[union-attr]
     schema = person.seen[0].requested_schema  # type: ignore[union-attr]
@@ -121,7 +124,7 @@ async def test_the_answerer_without_custom_answers_requires_each_choice() -> Non
 
 
 async def test_on_a_2026_session_the_answerer_says_to_take_the_input_required_path() -> None:
-    async with Client(stdio(), mode='2026-07-28', elicitation_callback=Person({'q1': 'billing'})) as client:
+    async with Client(mcp_servers.server, mode='2026-07-28', elicitation_callback=Person({'q1': 'billing'})) as client:
         result = await client.call_tool('ask_once', {})
     assert result.is_error
     assert 'no back-channel' in result.content[0].text  # type: ignore[union-attr]

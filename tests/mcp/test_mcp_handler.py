@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import mcp_servers
 import pytest
 from fastmcp import Client as FastMCPClient
 from fastmcp.client.transports import StdioTransport
@@ -43,8 +44,10 @@ def _calls(shape: str) -> FunctionModel:
     return FunctionModel(respond)
 
 
-@pytest.fixture(params=['stdio', 'http'])
+@pytest.fixture(params=['memory', 'stdio', 'http'])
 def transport(request: pytest.FixtureRequest, start_http: Callable[..., str]) -> Callable[[], Any]:
+    if request.param == 'memory':
+        return lambda: mcp_servers.server
     if request.param == 'stdio':
         command = server_command('stdio')
         return lambda: StdioTransport(command[0], command[1:])

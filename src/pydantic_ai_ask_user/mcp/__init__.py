@@ -6,6 +6,7 @@ Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`.
 from ._answerer import MCPElicitationAnswerer, NoBackChannelAskError, can_elicit_directly, run_agent_in_tool
 from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
 from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
+from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
 
 __all__ = (
     'MCPElicitationAnswerer',
@@ -21,4 +22,7 @@ __all__ = (
     'FormMapping',
     'CannotExpressError',
     'DECLINE_REASON_KEY',
+    'ask_user_server',
+    'TOOL_INPUT_SCHEMA',
+    'SERVER_NAME',
 )
