@@ -35,6 +35,10 @@ EXTRA_OF_MODULE = {
     'pydantic_ai_ask_user.durable': 'dbos',
     'dbos': 'dbos',
     'starlette': 'web',
+    'pydantic_ai_ask_user.mcp': 'mcp',
+    'mcp': 'mcp',
+    'mcp_types': 'mcp',
+    'fastmcp': 'mcp',
 }
 """Imports that this project's extras provide, and the extra that does."""
 
