@@ -221,3 +221,38 @@ def test_without_a_terminal_it_says_so_and_exits_4() -> None:
     assert done.returncode == 4
     assert done.stderr.startswith('ask-user: ')
     assert done.stdout == ''
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=waits.WAIT,
+    )
+
+
+async def test_with_db_the_question_waits_in_the_durable_store_and_ask_user_answer_answers_it(tmp_path: Path) -> None:
+    url = f'sqlite:///{tmp_path / "questions.sqlite"}'
+    results: list[Any] = []
+    async with Client(stdio('--db', url)) as client, anyio.create_task_group() as group:
+
+        async def call() -> None:
+            results.append(await client.call_tool(TOOL_NAME, QUESTIONS))
+
+        group.start_soon(call)
+        with anyio.fail_after(waits.WAIT):
+            while True:
+                pending = await anyio.to_thread.run_sync(lambda: _cli('pending', '--db', url, '--json'))
+                lines = [json.loads(line) for line in pending.stdout.splitlines() if line.strip()]
+                if lines:
+                    break
+                await anyio.sleep(0.2)
+        (waiting,) = lines
+        answer = json.dumps({'Database': ['SQLite']})
+        done = await anyio.to_thread.run_sync(
+            lambda: _cli('answer', waiting['id'], '--db', url, '--json', '-', stdin=answer)
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(results[0].content[0].text) == {'Database': ['SQLite']}
