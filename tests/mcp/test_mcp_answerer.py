@@ -163,3 +163,11 @@ def test_the_typescript_client_declining_is_the_declined_answer(
         }
     )
     assert json.loads(out['result']['content'][0]['text'])['answers'] == [DECLINED, DECLINED]
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_a_client_without_elicitation_gets_told_it_cannot_answer(mode: str) -> None:
+    async with Client(mcp_servers.server, mode=mode) as client:
+        result = await client.call_tool('plan', {})
+    assert result.is_error
+    assert 'did not declare the elicitation capability' in result.content[0].text  # type: ignore[union-attr]

@@ -3,7 +3,13 @@
 Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`.
 """
 
-from ._answerer import MCPElicitationAnswerer, NoBackChannelAskError, can_elicit_directly, run_agent_in_tool
+from ._answerer import (
+    ClientCannotElicitError,
+    MCPElicitationAnswerer,
+    NoBackChannelAskError,
+    can_elicit_directly,
+    run_agent_in_tool,
+)
 from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
 from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
 from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
@@ -13,6 +19,7 @@ __all__ = (
     'run_agent_in_tool',
     'can_elicit_directly',
     'NoBackChannelAskError',
+    'ClientCannotElicitError',
     'RefusedAnswerError',
     'ElicitationForm',
     'elicitation_form',

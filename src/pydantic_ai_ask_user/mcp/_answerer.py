@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import NoBackChannelError
-from mcp_types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp_types import ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -32,11 +32,28 @@ if TYPE_CHECKING:
     from mcp_types import RequestId
     from pydantic_ai.agent import AbstractAgent
 
-__all__ = ('MCPElicitationAnswerer', 'run_agent_in_tool', 'can_elicit_directly', 'NoBackChannelAskError')
+__all__ = (
+    'MCPElicitationAnswerer',
+    'run_agent_in_tool',
+    'can_elicit_directly',
+    'NoBackChannelAskError',
+    'ClientCannotElicitError',
+)
 
 
 class NoBackChannelAskError(ToolError, CannotAskError):
     """The session has no back-channel to ask on (2026-07-28); in a tool, the call fails with this message."""
+
+
+class ClientCannotElicitError(ToolError, CannotAskError):
+    """The MCP client did not declare the elicitation capability: it has no way to put a form to a person."""
+
+
+def _check_client(capabilities: ClientCapabilities | None) -> None:
+    if capabilities is None or capabilities.elicitation is None:
+        raise ClientCannotElicitError(
+            'the MCP client did not declare the elicitation capability, so it cannot show questions to a person'
+        )
 
 
 def can_elicit_directly(protocol_version: str | None) -> bool:
@@ -87,6 +104,7 @@ class MCPElicitationAnswerer:
 
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Ask the client, and return what it answered, checked."""
+        _check_client(self.session.client_capabilities)
         form = elicitation_form(
             request,
             allow_custom_answers=self.allow_custom_answers,
@@ -147,6 +165,7 @@ async def run_agent_in_tool(
     output = result.output
     if not isinstance(output, DeferredToolRequests):
         return output
+    _check_client(ctx.client_capabilities)
     others = [call.tool_name for call in output.calls + output.approvals if call.tool_name != TOOL_NAME]
     if others:
         raise CannotAskError(f'the run deferred calls this tool cannot resume: {printable(", ".join(others))}')
