@@ -256,3 +256,26 @@ async def test_with_db_the_question_waits_in_the_durable_store_and_ask_user_answ
         )
         assert done.returncode == 0, done.stderr
     assert json.loads(results[0].content[0].text) == {'Database': ['SQLite']}
+
+
+def test_ask_user_starts_without_loading_the_mcp_sdk() -> None:
+    code = (
+        'import sys\n'
+        'from pydantic_ai_ask_user._cli import build_parser\n'
+        'build_parser().parse_args(["mcp", "--web"])\n'
+        'print(sorted(k for k in sys.modules if k.partition(".")[0] in {"mcp", "mcp_types", "fastmcp"}))\n'
+    )
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT, check=True)
+    assert done.stdout.strip() == '[]'
+
+
+def test_without_the_mcp_extra_it_says_how_to_install_it_and_exits_4() -> None:
+    code = (
+        'import sys\n'
+        'sys.modules["mcp"] = None  # as if the extra were not installed\n'
+        'from pydantic_ai_ask_user._cli import main\n'
+        'sys.exit(main(["mcp", "--web"]))\n'
+    )
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT)
+    assert done.returncode == 4, done.stderr
+    assert "install the mcp extra: pip install 'pydantic-ai-ask-user[mcp]'" in done.stderr

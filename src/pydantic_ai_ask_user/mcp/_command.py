@@ -93,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from ._server import ask_user_server
+    try:
+        from ._server import ask_user_server
+    except ImportError as error:
+        raise CannotAskError(f"{error}; install the mcp extra: pip install 'pydantic-ai-ask-user[mcp]'") from None
 
     async with _answerer(args) as answerer:
         server = ask_user_server(answerer, timeout=args.timeout)
