@@ -37,6 +37,10 @@ EXTRA_OF_MODULE = {
     'starlette': 'web',
     'pydantic_ai_ask_user.ui.ag_ui': 'ag-ui',
     'pydantic_ai_ask_user.ui.vercel_ai': 'vercel-ai',
+    'pydantic_ai_ask_user.mcp': 'mcp',
+    'mcp': 'mcp',
+    'mcp_types': 'mcp',
+    'fastmcp': 'mcp',
 }
 """Imports that this project's extras provide, and the extra that does."""
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from .._text import printable
+from ..mcp import _command as mcp_command
 from . import ask, demo, durable
 from .exit_codes import EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
 
@@ -30,13 +31,12 @@ if TYPE_CHECKING:
     Register = Callable[[Subparsers], None]
     """A command's `register(subparsers)`: adds its subparser and sets `func(args) -> exit code` on it."""
 
-COMMANDS: tuple[Register, ...] = (demo.register, ask.register, durable.register)
+COMMANDS: tuple[Register, ...] = (demo.register, ask.register, durable.register, mcp_command.register)
 """Every command of `ask-user`, in the order `--help` lists them.
 
-`ask-user mcp` joins here as `pydantic_ai_ask_user.mcp._command.register`, imported statically at the top of
-this module like the others. Its module must stay as cheap to import as these (the `mcp` library is
-imported inside its `run`), so that `ask-user --help` and `ask` start fast and the command is listed even
-when the `mcp` extra is not installed.
+Each command's module stays cheap to import (its front end, and for `mcp` the `mcp` library, is imported
+inside its `run`), so that `ask-user --help` and `ask` start fast and every command is listed even when
+its extra is not installed.
 """
 
 

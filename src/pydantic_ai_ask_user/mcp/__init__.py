@@ -1,0 +1,76 @@
+"""MCP both ways: ask through an MCP client's elicitation, answer an MCP server's elicitation, `ask-user mcp`.
+
+Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`. Each name is imported on first use, so
+that `ask-user` (which registers `ask-user mcp` from `mcp._command`) does not load the MCP SDK to start.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._answerer import (
+        ClientCannotElicitError,
+        MCPElicitationAnswerer,
+        NoBackChannelAskError,
+        can_elicit_directly,
+        run_agent_in_tool,
+    )
+    from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
+    from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
+    from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
+
+__all__ = (
+    'MCPElicitationAnswerer',
+    'run_agent_in_tool',
+    'can_elicit_directly',
+    'NoBackChannelAskError',
+    'ClientCannotElicitError',
+    'RefusedAnswerError',
+    'ElicitationForm',
+    'elicitation_form',
+    'CUSTOM_FIELD_SUFFIX',
+    'elicitation_handler',
+    'request_from_form',
+    'FormMapping',
+    'CannotExpressError',
+    'DECLINE_REASON_KEY',
+    'ask_user_server',
+    'TOOL_INPUT_SCHEMA',
+    'SERVER_NAME',
+)
+
+_MODULE_OF = {
+    'MCPElicitationAnswerer': '_answerer',
+    'run_agent_in_tool': '_answerer',
+    'can_elicit_directly': '_answerer',
+    'NoBackChannelAskError': '_answerer',
+    'ClientCannotElicitError': '_answerer',
+    'RefusedAnswerError': '_form',
+    'ElicitationForm': '_form',
+    'elicitation_form': '_form',
+    'CUSTOM_FIELD_SUFFIX': '_form',
+    'elicitation_handler': '_handler',
+    'request_from_form': '_handler',
+    'FormMapping': '_handler',
+    'CannotExpressError': '_handler',
+    'DECLINE_REASON_KEY': '_handler',
+    'ask_user_server': '_server',
+    'TOOL_INPUT_SCHEMA': '_server',
+    'SERVER_NAME': '_server',
+}
+"""The private module each public name lives in."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(importlib.import_module(f'{__name__}.{module}'), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,87 @@
+"""`ask_user_question` as an MCP tool, for agents that are not Pydantic AI: our schema, limits and validation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import ValidationError
+
+from .._answers import (
+    TIMED_OUT,
+    TOOL_NAME,
+    Answerer,
+    AskUserRequest,
+    CannotAskError,
+    ask_user_result,
+    format_validation_error,
+)
+from .._capability import INSTRUCTIONS, TOOL_DESCRIPTION
+from .._questions import ToolArguments
+from .._text import printable
+
+__all__ = ('ask_user_server', 'TOOL_INPUT_SCHEMA', 'SERVER_NAME')
+
+SERVER_NAME = 'ask-user'
+"""The name the server gives itself; hosts show it next to the tool."""
+
+TOOL_INPUT_SCHEMA: dict[str, Any] = ToolArguments.model_json_schema()
+"""The input schema of the MCP tool: the arguments `AskUser` validates, exactly."""
+
+
+def _text(text: str, *, error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type='text', text=text)], is_error=error)
+
+
+def ask_user_server(answerer: Answerer, *, timeout: float | None = None, name: str = SERVER_NAME) -> Server[Any]:
+    """An MCP server with one tool, `ask_user_question`, whose questions `answerer` puts to a person.
+
+    The tool takes exactly the arguments of `AskUser`'s tool (`TOOL_INPUT_SCHEMA`) with the same
+    description, and the server carries the same instructions. Arguments that break a rule get a tool
+    error listing each problem (`questions.0.header: ...`), for the host's model to fix and call again.
+    The result is what a Pydantic AI model gets (`ask_user_result`): a JSON object mapping each header to
+    the labels picked (or the one answer typed instead), or the `DECLINED` or `TIMED_OUT` sentence. When
+    the answerer cannot reach a person (`CannotAskError`), the call fails with that reason.
+    Serve it with `run_stdio` or `streamable_http_app` (see `ask-user mcp`).
+    """
+    tool = Tool(
+        name=TOOL_NAME,
+        title='Ask the user',
+        description=TOOL_DESCRIPTION,
+        input_schema=TOOL_INPUT_SCHEMA,
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False),
+    )
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if params.name != TOOL_NAME:
+            return _text(f'Unknown tool {printable(repr(params.name))}; this server has only {TOOL_NAME}.', error=True)
+        try:
+            request = AskUserRequest.from_tool_args(params.arguments or {})
+        except ValidationError as error:
+            problems = '\n'.join(f'- {printable(line)}' for line in format_validation_error(error))
+            return _text(f'Invalid arguments for {TOOL_NAME}; fix them and call it again:\n{problems}', error=True)
+        try:
+            with anyio.move_on_after(timeout):
+                response = await answerer(request)
+                result = ask_user_result(request, response)
+                return _text(result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
+        except CannotAskError as error:
+            return _text(f'Cannot ask the user here: {printable(str(error))}', error=True)
+        return _text(TIMED_OUT)
+
+    return Server(name, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)

@@ -1,0 +1,151 @@
+"""MCP servers the tests connect real clients to: `python mcp_servers.py stdio` or `python mcp_servers.py http PORT`.
+
+Tools:
+- `plan`: runs a Pydantic AI agent whose model asks two rounds of questions, answered by the MCP client
+  through `run_agent_in_tool` (elicitation on 2025 sessions, input-required results on 2026-07-28 ones).
+  Returns `{"protocol": ..., "answers": [...]}` with what the model got back each round.
+- `ask_once`: the same with one question put through `MCPElicitationAnswerer` directly.
+- `form`: puts the form named `shape` (see `FORMS`) to the client and returns what came back, `_meta` included.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from pydantic_ai_ask_user import AskUserRequest, ask_user_result
+from pydantic_ai_ask_user.mcp import MCPElicitationAnswerer, run_agent_in_tool
+
+ROUND_ONE = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database should the service use?',
+            'options': [
+                {'label': 'PostgreSQL', 'description': 'relational, the team knows it'},
+                {'label': 'SQLite'},
+            ],
+        },
+        {
+            'header': 'Environments',
+            'question': 'Where should it be deployed?',
+            'options': [{'label': 'staging'}, {'label': 'production'}, {'label': 'preview'}],
+            'multi_select': True,
+        },
+    ]
+}
+
+ROUND_TWO = {
+    'questions': [
+        {
+            'header': 'Name',
+            'question': 'What should the service be called?',
+            'options': [{'label': 'orders'}, {'label': 'billing'}],
+        }
+    ]
+}
+
+FORMS: dict[str, dict[str, Any]] = {
+    'deploy': {
+        'type': 'object',
+        'properties': {
+            'env': {
+                'type': 'string',
+                'title': 'Environment',
+                'description': 'Where to deploy',
+                'oneOf': [{'const': 'stg', 'title': 'Staging'}, {'const': 'prd', 'title': 'Production'}],
+            },
+            'regions': {
+                'type': 'array',
+                'title': 'Regions',
+                'items': {'anyOf': [{'const': 'eu', 'title': 'Europe'}, {'const': 'us', 'title': 'Americas'}]},
+            },
+            'confirm': {'type': 'boolean', 'title': 'Confirm', 'description': 'Really deploy?'},
+            'note': {'type': 'string', 'title': 'Note'},
+        },
+        'required': ['env', 'regions', 'confirm'],
+    },
+    'name': {
+        'type': 'object',
+        'properties': {
+            'name': {'type': 'string', 'title': 'Name', 'default': 'orders', 'examples': ['billing'], 'maxLength': 20}
+        },
+        'required': ['name'],
+    },
+    'age': {
+        'type': 'object',
+        'properties': {'age': {'type': 'integer', 'title': 'Age', 'minimum': 0}},
+        'required': ['age'],
+    },
+    'many': {
+        'type': 'object',
+        'properties': {
+            'pick': {'type': 'string', 'title': 'Pick', 'enum': [f'v{i}' for i in range(9)]},
+        },
+        'required': ['pick'],
+    },
+}
+"""Form shapes: `deploy` and `name` can be asked; `age` (a free number) and `many` (nine options) cannot."""
+
+
+def _asks_twice(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    returns = [
+        part.model_response_str()
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+    if not returns:
+        return ModelResponse(parts=[ToolCallPart('ask_user_question', ROUND_ONE)])
+    if len(returns) == 1:
+        return ModelResponse(parts=[ToolCallPart('ask_user_question', ROUND_TWO)])
+    return ModelResponse(parts=[TextPart(json.dumps([json.loads(r) if r.startswith('{') else r for r in returns]))])
+
+
+agent = Agent(FunctionModel(_asks_twice))
+server = MCPServer('ask-user-tests')
+
+
+@server.tool()
+async def plan(ctx: Context) -> str | InputRequiredResult:
+    output = await run_agent_in_tool(agent, ctx, 'Plan the service.')
+    if isinstance(output, InputRequiredResult):
+        return output
+    return json.dumps({'protocol': ctx.protocol_version, 'answers': json.loads(output)})
+
+
+@server.tool()
+async def ask_once(ctx: Context) -> str:
+    request = AskUserRequest.from_tool_args(ROUND_TWO)
+    response = await MCPElicitationAnswerer.from_context(ctx, allow_custom_answers=False)(request)
+    return json.dumps({'protocol': ctx.protocol_version, 'result': ask_user_result(request, response)})
+
+
+@server.tool()
+async def form(shape: str, ctx: Context) -> str | InputRequiredResult:
+    schema = FORMS[shape]
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if not ctx.input_responses:
+            params = ElicitRequestFormParams(message=f'Form {shape}', requested_schema=schema)
+            return InputRequiredResult(input_requests={'form': ElicitRequest(params=params)}, request_state=shape)
+        result = ctx.input_responses['form']
+    else:
+        result = await ctx.session.elicit_form(f'Form {shape}', schema, related_request_id=ctx.request_id)
+    data = result.model_dump(mode='json', by_alias=True, exclude_none=True)
+    return json.dumps({'protocol': ctx.protocol_version, **data})
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == 'stdio':
+        server.run('stdio')
+    else:
+        server.run('streamable-http', port=int(sys.argv[2]))

@@ -1,0 +1,49 @@
+"""Helpers of the MCP tests: free ports, waiting for a server, the test servers' command line."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import waits
+
+HERE = Path(__file__).parent
+SERVERS = HERE / 'mcp_servers.py'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen[Any]) -> None:
+    end = time.monotonic() + waits.WAIT
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise AssertionError(f'the server exited with {process.returncode} before listening on {port}')
+        try:
+            with socket.create_connection(('127.0.0.1', port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f'nothing listened on port {port}')
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=waits.WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def server_command(*args: str) -> list[str]:
+    """The test servers' command line."""
+    return [sys.executable, str(SERVERS), *args]

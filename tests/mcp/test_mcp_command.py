@@ -1,0 +1,281 @@
+"""`ask-user mcp`: the real command, reached by real MCP clients, answered in a real pty and a real Chromium."""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import waits
+from mcp import Client, StdioServerParameters
+from mcp_support import stop
+from playwright.async_api import async_playwright, expect
+
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME
+from pydantic_ai_ask_user._capability import INSTRUCTIONS, TOOL_DESCRIPTION
+from pydantic_ai_ask_user._questions import ToolArguments
+
+COMMAND = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'mcp']
+PROTOCOLS = ['legacy', '2026-07-28']
+CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
+CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking']
+
+QUESTIONS = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite', 'description': 'A local file.'}],
+        }
+    ]
+}
+
+
+class Served:
+    """`ask-user mcp` in a subprocess, its stderr read line by line as it comes."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*COMMAND, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in iter(self.process.stderr.readline, ''):
+            self.lines.put(line)
+        self.lines.put('')
+
+    def wait_line(self, pattern: str) -> re.Match[str]:
+        seen: list[str] = []
+        while True:
+            line = self.lines.get(timeout=waits.WAIT)
+            if not line:
+                raise AssertionError(f'ask-user mcp exited ({self.process.wait()}) without {pattern!r}: {seen}')
+            seen.append(line)
+            if found := re.search(pattern, line):
+                return found
+
+    def endpoint(self) -> str:
+        return self.wait_line(r'MCP endpoint \(streamable HTTP\): (http://\S+)').group(1)
+
+    def question_link(self) -> str:
+        return self.wait_line(r'a question is waiting; .*: (http://\S+)').group(1)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Served]]:
+    started: list[Served] = []
+
+    def start(*args: str) -> Served:
+        served = Served(*args)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        stop(served.process)
+
+
+def stdio(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], *args])
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_the_tool_has_our_exact_schema_description_and_instructions(mode: str) -> None:
+    async with Client(stdio('--web'), mode=mode) as client:
+        (tool,) = (await client.list_tools()).tools
+        assert tool.name == TOOL_NAME
+        assert tool.description == TOOL_DESCRIPTION
+        assert tool.input_schema == ToolArguments.model_json_schema()
+        if mode == 'legacy':
+            assert client.instructions == INSTRUCTIONS
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_invalid_arguments_get_an_error_naming_each_problem(mode: str) -> None:
+    bad = {'questions': [{'header': 'H\x1b[31m', 'question': 'q', 'options': [{'label': 'a'}, {'label': 'A'}]}]}
+    async with Client(stdio('--web'), mode=mode) as client:
+        result = await client.call_tool(TOOL_NAME, bad)
+        unknown = await client.call_tool('rm_rf', {})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith(f'Invalid arguments for {TOOL_NAME}; fix them and call it again:')
+    assert 'questions.0.header' in text
+    assert "option label 'A' is the same as 'a'" in text
+    assert '\x1b' not in text
+    assert unknown.is_error
+
+
+def _answer_form(link: str, data: dict[str, str]) -> None:
+    with httpx.Client(follow_redirects=True, timeout=waits.WAIT) as client:
+        page = client.get(link)
+        assert page.status_code == 200
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert csrf is not None
+        assert client.post(str(page.url), data={'csrf': csrf.group(1), **data}).status_code == 200
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_over_http_the_web_inbox_answers_and_the_host_gets_our_result(
+    mode: str, serve: Callable[..., Served]
+) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    url = served.endpoint()
+    async with Client(url, mode=mode) as client, anyio.create_task_group() as group:
+        results: list[Any] = []
+
+        async def call() -> None:
+            results.append(await client.call_tool(TOOL_NAME, QUESTIONS))
+
+        group.start_soon(call)
+        link = await anyio.to_thread.run_sync(served.question_link)
+        await anyio.to_thread.run_sync(_answer_form, link, {'action': 'answer', 'q0': 'other', 'q0-text': 'DuckDB'})
+    assert json.loads(results[0].content[0].text) == {'Database': ['DuckDB']}
+
+
+async def test_chromium_answers_a_question_a_host_asked_over_http(serve: Callable[..., Served]) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    url = served.endpoint()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            async with Client(url) as client, anyio.create_task_group() as group:
+                results: list[Any] = []
+
+                async def call() -> None:
+                    results.append(await client.call_tool(TOOL_NAME, QUESTIONS))
+
+                group.start_soon(call)
+                link = await anyio.to_thread.run_sync(served.question_link)
+                page = await browser.new_page()
+                page.set_default_timeout(waits.WAIT * 1000)
+                await page.goto(link)
+                await expect(page.get_by_text('A local file.')).to_be_visible()
+                await page.get_by_label('SQLite', exact=True).check()
+                await page.get_by_role('button', name='Submit').click()
+                await expect(page.locator('#confirmation')).to_contain_text('your answer was sent')
+        finally:
+            await browser.close()
+    assert json.loads(results[0].content[0].text) == {'Database': ['SQLite']}
+
+
+async def test_a_declined_question_is_the_declined_sentence(serve: Callable[..., Served]) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    async with Client(served.endpoint()) as client, anyio.create_task_group() as group:
+        results: list[Any] = []
+
+        async def call() -> None:
+            results.append(await client.call_tool(TOOL_NAME, QUESTIONS))
+
+        group.start_soon(call)
+        link = await anyio.to_thread.run_sync(served.question_link)
+        await anyio.to_thread.run_sync(_answer_form, link, {'action': 'decline'})
+    assert not results[0].is_error
+    assert results[0].content[0].text.startswith('The user declined to answer.')
+
+
+async def test_the_timeout_gives_the_timed_out_sentence() -> None:
+    async with Client(stdio('--web', '--timeout', '1')) as client:
+        result = await client.call_tool(TOOL_NAME, QUESTIONS)
+    assert result.content[0].text == TIMED_OUT  # type: ignore[union-attr]
+
+
+def test_the_typescript_client_gets_the_answer_over_http(
+    serve: Callable[..., Served], node_client: Path, tmp_path: Path
+) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    config = {'transport': 'http', 'url': served.endpoint(), 'tool': TOOL_NAME, 'arguments': QUESTIONS, 'answers': []}
+    node = shutil.which('node')
+    assert node is not None
+    client = subprocess.Popen([node, str(node_client), json.dumps(config)], stdout=subprocess.PIPE, text=True)
+    try:
+        _answer_form(served.question_link(), {'action': 'answer', 'q0': '0'})
+        out, _ = client.communicate(timeout=waits.WAIT)
+    finally:
+        stop(client)
+    data = json.loads(out.strip().splitlines()[-1])
+    assert data['tools'][0]['inputSchema'] == ToolArguments.model_json_schema()
+    assert json.loads(data['result']['content'][0]['text']) == {'Database': ['PostgreSQL']}
+
+
+def test_without_a_terminal_it_says_so_and_exits_4() -> None:
+    done = subprocess.run(
+        [*COMMAND, '--tty', '/nonexistent/tty'],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=waits.WAIT,
+    )
+    assert done.returncode == 4
+    assert done.stderr.startswith('ask-user: ')
+    assert done.stdout == ''
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=waits.WAIT,
+    )
+
+
+async def test_with_db_the_question_waits_in_the_durable_store_and_ask_user_answer_answers_it(tmp_path: Path) -> None:
+    url = f'sqlite:///{tmp_path / "questions.sqlite"}'
+    results: list[Any] = []
+    async with Client(stdio('--db', url)) as client, anyio.create_task_group() as group:
+
+        async def call() -> None:
+            results.append(await client.call_tool(TOOL_NAME, QUESTIONS))
+
+        group.start_soon(call)
+        with anyio.fail_after(waits.WAIT):
+            while True:
+                pending = await anyio.to_thread.run_sync(lambda: _cli('pending', '--db', url, '--json'))
+                lines = [json.loads(line) for line in pending.stdout.splitlines() if line.strip()]
+                if lines:
+                    break
+                await anyio.sleep(0.2)
+        (waiting,) = lines
+        answer = json.dumps({'Database': ['SQLite']})
+        done = await anyio.to_thread.run_sync(
+            lambda: _cli('answer', waiting['id'], '--db', url, '--json', '-', stdin=answer)
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(results[0].content[0].text) == {'Database': ['SQLite']}
+
+
+def test_ask_user_starts_without_loading_the_mcp_sdk() -> None:
+    code = (
+        'import sys\n'
+        'from pydantic_ai_ask_user._cli import build_parser\n'
+        'build_parser().parse_args(["mcp", "--web"])\n'
+        'print(sorted(k for k in sys.modules if k.partition(".")[0] in {"mcp", "mcp_types", "fastmcp"}))\n'
+    )
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT, check=True)
+    assert done.stdout.strip() == '[]'
+
+
+def test_without_the_mcp_extra_it_says_how_to_install_it_and_exits_4() -> None:
+    code = (
+        'import sys\n'
+        'sys.modules["mcp"] = None  # as if the extra were not installed\n'
+        'from pydantic_ai_ask_user._cli import main\n'
+        'sys.exit(main(["mcp", "--web"]))\n'
+    )
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT)
+    assert done.returncode == 4, done.stderr
+    assert "install the mcp extra: pip install 'pydantic-ai-ask-user[mcp]'" in done.stderr
