@@ -102,6 +102,7 @@ positional arguments:
     pending   list the questions waiting for an answer in a DBOS database
     answer    answer a waiting question in the terminal menu, or from JSON
     resolve   resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here
+    mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
 
 options:
   -h, --help  show this help message and exit

@@ -16,8 +16,10 @@ from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
 
 from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user._cli.arguments import port as _port
+from pydantic_ai_ask_user._cli.arguments import seconds as _seconds
 from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicitation_form
-from pydantic_ai_ask_user.mcp._command import _port, _seconds, run
+from pydantic_ai_ask_user.mcp._command import run
 from pydantic_ai_ask_user.testing import Custom, ScriptedAnswerer
 
 REQUEST = AskUserRequest.from_tool_args(

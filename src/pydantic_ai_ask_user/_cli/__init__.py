@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from .._text import printable
-from ..mcp import _command as mcp_command
-from . import ask, demo, durable
+from . import ask, demo, durable, mcp
 from .exit_codes import EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
 
 __all__ = ('main', 'build_parser', 'COMMANDS', 'TRACEBACK_VARIABLE')
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
     Register = Callable[[Subparsers], None]
     """A command's `register(subparsers)`: adds its subparser and sets `func(args) -> exit code` on it."""
 
-COMMANDS: tuple[Register, ...] = (demo.register, ask.register, durable.register, mcp_command.register)
+COMMANDS: tuple[Register, ...] = (demo.register, ask.register, durable.register, mcp.register)
 """Every command of `ask-user`, in the order `--help` lists them.
 
 Each command's module stays cheap to import (its front end, and for `mcp` the `mcp` library, is imported

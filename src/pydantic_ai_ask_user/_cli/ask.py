@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from .._text import printable, terminal_json
+from .arguments import port, seconds
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_TIMED_OUT
 
 if TYPE_CHECKING:
@@ -40,32 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument('file', nargs='?', default='-', metavar='FILE|-', help='the question file (default: stdin)')
-    parser.add_argument('--timeout', type=_seconds, metavar='SECONDS', help='give up after this many seconds')
+    parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up after this many seconds')
     parser.add_argument('--web', action='store_true', help='ask in a browser instead of the terminal')
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
-    parser.add_argument('--port', type=_port, default=0, help='with --web: the port (default: any free one)')
+    parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
     parser.add_argument('--open', action='store_true', help='with --web: open the page in a browser')
     parser.set_defaults(func=run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds') from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError('the timeout must be a positive number of seconds')
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a port number (0 to 65535)')
-    return value
 
 
 def read_request(file: str) -> AskUserRequest | list[str]:

@@ -1,4 +1,7 @@
-"""`ask-user mcp`: serve `ask_user_question` to any MCP host, over stdio or streamable HTTP."""
+"""What `ask-user mcp` runs: serve `ask_user_question` to any MCP host, over stdio or streamable HTTP.
+
+The command itself (its arguments) is `_cli/mcp.py`, which imports this module only when it runs.
+"""
 
 from __future__ import annotations
 
@@ -14,65 +17,10 @@ import anyio
 import anyio.to_thread
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from .._cli.exit_codes import EXIT_CANNOT_ASK
 from .._text import printable
 
-__all__ = ('register', 'run', 'DEFAULT_TTY', 'DEFAULT_HTTP_PORT', 'DEFAULT_HTTP_PATH')
-
-DEFAULT_TTY = '/dev/tty'
-"""The terminal the questions are drawn on by default: the controlling terminal, never the stdio pipe."""
-
-DEFAULT_HTTP_PORT = 8765
-"""The port `--http` serves on unless `--port` says otherwise."""
-
-DEFAULT_HTTP_PATH = '/mcp'
-"""The path of the streamable HTTP endpoint."""
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    """Add `mcp` to the `ask-user` command line."""
-    parser = subparsers.add_parser(
-        'mcp',
-        help='serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP',
-        description=(
-            'An MCP server with one tool, ask_user_question: the same schema, limits and validation as '
-            'the AskUser capability, answered in the terminal (drawn on /dev/tty, never on the stdio pipe), '
-            'in a browser (--web) or through the durable question store (--db). Exit codes: 0 the host '
-            'closed the connection, 4 no way to ask a person here.'
-        ),
-    )
-    parser.add_argument('--http', action='store_true', help='serve streamable HTTP instead of stdio')
-    parser.add_argument('--host', default='127.0.0.1', help='with --http: the address to serve on')
-    parser.add_argument('--port', type=_port, default=DEFAULT_HTTP_PORT, help='with --http: the port (0: any free one)')
-    parser.add_argument('--path', default=DEFAULT_HTTP_PATH, help='with --http: the endpoint path')
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument('--web', action='store_true', help='answer in a browser instead of the terminal')
-    where.add_argument('--db', metavar='URL', help='answer through the durable question store at URL (DBOS)')
-    parser.add_argument('--web-host', default='127.0.0.1', help='with --web: the address of the question pages')
-    parser.add_argument('--web-port', type=_port, default=0, help='with --web: their port (default: any free one)')
-    parser.add_argument('--open', action='store_true', help='with --web: open each question in a browser')
-    parser.add_argument('--tty', default=DEFAULT_TTY, help='the terminal to ask in (default: %(default)s)')
-    parser.add_argument('--timeout', type=_seconds, metavar='SECONDS', help='give up on a question after SECONDS')
-    parser.set_defaults(func=run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds') from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError('the timeout must be a positive number of seconds')
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a port number (0 to 65535)')
-    return value
+__all__ = ('run',)
 
 
 def _say(message: str) -> None:
@@ -82,9 +30,6 @@ def _say(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the host disconnects (stdio) or the process is interrupted (HTTP); return the exit code."""
-    # Imported here, not at the top: `_cli` imports this module to register the command.
-    from .._cli.exit_codes import EXIT_CANNOT_ASK
-
     try:
         return anyio.run(_serve, args)
     except CannotAskError as error:

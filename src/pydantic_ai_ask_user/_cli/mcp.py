@@ -1,0 +1,59 @@
+"""`ask-user mcp`: serve `ask_user_question` to any MCP host (Claude Code, Cursor, ...) over stdio or HTTP.
+
+Registering costs nothing: the `mcp` library, the front ends and the question models are imported by
+`pydantic_ai_ask_user.mcp._command` when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .arguments import port, seconds
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # pyright: ignore[reportPrivateUsage]
+
+__all__ = ('register', 'DEFAULT_TTY', 'DEFAULT_HTTP_PORT', 'DEFAULT_HTTP_PATH')
+
+DEFAULT_TTY = '/dev/tty'
+"""The terminal the questions are drawn on by default: the controlling terminal, never the stdio pipe."""
+
+DEFAULT_HTTP_PORT = 8765
+"""The port `--http` serves on unless `--port` says otherwise."""
+
+DEFAULT_HTTP_PATH = '/mcp'
+"""The path of the streamable HTTP endpoint."""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add `mcp` to the `ask-user` command line."""
+    parser = subparsers.add_parser(
+        'mcp',
+        help='serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP',
+        description=(
+            'An MCP server with one tool, ask_user_question: the same schema, limits and validation as '
+            'the AskUser capability, answered in the terminal (drawn on /dev/tty, never on the stdio pipe), '
+            'in a browser (--web) or through the durable question store (--db). Exit codes: 0 the host '
+            'closed the connection, 4 no way to ask a person here.'
+        ),
+    )
+    parser.add_argument('--http', action='store_true', help='serve streamable HTTP instead of stdio')
+    parser.add_argument('--host', default='127.0.0.1', help='with --http: the address to serve on')
+    parser.add_argument('--port', type=port, default=DEFAULT_HTTP_PORT, help='with --http: the port (0: any free one)')
+    parser.add_argument('--path', default=DEFAULT_HTTP_PATH, help='with --http: the endpoint path')
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument('--web', action='store_true', help='answer in a browser instead of the terminal')
+    where.add_argument('--db', metavar='URL', help='answer through the durable question store at URL (DBOS)')
+    parser.add_argument('--web-host', default='127.0.0.1', help='with --web: the address of the question pages')
+    parser.add_argument('--web-port', type=port, default=0, help='with --web: their port (default: any free one)')
+    parser.add_argument('--open', action='store_true', help='with --web: open each question in a browser')
+    parser.add_argument('--tty', default=DEFAULT_TTY, help='the terminal to ask in (default: %(default)s)')
+    parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up on a question after SECONDS')
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..mcp._command import run
+
+    return run(args)
