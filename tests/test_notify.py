@@ -292,6 +292,11 @@ async def test_a_5xx_is_retried_until_delivered_and_retries_stop_once_answered(r
     receiver.statuses = [503, 503, 503]
     assert await notifier.notify(REQUEST, link='https://inbox', still_waiting=lambda: False) is False
     assert len(receiver.received) == 1
+    # Answered during the pause before a retry: that retry is not made.
+    receiver.received.clear()
+    answers = iter([True, False])
+    assert await notifier.notify(REQUEST, link='https://inbox', still_waiting=lambda: next(answers)) is False
+    assert len(receiver.received) == 1
 
 
 async def test_a_4xx_is_not_retried_and_a_redirect_is_not_followed(receiver: Receiver) -> None:

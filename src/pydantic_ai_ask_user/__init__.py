@@ -17,7 +17,20 @@ from ._answers import (
 )
 from ._capability import AskUser, AskUserTimeoutError, TimeoutMessage
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._i18n import Translator, available_languages, negotiate_http, negotiate_terminal, translator
 from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
+from ._notify import (
+    WEBHOOK_EVENT_HEADER,
+    WEBHOOK_SIGNATURE_HEADER,
+    WEBHOOK_TOLERANCE,
+    NotifyingAnswerer,
+    WebhookFailure,
+    WebhookNotifier,
+    notify_then,
+    question_waiting_payload,
+    sign_webhook,
+    verify_webhook,
+)
 from ._question_store import (
     AlreadyAnsweredError,
     QuestionStore,
@@ -37,6 +50,15 @@ from ._questions import (
     Question,
     QuestionOption,
 )
+from ._receipt import (
+    AnswerReceipt,
+    os_user_at_host,
+    receipt_from_json,
+    receipt_to_json,
+    sign_receipt,
+    verify_receipt,
+)
+from ._signing import SignatureError
 from ._text import printable
 
 __all__ = (
@@ -68,6 +90,28 @@ __all__ = (
     'UnknownRequestError',
     'AlreadyAnsweredError',
     'WithdrawnError',
+    'notify_then',
+    'NotifyingAnswerer',
+    'WebhookNotifier',
+    'WebhookFailure',
+    'question_waiting_payload',
+    'sign_webhook',
+    'verify_webhook',
+    'WEBHOOK_SIGNATURE_HEADER',
+    'WEBHOOK_EVENT_HEADER',
+    'WEBHOOK_TOLERANCE',
+    'SignatureError',
+    'AnswerReceipt',
+    'sign_receipt',
+    'verify_receipt',
+    'receipt_to_json',
+    'receipt_from_json',
+    'os_user_at_host',
+    'translator',
+    'Translator',
+    'negotiate_terminal',
+    'negotiate_http',
+    'available_languages',
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',

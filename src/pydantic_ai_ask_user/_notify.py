@@ -306,8 +306,6 @@ class WebhookNotifier:
                 delay *= 2
                 if still_waiting is not None and not still_waiting():
                     break
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a link that cannot be sent, or a bug: never the ask's failure
             reason = f'{type(error).__name__}: {error}'
         await self._failed(
