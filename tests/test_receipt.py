@@ -80,11 +80,14 @@ def test_a_time_in_another_zone_is_kept_in_utc_and_now_is_the_default() -> None:
     ('name', 'value', 'message'),
     [
         ('request_id', 'call_2', "for request 'call_2', not 'call_1'"),
+        ('request_id', 'call_é\x1b', "for request 'call_é\ufffd', not 'call_1'"),
         ('questions_sha256', '0' * 64, 'other questions'),
         ('response_sha256', '0' * 64, 'another response'),
         ('answered_by', 'mallory@web', 'signature does not match'),
         ('answered_at', AT + timedelta(microseconds=1), 'signature does not match'),
         ('signature', '0' * 64, 'signature does not match'),
+        ('signature', 'é' * 64, 'signature does not match'),
+        ('questions_sha256', '데' * 64, 'other questions'),
         ('version', 2, 'version 2'),
     ],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import time
 import urllib.error
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse, DurableAnswerer
-from ._signing import SignatureError, check_key, hmac_hex
+from ._signing import SignatureError, check_key, hmac_hex, same
 from ._text import find_forbidden_character, printable
 
 __all__ = (
@@ -119,8 +120,6 @@ def question_waiting_payload(
     headers filtered with `printable`. `deadline` and `sent_at` are `time.time()` timestamps.
     Raises `ValueError` for a link that is empty, over 2,048 characters or holds a control character.
     """
-    import json
-
     payload: dict[str, Any] = {
         'event': 'question_waiting',
         'request_id': printable(request.id, allow_newline=False),
@@ -152,8 +151,6 @@ def verify_webhook(
     signature matches (compared in constant time; several `v1=` entries are allowed, for key rotation),
     or when its timestamp is more than `tolerance` seconds away from `now` (default: this machine's clock).
     """
-    import json
-
     raw_key = check_key(key)
     if not header:
         raise SignatureError(f'the {WEBHOOK_SIGNATURE_HEADER} header is missing')
@@ -173,10 +170,8 @@ def verify_webhook(
     if abs(age) > tolerance:
         when = 'old' if age > 0 else 'ahead of this clock'
         raise SignatureError(f'the signature is {abs(age):.0f} s {when}, outside the tolerance of {tolerance:g} s')
-    import hmac
-
     expected = hmac_hex(raw_key, f'{timestamp}.'.encode() + body)
-    if not any(hmac.compare_digest(expected, signature) for signature in signatures):
+    if not any(same(expected, signature) for signature in signatures):
         raise SignatureError('the signature does not match the body: wrong key, or the body was changed')
     try:
         payload = json.loads(body)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -10,7 +9,7 @@ from typing import Any
 
 from ._answers import AskUserRequest, AskUserResponse, check_response
 from ._json import questions_to_json, response_to_json
-from ._signing import SignatureError, canonical_json, check_key, hmac_hex, sha256_hex
+from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
 from ._text import find_forbidden_character, printable
 
 __all__ = (
@@ -151,13 +150,13 @@ def verify_receipt(
     raw_key = check_key(key)
     if receipt.version != RECEIPT_VERSION:
         raise SignatureError(f'the receipt is of version {receipt.version!r}, this library checks {RECEIPT_VERSION}')
-    if not hmac.compare_digest(receipt.request_id, request.id):
+    if not same(receipt.request_id, request.id):
         raise SignatureError(
             f'the receipt is for request {printable(receipt.request_id)!r}, not {printable(request.id)!r}'
         )
-    if not hmac.compare_digest(receipt.questions_sha256, _questions_sha256(request)):
+    if not same(receipt.questions_sha256, _questions_sha256(request)):
         raise SignatureError('the receipt was signed for other questions (edited or reordered)')
-    if not hmac.compare_digest(receipt.response_sha256, _response_sha256(response)):
+    if not same(receipt.response_sha256, _response_sha256(response)):
         raise SignatureError('the receipt was signed for another response')
     try:
         material = _signed_material(
@@ -169,7 +168,7 @@ def verify_receipt(
         )
     except (TypeError, ValueError) as error:
         raise SignatureError(f'the receipt cannot be checked: {error}') from None
-    if not hmac.compare_digest(receipt.signature, hmac_hex(raw_key, material)):
+    if not same(receipt.signature, hmac_hex(raw_key, material)):
         raise SignatureError('the signature does not match: wrong key, or who or when was changed')
 
 

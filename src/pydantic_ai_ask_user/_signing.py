@@ -7,7 +7,7 @@ import hmac
 import json
 from typing import Any
 
-__all__ = ('SignatureError', 'canonical_json', 'check_key', 'hmac_hex', 'sha256_hex')
+__all__ = ('SignatureError', 'canonical_json', 'check_key', 'hmac_hex', 'same', 'sha256_hex')
 
 MIN_KEY_BYTES = 16
 """The shortest signing key accepted: a key is a secret, not a password; 32 random bytes is the advice."""
@@ -40,3 +40,8 @@ def hmac_hex(key: bytes, message: bytes) -> str:
 def sha256_hex(message: bytes) -> str:
     """SHA-256 of `message`, as lowercase hex."""
     return hashlib.sha256(message).hexdigest()
+
+
+def same(expected: str, given: str) -> bool:
+    """Whether `given` equals `expected` in constant time, for any text (`compare_digest` refuses non-ASCII str)."""
+    return hmac.compare_digest(expected.encode('utf-8', 'surrogatepass'), given.encode('utf-8', 'surrogatepass'))
