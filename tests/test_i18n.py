@@ -146,6 +146,8 @@ def test_the_terminal_language_defaults_to_this_process_environment(monkeypatch:
         ('ko;q=1.0', 'ko'),
         ('ko;q=1.5', 'en'),
         ('ko;q=abc,fr', 'en'),
+        ('fr;q=0.9,ko;level=1;q=0.8', 'ko'),
+        ('ko;Q=0.5', 'ko'),
         ('*', 'en'),
         ('fr,*;q=0.1,ko;q=0.05', 'en'),
         ('KO-kr', 'ko'),

@@ -127,8 +127,10 @@ def negotiate_http(accept_language: str | None) -> str:
         tag, *parameters = (part.strip() for part in entry.split(';'))
         quality = 1.0
         for parameter in parameters:
-            q = _Q.fullmatch(parameter.replace(' ', ''))
-            quality = float(q.group(1)) if q else -1.0
+            compact = parameter.replace(' ', '').lower()
+            if compact.startswith('q='):
+                q = _Q.fullmatch(compact)
+                quality = float(q.group(1)) if q else -1.0
         if quality > 0 and (tag == '*' or _TAG.fullmatch(tag)):
             ranked.append((-quality, position, tag))
     for _, _, tag in sorted(ranked):
