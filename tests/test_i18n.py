@@ -92,7 +92,8 @@ def test_translator_gives_korean_with_its_plural_rule_and_english_otherwise() ->
     assert ko.ngettext('{count} question', '{count} questions', 1).format(count=1) == '질문 1개'
     assert ko.ngettext('{count} question', '{count} questions', 5).format(count=5) == '질문 5개'
     assert ko.gettext('a message with no translation') == 'a message with no translation'
-    assert translator('ko-KR') is translator('ko-KR')
+    assert translator('ko-KR') is translator('ko-KR') is translator('ko') is translator('KO_kr.UTF-8')
+    assert translator('fr') is translator('en') is translator('../../etc')
     assert translator('ko-KR').gettext('Submit') == '보내기'
     for other in ('en', 'fr', 'de-DE', '', '../../etc', 'x' * 100):
         english = translator(other)

@@ -140,16 +140,20 @@ def negotiate_http(accept_language: str | None) -> str:
     return DEFAULT_LANGUAGE
 
 
-@functools.cache
 def translator(language: str) -> Translator:
     """The `gettext` and `ngettext` of `language` (a tag such as `ko` or `ko-KR`), English when it has no catalog.
 
-    Cached: every call for one language returns the same `Translator`.
+    Cached per catalog, not per tag: every tag that picks one catalog returns the same `Translator`, so
+    tags taken from requests cannot grow the cache.
     """
     matched = _match(language) if isinstance(language, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-    if matched is None or matched == DEFAULT_LANGUAGE:
+    return _translator(matched or DEFAULT_LANGUAGE)
+
+
+@functools.cache
+def _translator(language: str) -> Translator:
+    if language == DEFAULT_LANGUAGE:
         catalog: _gettext.NullTranslations = _gettext.NullTranslations()
-        matched = DEFAULT_LANGUAGE
     else:
-        catalog = _gettext.translation(DOMAIN, LOCALE_DIR, languages=[matched])
-    return Translator(language=matched, gettext=catalog.gettext, ngettext=catalog.ngettext)
+        catalog = _gettext.translation(DOMAIN, LOCALE_DIR, languages=[language])
+    return Translator(language=language, gettext=catalog.gettext, ngettext=catalog.ngettext)
