@@ -2,7 +2,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: demo test test-floor test-under-load lint typecheck pytest bench format hypothesis-long
+.PHONY: demo test test-floor test-under-load lint typecheck pytest bench format hypothesis-long messages
 
 demo:
 	@scripts/bootstrap.sh demo
@@ -51,3 +51,13 @@ test-under-load:
 hypothesis-long:
 	@scripts/bootstrap.sh test
 	HYPOTHESIS_PROFILE=long $(RUN) pytest tests/test_properties.py -p no:cacheprovider --no-cov
+
+# The message catalogs (README, "Languages"): extract every _(), ngettext(), N_() and Nn_() in src into the template,
+# merge it into each language's .po, and compile the .mo files that are committed beside them.
+LOCALE := src/pydantic_ai_ask_user/locale
+messages:
+	@scripts/bootstrap.sh test
+	$(RUN) pybabel extract --no-location --sort-output --project=pydantic-ai-ask-user -k Nn_:1,2 \
+		-o $(LOCALE)/pydantic_ai_ask_user.pot src/pydantic_ai_ask_user
+	$(RUN) pybabel update --no-fuzzy-matching -D pydantic_ai_ask_user -i $(LOCALE)/pydantic_ai_ask_user.pot -d $(LOCALE)
+	$(RUN) pybabel compile --statistics -D pydantic_ai_ask_user -d $(LOCALE)

@@ -85,9 +85,13 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     import pydantic_ai_ask_user._answers
     import pydantic_ai_ask_user._capability
     import pydantic_ai_ask_user._events
+    import pydantic_ai_ask_user._i18n
     import pydantic_ai_ask_user._json
+    import pydantic_ai_ask_user._notify
     import pydantic_ai_ask_user._question_store
     import pydantic_ai_ask_user._questions
+    import pydantic_ai_ask_user._receipt
+    import pydantic_ai_ask_user._signing
 
     modules = [
         pydantic_ai_ask_user._answers,
@@ -96,6 +100,10 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
         pydantic_ai_ask_user._json,
         pydantic_ai_ask_user._question_store,
         pydantic_ai_ask_user._questions,
+        pydantic_ai_ask_user._notify,
+        pydantic_ai_ask_user._signing,
+        pydantic_ai_ask_user._receipt,
+        pydantic_ai_ask_user._i18n,
     ]
     offered = {public for module in modules for public in module.__all__}
     assert set(pydantic_ai_ask_user.__all__) - {'printable'} <= offered

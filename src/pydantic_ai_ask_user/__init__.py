@@ -29,12 +29,31 @@ if TYPE_CHECKING:
         AskUserAnsweredEvent,
         AskUserRequestedEvent,
     )
+    from ._i18n import (
+        Translator,
+        available_languages,
+        negotiate_http,
+        negotiate_terminal,
+        translator,
+    )
     from ._json import (
         RESPONSE_JSON_SCHEMA,
         questions_to_json,
         read_response,
         response_from_json,
         response_to_json,
+    )
+    from ._notify import (
+        WEBHOOK_EVENT_HEADER,
+        WEBHOOK_SIGNATURE_HEADER,
+        WEBHOOK_TOLERANCE,
+        NotifyingAnswerer,
+        WebhookFailure,
+        WebhookNotifier,
+        notify_then,
+        question_waiting_payload,
+        sign_webhook,
+        verify_webhook,
     )
     from ._question_store import (
         AlreadyAnsweredError,
@@ -54,6 +73,17 @@ if TYPE_CHECKING:
         MIN_OPTIONS,
         Question,
         QuestionOption,
+    )
+    from ._receipt import (
+        AnswerReceipt,
+        os_user_at_host,
+        receipt_from_json,
+        receipt_to_json,
+        sign_receipt,
+        verify_receipt,
+    )
+    from ._signing import (
+        SignatureError,
     )
     from ._text import (
         printable,
@@ -88,6 +118,28 @@ __all__ = (
     'UnknownRequestError',
     'AlreadyAnsweredError',
     'WithdrawnError',
+    'notify_then',
+    'NotifyingAnswerer',
+    'WebhookNotifier',
+    'WebhookFailure',
+    'question_waiting_payload',
+    'sign_webhook',
+    'verify_webhook',
+    'WEBHOOK_SIGNATURE_HEADER',
+    'WEBHOOK_EVENT_HEADER',
+    'WEBHOOK_TOLERANCE',
+    'SignatureError',
+    'AnswerReceipt',
+    'sign_receipt',
+    'verify_receipt',
+    'receipt_to_json',
+    'receipt_from_json',
+    'os_user_at_host',
+    'translator',
+    'Translator',
+    'negotiate_terminal',
+    'negotiate_http',
+    'available_languages',
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',
@@ -141,6 +193,28 @@ _DEFINED_IN = {
     'TimeoutMessage': '_capability',
     'AskUserAnsweredEvent': '_events',
     'AskUserRequestedEvent': '_events',
+    'notify_then': '_notify',
+    'NotifyingAnswerer': '_notify',
+    'WebhookNotifier': '_notify',
+    'WebhookFailure': '_notify',
+    'question_waiting_payload': '_notify',
+    'sign_webhook': '_notify',
+    'verify_webhook': '_notify',
+    'WEBHOOK_SIGNATURE_HEADER': '_notify',
+    'WEBHOOK_EVENT_HEADER': '_notify',
+    'WEBHOOK_TOLERANCE': '_notify',
+    'SignatureError': '_signing',
+    'AnswerReceipt': '_receipt',
+    'sign_receipt': '_receipt',
+    'verify_receipt': '_receipt',
+    'receipt_to_json': '_receipt',
+    'receipt_from_json': '_receipt',
+    'os_user_at_host': '_receipt',
+    'translator': '_i18n',
+    'Translator': '_i18n',
+    'negotiate_terminal': '_i18n',
+    'negotiate_http': '_i18n',
+    'available_languages': '_i18n',
 }
 """Which private module defines each public name: `__getattr__` imports it on first use."""
 
@@ -167,6 +241,14 @@ def __getattr__(name: str) -> Any:
         from . import _capability as module
     elif where == '_events':
         from . import _events as module
+    elif where == '_notify':
+        from . import _notify as module
+    elif where == '_signing':
+        from . import _signing as module
+    elif where == '_receipt':
+        from . import _receipt as module
+    elif where == '_i18n':
+        from . import _i18n as module
     else:
         raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
     value = getattr(module, name)
