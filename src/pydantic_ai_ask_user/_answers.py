@@ -103,9 +103,20 @@ class AskUserRequest:
             arguments = ToolArguments.model_validate_json(args)
         else:
             arguments = ToolArguments.model_validate(args if args is not None else {})
-        if id is None:
-            return cls(questions=arguments.questions)
-        return cls(questions=arguments.questions, id=id)
+        return cls._trusted(arguments.questions, _new_request_id() if id is None else id)
+
+    @classmethod
+    def _trusted(cls, questions: tuple[Question, ...], id: str) -> AskUserRequest:
+        """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
+
+        Only for that: `AskUserRequest(...)` checks its questions again, as it must for questions built by hand.
+        """
+        if not id:
+            raise ValueError('AskUserRequest.id must be a non-empty string')
+        request = object.__new__(cls)
+        object.__setattr__(request, 'questions', questions)
+        object.__setattr__(request, 'id', id)
+        return request
 
     @classmethod
     def from_tool_call(cls, call: ToolCallPart) -> AskUserRequest:

@@ -153,7 +153,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
         async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
             # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
             # (Pydantic AI gives every tool call an id; the random default is only a safety net.)
-            request = AskUserRequest(questions=questions, id=ctx.tool_call_id or uuid4().hex)
+            # The tool's validator checked `questions` already: the request trusts them (one check per call).
+            request = AskUserRequest._trusted(questions, ctx.tool_call_id or uuid4().hex)  # pyright: ignore[reportPrivateUsage]
             return await capability._ask(ctx, request)
 
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
