@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user import _questions as questions_module
-from pydantic_ai_ask_user._text import fold, fold_all
+from pydantic_ai_ask_user._text import _INVISIBLE, MAX_COMBINING_MARKS, fold, fold_all, is_clean  # pyright: ignore[reportPrivateUsage]
 
 CALL = {
     'questions': [
@@ -87,3 +87,31 @@ def test_printable_latin_1_text_with_line_breaks_passes_unchanged() -> None:
     assert unicodedata.is_normalized('NFC', text)
     option = QuestionOption(label='Größe ½', description=text)
     assert option.description == text
+
+
+def test_the_rust_check_is_sure_when_it_says_clean() -> None:
+    # Its marks must cover every Mn and Me character this Python knows, and every invisible character is refused.
+    marks = [
+        chr(code)
+        for code in range(0x110000)
+        if unicodedata.category(chr(code)) in ('Mn', 'Me') and not _INVISIBLE.fullmatch(chr(code))
+    ]
+    assert len(marks) > 1500
+    assert [mark for mark in marks if is_clean('a' + mark * (MAX_COMBINING_MARKS + 1))] == []
+    assert [mark for mark in marks if not is_clean('a' + mark * MAX_COMBINING_MARKS)] == []
+    invisible = [chr(code) for code in range(0x110000) if _INVISIBLE.fullmatch(chr(code))]
+    assert [char for char in invisible if is_clean(f'a{char}b')] == []
+
+
+@pytest.mark.parametrize(
+    'text',
+    [
+        pytest.param('Слово 낱말 line\nmore', id='cyrillic-korean'),
+        pytest.param('Tiếng Việt', id='vietnamese-two-marks'),
+        pytest.param('क्षि ॐ', id='devanagari'),
+        pytest.param('😀 👍🏽', id='emoji-without-selector'),
+    ],
+)
+def test_clean_text_beyond_latin_1_passes_the_fast_path(text: str) -> None:
+    assert is_clean(text)
+    assert QuestionOption(label=text.replace('\n', ' '), description=text).description == text

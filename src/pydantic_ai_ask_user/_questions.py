@@ -14,6 +14,7 @@ from ._text import (
     find_mark_run,
     fold,
     fold_all,
+    is_clean,
     is_latin1,
 )
 
@@ -54,12 +55,13 @@ MAX_DESCRIPTION_LENGTH = 200
 """The longest option description, in characters, after surrounding whitespace is stripped."""
 
 
-# The two text rules run on every string of every call, so each starts with a fast path in C: printable Latin-1
-# text (with line breaks, where allowed) breaks no rule. Only other text takes the exact, slower walk.
+# The two text rules run on every string of every call, so each starts with a fast path: printable text (with
+# line breaks, where allowed) that is Latin-1 (checked in C) or clean (checked in Rust) breaks no rule. Only
+# other text takes the exact, slower walk, which finds the problem and names it.
 
 
 def _one_line(value: str) -> str:
-    if value.isprintable() and is_latin1(value):
+    if value.isprintable() and (is_latin1(value) or is_clean(value)):
         return value
     if (char := find_forbidden_character(value, allow_newline=False)) is not None:
         kind = 'a line break' if char in '\n\r\u2028\u2029\x85' else describe_character(char)
@@ -70,7 +72,7 @@ def _one_line(value: str) -> str:
 
 
 def _multi_line(value: str) -> str:
-    if (value.isprintable() or value.replace('\n', ' ').isprintable()) and is_latin1(value):
+    if (value.isprintable() or value.replace('\n', ' ').isprintable()) and (is_latin1(value) or is_clean(value)):
         return value
     if (char := find_forbidden_character(value, allow_newline=True)) is not None:
         raise ValueError(

@@ -6,6 +6,9 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import cache
+
+from pydantic_core import SchemaValidator, core_schema
 
 __all__ = (
     'MAX_COMBINING_MARKS',
@@ -15,6 +18,7 @@ __all__ = (
     'fold',
     'fold_all',
     'is_latin1',
+    'is_clean',
     'describe_character',
     'printable',
     'terminal_json',
@@ -53,6 +57,31 @@ a label of U+3164 HANGUL FILLER looks empty. The Braille blank is a visible-widt
 
 _MARK_RUN_CANDIDATE = re.compile(rf'[^\w\s\x00-\x7f]{{{MAX_COMBINING_MARKS + 1},}}')
 """A run that may hold too many combining marks: no mark is a word character, a space or ASCII (checked in tests)."""
+
+
+def _rust_class(python_class: str) -> str:
+    # The body of a Python character class of literal characters and ranges, in Rust's regex syntax.
+    return ''.join(char if char == '-' else f'\\x{{{ord(char):x}}}' for char in python_class)
+
+
+@cache
+def _clean_validator() -> SchemaValidator:
+    # Built on first use, not at import: compiling the Unicode classes takes a few milliseconds.
+    invisible = _rust_class(_INVISIBLE.pattern[1:-1])
+    mark = rf'[\p{{M}}--[{invisible}]]'
+    # Every character is a non-mark followed by at most MAX_COMBINING_MARKS marks; none is invisible.
+    pattern = rf'^{mark}{{0,{MAX_COMBINING_MARKS}}}(?:[^\p{{M}}{invisible}]{mark}{{0,{MAX_COMBINING_MARKS}}})*$'
+    return SchemaValidator(core_schema.str_schema(pattern=pattern))
+
+
+def is_clean(text: str) -> bool:
+    """Whether `text` surely holds no invisible character and no run of too many combining marks.
+
+    Checked in Rust (pydantic-core's regex), some ten times faster than `_INVISIBLE` and the mark scan in
+    Python. Its marks are every `M` category of pydantic-core's Unicode version, a superset of the `Mn` and
+    `Me` this Python knows (checked in tests), so `True` is sure; `False` only means: look closer.
+    """
+    return _clean_validator().isinstance_python(text)
 
 
 def is_latin1(text: str) -> bool:
