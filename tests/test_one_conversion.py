@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 import pytest
 from ask_user_support import make_question
 from pydantic import ValidationError
 
-from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, DurableAnswerer, Question, QuestionOption
 from pydantic_ai_ask_user import _questions as questions_module
+from pydantic_ai_ask_user._answers import durable_answerer
 from pydantic_ai_ask_user._text import _INVISIBLE, MAX_COMBINING_MARKS, fold, fold_all, is_clean  # pyright: ignore[reportPrivateUsage]
 
 CALL = {
@@ -115,3 +117,26 @@ def test_the_rust_check_is_sure_when_it_says_clean() -> None:
 def test_clean_text_beyond_latin_1_passes_the_fast_path(text: str) -> None:
     assert is_clean(text)
     assert QuestionOption(label=text.replace('\n', ' '), description=text).description == text
+
+
+class _Durable:
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        return AskUserResponse(cancelled=True)
+
+    async def ask_durably(self, request: AskUserRequest, /, *, timeout: float | None) -> AskUserResponse | None:
+        return None
+
+
+async def _plain(request: AskUserRequest) -> AskUserResponse:
+    return AskUserResponse(cancelled=True)
+
+
+@pytest.mark.parametrize(
+    'answerer',
+    [
+        pytest.param(_Durable(), id='durable'),
+        pytest.param(_plain, id='plain-function'),
+    ],
+)
+def test_the_cheap_durable_check_agrees_with_isinstance(answerer: Any) -> None:
+    assert (durable_answerer(answerer) is answerer) == isinstance(answerer, DurableAnswerer)

@@ -21,8 +21,8 @@ from ._answers import (
     Answerer,
     AskUserRequest,
     AskUserResponse,
-    DurableAnswerer,
     ask_user_result,
+    durable_answerer,
 )
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
@@ -191,9 +191,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
         self, ctx: RunContext[Any], answerer: Answerer, request: AskUserRequest
     ) -> tuple[AskUserResponse | None, bool]:
         """What the answerer returned, and whether the timeout ran out before it returned anything."""
-        if isinstance(answerer, DurableAnswerer):
+        if (durable := durable_answerer(answerer)) is not None:
             # It records its own wait and owns the deadline; cancelling it could drop an answer it recorded.
-            response = await answerer.ask_durably(request, timeout=self.timeout)
+            response = await durable.ask_durably(request, timeout=self.timeout)
             return response, response is None
         if self._check_engine(ctx) == 'DBOS':
             return await ask_in_dbos_step(answerer, request, self.timeout)
