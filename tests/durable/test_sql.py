@@ -122,3 +122,15 @@ def test_a_wait_is_claimed_or_expired_once_and_its_questions_withdrawn_by_token(
         open_wait_row(conn, 'other', 'wf')
         assert claim_wait(conn, 'other')
         assert not expire_wait(conn, 'other')
+
+
+def test_a_request_decoded_before_is_not_decoded_again(url: str) -> None:
+    with transaction(url) as conn:
+        insert_pending(conn, make_request(id='seen'), 'wf')
+        insert_pending(conn, make_request('Other', id='new'), 'wf')
+        earlier = make_request(id='seen')
+        decoded = {'seen': earlier}
+        stored = {item.request.id: item.request for item in select_requests(conn, decoded=decoded)}
+    assert stored['seen'] is earlier
+    assert decoded == {'seen': earlier, 'new': stored['new']}
+    assert stored['new'] == make_request('Other', id='new')

@@ -9,7 +9,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -284,8 +284,13 @@ def select_requests(
     status: Status | None = None,
     request_id: str | None = None,
     request_ids: Sequence[str] | None = None,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
 ) -> list[StoredRequest]:
-    """The decoded rows with this status, this id or these ids (all when no filter is given), oldest first."""
+    """The decoded rows with this status, this id or these ids (all when no filter is given), oldest first.
+
+    `decoded` holds requests decoded before, by id: a row's questions never change once published, so a
+    request found there is not decoded (and validated) again, and one decoded here is added to it.
+    """
     query = sa.select(requests_table)
     if status is not None:
         query = query.where(requests_table.c.status == status)
@@ -294,7 +299,13 @@ def select_requests(
     if request_ids is not None:
         query = query.where(requests_table.c.id.in_(request_ids))
     rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
-    return [decode_row(row) for row in rows]
+    if decoded is None:
+        return [decode_row(row) for row in rows]
+    stored: list[StoredRequest] = []
+    for row in rows:
+        stored.append(decode_row(row, decoded.get(row.id)))
+        decoded[row.id] = stored[-1].request
+    return stored
 
 
 def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float]:
@@ -420,12 +431,12 @@ def expire_wait(conn: sa.Connection, token: str) -> bool:
     return _move_wait(conn, token, 'expired')
 
 
-def decode_row(row: sa.Row[Any]) -> StoredRequest:
-    """The decoded form of one table row."""
+def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> StoredRequest:
+    """The decoded form of one table row; given `request` (its questions, decoded before), not decoded again."""
     mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
     response = mapping['response']
     return StoredRequest(
-        request=decode_request(mapping['questions'], mapping['id']),
+        request=request if request is not None else decode_request(mapping['questions'], mapping['id']),
         workflow_id=mapping['workflow_id'],
         status=cast(Status, mapping['status']),
         response=decode_response(response) if response is not None else None,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TypeVar
@@ -79,6 +80,9 @@ class DBOSQuestionStore:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
+    _decoded: _DecodedRequests = field(
+        default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
+    )
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -167,7 +171,10 @@ class DBOSQuestionStore:
         if not self._table_ready(engine):
             return []
         with engine.connect() as conn:
-            return select_requests(conn, status=status, request_id=request_id, request_ids=request_ids)
+            # Each request is decoded (and validated) once, the first time this store reads it.
+            return select_requests(
+                conn, status=status, request_id=request_id, request_ids=request_ids, decoded=self._decoded
+            )
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
         engine, _ = self._connect()
@@ -277,6 +284,42 @@ class DBOSQuestionStore:
             ]:
                 del known[request_id]
 
+
+class _DecodedRequests(MutableMapping[str, AskUserRequest]):
+    """The requests a store has decoded, by id, the most recent `_REMEMBER_DECODED`; safe across threads.
+
+    Two threads may decode the same request at once; both get equal requests, and either is kept.
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, AskUserRequest] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getitem__(self, key: str) -> AskUserRequest:
+        with self._lock:
+            return self._items[key]
+
+    def __setitem__(self, key: str, value: AskUserRequest) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > _REMEMBER_DECODED:
+                self._items.popitem(last=False)
+
+    def __delitem__(self, key: str) -> None:
+        with self._lock:
+            del self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_REMEMBER_DECODED = 1000
+"""How many decoded requests a `DBOSQuestionStore` keeps, so that reading one again does not validate it again."""
 
 _ACTIVE_WORKFLOW_STATUSES = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
 """DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
