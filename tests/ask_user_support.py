@@ -1,11 +1,13 @@
-"""Helpers for the core's tests: a scripted model that really runs through `Agent`."""
+"""Helpers shared by the tests: a scripted model that really runs through `Agent`, sample questions, `wait_until`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.messages import (
@@ -19,7 +21,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from pydantic_ai_ask_user import AskUserAnsweredEvent, AskUserRequestedEvent
+from pydantic_ai_ask_user import AskUserAnsweredEvent, AskUserRequest, AskUserRequestedEvent, Question, QuestionOption
 
 Turn = Sequence[ModelResponsePart] | Callable[[list[ModelMessage]], Sequence[ModelResponsePart]]
 
@@ -105,3 +107,36 @@ class Watch(AbstractCapability[Any]):
     @on_event(AskUserAnsweredEvent)
     async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
         self.events.append(event)
+
+
+def make_question(header: str = 'Database', *labels: str, multi_select: bool = False) -> Question:
+    """A validated `Question` whose text is `header?`, offering `labels` (`PostgreSQL`, `SQLite` when none)."""
+    return Question(
+        header=header,
+        question=f'{header}?',
+        options=tuple(QuestionOption(label=label) for label in labels or ('PostgreSQL', 'SQLite')),
+        multi_select=multi_select,
+    )
+
+
+def make_request(*headers: str, id: str | None = None) -> AskUserRequest:
+    """A request of one sample question per header (`Database` when none)."""
+    questions = tuple(make_question(header) for header in headers or ('Database',))
+    return AskUserRequest(questions=questions) if id is None else AskUserRequest(questions=questions, id=id)
+
+
+async def wait_until(condition: Callable[[], Awaitable[Any]], what: str, timeout: float | None = None) -> Any:
+    """Poll the async `condition` until it returns something truthy, and return it; fail after `timeout` seconds.
+
+    The default bound is `waits.WAIT`, scaled to the machine's load (imported here: measuring it starts a process).
+    """
+    if timeout is None:
+        import waits
+
+        timeout = waits.WAIT
+    deadline = time.monotonic() + timeout
+    while not (value := await condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
+        await anyio.sleep(0.02)
+    return value

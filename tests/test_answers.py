@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ask_user_support import make_question
 
 from pydantic_ai_ask_user import (
     DECLINED,
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
-    Question,
-    QuestionOption,
     ask_user_result,
     check_custom_answer,
     check_response,
@@ -20,20 +19,10 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user._text import describe_character, fold
 
-
-def _question(header: str, *labels: str, multi_select: bool = False) -> Question:
-    return Question(
-        header=header,
-        question=f'{header}?',
-        options=tuple(QuestionOption(label=label) for label in labels),
-        multi_select=multi_select,
-    )
-
-
 REQUEST = AskUserRequest(
     questions=(
-        _question('Database', 'PostgreSQL', 'SQLite'),
-        _question('Envs', 'dev', 'staging', 'prod', multi_select=True),
+        make_question('Database', 'PostgreSQL', 'SQLite'),
+        make_question('Envs', 'dev', 'staging', 'prod', multi_select=True),
     ),
     id='req-1',
 )

@@ -7,8 +7,9 @@ from typing import Any
 
 import anyio
 import pytest
+from ask_user_support import make_question
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question
 from pydantic_ai_ask_user.testing import (
     CONFORMANCE_SCENARIOS,
     DECLINE,
@@ -23,17 +24,8 @@ def _request(*questions: Question) -> AskUserRequest:
     return AskUserRequest(questions=questions)
 
 
-def _question(header: str, *labels: str, multi_select: bool = False) -> Question:
-    return Question(
-        header=header,
-        question=f'{header}?',
-        options=tuple(QuestionOption(label=label) for label in labels),
-        multi_select=multi_select,
-    )
-
-
-DB = _question('Database', 'PostgreSQL', 'SQLite', 'MySQL')
-ENVS = _question('Envs', 'dev', 'staging', 'prod', multi_select=True)
+DB = make_question('Database', 'PostgreSQL', 'SQLite', 'MySQL')
+ENVS = make_question('Envs', 'dev', 'staging', 'prod', multi_select=True)
 
 
 async def test_a_script_picks_labels_by_name() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from uuid import uuid4
 
 from pydantic import ValidationError
@@ -103,9 +103,20 @@ class AskUserRequest:
             arguments = ToolArguments.model_validate_json(args)
         else:
             arguments = ToolArguments.model_validate(args if args is not None else {})
-        if id is None:
-            return cls(questions=arguments.questions)
-        return cls(questions=arguments.questions, id=id)
+        return cls._trusted(arguments.questions, _new_request_id() if id is None else id)
+
+    @classmethod
+    def _trusted(cls, questions: tuple[Question, ...], id: str) -> AskUserRequest:
+        """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
+
+        Only for that: `AskUserRequest(...)` checks its questions again, as it must for questions built by hand.
+        """
+        if not id:
+            raise ValueError('AskUserRequest.id must be a non-empty string')
+        request = object.__new__(cls)
+        object.__setattr__(request, 'questions', questions)
+        object.__setattr__(request, 'id', id)
+        return request
 
     @classmethod
     def from_tool_call(cls, call: ToolCallPart) -> AskUserRequest:
@@ -192,6 +203,17 @@ class DurableAnswerer(Answerer, Protocol):
         answer is then refused to whoever gives it, never accepted and dropped.
         """
         ...
+
+
+def durable_answerer(answerer: Answerer) -> DurableAnswerer | None:
+    """`answerer` as a `DurableAnswerer` when it is one, else `None`; what `isinstance` says, at a fraction of its cost.
+
+    `isinstance` against a runtime-checkable protocol looks up every member through the protocol machinery
+    (tens of microseconds), and the tool asks it on every call.
+    """
+    if callable(getattr(answerer, 'ask_durably', None)):
+        return cast(DurableAnswerer, answerer)
+    return None
 
 
 def check_custom_answer(text: str) -> str | None:

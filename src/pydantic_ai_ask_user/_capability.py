@@ -23,8 +23,8 @@ from ._answers import (
     Answerer,
     AskUserRequest,
     AskUserResponse,
-    DurableAnswerer,
     ask_user_result,
+    durable_answerer,
 )
 from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
@@ -238,7 +238,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
         async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
             # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
             # (Pydantic AI gives every tool call an id; the random default is only a safety net.)
-            request = AskUserRequest(questions=questions, id=ctx.tool_call_id or uuid4().hex)
+            # The tool's validator checked `questions` already: the request trusts them (one check per call).
+            request = AskUserRequest._trusted(questions, ctx.tool_call_id or uuid4().hex)  # pyright: ignore[reportPrivateUsage]
             return await capability._ask(ctx, request)
 
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
@@ -308,9 +309,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
         self, ctx: RunContext[Any], answerer: Answerer, request: AskUserRequest
     ) -> tuple[AskUserResponse | None, bool]:
         """What the answerer returned, and whether the timeout ran out before it returned anything."""
-        if isinstance(answerer, DurableAnswerer):
+        if (durable := durable_answerer(answerer)) is not None:
             # It records its own wait and owns the deadline; cancelling it could drop an answer it recorded.
-            response = await answerer.ask_durably(request, timeout=self.timeout)
+            response = await durable.ask_durably(request, timeout=self.timeout)
             return response, response is None
         if self._check_engine(ctx) == 'DBOS':
             return await ask_in_dbos_step(answerer, request, self.timeout)

@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from ._text import MAX_COMBINING_MARKS, describe_character, find_forbidden_character, find_mark_run, fold
+from ._text import (
+    MAX_COMBINING_MARKS,
+    describe_character,
+    find_forbidden_character,
+    find_mark_run,
+    fold,
+    fold_all,
+    is_clean,
+    is_latin1,
+)
 
 __all__ = (
     'MAX_QUESTIONS',
@@ -46,7 +55,14 @@ MAX_DESCRIPTION_LENGTH = 200
 """The longest option description, in characters, after surrounding whitespace is stripped."""
 
 
+# The two text rules run on every string of every call, so each starts with a fast path: printable text (with
+# line breaks, where allowed) that is Latin-1 (checked in C) or clean (checked in Rust) breaks no rule. Only
+# other text takes the exact, slower walk, which finds the problem and names it.
+
+
 def _one_line(value: str) -> str:
+    if value.isprintable() and (is_latin1(value) or is_clean(value)):
+        return value
     if (char := find_forbidden_character(value, allow_newline=False)) is not None:
         kind = 'a line break' if char in '\n\r\u2028\u2029\x85' else describe_character(char)
         raise ValueError(f'must be one line of plain text, but contains {kind}')
@@ -56,6 +72,8 @@ def _one_line(value: str) -> str:
 
 
 def _multi_line(value: str) -> str:
+    if (value.isprintable() or value.replace('\n', ' ').isprintable()) and (is_latin1(value) or is_clean(value)):
+        return value
     if (char := find_forbidden_character(value, allow_newline=True)) is not None:
         raise ValueError(
             f'must be plain text (line breaks written as \\n are allowed), but contains {describe_character(char)}'
@@ -124,6 +142,9 @@ def _check_options(options: tuple[QuestionOption, ...]) -> tuple[QuestionOption,
 
 
 def _reject_repeats(names: Sequence[str], what: str) -> None:
+    keys = fold_all(names)
+    if len(set(keys)) == len(keys):
+        return
     seen: dict[str, str] = {}
     for name in names:
         key = fold(name)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
+from functools import cache
+
+from pydantic_core import SchemaValidator, core_schema
 
 __all__ = (
     'MAX_COMBINING_MARKS',
@@ -12,6 +16,9 @@ __all__ = (
     'find_mark_run',
     'is_blank',
     'fold',
+    'fold_all',
+    'is_latin1',
+    'is_clean',
     'describe_character',
     'printable',
     'terminal_json',
@@ -52,9 +59,37 @@ _MARK_RUN_CANDIDATE = re.compile(rf'[^\w\s\x00-\x7f]{{{MAX_COMBINING_MARKS + 1},
 """A run that may hold too many combining marks: no mark is a word character, a space or ASCII (checked in tests)."""
 
 
-def _is_latin1(text: str) -> bool:
-    # Text below U+0100 holds no combining mark and no printable invisible character. Encoding it is a copy in
-    # C, much cheaper than the regular expressions, and keeps the common case (ASCII, Western text) fast.
+def _rust_class(python_class: str) -> str:
+    # The body of a Python character class of literal characters and ranges, in Rust's regex syntax.
+    return ''.join(char if char == '-' else f'\\x{{{ord(char):x}}}' for char in python_class)
+
+
+@cache
+def _clean_validator() -> SchemaValidator:
+    # Built on first use, not at import: compiling the Unicode classes takes a few milliseconds.
+    invisible = _rust_class(_INVISIBLE.pattern[1:-1])
+    mark = rf'[\p{{M}}--[{invisible}]]'
+    # Every character is a non-mark followed by at most MAX_COMBINING_MARKS marks; none is invisible.
+    pattern = rf'^{mark}{{0,{MAX_COMBINING_MARKS}}}(?:[^\p{{M}}{invisible}]{mark}{{0,{MAX_COMBINING_MARKS}}})*$'
+    return SchemaValidator(core_schema.str_schema(pattern=pattern))
+
+
+def is_clean(text: str) -> bool:
+    """Whether `text` surely holds no invisible character and no run of too many combining marks.
+
+    Checked in Rust (pydantic-core's regex), some ten times faster than `_INVISIBLE` and the mark scan in
+    Python. Its marks are every `M` category of pydantic-core's Unicode version, a superset of the `Mn` and
+    `Me` this Python knows (checked in tests), so `True` is sure; `False` only means: look closer.
+    """
+    return _clean_validator().isinstance_python(text)
+
+
+def is_latin1(text: str) -> bool:
+    """Whether every character of `text` is below U+0100: such text holds no combining mark and no printable
+    invisible character, so printable Latin-1 text breaks no rule of `find_forbidden_character` or `find_mark_run`.
+
+    Encoding is a copy in C, much cheaper than the regular expressions, and keeps the common case fast.
+    """
     try:
         text.encode('latin-1')
     except UnicodeEncodeError:
@@ -73,7 +108,7 @@ def find_forbidden_character(text: str, *, allow_newline: bool, allow_invisible:
     # problem) is walked character by character. Printable invisible characters need one more scan, skipped
     # for Latin-1 text.
     drawable = text.isprintable() or (allow_newline and text.replace('\n', ' ').isprintable())
-    if drawable and (allow_invisible or _is_latin1(text) or _INVISIBLE.search(text) is None):
+    if drawable and (allow_invisible or is_latin1(text) or _INVISIBLE.search(text) is None):
         return None
     invisible = None if allow_invisible else _INVISIBLE.search(text)
     for char in text[: invisible.start()] if invisible else text:
@@ -86,7 +121,7 @@ def find_forbidden_character(text: str, *, allow_newline: bool, allow_invisible:
 
 def find_mark_run(text: str) -> int | None:
     """The length of the first run of more than `MAX_COMBINING_MARKS` combining marks in `text`, or `None`."""
-    if _is_latin1(text):
+    if is_latin1(text):
         return None
     for candidate in _MARK_RUN_CANDIDATE.finditer(text):
         run = 0
@@ -140,6 +175,20 @@ def fold(text: str) -> str:
     folding can produce characters that compatibility normalisation would still change.
     """
     return unicodedata.normalize('NFKC', unicodedata.normalize('NFKC', text).casefold())
+
+
+def fold_all(texts: Sequence[str]) -> list[str]:
+    """`[fold(text) for text in texts]`, in one pass over all of them: three C calls instead of three per text.
+
+    The texts are joined with NUL, which neither normalisation nor case folding changes or combines with, and
+    split again; a text holding NUL itself (no validated one does) is folded on its own.
+    """
+    joined = '\x00'.join(texts)
+    if joined.count('\x00') != len(texts) - 1:
+        return [fold(text) for text in texts]
+    if joined.isascii():  # NFKC leaves ASCII alone, and case folding ASCII is lowering it
+        return joined.lower().split('\x00')
+    return fold(joined).split('\x00')
 
 
 def printable(text: str, *, allow_newline: bool = True) -> str:

@@ -5,30 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
+from ask_user_support import wait_until
 from dbos import DBOSClient
 from durable_support import WAIT_SECONDS, Worker
 
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserResponse, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
-
-
-async def wait_until(condition: Callable[[], Awaitable[Any]], what: str, timeout: float = WAIT_SECONDS) -> Any:
-    """Poll the async `condition` until it returns something truthy, and return it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
-        await anyio.sleep(0.05)
 
 
 async def pending_of(store: DBOSQuestionStore, count: int, worker: Worker) -> Sequence[StoredRequest]:

@@ -6,8 +6,7 @@ import io
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import anyio
 import pexpect
 import pytest
 import waits
+from ask_user_support import wait_until
 from dbos import DBOS
 
 from pydantic_ai_ask_user import (
@@ -57,15 +57,6 @@ def answerer(launched: str) -> DBOSAnswerer:
 async def store(launched: str) -> Any:
     async with DBOSQuestionStore(launched, events_poll_seconds=0.05) as opened:
         yield opened
-
-
-async def wait_until(condition: Callable[[], Awaitable[Any]], what: str) -> Any:
-    deadline = time.monotonic() + WAIT
-    while not (value := await condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out waiting for {what}')
-        await anyio.sleep(0.02)
-    return value
 
 
 async def shown(store: DBOSQuestionStore, request_id: str) -> None:

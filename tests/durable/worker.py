@@ -68,19 +68,19 @@ def crash_once(point: str | None, here: str) -> None:
 
 def install_crash_points(point: str | None) -> None:
     """Wrap the durable answerer's database writes so the worker can die between a write and its record."""
-    insert_pending = durable_answerer.insert_pending
+    insert_encoded = durable_answerer.insert_encoded
     publish = DBOSAnswerer._publish  # pyright: ignore[reportPrivateUsage]
 
     def insert_then_maybe_not(*args: Any, **kwargs: Any) -> None:
         crash_once(point, 'before-publish')
-        insert_pending(*args, **kwargs)
+        insert_encoded(*args, **kwargs)
 
     def publish_then_die(self: DBOSAnswerer, *args: Any, **kwargs: Any) -> Any:
         published = publish(self, *args, **kwargs)  # committed...
         crash_once(point, 'after-publish')  # ...but DBOS has not recorded the step yet
         return published
 
-    durable_answerer.insert_pending = insert_then_maybe_not
+    durable_answerer.insert_encoded = insert_then_maybe_not
     DBOSAnswerer._publish = publish_then_die  # pyright: ignore[reportPrivateUsage]
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -17,18 +16,19 @@ import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowID
 
 from .._answers import AskUserRequest, AskUserResponse
-from .._json import response_from_json
 from ._db import (
     DEFAULT_DATABASE_URL,
+    WITHDRAWN_MESSAGE,
+    answer_message,
     create_engine,
-    decode_request,
-    decode_response,
+    decode_message,
     encode_request,
-    encode_response,
     ensure_table,
-    insert_pending,
+    insert_encoded,
     message_topic,
-    requests_table,
+    publication,
+    status_and_response,
+    withdraw_pending,
 )
 
 __all__ = ('DBOSAnswerer', 'DEFAULT_RECHECK_SECONDS')
@@ -93,8 +93,11 @@ class DBOSAnswerer:
         if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
             raise ValueError(f'timeout must be a positive number of seconds or None, not {timeout!r}')
         if DBOS.workflow_id is not None and DBOS.step_id is None:
-            return await self._wait_in_workflow(request, DBOS.workflow_id, timeout)
-        return await self._wait_in_own_workflow(request, timeout)
+            message = await self._wait_in_workflow(request.id, encode_request(request), DBOS.workflow_id, timeout)
+        else:
+            message = await self._wait_in_own_workflow(request, timeout)
+        # The request was encoded once, above; the answer is decoded once, here.
+        return None if message is None else decode_message(message)
 
     def engine(self) -> sa.Engine:
         """The engine on `database_url`, created (with the table) on first use."""
@@ -122,17 +125,18 @@ class DBOSAnswerer:
         return await DBOS.run_step_async({'name': f'ask_user.{name}'}, run)
 
     async def _wait_in_workflow(
-        self, request: AskUserRequest, workflow_id: str, timeout: float | None
-    ) -> AskUserResponse | None:
+        self, request_id: str, questions_json: str, workflow_id: str, timeout: float | None
+    ) -> str | None:
+        """Publish the request (encoded by `encode_request`) and wait: the answer's message, or `None` on timeout."""
         # Steps, so a recovered workflow waits under the id the person saw (the tool call id, which its
         # recorded model response carries), with the deadline of the first publication, and replays
         # every decision below from recorded values, never from the clock of the replay.
-        published = await self._step('publish', lambda: self._publish(request, workflow_id))
+        published = await self._step('publish', lambda: self._publish(request_id, questions_json, workflow_id))
         if published.status == 'withdrawn':  # its caller gave up before this workflow started
-            return AskUserResponse(cancelled=True)
+            return WITHDRAWN_MESSAGE
         deadline = None if timeout is None else published.created_at + timeout
         now = published.now
-        topic = message_topic(request.id)
+        topic = message_topic(request_id)
         # No withdrawal on the way out: a plain cancellation of the task leaves the workflow PENDING, and
         # DBOS recovers it later, replaying these same steps, so a step recorded here would not be where
         # the replay looks for it. The question stays answerable for the recovered run; a workflow that
@@ -144,94 +148,75 @@ class DBOSAnswerer:
                     # But counted on the live clock: DBOS keeps the end of a recv it recorded, and one that a
                     # crash cut off before it was recorded must wait only for the time left, not start over.
                     wait = max(0.0, min(self.recheck_seconds, deadline - time.time()))
-                message = await DBOS.recv_async(topic, timeout_seconds=wait)
+                # Only the store sends answers, and only after claiming the request; a withdrawal by an
+                # own-workflow caller sends `WITHDRAWN_MESSAGE`.
+                message: str | None = await DBOS.recv_async(topic, timeout_seconds=wait)
                 if message is not None:
-                    return _response_from_message(message)
-            checked = await self._step('check', lambda: self._check(request.id, deadline))
+                    return message
+            checked = await self._step('check', lambda: self._check(request_id, deadline))
             if checked.outcome == 'answered':
                 assert checked.response is not None
-                return decode_response(checked.response)
+                return answer_message(checked.response)
+            if checked.outcome == 'withdrawn':
+                return WITHDRAWN_MESSAGE
             if checked.outcome == 'timed_out':
                 return None
             now = checked.now
 
-    def _publish(self, request: AskUserRequest, workflow_id: str) -> _Published:
+    def _publish(self, request_id: str, questions_json: str, workflow_id: str) -> _Published:
         with self.engine().begin() as conn:
-            insert_pending(conn, request, workflow_id)
-            row = conn.execute(
-                sa.select(requests_table.c.workflow_id, requests_table.c.status, requests_table.c.created_at).where(
-                    requests_table.c.id == request.id
-                )
-            ).one()
-        if row.workflow_id != workflow_id:
+            insert_encoded(conn, request_id, questions_json, workflow_id)
+            published_in, status, created_at = publication(conn, request_id)
+        if published_in != workflow_id:
             raise ValueError(
-                f'request id {request.id!r} is already waiting in workflow {row.workflow_id!r}: a tool call id '
+                f'request id {request_id!r} is already waiting in workflow {published_in!r}: a tool call id '
                 'must not be reused by another run (a model that numbers its tool calls from 1 in every run '
                 'cannot share a durable question table)'
             )
-        return _Published(status=row.status, created_at=float(row.created_at), now=time.time())
+        return _Published(status=status, created_at=created_at, now=time.time())
 
     def _check(self, request_id: str, deadline: float | None) -> _Checked:
         """Read the answer; past the deadline, withdraw the request unless an answer claimed it first."""
         with self.engine().begin() as conn:
             now = time.time()
             if deadline is not None and now >= deadline:
-                conn.execute(
-                    sa.update(requests_table)
-                    .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
-                    .values(status='withdrawn', updated_at=now)
-                )
-            row = conn.execute(
-                sa.select(requests_table.c.status, requests_table.c.response).where(requests_table.c.id == request_id)
-            ).one()
-        if row.status == 'answered':
-            return _Checked('answered', row.response, now)
-        if row.status == 'withdrawn':
-            if deadline is not None and now >= deadline:
-                return _Checked('timed_out', None, now)
-            return _Checked('answered', encode_response(AskUserResponse(cancelled=True)), now)
+                withdraw_pending(conn, [request_id])
+            status, response = status_and_response(conn, request_id)
+        if status == 'answered':
+            return _Checked('answered', response, now)
+        if status == 'withdrawn':
+            return _Checked('timed_out' if deadline is not None and now >= deadline else 'withdrawn', None, now)
         return _Checked('pending', None, now)
 
-    async def _wait_in_own_workflow(self, request: AskUserRequest, timeout: float | None) -> AskUserResponse | None:
+    async def _wait_in_own_workflow(self, request: AskUserRequest, timeout: float | None) -> str | None:
         workflow_id = f'ask-user-{request.id}'
+        questions_json = encode_request(request)
         try:
             # The workflow publishes the question itself, so nobody can answer before it exists.
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(
-                    _wait_workflow,
-                    self.database_url,
-                    request.id,
-                    encode_request(request),
-                    self.recheck_seconds,
-                    timeout,
+                    _wait_workflow, self.database_url, request.id, questions_json, self.recheck_seconds, timeout
                 )
-            result: str | None = await handle.get_result()
-            return None if result is None else decode_response(result)
+            return await handle.get_result()
         except BaseException:
             with anyio.CancelScope(shield=True):
-                if await self._in_thread(lambda: self._withdraw(request.id, workflow_id, request)):
+                if await self._in_thread(lambda: self._withdraw(request.id, workflow_id, questions_json)):
                     # Wake the wait workflow so it ends now rather than at its next recheck. If it has
                     # not published yet, there is nothing to wake: it finds the withdrawal when it does.
                     with contextlib.suppress(Exception):
-                        await DBOS.send_async(workflow_id, json.dumps({'withdrawn': True}), message_topic(request.id))
+                        await DBOS.send_async(workflow_id, WITHDRAWN_MESSAGE, message_topic(request.id))
             raise
 
-    def _withdraw(self, request_id: str, workflow_id: str | None = None, request: AskUserRequest | None = None) -> bool:
+    def _withdraw(self, request_id: str, workflow_id: str, questions_json: str) -> bool:
         """Mark the request withdrawn if it is pending; True if it was.
 
-        Given `request`, a request not published yet is recorded as withdrawn, so its workflow ends
-        as soon as it tries to publish it.
+        A request not published yet is recorded as withdrawn, so its workflow ends as soon as it tries to
+        publish it.
         """
         with self.engine().begin() as conn:
-            result = conn.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
-                .values(status='withdrawn', updated_at=time.time())
-            )
-            if result.rowcount == 1:
+            if withdraw_pending(conn, [request_id]) == 1:
                 return True
-            if request is not None and workflow_id is not None:
-                insert_pending(conn, request, workflow_id, status='withdrawn')
+            insert_encoded(conn, request_id, questions_json, workflow_id, status='withdrawn')
             return False
 
 
@@ -253,22 +238,14 @@ class _Published:
 class _Checked:
     """What a check step records: the outcome, the answer's JSON when there is one, and the time of the check."""
 
-    outcome: Literal['answered', 'timed_out', 'pending']
-    """Answered (or declined), withdrawn at the deadline, or still waiting."""
+    outcome: Literal['answered', 'withdrawn', 'timed_out', 'pending']
+    """Answered (or declined), withdrawn by its caller, withdrawn at the deadline, or still waiting."""
 
     response: str | None
     """The response as JSON, when answered."""
 
     now: float
     """The time of the check, so the next wait is decided from a recorded value."""
-
-
-def _response_from_message(message: Any) -> AskUserResponse:
-    # Only the store sends answers, and only after claiming the request; "withdrawn" ends an own-workflow wait.
-    data = json.loads(message)
-    if data.get('withdrawn'):
-        return AskUserResponse(cancelled=True)
-    return response_from_json(data['response'])
 
 
 _answerers: dict[tuple[str, float], DBOSAnswerer] = {}
@@ -287,10 +264,11 @@ def _answerer_for(database_url: str, recheck_seconds: float) -> DBOSAnswerer:
 async def _wait_workflow(
     database_url: str, request_id: str, questions: str, recheck_seconds: float, timeout: float | None = None
 ) -> str | None:
-    """The wait of a `DBOSAnswerer` called outside any workflow; the response as JSON, or `None` on timeout."""
+    """The wait of a `DBOSAnswerer` called outside any workflow: the answer's message, or `None` on timeout.
+
+    `questions` is the request as `encode_request` wrote it, published as is: its caller validated it.
+    """
     answerer = _answerer_for(database_url, recheck_seconds)
-    request = decode_request(questions, request_id)
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
-    response = await answerer._wait_in_workflow(request, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]
-    return None if response is None else encode_response(response)
+    return await answerer._wait_in_workflow(request_id, questions, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]

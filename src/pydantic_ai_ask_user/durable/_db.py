@@ -1,10 +1,16 @@
-"""The table where durable questions wait, kept in the DBOS system database next to the workflows."""
+"""The tables where durable questions and waits are kept, in the DBOS system database next to the workflows.
+
+All the SQL of the durable package is here, as named functions; the other modules call them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+from collections.abc import Generator, MutableMapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -26,12 +32,32 @@ __all__ = (
     'NotAQuestionDatabaseError',
     'check_sqlite_file',
     'insert_pending',
+    'insert_encoded',
+    'shared_engine',
+    'transaction',
+    'has_table',
+    'select_requests',
+    'publication',
+    'status_and_response',
+    'request_status',
+    'changes_since',
+    'claim_answer',
+    'withdraw_pending',
+    'insert_event_request',
+    'lock_event_token',
+    'lock_token',
+    'token_requests',
+    'open_wait_row',
+    'claim_wait',
+    'expire_wait',
     'encode_request',
     'decode_request',
     'encode_response',
     'decode_response',
     'message_topic',
     'answer_message',
+    'decode_message',
+    'WITHDRAWN_MESSAGE',
     'decode_row',
     'requests_table',
     'event_requests_table',
@@ -193,26 +219,224 @@ def insert_pending(
     conn: sa.Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending'
 ) -> None:
     """Publish `request` as pending (or `status`), unless a row with its id exists already (a replay)."""
+    insert_encoded(conn, request.id, encode_request(request), workflow_id, status=status)
+
+
+def insert_encoded(
+    conn: sa.Connection, request_id: str, questions_json: str, workflow_id: str, *, status: Status = 'pending'
+) -> None:
+    """`insert_pending` for a request already encoded by `encode_request`."""
     now = time.time()
     values = {
-        'id': request.id,
+        'id': request_id,
         'workflow_id': workflow_id,
-        'questions': encode_request(request),
+        'questions': questions_json,
         'status': status,
         'response': None,
         'created_at': now,
         'updated_at': now,
     }
-    dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
-    conn.execute(dialect.insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
+    conn.execute(_dialect(conn).insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
 
 
-def decode_row(row: sa.Row[Any]) -> StoredRequest:
-    """The decoded form of one table row."""
+def _dialect(conn: sa.Connection) -> Any:
+    return postgresql if conn.dialect.name == 'postgresql' else sqlite
+
+
+_engines: dict[str, sa.Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def shared_engine(database_url: str) -> sa.Engine:
+    """One engine per database URL for this process, its tables created on first use.
+
+    For the short transactions of `ask_through_store`, `DBOSEventWaiter` and `resolve_dbos_event`, which
+    would otherwise connect (and create the tables) anew every time.
+    """
+    with _engines_lock:
+        engine = _engines.get(database_url)
+        if engine is None:
+            engine = create_engine(database_url)
+            try:
+                ensure_table(engine)
+            except BaseException:
+                engine.dispose()
+                raise
+            _engines[database_url] = engine
+        return engine
+
+
+@contextmanager
+def transaction(database_url: str) -> Generator[sa.Connection]:
+    """A transaction on the shared engine of `database_url`: committed on leaving, rolled back on an error."""
+    with shared_engine(database_url).begin() as conn:
+        yield conn
+
+
+def has_table(engine: sa.Engine, name: str) -> bool:
+    """Whether the table `name` is in the database (older databases lack the event tables)."""
+    return sa.inspect(engine).has_table(name)
+
+
+def select_requests(
+    conn: sa.Connection,
+    *,
+    status: Status | None = None,
+    request_id: str | None = None,
+    request_ids: Sequence[str] | None = None,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> list[StoredRequest]:
+    """The decoded rows with this status, this id or these ids (all when no filter is given), oldest first.
+
+    `decoded` holds requests decoded before, by id: a row's questions never change once published, so a
+    request found there is not decoded (and validated) again, and one decoded here is added to it.
+    """
+    query = sa.select(requests_table)
+    if status is not None:
+        query = query.where(requests_table.c.status == status)
+    if request_id is not None:
+        query = query.where(requests_table.c.id == request_id)
+    if request_ids is not None:
+        query = query.where(requests_table.c.id.in_(request_ids))
+    rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
+    if decoded is None:
+        return [decode_row(row) for row in rows]
+    stored: list[StoredRequest] = []
+    for row in rows:
+        stored.append(decode_row(row, decoded.get(row.id)))
+        decoded[row.id] = stored[-1].request
+    return stored
+
+
+def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float]:
+    """The workflow id, status and creation time of a published request."""
+    columns = (requests_table.c.workflow_id, requests_table.c.status, requests_table.c.created_at)
+    workflow_id, status, created_at = conn.execute(sa.select(*columns).where(requests_table.c.id == request_id)).one()
+    return workflow_id, status, float(created_at)
+
+
+def status_and_response(conn: sa.Connection, request_id: str) -> tuple[Status, str | None]:
+    """The status and response (JSON, or `None`) of a published request."""
+    columns = (requests_table.c.status, requests_table.c.response)
+    status, response = conn.execute(sa.select(*columns).where(requests_table.c.id == request_id)).one()
+    return status, response
+
+
+def request_status(conn: sa.Connection, request_id: str) -> Status | None:
+    """Where the request stands, or `None` when there is no such row."""
+    found = conn.execute(sa.select(requests_table.c.status).where(requests_table.c.id == request_id)).scalar()
+    return cast(Status | None, found)
+
+
+def changes_since(conn: sa.Connection, since: float) -> list[tuple[str, Status, float]]:
+    """The id, status and creation time of every row changed at or after `since`, oldest first.
+
+    Without the questions and the response, so a poll decodes nothing for rows it already knows.
+    """
+    columns = (requests_table.c.id, requests_table.c.status, requests_table.c.created_at)
+    query = sa.select(*columns).where(requests_table.c.updated_at >= since)
+    rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
+    return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
+
+
+def claim_answer(conn: sa.Connection, request_id: str, response_json: str) -> bool:
+    """Move a pending request to answered with `response_json`; False when it was not pending (whoever raced it)."""
+    claimed = conn.execute(
+        sa.update(requests_table)
+        .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
+        .values(status='answered', response=response_json, updated_at=time.time())
+    )
+    return claimed.rowcount == 1
+
+
+def withdraw_pending(conn: sa.Connection, request_ids: Sequence[str] = (), *, token: str | None = None) -> int:
+    """Withdraw those of these requests (or of the questions of `token`) still pending; how many were.
+
+    The one way a question is given up: by its run's deadline, by a run that ended, or by a cancelled caller.
+    """
+    if token is not None:
+        ids: Any = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
+    else:
+        ids = list(request_ids)
+    withdrawn = conn.execute(
+        sa.update(requests_table)
+        .where(requests_table.c.id.in_(ids), requests_table.c.status == 'pending')
+        .values(status='withdrawn', updated_at=time.time())
+    )
+    return withdrawn.rowcount
+
+
+def insert_event_request(conn: sa.Connection, request_id: str, token: str) -> None:
+    """Tie the question `request_id` to the wait of `token`; idempotent."""
+    conn.execute(
+        _dialect(conn)
+        .insert(event_requests_table)
+        .values(request_id=request_id, token=token)
+        .on_conflict_do_nothing(index_elements=['request_id'])
+    )
+
+
+def lock_event_token(conn: sa.Connection, request_id: str) -> str | None:
+    """The token `request_id` was published under, with every row of that token locked; `None` for a plain question."""
+    token = conn.execute(
+        sa.select(event_requests_table.c.token).where(event_requests_table.c.request_id == request_id)
+    ).scalar_one_or_none()
+    if token is not None:
+        lock_token(conn, token)
+    return token
+
+
+def lock_token(conn: sa.Connection, token: str) -> None:
+    """Lock the question rows of `token`, in a fixed order."""
+    # On PostgreSQL, answers to sibling questions wait here for one another; SQLite's writers are serial anyway.
+    conn.execute(
+        sa.select(event_requests_table.c.request_id)
+        .where(event_requests_table.c.token == token)
+        .order_by(event_requests_table.c.request_id)
+        .with_for_update()
+    ).all()
+
+
+def token_requests(conn: sa.Connection, token: str) -> list[StoredRequest]:
+    """The decoded questions published for the wait of `token`."""
+    ids = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
+    rows = conn.execute(sa.select(requests_table).where(requests_table.c.id.in_(ids))).all()
+    return [decode_row(row) for row in rows]
+
+
+def open_wait_row(conn: sa.Connection, token: str, workflow_id: str) -> None:
+    """Record the wait of `token` as open; idempotent."""
+    values = {'token': token, 'workflow_id': workflow_id, 'status': 'pending', 'updated_at': time.time()}
+    conn.execute(
+        _dialect(conn).insert(event_waits_table).values(values).on_conflict_do_nothing(index_elements=['token'])
+    )
+
+
+def _move_wait(conn: sa.Connection, token: str, status: Literal['resolved', 'expired']) -> bool:
+    moved = conn.execute(
+        sa.update(event_waits_table)
+        .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
+        .values(status=status, updated_at=time.time())
+    )
+    return moved.rowcount == 1
+
+
+def claim_wait(conn: sa.Connection, token: str) -> bool:
+    """Move the wait of `token` from open to resolved; False if it is unknown, resolved already, or expired."""
+    return _move_wait(conn, token, 'resolved')
+
+
+def expire_wait(conn: sa.Connection, token: str) -> bool:
+    """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
+    return _move_wait(conn, token, 'expired')
+
+
+def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> StoredRequest:
+    """The decoded form of one table row; given `request` (its questions, decoded before), not decoded again."""
     mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
     response = mapping['response']
     return StoredRequest(
-        request=decode_request(mapping['questions'], mapping['id']),
+        request=request if request is not None else decode_request(mapping['questions'], mapping['id']),
         workflow_id=mapping['workflow_id'],
         status=cast(Status, mapping['status']),
         response=decode_response(response) if response is not None else None,
@@ -240,9 +464,24 @@ def decode_response(text: str) -> AskUserResponse:
     return response_from_json(json.loads(text))
 
 
-def answer_message(response: AskUserResponse) -> str:
-    """The DBOS message that carries `response` to the waiting workflow."""
-    return json.dumps({'response': response_to_json(response)}, ensure_ascii=False)
+WITHDRAWN_MESSAGE = '{"withdrawn": true}'
+"""The DBOS message that ends the wait of a request withdrawn by its own caller: it reads as declined."""
+
+
+def answer_message(response_json: str) -> str:
+    """The DBOS message that carries a response, encoded by `encode_response`, to the waiting workflow.
+
+    Written around the encoded response, not encoded again: `{"response": ...}`.
+    """
+    return f'{{"response": {response_json}}}'
+
+
+def decode_message(message: str) -> AskUserResponse:
+    """The response an `answer_message` (or `WITHDRAWN_MESSAGE`, a decline) carries."""
+    data = json.loads(message)
+    if data.get('withdrawn'):
+        return AskUserResponse(cancelled=True)
+    return response_from_json(data['response'])
 
 
 def message_topic(request_id: str) -> str:

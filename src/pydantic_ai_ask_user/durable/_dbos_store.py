@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field, replace
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -19,17 +20,25 @@ from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestEr
 from ._db import (
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
+    Status,
     StoredRequest,
     answer_message,
+    changes_since,
     check_sqlite_file,
+    claim_answer,
+    claim_wait,
     create_engine,
-    decode_row,
+    encode_response,
     ensure_table,
+    has_table,
+    lock_event_token,
     message_topic,
-    requests_table,
+    request_status,
+    select_requests,
     table_exists,
+    withdraw_pending,
 )
-from ._inbox import claim_wait, completed_results, event_topic, lock_event_token
+from ._inbox import completed_results, event_topic
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
 
@@ -71,6 +80,9 @@ class DBOSQuestionStore:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
+    _decoded: _DecodedRequests = field(
+        default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
+    )
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -102,7 +114,7 @@ class DBOSQuestionStore:
                     else:
                         self._has_table = table_exists(engine)
                     # Questions asked through `RequestInput` resolve their run's token; older databases have none.
-                    self._has_event_table = sa.inspect(engine).has_table(EVENT_TABLE_NAME)
+                    self._has_event_table = has_table(engine, EVENT_TABLE_NAME)
                 except BaseException:
                     engine.dispose()
                     raise
@@ -123,7 +135,7 @@ class DBOSQuestionStore:
         A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
         rather than shown: nobody is waiting for its answer any more.
         """
-        return await self._in_thread(lambda: self._still_waiting(self._select(requests_table.c.status == 'pending')))
+        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending')))
 
     def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
         ended = self._ended_workflows({record.workflow_id for record in records})
@@ -142,28 +154,38 @@ class DBOSQuestionStore:
     def _withdraw(self, request_ids: list[str]) -> None:
         engine, _ = self._connect()
         with engine.begin() as conn:
-            conn.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id.in_(request_ids), requests_table.c.status == 'pending')
-                .values(status='withdrawn', updated_at=time.time())
-            )
+            withdraw_pending(conn, request_ids)
 
-    def _select(self, condition: Any) -> list[StoredRequest]:
-        engine, _ = self._connect()
+    def _table_ready(self, engine: sa.Engine) -> bool:
         if not self._has_table:
             # A DBOS database where no question was asked yet, opened without creating the table.
             if not table_exists(engine):
-                return []
+                return False
             self._has_table = True
+        return True
+
+    def _select(
+        self, *, status: Status | None = None, request_id: str | None = None, request_ids: Sequence[str] | None = None
+    ) -> list[StoredRequest]:
+        engine, _ = self._connect()
+        if not self._table_ready(engine):
+            return []
         with engine.connect() as conn:
-            rows = conn.execute(
-                sa.select(requests_table).where(condition).order_by(requests_table.c.created_at, requests_table.c.id)
-            ).all()
-        return [decode_row(row) for row in rows]
+            # Each request is decoded (and validated) once, the first time this store reads it.
+            return select_requests(
+                conn, status=status, request_id=request_id, request_ids=request_ids, decoded=self._decoded
+            )
+
+    def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
+        engine, _ = self._connect()
+        if not self._table_ready(engine):
+            return []
+        with engine.connect() as conn:
+            return changes_since(conn, since)
 
     async def record(self, request_id: str) -> StoredRequest:
         """The request with this id in whatever state it is; `UnknownRequestError` if there is none."""
-        found = await self._in_thread(lambda: self._select(requests_table.c.id == request_id))
+        found = await self._in_thread(lambda: self._select(request_id=request_id))
         if not found:
             raise UnknownRequestError(request_id)
         return found[0]
@@ -187,8 +209,9 @@ class DBOSQuestionStore:
         await self._in_thread(lambda: self._respond(request_id, response))
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
+        # One lookup: the row, decoded once, is what the response is checked against and who is woken.
         engine, client = self._connect()
-        found = self._select(requests_table.c.id == request_id)
+        found = self._select(request_id=request_id)
         if not found:
             raise UnknownRequestError(request_id)
         stored = found[0]
@@ -198,23 +221,17 @@ class DBOSQuestionStore:
         if self._ended_workflows({stored.workflow_id}):
             self._withdraw([request_id])
             raise WithdrawnError(request_id)
-        message = answer_message(response)
+        response_json = encode_response(response)  # encoded once: stored as is, and sent inside the message
         with engine.begin() as conn:
             # Questions of one `RequestInput` wait are claimed one at a time (their token's rows locked first),
             # so exactly one answer sees the set complete and resolves the token.
             token = self._event_token(conn, request_id)
             # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
-            claimed = conn.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
-                .values(status='answered', response=_response_json(message), updated_at=time.time())
-            )
-            if claimed.rowcount != 1:
-                latest = conn.execute(sa.select(requests_table).where(requests_table.c.id == request_id)).first()
-                assert latest is not None
-                _raise_unless_pending(decode_row(latest))
+            if not claim_answer(conn, request_id, response_json):
+                _raise_for_status(request_id, request_status(conn, request_id))
             # In the same transaction: the answer is recorded and sent together, or not at all.
             if token is None:
+                message = answer_message(response_json)
                 client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
             elif (results := completed_results(conn, token)) is not None:
                 # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
@@ -229,42 +246,93 @@ class DBOSQuestionStore:
         return lock_event_token(conn, request_id)
 
     async def events(self) -> AsyncIterator[StoreEvent]:
-        """Events from now on, found by reading the table every `events_poll_seconds`."""
-        known = {stored.request.id: stored for stored in await self.pending_records()}
+        """Events from now on, found by reading the table every `events_poll_seconds`.
+
+        A poll reads only the ids and states of the rows changed since the last one; the questions are decoded
+        once, for a request this iteration has not seen yet.
+        """
+        known: dict[str, tuple[Status, float]] = {
+            stored.request.id: (stored.status, stored.created_at) for stored in await self.pending_records()
+        }
         started = since = time.time() - 1.0
         while True:
             await anyio.sleep(self.events_poll_seconds)
             now = time.time()
-            changed = await self._in_thread(partial(self._select, requests_table.c.updated_at >= since))
+            changed = await self._in_thread(partial(self._changes_since, since))
             since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
-            for stored in changed:
-                request_id = stored.request.id
+            new = [
+                request_id
+                for request_id, status, created_at in changed
+                if request_id not in known and (status == 'pending' or created_at >= started)
+            ]
+            requests: dict[str, AskUserRequest] = {}
+            if new:
+                decoded = await self._in_thread(partial(self._select, request_ids=new))
+                requests = {stored.request.id: stored.request for stored in decoded}
+            for request_id, status, created_at in changed:
                 before = known.get(request_id)
-                if before is None and (stored.status == 'pending' or stored.created_at >= started):
+                if before is None and request_id in requests:
                     # Asked since we started, perhaps answered between two polls: it was requested first.
-                    yield StoreEvent('requested', request_id, stored.request)
-                    before = stored if stored.status == 'pending' else replace(stored, status='pending')
-                if stored.status != 'pending' and before is not None and before.status == 'pending':
-                    yield StoreEvent(stored.status, request_id)
-                known[request_id] = stored
+                    yield StoreEvent('requested', request_id, requests[request_id])
+                    before = ('pending', created_at)
+                if status != 'pending' and before is not None and before[0] == 'pending':
+                    yield StoreEvent(status, request_id)
+                known[request_id] = (status, created_at)
             cutoff = now - 60.0
-            for request_id in [key for key, value in known.items() if value.status != 'pending']:
-                if known[request_id].created_at < cutoff:
-                    del known[request_id]
+            for request_id in [
+                key for key, (status, created_at) in known.items() if status != 'pending' and created_at < cutoff
+            ]:
+                del known[request_id]
 
+
+class _DecodedRequests(MutableMapping[str, AskUserRequest]):
+    """The requests a store has decoded, by id, the most recent `_REMEMBER_DECODED`; safe across threads.
+
+    Two threads may decode the same request at once; both get equal requests, and either is kept.
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, AskUserRequest] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getitem__(self, key: str) -> AskUserRequest:
+        with self._lock:
+            return self._items[key]
+
+    def __setitem__(self, key: str, value: AskUserRequest) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > _REMEMBER_DECODED:
+                self._items.popitem(last=False)
+
+    def __delitem__(self, key: str) -> None:
+        with self._lock:
+            del self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_REMEMBER_DECODED = 1000
+"""How many decoded requests a `DBOSQuestionStore` keeps, so that reading one again does not validate it again."""
 
 _ACTIVE_WORKFLOW_STATUSES = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
 """DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
 
 
-def _response_json(message: str) -> str:
-    import json
-
-    return json.dumps(json.loads(message)['response'], ensure_ascii=False)
-
-
 def _raise_unless_pending(stored: StoredRequest) -> None:
-    if stored.status == 'answered':
-        raise AlreadyAnsweredError(stored.request.id)
-    if stored.status == 'withdrawn':
-        raise WithdrawnError(stored.request.id)
+    _raise_for_status(stored.request.id, stored.status)
+
+
+def _raise_for_status(request_id: str, status: Status | None) -> None:
+    if status == 'answered':
+        raise AlreadyAnsweredError(request_id)
+    if status == 'withdrawn':
+        raise WithdrawnError(request_id)
+    if status is None:
+        raise UnknownRequestError(request_id)

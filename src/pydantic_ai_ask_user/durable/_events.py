@@ -24,7 +24,6 @@ from datetime import timedelta
 from typing import Any, cast
 
 import anyio.to_thread
-import sqlalchemy as sa
 from dbos import DBOS, DBOSClient
 from pydantic import JsonValue
 from pydantic_ai import RunContext
@@ -35,8 +34,8 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ._db import DEFAULT_DATABASE_URL, create_engine, event_waits_table
-from ._inbox import TOKEN_PREFIX, claim_wait, event_topic, expire_token, open_wait, settle_wait, token_workflow
+from ._db import DEFAULT_DATABASE_URL, EVENT_WAITS_TABLE_NAME, claim_wait, create_engine, has_table
+from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait, token_workflow
 
 __all__ = (
     'NotAnEventTokenError',
@@ -111,7 +110,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
             answer = await ask(token)
             if answer is not None:  # answered in place: the wait is over, and no resolver may claim it now
                 await anyio.to_thread.run_sync(lambda: settle_wait(database_url, token))
-            return {'answer': answer, 'now': time.time()}
+            return {'answer': answer}
 
         recorded = await DBOS.run_step_async({'name': f'external_event.{name}.ask'}, ask_once)
         if recorded['answer'] is not None:
@@ -203,7 +202,8 @@ def _send(token: str, message: dict[str, Any], database_url: str) -> None:
     workflow_id = _workflow_of(token)
     engine = create_engine(database_url)
     try:
-        if not sa.inspect(engine).has_table(event_waits_table.name):
+        # Not `shared_engine`: resolving must not create tables in a database that has none (a typo in the URL).
+        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
             raise _no_wait()
         client = DBOSClient(system_database_engine=engine, lazy=True)
         try:

@@ -14,7 +14,6 @@ is either used or refused, never accepted and dropped.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,27 +21,26 @@ import anyio.to_thread
 import sqlalchemy as sa
 from pydantic_ai import DeferredToolRequests, RunContext
 from pydantic_ai.exceptions import UserError
-from sqlalchemy.dialects import postgresql, sqlite
 
 from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
 from ._db import (
     DEFAULT_DATABASE_URL,
-    create_engine,
-    decode_row,
-    ensure_table,
-    event_requests_table,
-    event_waits_table,
+    claim_wait,
+    expire_wait,
+    insert_event_request,
     insert_pending,
-    requests_table,
+    lock_token,
+    open_wait_row,
+    token_requests,
+    transaction,
+    withdraw_pending,
 )
 
 __all__ = (
     'ask_through_store',
-    'lock_event_token',
     'completed_results',
     'expire_token',
     'open_wait',
-    'claim_wait',
     'settle_wait',
     'event_topic',
     'TOKEN_PREFIX',
@@ -97,50 +95,15 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL) -> AskFunction:
 
 
 def _publish(database_url: str, questions: list[AskUserRequest], workflow_id: str, token: str) -> None:
-    engine = create_engine(database_url)
-    try:
-        ensure_table(engine)
-        with engine.begin() as conn:
-            dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
-            for request in questions:
-                insert_pending(conn, request, workflow_id)
-                conn.execute(
-                    dialect.insert(event_requests_table)
-                    .values(request_id=request.id, token=token)
-                    .on_conflict_do_nothing(index_elements=['request_id'])
-                )
-    finally:
-        engine.dispose()
-
-
-def lock_event_token(conn: sa.Connection, request_id: str) -> str | None:
-    """The token `request_id` was published under, with every row of that token locked; `None` for a plain question."""
-    token = conn.execute(
-        sa.select(event_requests_table.c.token).where(event_requests_table.c.request_id == request_id)
-    ).scalar_one_or_none()
-    if token is not None:
-        _lock(conn, token)
-    return token
-
-
-def _lock(conn: sa.Connection, token: str) -> None:
-    # On PostgreSQL, answers to sibling questions wait here for one another; SQLite's writers are serial anyway.
-    conn.execute(
-        sa.select(event_requests_table.c.request_id)
-        .where(event_requests_table.c.token == token)
-        .order_by(event_requests_table.c.request_id)
-        .with_for_update()
-    ).all()
-
-
-def _siblings(conn: sa.Connection, token: str) -> list[sa.Row[Any]]:
-    ids = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
-    return list(conn.execute(sa.select(requests_table).where(requests_table.c.id.in_(ids))).all())
+    with transaction(database_url) as conn:
+        for request in questions:
+            insert_pending(conn, request, workflow_id)
+            insert_event_request(conn, request.id, token)
 
 
 def completed_results(conn: sa.Connection, token: str) -> str | None:
     """The resolution message for `token` once every one of its questions is answered, else `None`."""
-    rows = [decode_row(row) for row in _siblings(conn, token)]
+    rows = token_requests(conn, token)
     if not rows or any(row.status != 'answered' or row.response is None for row in rows):
         return None
     calls = {row.request.id: ask_user_result(row.request, row.response) for row in rows if row.response is not None}
@@ -149,37 +112,14 @@ def completed_results(conn: sa.Connection, token: str) -> str | None:
 
 def open_wait(database_url: str, token: str, workflow_id: str) -> None:
     """Record the wait of `token` as open; idempotent, as the step calling it may run again."""
-    engine = create_engine(database_url)
-    try:
-        ensure_table(engine)
-        with engine.begin() as conn:
-            dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
-            values = {'token': token, 'workflow_id': workflow_id, 'status': 'pending', 'updated_at': time.time()}
-            conn.execute(
-                dialect.insert(event_waits_table).values(values).on_conflict_do_nothing(index_elements=['token'])
-            )
-    finally:
-        engine.dispose()
+    with transaction(database_url) as conn:
+        open_wait_row(conn, token, workflow_id)
 
 
 def settle_wait(database_url: str, token: str) -> None:
     """Mark the wait of `token` resolved by `ask` itself, so no later resolution is reported as taken."""
-    engine = create_engine(database_url)
-    try:
-        with engine.begin() as conn:
-            claim_wait(conn, token)
-    finally:
-        engine.dispose()
-
-
-def claim_wait(conn: sa.Connection, token: str) -> bool:
-    """Move the wait of `token` from open to resolved; False if it is unknown, resolved already, or expired."""
-    claimed = conn.execute(
-        sa.update(event_waits_table)
-        .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
-        .values(status='resolved', updated_at=time.time())
-    )
-    return claimed.rowcount == 1
+    with transaction(database_url) as conn:
+        claim_wait(conn, token)
 
 
 def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
@@ -191,27 +131,12 @@ def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
     `WithdrawnError`), or `None` when it had no questions, so the wait times out as `RequestInput`
     decides.
     """
-    engine = create_engine(database_url)
-    try:
-        ensure_table(engine)
-        with engine.begin() as conn:
-            _lock(conn, token)
-            expired = conn.execute(
-                sa.update(event_waits_table)
-                .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
-                .values(status='expired', updated_at=time.time())
-            )
-            if expired.rowcount != 1:
-                return {'resolved': True}
-            ids = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
-            conn.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id.in_(ids), requests_table.c.status == 'pending')
-                .values(status='withdrawn', updated_at=time.time())
-            )
-            rows = [decode_row(row) for row in _siblings(conn, token)]
-    finally:
-        engine.dispose()
+    with transaction(database_url) as conn:
+        lock_token(conn, token)
+        if not expire_wait(conn, token):
+            return {'resolved': True}
+        withdraw_pending(conn, token=token)
+        rows = token_requests(conn, token)
     if not rows:
         return None
     calls: dict[str, Any] = {

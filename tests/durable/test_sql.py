@@ -1,0 +1,136 @@
+"""The durable SQL, one named function each, against a real SQLite file; and the one encoding of each shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ask_user_support import make_request
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, response_to_json
+from pydantic_ai_ask_user.durable._db import (
+    WITHDRAWN_MESSAGE,
+    answer_message,
+    changes_since,
+    claim_answer,
+    claim_wait,
+    decode_message,
+    decode_request,
+    encode_request,
+    encode_response,
+    expire_wait,
+    insert_event_request,
+    insert_pending,
+    open_wait_row,
+    publication,
+    request_status,
+    select_requests,
+    shared_engine,
+    status_and_response,
+    token_requests,
+    transaction,
+    withdraw_pending,
+)
+
+ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f'sqlite:///{tmp_path / "questions.sqlite"}'
+
+
+@pytest.mark.parametrize(
+    'response',
+    [
+        pytest.param(ANSWER, id='selected'),
+        pytest.param(AskUserResponse(answers=(AskUserAnswer(header='Database', custom_answer='Ça\nva'),)), id='custom'),
+        pytest.param(AskUserResponse(cancelled=True), id='declined'),
+    ],
+)
+def test_a_response_is_encoded_once_and_its_message_carries_that_encoding(response: AskUserResponse) -> None:
+    encoded = encode_response(response)
+    message = answer_message(encoded)
+    assert json.loads(message) == {'response': response_to_json(response)}
+    assert encoded in message  # written around, not encoded again
+    assert decode_message(message) == response
+
+
+def test_the_withdrawal_message_reads_as_declined() -> None:
+    assert decode_message(WITHDRAWN_MESSAGE) == AskUserResponse(cancelled=True)
+
+
+def test_a_request_round_trips_through_its_encoding() -> None:
+    request = make_request('Database', 'Région', id='call-7')
+    assert decode_request(encode_request(request), 'call-7') == request
+
+
+def test_one_engine_per_url_with_its_tables(url: str) -> None:
+    assert shared_engine(url) is shared_engine(url)
+    with transaction(url) as conn:
+        assert select_requests(conn) == []
+
+
+def test_a_request_is_claimed_once_and_reads_back_in_every_shape(url: str) -> None:
+    request = make_request(id='r1')
+    with transaction(url) as conn:
+        insert_pending(conn, request, 'wf-1')
+        insert_pending(conn, make_request('Other', id='r1'), 'wf-2')  # a replay keeps the first row
+        workflow_id, status, created_at = publication(conn, 'r1')
+        assert (workflow_id, status) == ('wf-1', 'pending')
+        assert claim_answer(conn, 'r1', encode_response(ANSWER))
+        assert not claim_answer(conn, 'r1', encode_response(AskUserResponse(cancelled=True)))
+        assert status_and_response(conn, 'r1') == ('answered', encode_response(ANSWER))
+        assert request_status(conn, 'r1') == 'answered'
+        assert request_status(conn, 'nobody') is None
+        assert changes_since(conn, created_at - 1) == [('r1', 'answered', created_at)]
+        assert changes_since(conn, created_at + 3600) == []
+        [stored] = select_requests(conn, request_id='r1')
+    assert (stored.request, stored.response, stored.status, stored.workflow_id) == (request, ANSWER, 'answered', 'wf-1')
+
+
+def test_withdrawing_touches_only_pending_requests(url: str) -> None:
+    with transaction(url) as conn:
+        for request_id in ('a', 'b', 'c'):
+            insert_pending(conn, make_request(id=request_id), 'wf')
+        claim_answer(conn, 'b', encode_response(ANSWER))
+        assert withdraw_pending(conn, ['a', 'b', 'missing']) == 1
+        assert withdraw_pending(conn, ['a']) == 0
+        assert [stored.status for stored in select_requests(conn, request_ids=['a', 'b', 'c'])] == [
+            'withdrawn',
+            'answered',
+            'pending',
+        ]
+
+
+def test_a_wait_is_claimed_or_expired_once_and_its_questions_withdrawn_by_token(url: str) -> None:
+    with transaction(url) as conn:
+        for request_id in ('q1', 'q2'):
+            insert_pending(conn, make_request(id=request_id), 'wf')
+            insert_event_request(conn, request_id, 'tok')
+        open_wait_row(conn, 'tok', 'wf')
+        open_wait_row(conn, 'tok', 'wf')  # idempotent
+        claim_answer(conn, 'q1', encode_response(ANSWER))
+        assert expire_wait(conn, 'tok')
+        assert not claim_wait(conn, 'tok')
+        assert withdraw_pending(conn, token='tok') == 1
+        assert {stored.request.id: stored.status for stored in token_requests(conn, 'tok')} == {
+            'q1': 'answered',
+            'q2': 'withdrawn',
+        }
+        open_wait_row(conn, 'other', 'wf')
+        assert claim_wait(conn, 'other')
+        assert not expire_wait(conn, 'other')
+
+
+def test_a_request_decoded_before_is_not_decoded_again(url: str) -> None:
+    with transaction(url) as conn:
+        insert_pending(conn, make_request(id='seen'), 'wf')
+        insert_pending(conn, make_request('Other', id='new'), 'wf')
+        earlier = make_request(id='seen')
+        decoded = {'seen': earlier}
+        stored = {item.request.id: item.request for item in select_requests(conn, decoded=decoded)}
+    assert stored['seen'] is earlier
+    assert decoded == {'seen': earlier, 'new': stored['new']}
+    assert stored['new'] == make_request('Other', id='new')
