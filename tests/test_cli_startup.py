@@ -74,11 +74,6 @@ def test_answer_with_a_bad_answer_file_loads_neither_the_menu_nor_the_web(record
     assert 'dbos' in heavy
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='pydantic_ai_ask_user.durable imports Pydantic AI as a package (its _events and _inbox modules), '
-    'so `pending` and `answer` load it to open the store; making durable/__init__ lazy is issue 13 core work',
-)
 @pytest.mark.parametrize('command', [pytest.param('pending', id='pending'), pytest.param('answer', id='answer')])
 def test_pending_and_answer_do_not_load_pydantic_ai(record: Path, tmp_path: Path, command: str) -> None:
     args = [command, '--db', f'sqlite:///{tmp_path / "none.sqlite"}', *(['abc'] if command == 'answer' else [])]

@@ -3,21 +3,26 @@
 Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
 from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
 from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
 from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
-from ._events import (
-    DEFAULT_CHUNK_SECONDS,
-    TOKEN_PREFIX,
-    DBOSEventWaiter,
-    DBOSExternalEvents,
-    NotAnEventTokenError,
-    NoWaitError,
-    fail_dbos_event,
-    resolve_dbos_event,
-)
-from ._inbox import ask_through_store
+from ._inbox import TOKEN_PREFIX, ask_through_store
+
+if TYPE_CHECKING:
+    from ._events import (
+        DEFAULT_CHUNK_SECONDS,
+        DBOSEventWaiter,
+        DBOSExternalEvents,
+        NotAnEventTokenError,
+        NoWaitError,
+        fail_dbos_event,
+        resolve_dbos_event,
+    )
 
 __all__ = (
     'DBOSAnswerer',
@@ -41,3 +46,33 @@ __all__ = (
     'DEFAULT_EVENTS_POLL_SECONDS',
     'TABLE_NAME',
 )
+
+_EVENT_NAMES = frozenset(
+    {
+        'DEFAULT_CHUNK_SECONDS',
+        'DBOSEventWaiter',
+        'DBOSExternalEvents',
+        'NotAnEventTokenError',
+        'NoWaitError',
+        'fail_dbos_event',
+        'resolve_dbos_event',
+    }
+)
+"""The names of `_events`, loaded on first use: it subclasses Pydantic AI's waiter, and `ask-user pending` and
+`answer` open the store without paying for Pydantic AI."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load the external-event names on first use (PEP 562)."""
+    if name not in _EVENT_NAMES:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    from . import _events
+
+    value = getattr(_events, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Every public name of the module, loaded or not."""
+    return sorted({*globals(), *__all__})

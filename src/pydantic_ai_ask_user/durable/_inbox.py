@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import sqlalchemy as sa
-from pydantic_ai import DeferredToolRequests, RunContext
-from pydantic_ai.exceptions import UserError
 
 from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
 from ._db import (
@@ -50,8 +48,11 @@ __all__ = (
 TOKEN_PREFIX = 'dbos1.'
 """How every token of a `DBOSEventWaiter` starts: the format, then a random part, then the workflow id."""
 
-AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
-"""The shape of a `RequestInput` `ask` that hands the token on and returns `None`."""
+if TYPE_CHECKING:
+    from pydantic_ai import DeferredToolRequests, RunContext
+
+    AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
+    """The shape of a `RequestInput` `ask` that hands the token on and returns `None`."""
 
 
 def token_workflow(token: str) -> str | None:
@@ -77,6 +78,8 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL) -> AskFunction:
     """
 
     async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> None:
+        from pydantic_ai.exceptions import UserError
+
         workflow_id = token_workflow(token)
         if workflow_id is None:
             raise UserError('ask_through_store needs DBOSExternalEvents: the resume token names no DBOS workflow.')
