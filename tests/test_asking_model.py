@@ -23,6 +23,8 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user.testing import DECLINE, DEFAULT_QUESTION, ScriptedAnswerer, asking_model
 
+pytestmark = pytest.mark.anyio
+
 DATABASE = {'header': 'Database', 'question': 'Which one?', 'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}]}
 
 

@@ -29,6 +29,8 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user._capability import INSTRUCTIONS
 from pydantic_ai_ask_user.testing import DECLINE, Custom, ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
 
 def _agent(model: ModelScript, answerer: Any, **settings: Any) -> Agent[None, str]:
     return Agent(model.model, capabilities=[AskUser(answerer=answerer, **settings)])

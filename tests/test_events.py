@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from ask_user_support import ask_call, question, script
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Tracer, TracerProvider
@@ -25,6 +26,8 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
 )
 from pydantic_ai_ask_user.testing import DECLINE, ScriptedAnswerer
+
+pytestmark = pytest.mark.anyio
 
 _WATCHED = (FunctionToolCallEvent, FunctionToolResultEvent, AskUserRequestedEvent, AskUserAnsweredEvent)
 

@@ -38,6 +38,8 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user.testing import ScriptedAnswerer, asking_model
 
+pytestmark = pytest.mark.anyio
+
 KEY = b'k' * 32
 """The signing key the app and the receiver share in these tests."""
 

@@ -32,6 +32,8 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user.testing import DECLINE, ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
 
 @dataclass
 class Telemetry:

@@ -24,6 +24,8 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user._capability import DEFAULT_ID
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
 
 def _answer(request: AskUserRequest, label: str = 'SQLite') -> AskUserResponse:
     return AskUserResponse(answers=(AskUserAnswer(header=request.questions[0].header, selected=(label,)),))

@@ -22,6 +22,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import PersonaAnswerer, asking_model
 
+pytestmark = pytest.mark.anyio
+
 PERSONA = 'a cautious SRE who never deploys on Fridays'
 
 REQUEST = AskUserRequest.from_tool_args(

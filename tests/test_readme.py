@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
+pytestmark = pytest.mark.anyio
+
 ROOT = Path(__file__).parent.parent
 SOURCES = [ROOT / 'README.md']
 

@@ -19,6 +19,8 @@ from pydantic_ai_ask_user.testing import (
     run_conformance,
 )
 
+pytestmark = pytest.mark.anyio
+
 
 def _request(*questions: Question) -> AskUserRequest:
     return AskUserRequest(questions=questions)

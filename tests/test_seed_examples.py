@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from ask_user_support import ask_call, question, script
 
+pytestmark = pytest.mark.anyio
+
 SEED_AGENT_EXAMPLE = """\
 from pydantic_ai import Agent
 from pydantic_ai_harness import AskUser

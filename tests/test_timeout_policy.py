@@ -29,6 +29,8 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user._capability import TIMEOUT_DECLINES, TIMEOUT_MESSAGE, TOOL_DESCRIPTION
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
 
 async def _never(request: AskUserRequest) -> AskUserResponse:
     await anyio.sleep_forever()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from ask_user_support import script
 from inline_snapshot import snapshot
 from pydantic_ai import Agent
@@ -12,6 +13,8 @@ from pydantic_ai.messages import TextPart
 from pydantic_ai.models.function import FunctionModel
 
 from pydantic_ai_ask_user import AskUser
+
+pytestmark = pytest.mark.anyio
 
 
 async def test_the_model_facing_schema_is_byte_for_byte_the_same() -> None:

@@ -17,6 +17,8 @@ from durable_support import WAIT_SECONDS, Worker
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserResponse, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
 
+pytestmark = pytest.mark.anyio
+
 
 async def pending_of(store: DBOSQuestionStore, count: int, worker: Worker) -> Sequence[StoredRequest]:
     async def enough() -> Sequence[StoredRequest] | None:

@@ -18,6 +18,8 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
 from pydantic_ai_ask_user.durable import NoWaitError, fail_dbos_event, resolve_dbos_event
 
+pytestmark = pytest.mark.anyio
+
 WORKER = Path(__file__).with_name('request_input_worker.py')
 
 

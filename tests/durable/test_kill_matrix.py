@@ -21,6 +21,8 @@ from test_durable_runs import pending_of, pick
 from pydantic_ai_ask_user import TIMED_OUT, AlreadyAnsweredError, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
 
+pytestmark = pytest.mark.anyio
+
 
 @pytest.mark.parametrize('point', ['before-publish', 'after-publish'])
 async def test_a_worker_killed_while_publishing_shows_one_question_and_the_run_takes_its_answer(

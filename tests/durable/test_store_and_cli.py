@@ -33,6 +33,8 @@ from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
+pytestmark = pytest.mark.anyio
+
 WAIT = waits.WAIT
 
 

@@ -17,6 +17,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_ask_user import DECLINED, TOOL_NAME, AskUser, AskUserRequest, AskUserResponse, AskUserTimeoutError
 from pydantic_ai_ask_user.durable import dbos_config
 
+pytestmark = pytest.mark.anyio
+
 
 @pytest.fixture(scope='module')
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

@@ -7,10 +7,13 @@ import time
 
 import anyio
 import httpx
+import pytest
 from durable_support import WAIT_SECONDS, Worker
 
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
 from pydantic_ai_ask_user.web import create_app, serve
+
+pytestmark = pytest.mark.anyio
 
 
 async def test_the_web_api_on_the_durable_store_answers_a_run_waiting_in_another_process(

@@ -19,6 +19,8 @@ from mcp_types import ElicitRequestParams, ElicitResult, ErrorData
 
 from pydantic_ai_ask_user import DECLINED
 
+pytestmark = pytest.mark.anyio
+
 PROTOCOLS = ['legacy', '2026-07-28']
 """`legacy`: the initialize handshake, which the Python SDK settles on 2025-11-25; then the stateless 2026-07-28."""
 

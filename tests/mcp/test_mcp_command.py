@@ -25,6 +25,8 @@ from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME
 from pydantic_ai_ask_user._capability import INSTRUCTIONS, TOOL_DESCRIPTION
 from pydantic_ai_ask_user._questions import ToolArguments
 
+pytestmark = pytest.mark.anyio
+
 COMMAND = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'mcp']
 PROTOCOLS = ['legacy', '2026-07-28']
 CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'

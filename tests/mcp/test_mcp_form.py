@@ -22,6 +22,8 @@ from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicit
 from pydantic_ai_ask_user.mcp._command import run
 from pydantic_ai_ask_user.testing import Custom, ScriptedAnswerer
 
+pytestmark = pytest.mark.anyio
+
 REQUEST = AskUserRequest.from_tool_args(
     {
         'questions': [

@@ -29,7 +29,10 @@ PROTOCOLS = ['legacy', '2026-07-28']
 
 # Pydantic AI warns on a 2026-07-28 session that the handler "will never be called": true of server-initiated
 # requests, not of input-required results, which FastMCP's client answers through the same handler (tested here).
-pytestmark = pytest.mark.filterwarnings('ignore:`elicitation_handler` will never be called:UserWarning')
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings('ignore:`elicitation_handler` will never be called:UserWarning'),
+]
 
 
 def _calls(shape: str) -> FunctionModel:

@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 
 from pydantic_ai_ask_user import TOOL_NAME
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
 LAUNCHER = (
     'import os, sys\n'

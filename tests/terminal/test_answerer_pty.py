@@ -20,7 +20,7 @@ from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScena
 from ._pty_pair import PtyPair
 from ._screen import ESC, UP
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
 
 @pytest.fixture

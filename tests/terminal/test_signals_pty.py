@@ -21,7 +21,7 @@ from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from ._pty_pair import PtyPair
 from ._screen import ASK_USER, DOWN, Screen
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
 Spawn = Callable[..., Screen]
 

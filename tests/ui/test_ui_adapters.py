@@ -30,6 +30,8 @@ from pydantic_ai_ask_user.ui._answers import check_client_messages
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream
 from pydantic_ai_ask_user.ui.vercel_ai import AskUserVercelAIAdapter, AskUserVercelAIEventStream
 
+pytestmark = pytest.mark.anyio
+
 QUESTION = {'header': 'Region', 'question': 'Where?', 'options': [{'label': 'EU'}, {'label': 'US'}]}
 
 

@@ -11,7 +11,7 @@ from waits import WAIT
 
 from pydantic_ai_ask_user import DECLINED
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 
 @pytest.fixture

@@ -27,6 +27,8 @@ from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user._cli.web_answerer import open_web_answerer
 from pydantic_ai_ask_user.web import WebAnswerer, serve
 
+pytestmark = pytest.mark.anyio
+
 QUESTIONS = {
     'questions': [
         {

@@ -20,6 +20,8 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user.web import QuestionHub
 
+pytestmark = pytest.mark.anyio
+
 
 async def test_an_answer_is_what_the_waiting_ask_returns() -> None:
     hub = QuestionHub()
