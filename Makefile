@@ -44,7 +44,7 @@ format:
 test-under-load:
 	@scripts/bootstrap.sh test
 	@$(RUN) python scripts/cpu_load.py --seconds 3600 & load=$$!; \
-		$(RUN) pytest -p no:cacheprovider --no-cov tests/terminal tests/web tests/durable tests/engines; status=$$?; \
+		$(RUN) pytest -p no:cacheprovider --no-cov tests/terminal tests/web tests/durable tests/engines tests/ui tests/mcp; status=$$?; \
 		kill $$load 2>/dev/null; wait $$load 2>/dev/null; exit $$status
 
 # The property tests with at least 10,000 examples each; not part of `make test`.
