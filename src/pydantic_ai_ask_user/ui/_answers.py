@@ -81,7 +81,7 @@ def checked_answer(request: AskUserRequest, data: Any) -> dict[str, list[str]] |
             return TIMED_OUT
         try:
             data = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser can follow
             raise UserError(
                 f'the answer to {TOOL_NAME} call {printable(request.id)!r} is not JSON; send the response JSON, '
                 '{"answers": [{"header": ..., "selected": [...]}], "cancelled": false}'
@@ -104,9 +104,11 @@ def check_client_messages(messages: Sequence[ModelMessage], held: Sequence[Model
     calls = question_calls(held, messages)
     checked: list[ModelMessage] = []
     for message in messages:
-        if isinstance(message, ModelRequest) and any(_is_question_return(part) for part in message.parts):
+        if isinstance(message, ModelRequest) and any(_answers_a_question(part, calls) for part in message.parts):
             parts = [
-                replace(part, content=_checked_return(part, calls)) if _is_question_return(part) else part
+                replace(part, tool_name=TOOL_NAME, content=_checked_return(part, calls))
+                if _answers_a_question(part, calls)
+                else part
                 for part in message.parts
             ]
             message = replace(message, parts=parts)
@@ -116,6 +118,12 @@ def check_client_messages(messages: Sequence[ModelMessage], held: Sequence[Model
 
 def _is_question_return(part: object) -> bool:
     return isinstance(part, ToolReturnPart) and part.tool_name == TOOL_NAME
+
+
+def _answers_a_question(part: object, calls: dict[str, ToolCallPart]) -> bool:
+    # By the call it answers, not only by the name the client gave it: providers match a result to its call
+    # by id, so a result renamed `anything` for a question's call id would reach the model as the answer.
+    return isinstance(part, ToolReturnPart) and (part.tool_name == TOOL_NAME or part.tool_call_id in calls)
 
 
 def _checked_return(part: Any, calls: dict[str, ToolCallPart]) -> dict[str, list[str]] | str:

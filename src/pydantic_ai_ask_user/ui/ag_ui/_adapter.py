@@ -26,6 +26,7 @@ the client's messages, which `@ag-ui/client` always sends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from contextlib import suppress
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -171,7 +172,8 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
             manage_system_prompt=self.manage_system_prompt,
             preserve_file_data=self.preserve_file_data,
         )
-        stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
+        with suppress(UserError):  # unreadable messages: the run reports it as `RUN_ERROR` when it reads them
+            stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
         return stream
 
     def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
@@ -224,3 +226,15 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
     def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> list[Message]:
         """As `AGUIAdapter.dump_messages`, each question's result in the response JSON shape a client sends back."""
         return super().dump_messages(with_client_answers(messages), *args, **kwargs)
+
+    @classmethod
+    def load_messages(cls, messages: Sequence[Message], *args: Any, **kwargs: Any) -> list[ModelMessage]:
+        """As `AGUIAdapter.load_messages`; a tool message nesting JSON deeper than Python can read is a `UserError`.
+
+        Pydantic AI reads each tool message's content as JSON when it looks like JSON; `'[' * 100000` would
+        otherwise end the request in a `RecursionError` (an HTTP 500) instead of the protocol's `RUN_ERROR`.
+        """
+        try:
+            return super().load_messages(messages, *args, **kwargs)
+        except RecursionError:
+            raise UserError('a message nests JSON deeper than the server reads; send the response JSON') from None
