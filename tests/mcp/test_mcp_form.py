@@ -56,6 +56,10 @@ def test_every_field_is_a_valid_primitive_schema_of_the_spec(custom: bool) -> No
 def test_the_own_answer_field_is_limited_and_the_limit_is_checked() -> None:
     form = elicitation_form(REQUEST, max_custom_answer_length=100)
     assert form.schema['properties']['q1_own']['maxLength'] == 100
+    # A client that ignores the schema's maxLength is refused when the form comes back.
+    assert form.read('accept', {'q1_own': 'x' * 100, 'q2': ['staging']}).answers[0].custom_answer == 'x' * 100
+    with pytest.raises(RefusedAnswerError, match='101 characters, more than the 100 the form allows'):
+        form.read('accept', {'q1_own': 'x' * 101, 'q2': ['staging']})
     with pytest.raises(ValueError, match='max_custom_answer_length must be 1 to 2000'):
         elicitation_form(REQUEST, max_custom_answer_length=5000)
 

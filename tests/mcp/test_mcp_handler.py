@@ -135,6 +135,25 @@ HOSTILE_FORMS: list[tuple[dict[str, Any], str]] = [
     ({'properties': {'a': {'type': 'string', 'format': 'email'}}, 'required': ['a']}, 'with a format'),
     ({'properties': {'a': 'not a schema'}, 'required': ['a']}, 'not an object'),
     ({'properties': {f'f{i}': {'type': 'boolean'} for i in range(11)}}, 'at most 10 questions'),
+    # From an attacker's review: schemas that made the handler crash (some only after the person answered),
+    # and a suggestion whose tail a cut label would hide while the pick sends it.
+    ({'properties': {'a': {'type': 'boolean'}}, 'required': [{}]}, 'not one ask-user can check'),
+    ({'properties': {'a': {'type': 'boolean'}}, '$ref': 'https://example.invalid/x'}, 'not one ask-user can check'),
+    ({'properties': {'a': {'type': 'boolean'}}, 'propertyNames': {'pattern': '('}}, 'not one ask-user can check'),
+    (
+        {
+            'properties': {
+                'a': {
+                    'type': 'string',
+                    'default': 'I agree' + ' ' * 50 + 'and I authorise a transfer',
+                    'examples': ['no'],
+                }
+            }
+        },
+        'longer than a label shows whole',
+    ),
+    ({'properties': {'a': {'type': 'string', 'default': ' yes', 'examples': ['no']}}}, 'spaces around it'),
+    ({'properties': {'a': {'type': 'string', 'enum': ['x' * 51, 'y']}}}, 'longer than a label shows whole'),
 ]
 
 

@@ -60,6 +60,9 @@ class ElicitationForm:
     allow_custom_answers: bool
     """Whether the form has the optional own-words fields."""
 
+    max_custom_answer_length: int = MAX_CUSTOM_ANSWER_LENGTH
+    """The longest own answer the form takes: its `maxLength`, enforced again when the form comes back."""
+
     def read(self, action: str, content: Mapping[str, Any] | None) -> AskUserResponse:
         """The response a client's elicitation result stands for; `ValueError` naming the problem if it does not fit.
 
@@ -100,6 +103,11 @@ class ElicitationForm:
             own = None  # a form client sends an untouched optional text field as ''
         if choice in ('', []):
             choice = None
+        if own is not None and len(own) > self.max_custom_answer_length:
+            raise RefusedAnswerError(
+                f'{where}: the own answer has {len(own)} characters, more than the {self.max_custom_answer_length} '
+                'the form allows'
+            )
         if own is not None:
             if choice is not None:
                 raise RefusedAnswerError(f'{where}: both an option and an own answer were given; give one or the other')
@@ -162,4 +170,10 @@ def elicitation_form(
         message = request.questions[0].question
     else:
         message = f'Please answer {len(request.questions)} questions: ' + ', '.join(q.header for q in request.questions)
-    return ElicitationForm(request=request, message=message, schema=schema, allow_custom_answers=allow_custom_answers)
+    return ElicitationForm(
+        request=request,
+        message=message,
+        schema=schema,
+        allow_custom_answers=allow_custom_answers,
+        max_custom_answer_length=max_custom_answer_length,
+    )

@@ -77,10 +77,32 @@ class FormMapping:
             else:
                 content[item.key] = item.values[answer.selected[0]]
         try:
-            validator_for(self.schema)(self.schema, registry=Registry()).validate(content)
+            _validator(self.schema).validate(content)
         except SchemaError as error:
             raise CannotExpressError(f'the answer does not fit the form: {printable(error.message)}') from None
+        except Exception as error:  # a hostile schema: an unresolvable $ref, a pattern that is no regex, ...
+            raise CannotExpressError(f'the form cannot check an answer: {printable(type(error).__name__)}') from None
         return content
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator of `schema` that resolves no reference outside it (an empty registry)."""
+    return validator_for(schema)(schema, registry=Registry())
+
+
+def _shown_whole(key: str, title: str, *, exact: bool = False) -> str:
+    """`title` as an option label, or `CannotExpressError` when a label could not show all of it.
+
+    With `exact`, the label is also the value the server gets, so it must not need trimming either.
+    """
+    label = title.strip()
+    if len(label) > MAX_LABEL_LENGTH or (exact and label != title):
+        raise CannotExpressError(
+            f'field {key!r} has an option longer than a label shows whole ({MAX_LABEL_LENGTH} characters)'
+            if len(label) > MAX_LABEL_LENGTH
+            else f'field {key!r} has a suggestion with spaces around it, which a label would not show'
+        )
+    return label
 
 
 def _cut(text: str, limit: int) -> str:
@@ -116,7 +138,7 @@ def _choices(key: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise CannotExpressError(f'field {key!r} has {len(pairs)} options; a question offers at most {MAX_OPTIONS}')
     choices: dict[str, Any] = {}
     for title, value in pairs:
-        label = _cut(title.strip(), MAX_LABEL_LENGTH)
+        label = _shown_whole(key, title)
         if label in choices:
             raise CannotExpressError(f'field {key!r} has two options shown as {printable(repr(label))}')
         choices[label] = value
@@ -151,7 +173,9 @@ def _field(key: str, schema: Any) -> _Field | str:
                 if isinstance(example, str) and example not in suggestions:
                     suggestions.append(example)
             if len(suggestions) >= 2:
-                values = {_cut(text.strip(), MAX_LABEL_LENGTH): text for text in suggestions[:MAX_OPTIONS]}
+                # The person picks the very text the server gets: a suggestion shown cut or trimmed could
+                # hide a tail ("I agree ...   and I authorise a transfer") that the pick would send.
+                values = {_shown_whole(key, text, exact=True): text for text in suggestions[:MAX_OPTIONS]}
                 return _Field(key, header, values, free_text=True)
             return 'it is free text, and a question offers 2 to 6 options'
     except CannotExpressError as error:
@@ -172,7 +196,7 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
     properties = _object(schema.get('properties'))
     if not properties:
         raise CannotExpressError('the form asks for nothing')
-    required = set(_array(schema.get('required')) or [])
+    required = {name for name in _array(schema.get('required')) or [] if isinstance(name, str)}
     fields: list[_Field] = []
     questions: list[Question] = []
     left_out: list[str] = []
@@ -204,6 +228,13 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
         raise CannotExpressError(f'none of the form fields can be asked as a question ({"; ".join(left_out)})')
     if len(questions) > MAX_QUESTIONS:
         raise CannotExpressError(f'the form has {len(questions)} fields; at most {MAX_QUESTIONS} questions are asked')
+    try:  # a schema that cannot check answers is declined before the person is asked, not after
+        _validator(dict(schema)).check_schema(dict(schema))
+        _validator(dict(schema)).is_valid({})
+    except Exception as error:
+        raise CannotExpressError(
+            f'the form schema is not one ask-user can check: {printable(type(error).__name__)}'
+        ) from None
     try:
         request = AskUserRequest(questions=tuple(questions)) if id is None else AskUserRequest(tuple(questions), id=id)
     except ValueError as error:
