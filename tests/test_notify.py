@@ -427,3 +427,49 @@ async def test_a_durable_answerer_stays_durable_and_the_deadline_comes_from_its_
     deadline = time.mktime(time.strptime(payload['deadline'], '%Y-%m-%dT%H:%M:%SZ')) - time.timezone
     assert started + 118 <= deadline <= time.time() + 121
     assert json.loads(received.body)['count'] == 2
+
+
+# From an attacker's review: a timestamp too long for a float, the URL's secret in logs, and a proxy for localhost.
+
+
+def test_a_timestamp_with_hundreds_of_digits_is_a_signature_error_not_an_overflow() -> None:
+    body = question_waiting_payload(REQUEST, link='https://inbox')
+    with pytest.raises(SignatureError, match='not of the form'):
+        verify_webhook(body, 't=' + '9' * 400 + ',v1=00', KEY)
+
+
+async def test_the_urls_path_and_credentials_never_reach_repr_logs_or_on_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: the delivery fails at once
+        closed.bind(('127.0.0.1', 0))
+        port = closed.getsockname()[1]
+    url = f'http://user:hunter2@127.0.0.1:{port}/services/T0/B0/SECRETTOKEN?sig=abc'
+    failures: list[WebhookFailure] = []
+    notifier = WebhookNotifier(url, key=KEY, retries=0, on_error=failures.append)
+    with caplog.at_level(logging.WARNING):
+        assert await notifier.notify(REQUEST, link='https://inbox') is False
+    [failure] = failures
+    assert failure.url == f'http://127.0.0.1:{port}'
+    for shown in (repr(notifier), caplog.text, failure.url, failure.reason):
+        for secret in ('hunter2', 'SECRETTOKEN', 'sig=abc', 'user:'):
+            assert secret not in shown
+    with pytest.raises(ValueError, match='plain http to another machine') as caught:
+        WebhookNotifier('http://user:pw@hooks.example.com/SECRET', key=KEY)
+    assert 'SECRET' not in str(caught.value)
+    assert 'pw' not in str(caught.value)
+
+
+async def test_a_delivery_to_this_machine_never_goes_through_a_proxy(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(('127.0.0.1', 0))
+        dead_proxy = f'http://127.0.0.1:{closed.getsockname()[1]}'
+    for name in ('HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'):
+        monkeypatch.setenv(name, dead_proxy)
+    for name in ('NO_PROXY', 'no_proxy'):
+        monkeypatch.delenv(name, raising=False)
+    notifier = WebhookNotifier(receiver.url, key=KEY, retries=0)
+    assert await notifier.notify(REQUEST, link='https://inbox') is True
+    assert len(receiver.received) == 1

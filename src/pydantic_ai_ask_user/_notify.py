@@ -56,6 +56,9 @@ _LOCAL_HOSTS = frozenset({'localhost', '127.0.0.1', '::1'})
 _MAX_SIGNATURE_HEADER = 1024
 """The longest signature header `verify_webhook` reads: a few `v1=` entries of 64 hex digits fit easily."""
 
+_MAX_TIMESTAMP_DIGITS = 12
+"""The most digits a signature's `t=` may have: seconds until the year 33658, and no float overflow."""
+
 _MAX_LINK_LENGTH = 2048
 """The longest inbox link a payload carries."""
 
@@ -65,7 +68,7 @@ class WebhookFailure:
     """A notification that was not delivered, as handed to `on_error` (and logged)."""
 
     url: str
-    """Where it was sent."""
+    """Where it was sent: scheme, host and port only (a webhook URL often carries its secret in the path)."""
 
     request_id: str
     """The request it was about, filtered with `printable`."""
@@ -80,17 +83,33 @@ class WebhookFailure:
     """The last HTTP status the receiver answered with, or `None` when none answered."""
 
 
+def _shown_url(url: str) -> str:
+    """`url` as it may be logged and shown: scheme, host and port, never the path, query or credentials.
+
+    Chat apps' webhook URLs carry their secret in the path (`/services/T0/B0/SECRET`), some in `user:pass@`.
+    """
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or '?'
+    if ':' in host:
+        host = f'[{host}]'
+    try:
+        port = f':{parts.port}' if parts.port is not None else ''
+    except ValueError:
+        port = ''
+    return printable(f'{parts.scheme}://{host}{port}', allow_newline=False)
+
+
 def _check_url(url: str, *, allow_http: bool) -> str:
     if not isinstance(url, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(f'the webhook url is a str, not {type(url).__name__}')
     if find_forbidden_character(url, allow_newline=False) is not None or ' ' in url:
-        raise ValueError(f'the webhook url {printable(url)!r} holds a space or a control character')
+        raise ValueError(f'the webhook url to {_shown_url(url)} holds a space or a control character')
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ('https', 'http') or not parts.hostname:
-        raise ValueError(f'the webhook url must be an absolute https:// URL, got {printable(url)!r}')
+        raise ValueError(f'the webhook url must be an absolute https:// URL, not one to {_shown_url(url)}')
     if parts.scheme == 'http' and parts.hostname not in _LOCAL_HOSTS and not allow_http:
         raise ValueError(
-            f'the webhook url {printable(url)!r} is plain http to another machine: use https, '
+            f'the webhook url to {_shown_url(url)} is plain http to another machine: use https, '
             'or pass allow_http=True if the network between is yours'
         )
     return url
@@ -160,7 +179,7 @@ def verify_webhook(
     signatures: list[str] = []
     for item in header.split(','):
         name, _, value = item.strip().partition('=')
-        if name == 't' and value.isascii() and value.isdigit():
+        if name == 't' and value.isascii() and value.isdigit() and len(value) <= _MAX_TIMESTAMP_DIGITS:
             timestamp = int(value)
         elif name == 'v1':
             signatures.append(value)
@@ -190,8 +209,14 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 @functools.cache
-def _opener() -> urllib.request.OpenerDirector:
-    """The opener every delivery uses: urllib's defaults (proxies from the environment) but no redirects."""
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    """The opener a delivery uses: urllib's defaults but no redirects, and no proxy for this machine's receiver.
+
+    A proxy from the environment (`HTTPS_PROXY`) carries deliveries to other machines; one to localhost
+    never leaves the machine, whatever `NO_PROXY` says.
+    """
+    if urllib.parse.urlsplit(url).hostname in _LOCAL_HOSTS:
+        return urllib.request.build_opener(_NoRedirect, urllib.request.ProxyHandler({}))
     return urllib.request.build_opener(_NoRedirect)
 
 
@@ -243,7 +268,7 @@ class WebhookNotifier:
         self.on_error = on_error
 
     def __repr__(self) -> str:
-        return f'WebhookNotifier({printable(self.url)!r})'
+        return f'WebhookNotifier({_shown_url(self.url)!r})'
 
     def _post(self, body: bytes) -> int:
         headers = {
@@ -254,7 +279,7 @@ class WebhookNotifier:
         }
         post = urllib.request.Request(self.url, data=body, headers=headers, method='POST')
         try:
-            with _opener().open(post, timeout=self.timeout) as reply:
+            with _opener(self.url).open(post, timeout=self.timeout) as reply:
                 status: int = reply.status
         except urllib.error.HTTPError as error:
             status = error.code
@@ -305,7 +330,7 @@ class WebhookNotifier:
             reason = f'{type(error).__name__}: {error}'
         await self._failed(
             WebhookFailure(
-                url=self.url,
+                url=_shown_url(self.url),
                 request_id=printable(request.id, allow_newline=False),
                 attempts=attempts,
                 reason=printable(reason),
@@ -318,7 +343,7 @@ class WebhookNotifier:
         logger.warning(
             'webhook for request %s to %s not delivered after %d attempt(s): %s',
             failure.request_id,
-            printable(self.url),
+            failure.url,
             failure.attempts,
             failure.reason,
         )
