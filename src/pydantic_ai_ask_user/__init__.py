@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from . import _module_names
 
 if TYPE_CHECKING:
     from ._answers import (
@@ -219,41 +221,13 @@ _DEFINED_IN = {
 """Which private module defines each public name: `__getattr__` imports it on first use."""
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name on first use, with the module that defines it (PEP 562).
+__getattr__ = _module_names.lazy_names(__name__, globals(), _DEFINED_IN)
+"""Load a public name on first use, with the module that defines it (PEP 562).
 
-    `import pydantic_ai_ask_user` costs next to nothing: the question models are built when first used,
-    and Pydantic AI is imported only for `AskUser` and the two events. `ask-user --help` and `ask` start
-    fast because of it. Each name is then kept here, so later lookups are plain attribute reads.
-    """
-    where = _DEFINED_IN.get(name)
-    if where == '_answers':
-        from . import _answers as module
-    elif where == '_questions':
-        from . import _questions as module
-    elif where == '_json':
-        from . import _json as module
-    elif where == '_question_store':
-        from . import _question_store as module
-    elif where == '_text':
-        from . import _text as module
-    elif where == '_capability':
-        from . import _capability as module
-    elif where == '_events':
-        from . import _events as module
-    elif where == '_notify':
-        from . import _notify as module
-    elif where == '_signing':
-        from . import _signing as module
-    elif where == '_receipt':
-        from . import _receipt as module
-    elif where == '_i18n':
-        from . import _i18n as module
-    else:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
+`import pydantic_ai_ask_user` costs next to nothing: the question models are built when first used,
+and Pydantic AI is imported only for `AskUser` and the two events. `ask-user --help` and `ask` start
+fast because of it. Each name is then kept here, so later lookups are plain attribute reads.
+"""
 
 
 def __dir__() -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse, DurableAnswerer
 from ._signing import SignatureError, check_key, hmac_hex, same
-from ._text import find_forbidden_character, printable
+from ._text import check_one_line, find_forbidden_character, printable
 
 __all__ = (
     'WEBHOOK_SIGNATURE_HEADER',
@@ -116,13 +116,7 @@ def _check_url(url: str, *, allow_http: bool) -> str:
 
 
 def _check_link(link: str) -> str:
-    if not isinstance(link, str) or not link:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError('the inbox link must be a non-empty string')
-    if len(link) > _MAX_LINK_LENGTH:
-        raise ValueError(f'the inbox link is {len(link)} characters long, more than {_MAX_LINK_LENGTH}')
-    if find_forbidden_character(link, allow_newline=False) is not None:
-        raise ValueError(f'the inbox link {printable(link)!r} holds a control or format character')
-    return link
+    return check_one_line(link, name='the inbox link', max_length=_MAX_LINK_LENGTH, must_be='a non-empty string')
 
 
 def _iso(timestamp: float) -> str:

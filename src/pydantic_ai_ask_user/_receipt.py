@@ -10,7 +10,7 @@ from typing import Any
 from ._answers import AskUserRequest, AskUserResponse, check_response
 from ._json import questions_to_json, response_to_json
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
-from ._text import find_forbidden_character, printable
+from ._text import check_one_line, printable
 
 __all__ = (
     'MAX_ANSWERED_BY_LENGTH',
@@ -91,13 +91,13 @@ def _signed_material(
 
 
 def _check_answered_by(answered_by: str) -> str:
-    if not isinstance(answered_by, str) or not answered_by.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise ValueError('answered_by must be a non-blank string naming who answered')
-    if len(answered_by) > MAX_ANSWERED_BY_LENGTH:
-        raise ValueError(f'answered_by is {len(answered_by)} characters long, more than {MAX_ANSWERED_BY_LENGTH}')
-    if find_forbidden_character(answered_by, allow_newline=False) is not None:
-        raise ValueError(f'answered_by {printable(answered_by)!r} holds a control or format character')
-    return answered_by
+    return check_one_line(
+        answered_by,
+        name='answered_by',
+        max_length=MAX_ANSWERED_BY_LENGTH,
+        must_be='a non-blank string naming who answered',
+        refuse_blank=True,
+    )
 
 
 def _check_at(at: datetime) -> datetime:

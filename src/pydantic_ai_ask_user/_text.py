@@ -14,6 +14,7 @@ __all__ = (
     'MAX_COMBINING_MARKS',
     'find_forbidden_character',
     'find_mark_run',
+    'check_one_line',
     'is_blank',
     'fold',
     'fold_all',
@@ -117,6 +118,21 @@ def find_forbidden_character(text: str, *, allow_newline: bool, allow_invisible:
         if unicodedata.category(char) in _FORBIDDEN_CATEGORIES:
             return char
     return invisible.group() if invisible else None
+
+
+def check_one_line(value: str, *, name: str, max_length: int, must_be: str, refuse_blank: bool = False) -> str:
+    """`value` if it is a non-empty string of at most `max_length` characters, one line, every one drawable.
+
+    Otherwise a `ValueError` naming `name` (with `value` filtered by `printable`): `{name} must be {must_be}`
+    for a non-string or an empty one (a blank one too when `refuse_blank`).
+    """
+    if not isinstance(value, str) or not (value.strip() if refuse_blank else value):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError(f'{name} must be {must_be}')
+    if len(value) > max_length:
+        raise ValueError(f'{name} is {len(value)} characters long, more than {max_length}')
+    if find_forbidden_character(value, allow_newline=False) is not None:
+        raise ValueError(f'{name} {printable(value)!r} holds a control or format character')
+    return value
 
 
 def find_mark_run(text: str) -> int | None:

@@ -1,10 +1,25 @@
-"""Argument types the commands share: a number of seconds and a port."""
+"""What the commands share on the command line: adding a command, a number of seconds and a port."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
-__all__ = ('seconds', 'port')
+__all__ = ('command', 'seconds', 'port')
+
+
+def command(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],  # pyright: ignore[reportPrivateUsage]
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    summary: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """Add the command `name`, run by `run`: `summary` is its line in `ask-user --help`, `description` its own help."""
+    parser = subparsers.add_parser(name, help=summary, description=description)
+    parser.set_defaults(func=run)
+    return parser
 
 
 def seconds(text: str) -> float:

@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from .._text import printable, terminal_json
-from .arguments import port, seconds
+from .arguments import command, port, seconds
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_TIMED_OUT
 
 if TYPE_CHECKING:
@@ -31,9 +31,11 @@ __all__ = ('register', 'run', 'read_request', 'ask_and_print')
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     """Add `ask` to the `ask-user` command line."""
-    parser = subparsers.add_parser(
+    parser = command(
+        subparsers,
         'ask',
-        help='ask the questions of a JSON file in the terminal or a browser, print the answers as JSON',
+        run,
+        summary='ask the questions of a JSON file in the terminal or a browser, print the answers as JSON',
         description=(
             'Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, '
             'ask them, and print on stdout the JSON the model would get. Exit codes: 0 answered, '
@@ -46,7 +48,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
     parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
     parser.add_argument('--open', action='store_true', help='with --web: open the page in a browser')
-    parser.set_defaults(func=run)
 
 
 def read_request(file: str) -> AskUserRequest | list[str]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .._text import printable
+from .arguments import command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID
 
 if TYPE_CHECKING:
@@ -38,9 +39,11 @@ TEST_MODEL_NOTE = (
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     """Add `demo` to the `ask-user` command line."""
-    parser = subparsers.add_parser(
+    parser = command(
+        subparsers,
         'demo',
-        help='run an agent that asks you two clarifying questions',
+        run,
+        summary='run an agent that asks you two clarifying questions',
         description=(
             'Run an agent that asks two clarifying questions and acts on the answers. Offline and '
             'deterministic by default; in a terminal you answer, elsewhere a scripted person does.'
@@ -48,7 +51,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument('--model', metavar='NAME', help="a Pydantic AI model name, e.g. 'openai:gpt-5' (needs its key)")
     parser.add_argument('--scripted', action='store_true', help='let a scripted person answer even in a terminal')
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

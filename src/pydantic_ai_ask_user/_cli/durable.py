@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable, terminal_json
+from .arguments import command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 
 if TYPE_CHECKING:
@@ -30,20 +31,27 @@ _DB_HELP = (
 )
 
 
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
     """Add `pending` and `answer` to the `ask-user` command line."""
-    pending = subparsers.add_parser(
+    pending = command(
+        subparsers,
         'pending',
-        help='list the questions waiting for an answer in a DBOS database',
+        run_pending,
+        summary='list the questions waiting for an answer in a DBOS database',
         description='List every question waiting in the database, across all workflows, oldest first.',
     )
-    pending.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    _add_db(pending)
     pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
-    pending.set_defaults(func=run_pending)
 
-    answer = subparsers.add_parser(
+    answer = command(
+        subparsers,
         'answer',
-        help='answer a waiting question in the terminal menu, or from JSON',
+        run_answer,
+        summary='answer a waiting question in the terminal menu, or from JSON',
         description=(
             'Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either '
             '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
@@ -55,13 +63,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
-    answer.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    _add_db(answer)
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
-    answer.set_defaults(func=run_answer)
 
-    resolve = subparsers.add_parser(
+    resolve = command(
+        subparsers,
         'resolve',
-        help='resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here',
+        run_resolve,
+        summary='resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here',
         description=(
             "End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|- "
             '(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true}, '
@@ -71,11 +80,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
-    resolve.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    _add_db(resolve)
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
     decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
-    resolve.set_defaults(func=run_resolve)
 
 
 def run_resolve(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .arguments import port, seconds
+from .arguments import command, port, seconds
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # pyright: ignore[reportPrivateUsage]
@@ -28,9 +28,11 @@ DEFAULT_HTTP_PATH = '/mcp'
 
 def register(subparsers: Subparsers) -> None:
     """Add `mcp` to the `ask-user` command line."""
-    parser = subparsers.add_parser(
+    parser = command(
+        subparsers,
         'mcp',
-        help='serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP',
+        _run,
+        summary='serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP',
         description=(
             'An MCP server with one tool, ask_user_question: the same schema, limits and validation as '
             'the AskUser capability, answered in the terminal (drawn on /dev/tty, never on the stdio pipe), '
@@ -50,7 +52,6 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument('--open', action='store_true', help='with --web: open each question in a browser')
     parser.add_argument('--tty', default=DEFAULT_TTY, help='the terminal to ask in (default: %(default)s)')
     parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up on a question after SECONDS')
-    parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -5,8 +5,9 @@ Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .. import _module_names
 from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
 from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
 from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
@@ -62,15 +63,8 @@ _EVENT_NAMES = frozenset(
 `answer` open the store without paying for Pydantic AI."""
 
 
-def __getattr__(name: str) -> Any:
-    """Load the external-event names on first use (PEP 562)."""
-    if name not in _EVENT_NAMES:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    from . import _events
-
-    value = getattr(_events, name)
-    globals()[name] = value
-    return value
+__getattr__ = _module_names.lazy_names(__name__, globals(), dict.fromkeys(_EVENT_NAMES, '_events'))
+"""Load the external-event names on first use (PEP 562)."""
 
 
 def __dir__() -> list[str]:

@@ -6,8 +6,9 @@ that `ask-user` (which registers `ask-user mcp` from `mcp._command`) does not lo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .. import _module_names
 
 if TYPE_CHECKING:
     from ._answerer import (
@@ -63,13 +64,8 @@ _MODULE_OF = {
 """The private module each public name lives in."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    value = getattr(importlib.import_module(f'{__name__}.{module}'), name)
-    globals()[name] = value
-    return value
+__getattr__ = _module_names.lazy_names(__name__, globals(), _MODULE_OF)
+"""Load each public name on first use, with the module that defines it (PEP 562)."""
 
 
 def __dir__() -> list[str]:

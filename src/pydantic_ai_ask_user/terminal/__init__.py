@@ -3,8 +3,7 @@
 Needs the `terminal` extra: `pip install 'pydantic-ai-ask-user[terminal]'`.
 """
 
-from typing import Any
-
+from .. import _module_names
 from . import _menu
 from ._answerer import TerminalAnswerer
 from ._menu import CUSTOM_ROW_LABEL, DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu
@@ -20,9 +19,14 @@ __all__ = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    """The deprecated `DEFAULT_MAX_CUSTOM_LENGTH`, with a warning naming its new spelling (PEP 562)."""
-    if name == 'DEFAULT_MAX_CUSTOM_LENGTH':
-        _menu.warn_renamed(name, __name__)
-        return DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__getattr__ = _module_names.renamed_names(
+    __name__,
+    {
+        'DEFAULT_MAX_CUSTOM_LENGTH': (
+            DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
+            _menu.warn_renamed,
+            ('DEFAULT_MAX_CUSTOM_LENGTH', __name__),
+        )
+    },
+)
+"""The deprecated `DEFAULT_MAX_CUSTOM_LENGTH`, with a warning naming its new spelling (PEP 562)."""

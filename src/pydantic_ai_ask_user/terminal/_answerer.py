@@ -6,17 +6,18 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import ClassVar
 
 from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse
 from ._app import run_menu
-from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, warn_renamed
+from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, RenamedCustomOptions, renamed_custom_options
 from ._terminal import Terminal, open_terminal
 
 __all__ = ('TerminalAnswerer',)
 
 
 @dataclass(init=False)
-class TerminalAnswerer:
+class TerminalAnswerer(RenamedCustomOptions):
     """An `Answerer` that asks in the terminal with an inline menu, below what the model already wrote.
 
     Concurrent requests wait their turn and are shown one at a time in arrival order. The person
@@ -24,6 +25,8 @@ class TerminalAnswerer:
     cancelled (an `AskUser(timeout=...)` or a cancelled run) the menu is erased, one line says the
     question was withdrawn, and the terminal is restored. Runs on asyncio, as prompt_toolkit does.
     """
+
+    _renamed_owner: ClassVar[str] = 'TerminalAnswerer'
 
     allow_custom_answers: bool = True
     """Offer a "Type my own answer" row, so the person can answer in their own words instead of a label."""
@@ -56,12 +59,9 @@ class TerminalAnswerer:
         max_custom_length: int | None = None,
     ) -> None:
         # Written out rather than generated, for the two deprecated spellings of the options.
-        if allow_custom is not None:
-            warn_renamed('allow_custom', 'TerminalAnswerer')
-            allow_custom_answers = allow_custom
-        if max_custom_length is not None:
-            warn_renamed('max_custom_length', 'TerminalAnswerer')
-            max_custom_answer_length = max_custom_length
+        allow_custom_answers, max_custom_answer_length = renamed_custom_options(
+            'TerminalAnswerer', allow_custom_answers, max_custom_answer_length, allow_custom, max_custom_length
+        )
         if not 1 <= max_custom_answer_length <= MAX_CUSTOM_ANSWER_LENGTH:
             raise ValueError(
                 'TerminalAnswerer.max_custom_answer_length must be at least 1 and at most '
@@ -75,18 +75,6 @@ class TerminalAnswerer:
         self._lock_loop = None
         self._menus = []
         self._redraw = None
-
-    @property
-    def allow_custom(self) -> bool:
-        """Deprecated: `allow_custom_answers`."""
-        warn_renamed('allow_custom', 'TerminalAnswerer')
-        return self.allow_custom_answers
-
-    @property
-    def max_custom_length(self) -> int:
-        """Deprecated: `max_custom_answer_length`."""
-        warn_renamed('max_custom_length', 'TerminalAnswerer')
-        return self.max_custom_answer_length
 
     def terminal(self) -> Terminal:
         """The terminal this answerer asks in, opened on first use; `CannotAskError` when there is none."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .._answers import (
     MAX_CUSTOM_ANSWER_LENGTH,
@@ -16,7 +17,14 @@ from .._answers import (
 from .._questions import Question
 from ._render import Fragment, Line, cell_width, clean, wrap
 
-__all__ = ('DEFAULT_MAX_CUSTOM_ANSWER_LENGTH', 'CUSTOM_ROW_LABEL', 'Menu', 'warn_renamed')
+__all__ = (
+    'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH',
+    'CUSTOM_ROW_LABEL',
+    'Menu',
+    'warn_renamed',
+    'RenamedCustomOptions',
+    'renamed_custom_options',
+)
 
 DEFAULT_MAX_CUSTOM_ANSWER_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
 """The most characters a person may type as their own answer, unless `TerminalAnswerer` sets a lower limit."""
@@ -38,6 +46,46 @@ def warn_renamed(old: str, where: str, *, stacklevel: int = 3) -> str:
         stacklevel=stacklevel,
     )
     return new
+
+
+def renamed_custom_options(
+    owner: str,
+    allow_custom_answers: bool,
+    max_custom_answer_length: int,
+    allow_custom: bool | None,
+    max_custom_length: int | None,
+) -> tuple[bool, int]:
+    """The custom-answer options of `owner`'s constructor, given in either spelling; an old one used warns."""
+    if allow_custom is not None:
+        # stacklevel 4: past this function and the constructor, at the line that built the object.
+        warn_renamed('allow_custom', owner, stacklevel=4)
+        allow_custom_answers = allow_custom
+    if max_custom_length is not None:
+        warn_renamed('max_custom_length', owner, stacklevel=4)
+        max_custom_answer_length = max_custom_length
+    return allow_custom_answers, max_custom_answer_length
+
+
+class RenamedCustomOptions:
+    """The deprecated `allow_custom` and `max_custom_length` spellings of the custom-answer options, read-only."""
+
+    _renamed_owner: ClassVar[str]
+    """The class name the deprecation warnings give."""
+
+    allow_custom_answers: bool
+    max_custom_answer_length: int
+
+    @property
+    def allow_custom(self) -> bool:
+        """Deprecated: `allow_custom_answers`."""
+        warn_renamed('allow_custom', self._renamed_owner)
+        return self.allow_custom_answers
+
+    @property
+    def max_custom_length(self) -> int:
+        """Deprecated: `max_custom_answer_length`."""
+        warn_renamed('max_custom_length', self._renamed_owner)
+        return self.max_custom_answer_length
 
 
 CUSTOM_ROW_LABEL = 'Type my own answer'
@@ -93,12 +141,14 @@ class _State:
     """The options typing unticked, named under the text while it is being typed, so no tick vanishes unsaid."""
 
 
-class Menu:
+class Menu(RenamedCustomOptions):
     """One request, one question at a time: every key a person presses is a method, and `render` draws the state.
 
     `enter` returns the response once the last question is confirmed, `decline` the cancelled
     response; neither ever answers anything the person did not pick or type.
     """
+
+    _renamed_owner: ClassVar[str] = 'Menu'
 
     def __init__(
         self,
@@ -109,12 +159,9 @@ class Menu:
         allow_custom: bool | None = None,
         max_custom_length: int | None = None,
     ) -> None:
-        if allow_custom is not None:
-            warn_renamed('allow_custom', 'Menu')
-            allow_custom_answers = allow_custom
-        if max_custom_length is not None:
-            warn_renamed('max_custom_length', 'Menu')
-            max_custom_answer_length = max_custom_length
+        allow_custom_answers, max_custom_answer_length = renamed_custom_options(
+            'Menu', allow_custom_answers, max_custom_answer_length, allow_custom, max_custom_length
+        )
         self.request = request
         self.allow_custom_answers = allow_custom_answers
         """Whether the menu offers a "Type my own answer" row."""
@@ -127,18 +174,6 @@ class Menu:
         self.waiting = 0
         """How many more requests are queued behind this one; shown in the title so none is a surprise."""
         self._states = [_State() for _ in request.questions]
-
-    @property
-    def allow_custom(self) -> bool:
-        """Deprecated: `allow_custom_answers`."""
-        warn_renamed('allow_custom', 'Menu')
-        return self.allow_custom_answers
-
-    @property
-    def max_custom_length(self) -> int:
-        """Deprecated: `max_custom_answer_length`."""
-        warn_renamed('max_custom_length', 'Menu')
-        return self.max_custom_answer_length
 
     # What is shown.
 

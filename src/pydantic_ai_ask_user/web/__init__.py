@@ -3,8 +3,7 @@
 Needs the `web` extra: `pip install 'pydantic-ai-ask-user[web]'`.
 """
 
-from typing import Any
-
+from .. import _module_names
 from ._answerer import WebAnswerer
 from ._app import AskUserApp, create_app
 from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
@@ -43,9 +42,14 @@ __all__ = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    """The older names of this module, still importable with a `DeprecationWarning`."""
-    if name == 'DEFAULT_MAX_CUSTOM_ANSWER':
-        _deprecated_name('pydantic_ai_ask_user.web.DEFAULT_MAX_CUSTOM_ANSWER', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH')
-        return DEFAULT_MAX_CUSTOM_ANSWER_LENGTH
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__getattr__ = _module_names.renamed_names(
+    __name__,
+    {
+        'DEFAULT_MAX_CUSTOM_ANSWER': (
+            DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
+            _deprecated_name,
+            (f'{__name__}.DEFAULT_MAX_CUSTOM_ANSWER', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH'),
+        )
+    },
+)
+"""The older names of this module, still importable with a `DeprecationWarning`."""

@@ -26,20 +26,24 @@ the client's messages, which `@ag-ui/client` always sends.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import suppress
 from copy import deepcopy
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final
 
-from ag_ui.core import BaseEvent, CustomEvent, Interrupt, Message, RunFinishedEvent, RunFinishedInterruptOutcome
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    Interrupt,
+    Message,
+    RunAgentInput,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+)
 from pydantic_ai import AgentRunResultEvent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import (
-    CapabilityEvent,
-    FunctionToolResultEvent,
     ModelMessage,
-    ToolCallPart,
 )
 from pydantic_ai.output import OutputDataT
 from pydantic_ai.tools import AgentDepsT
@@ -53,15 +57,13 @@ from ..._text import printable
 from .._answers import (
     ANSWERED_EVENT_NAME,
     REQUESTED_EVENT_NAME,
-    answer_for_client,
     answered_payload,
-    check_client_messages,
     checked_answer,
-    question_calls,
     request_for,
     requested_payload,
     with_client_answers,
 )
+from .._base import QuestionAdapter, QuestionEventStream
 
 __all__ = ('AskUserAGUIAdapter', 'AskUserAGUIEventStream', 'INTERRUPT_PREFIX', 'INTERRUPT_REASON', 'question_interrupt')
 
@@ -86,10 +88,20 @@ def question_interrupt(request: AskUserRequest) -> Interrupt:
 
 
 @dataclass
-class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
+class AskUserAGUIEventStream(
+    QuestionEventStream[RunAgentInput, BaseEvent, AgentDepsT, OutputDataT], AGUIEventStream[AgentDepsT, OutputDataT]
+):
     """`AGUIEventStream` that ends a run waiting on questions with an interrupt and forwards AskUser's events."""
 
     _deferred: DeferredToolRequests | None = field(default=None, init=False, repr=False)
+
+    def requested_event(self, event: AskUserRequestedEvent) -> BaseEvent:
+        """A `CUSTOM` event named `ask_user_requested`."""
+        return CustomEvent(name=REQUESTED_EVENT_NAME, value=requested_payload(event))
+
+    def answered_event(self, event: AskUserAnsweredEvent) -> BaseEvent:
+        """A `CUSTOM` event named `ask_user_answered`."""
+        return CustomEvent(name=ANSWERED_EVENT_NAME, value=answered_payload(event))
 
     async def handle_run_result(self, event: AgentRunResultEvent[Any]) -> AsyncIterator[BaseEvent]:
         """Note the deferred calls the run ended on, for the interrupt outcome."""
@@ -120,47 +132,15 @@ class AskUserAGUIEventStream(AGUIEventStream[AgentDepsT, OutputDataT]):
                 interrupts.append(question_interrupt(AskUserRequest.from_tool_call(call)))
         return interrupts
 
-    async def handle_capability_event(self, event: CapabilityEvent) -> AsyncIterator[BaseEvent]:
-        """`AskUserRequestedEvent` / `AskUserAnsweredEvent` as `CUSTOM` events carrying the tool call id."""
-        if isinstance(event, AskUserRequestedEvent):
-            yield CustomEvent(name=REQUESTED_EVENT_NAME, value=requested_payload(event))
-        elif isinstance(event, AskUserAnsweredEvent):
-            yield CustomEvent(name=ANSWERED_EVENT_NAME, value=answered_payload(event))
-        else:
-            async for e in super().handle_capability_event(event):
-                yield e  # pragma: no cover  (Pydantic AI forwards no capability event today)
-
-    async def handle_function_tool_result(self, event: FunctionToolResultEvent) -> AsyncIterator[BaseEvent]:
-        """A question's result as the client is shown it (the response JSON), so it can send it back unchanged."""
-        part = event.part
-        if part.tool_name == TOOL_NAME and (call := self._calls.get(part.tool_call_id)) is not None:
-            try:
-                request = AskUserRequest.from_tool_call(call)
-            except ValueError:
-                pass
-            else:
-                event = replace(event, part=replace(part, content=answer_for_client(request, part.content)))
-        async for e in super().handle_function_tool_result(event):
-            yield e
-
-    _calls: dict[str, ToolCallPart] = field(default_factory=dict[str, ToolCallPart], init=False, repr=False)
-
-    async def handle_tool_call_end(self, part: ToolCallPart) -> AsyncIterator[BaseEvent]:
-        """Remember each `ask_user_question` call, to show its result in the response JSON shape."""
-        if part.tool_name == TOOL_NAME:
-            self._calls[part.tool_call_id] = part
-        async for e in super().handle_tool_call_end(part):
-            yield e
-
 
 @dataclass
-class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
+class AskUserAGUIAdapter(
+    QuestionAdapter[RunAgentInput, Message, BaseEvent, AgentDepsT, OutputDataT], AGUIAdapter[AgentDepsT, OutputDataT]
+):
     """`AGUIAdapter` for an agent with `AskUser`: questions as interrupts, each answer checked before the model sees it.
 
     Use it exactly like `AGUIAdapter` (`AskUserAGUIAdapter.dispatch_request(request, agent=agent)`).
     """
-
-    _held_history: list[ModelMessage] = field(default_factory=list[ModelMessage], init=False, repr=False)
 
     def build_event_stream(self) -> UIEventStream[Any, BaseEvent, AgentDepsT, OutputDataT]:
         """The AG-UI event stream with questions as interrupts and AskUser's events forwarded."""
@@ -172,14 +152,7 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
             manage_system_prompt=self.manage_system_prompt,
             preserve_file_data=self.preserve_file_data,
         )
-        with suppress(UserError):  # unreadable messages: the run reports it as `RUN_ERROR` when it reads them
-            stream._calls.update(question_calls(self._held_history, self.messages))  # pyright: ignore[reportPrivateUsage]
-        return stream
-
-    def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        """As `AGUIAdapter.run_stream_native`; answered calls are looked up in the `message_history` passed first."""
-        self._held_history = list(kwargs.get('message_history') or ())
-        return super().run_stream_native(*args, **kwargs)
+        return self.with_question_calls(stream)
 
     @cached_property
     def deferred_tool_results(self) -> DeferredToolResults | None:
@@ -199,7 +172,7 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
             approvals = plain.deferred_tool_results
         if not questions:
             return approvals
-        calls = question_calls(self._held_history, self.messages)
+        calls = self.question_calls()
         results = approvals or DeferredToolResults()
         for entry in questions:
             tool_call_id = entry.interrupt_id.removeprefix(INTERRUPT_PREFIX)
@@ -214,13 +187,6 @@ class AskUserAGUIAdapter(AGUIAdapter[AgentDepsT, OutputDataT]):
             else:
                 results.calls[tool_call_id] = checked_answer(request, entry.payload)
         return results
-
-    def sanitize_messages(
-        self, messages: Sequence[ModelMessage], *, deferred_tool_results: DeferredToolResults | None = None
-    ) -> list[ModelMessage]:
-        """Pydantic AI's sanitizing, once each `ask_user_question` result from the client is checked (`UserError`)."""
-        checked = check_client_messages(messages, self._held_history)
-        return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)
 
     @classmethod
     def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> list[Message]:

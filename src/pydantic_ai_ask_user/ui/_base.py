@@ -1,0 +1,108 @@
+"""What the AG-UI and Vercel AI adapters share: the one way each shows AskUser's events and checks answers.
+
+`QuestionEventStream` and `QuestionAdapter` sit between Pydantic AI's generic `UIEventStream` /
+`UIAdapter` and a protocol's own class in the method order (`class X(QuestionAdapter[...], AGUIAdapter[...])`),
+so each `super()` call here reaches the protocol's behaviour. They add only `init=False` fields, so a
+subclass takes exactly the arguments of the protocol's class.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from pydantic_ai import DeferredToolResults
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import CapabilityEvent, FunctionToolResultEvent, ModelMessage, ToolCallPart
+from pydantic_ai.output import OutputDataT
+from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.ui import UIAdapter, UIEventStream
+
+from .._answers import TOOL_NAME, AskUserRequest
+from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._answers import answer_for_client, check_client_messages, question_calls
+
+__all__ = ('QuestionEventStream', 'QuestionAdapter')
+
+RunInputT = TypeVar('RunInputT')
+MessageT = TypeVar('MessageT')
+EventT = TypeVar('EventT')
+
+
+@dataclass
+class QuestionEventStream(UIEventStream[RunInputT, EventT, AgentDepsT, OutputDataT]):
+    """A protocol's event stream forwarding AskUser's events, question results shown in the response JSON shape."""
+
+    _calls: dict[str, ToolCallPart] = field(default_factory=dict[str, ToolCallPart], init=False, repr=False)
+
+    @abstractmethod
+    def requested_event(self, event: AskUserRequestedEvent) -> EventT:
+        """The protocol's event for a new question."""
+
+    @abstractmethod
+    def answered_event(self, event: AskUserAnsweredEvent) -> EventT:
+        """The protocol's event for an answered (declined, timed out, withdrawn, failed) question."""
+
+    async def handle_capability_event(self, event: CapabilityEvent) -> AsyncIterator[EventT]:
+        """`AskUserRequestedEvent` / `AskUserAnsweredEvent` as the protocol's events carrying the tool call id."""
+        if isinstance(event, AskUserRequestedEvent):
+            yield self.requested_event(event)
+        elif isinstance(event, AskUserAnsweredEvent):
+            yield self.answered_event(event)
+        else:
+            async for e in super().handle_capability_event(event):
+                yield e  # pragma: no cover  (Pydantic AI forwards no capability event today)
+
+    async def handle_tool_call_end(self, part: ToolCallPart) -> AsyncIterator[EventT]:
+        """Remember each `ask_user_question` call, to show its result in the response JSON shape."""
+        if part.tool_name == TOOL_NAME:
+            self._calls[part.tool_call_id] = part
+        async for e in super().handle_tool_call_end(part):
+            yield e
+
+    async def handle_function_tool_result(self, event: FunctionToolResultEvent) -> AsyncIterator[EventT]:
+        """A question's result as the client is shown it (the response JSON), so it can send it back unchanged."""
+        part = event.part
+        if part.tool_name == TOOL_NAME and (call := self._calls.get(part.tool_call_id)) is not None:
+            try:
+                request = AskUserRequest.from_tool_call(call)
+            except ValueError:
+                pass
+            else:
+                event = replace(event, part=replace(part, content=answer_for_client(request, part.content)))
+        async for e in super().handle_function_tool_result(event):
+            yield e
+
+
+@dataclass
+class QuestionAdapter(UIAdapter[RunInputT, MessageT, EventT, AgentDepsT, OutputDataT]):
+    """A protocol's adapter that checks every `ask_user_question` answer from the client before the model sees it."""
+
+    _held_history: list[ModelMessage] = field(default_factory=list[ModelMessage], init=False, repr=False)
+
+    def question_calls(self) -> dict[str, ToolCallPart]:
+        """The `ask_user_question` calls an answer may be for: the held `message_history` first, then the client's."""
+        return question_calls(self._held_history, self.messages)
+
+    def with_question_calls(
+        self, stream: QuestionEventStream[RunInputT, EventT, AgentDepsT, OutputDataT]
+    ) -> QuestionEventStream[RunInputT, EventT, AgentDepsT, OutputDataT]:
+        """`stream`, told of the calls already made, so their results reach the client in the response JSON shape."""
+        with suppress(UserError):  # unreadable messages: the run reports it as the protocol's error when it reads them
+            stream._calls.update(self.question_calls())  # pyright: ignore[reportPrivateUsage]
+        return stream
+
+    def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """As the protocol adapter's `run_stream_native`; answered calls are looked up in `message_history` first."""
+        self._held_history = list(kwargs.get('message_history') or ())
+        return super().run_stream_native(*args, **kwargs)
+
+    def sanitize_messages(
+        self, messages: Sequence[ModelMessage], *, deferred_tool_results: DeferredToolResults | None = None
+    ) -> list[ModelMessage]:
+        """Pydantic AI's sanitizing, once each `ask_user_question` result from the client is checked (`UserError`)."""
+        checked = check_client_messages(messages, self._held_history)
+        return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)
