@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -191,3 +192,15 @@ def test_a_store_that_may_not_create_raises_on_a_missing_file_and_creates_nothin
     with pytest.raises(NotAQuestionDatabaseError, match='there is no SQLite database at'):
         anyio.run(pending)
     assert not typo.exists()
+
+
+@pytest.mark.parametrize('command', [['pending'], ['answer', 'abc', '--json', '-']])
+def test_a_database_that_cannot_be_reached_is_named_without_its_password(command: list[str]) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused at once
+        closed.bind(('127.0.0.1', 0))
+        port = closed.getsockname()[1]
+    url = f'postgresql://ask:hunter2@127.0.0.1:{port}/questions'
+    code, out, err = run_cli([command[0], '--db', url, *command[1:]], '{"Database": ["SQLite"]}')
+    assert (code, out) == (4, '')
+    assert f'postgresql://ask:***@127.0.0.1:{port}/questions' in err
+    assert 'hunter2' not in err

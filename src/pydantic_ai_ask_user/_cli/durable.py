@@ -119,7 +119,7 @@ def run_resolve(args: argparse.Namespace) -> int:
         _fail(str(error))
         return EXIT_WITHDRAWN
     except Exception as error:
-        _fail(f'cannot reach the database {args.db}: {_first_line(error)}')
+        _fail(f'cannot reach the database {_shown(args.db)}: {_first_line(error)}')
         return EXIT_CANNOT_ASK
     print(json.dumps({'resolved': args.token}))
     return EXIT_ANSWERED
@@ -165,7 +165,7 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             records = await store.pending_records()
         except Exception as error:  # the database is unreachable or not a DBOS database
-            _fail(f'cannot read the questions in {args.db}: {_first_line(error)}')
+            _fail(f'cannot read the questions in {_shown(args.db)}: {_first_line(error)}')
             return EXIT_CANNOT_ASK
         finally:
             store.close()
@@ -228,7 +228,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except StoreError as error:
         return _store_error(error)
     except Exception as error:
-        _fail(f'cannot read the questions in {args.db}: {_first_line(error)}')
+        _fail(f'cannot read the questions in {_shown(args.db)}: {_first_line(error)}')
         return EXIT_CANNOT_ASK
     if args.json_file is not None:
         try:
@@ -263,7 +263,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
         return EXIT_INVALID
     except Exception as error:  # the database went away after the question was read
         _fail(
-            f'cannot send the answer to {args.db}: {_first_line(error)}; '
+            f'cannot send the answer to {_shown(args.db)}: {_first_line(error)}; '
             '`ask-user pending` shows whether the question still waits'
         )
         return EXIT_CANNOT_ASK
@@ -279,3 +279,10 @@ def _first_line(error: Exception) -> str:
 def _store_error(error: StoreError) -> int:
     _fail(str(error))
     return error.exit_code
+
+
+def _shown(database_url: str) -> str:
+    """The `--db` URL as an error may show it: its password hidden."""
+    from ..durable._db import shown_database_url
+
+    return shown_database_url(database_url)

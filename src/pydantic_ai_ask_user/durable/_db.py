@@ -20,8 +20,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from .._answers import AskUserRequest, AskUserResponse
 from .._json import questions_to_json, response_from_json, response_to_json
+from .._text import printable
 
 __all__ = (
+    'shown_database_url',
     'TABLE_NAME',
     'DEFAULT_DATABASE_URL',
     'Status',
@@ -140,6 +142,15 @@ class StoredRequest:
 
     created_at: float
     """When the question was first published, in seconds since the epoch."""
+
+
+def shown_database_url(database_url: str) -> str:
+    """`database_url` as messages may show it: the password hidden, undrawable characters replaced."""
+    try:
+        shown = sa.make_url(database_url).render_as_string(hide_password=True)
+    except Exception:  # not a URL at all: nothing in it is known not to be a secret
+        shown = 'the database URL given'
+    return printable(shown, allow_newline=False)
 
 
 def create_engine(database_url: str) -> sa.Engine:

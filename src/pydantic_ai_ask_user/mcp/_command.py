@@ -135,16 +135,18 @@ async def _durable(url: str) -> AsyncGenerator[Answerer]:
         from dbos import DBOS
 
         from ..durable import DBOSAnswerer, dbos_config
+        from ..durable._db import shown_database_url
     except ImportError as error:
         raise CannotAskError(f"{error}; install the dbos extra: pip install 'pydantic-ai-ask-user[dbos]'") from None
     try:
         config = dbos_config(url, name='ask-user-mcp', application_version='ask-user-mcp-1')
     except Exception as error:
-        raise CannotAskError(f'cannot use the database {url!r}: {error}') from None
+        raise CannotAskError(f'cannot use the database {shown_database_url(url)}: {error}') from None
     DBOS(config=config)
     await anyio.to_thread.run_sync(DBOS.launch)
     answerer = DBOSAnswerer(url)
-    _say(f'questions wait in {url}; answer them with: ask-user pending --db {url}')
+    shown = shown_database_url(url)
+    _say(f'questions wait in {shown}; answer them with: ask-user pending --db {shown}')
     try:
         yield answerer
     finally:
