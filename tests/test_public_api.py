@@ -39,12 +39,14 @@ HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `py
 PUBLIC_MODULES = [
     pytest.param('pydantic_ai_ask_user', id='root'),
     pytest.param('pydantic_ai_ask_user.testing', id='testing'),
-    pytest.param('pydantic_ai_ask_user.terminal', id='terminal'),
-    pytest.param('pydantic_ai_ask_user.web', id='web'),
-    pytest.param('pydantic_ai_ask_user.durable', id='durable'),
     pytest.param('pydantic_ai_ask_user.ui', id='ui'),
-    pytest.param('pydantic_ai_ask_user.ui.ag_ui', id='ui.ag_ui'),
-    pytest.param('pydantic_ai_ask_user.ui.vercel_ai', id='ui.vercel_ai'),
+    # Each of these needs its extra installed: `make test-floor` (no extras) leaves them out with `-m 'not extras'`.
+    pytest.param('pydantic_ai_ask_user.terminal', id='terminal', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.web', id='web', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.durable', id='durable', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.mcp', id='mcp', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.ui.ag_ui', id='ui.ag_ui', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.ui.vercel_ai', id='ui.vercel_ai', marks=pytest.mark.extras),
 ]
 """Every public module; each says what it exports in `__all__`, and the tests below hold it to that."""
 
