@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -140,3 +141,10 @@ async def wait_until(condition: Callable[[], Awaitable[Any]], what: str, timeout
             raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
         await anyio.sleep(0.02)
     return value
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago: for a server to take, or to find closed."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from ask_user_support import free_port
 from pydantic_ai import Agent
 from waits import WAIT
 
@@ -441,9 +442,7 @@ def test_a_timestamp_with_hundreds_of_digits_is_a_signature_error_not_an_overflo
 async def test_the_urls_path_and_credentials_never_reach_repr_logs_or_on_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with socket.socket() as closed:  # a port nothing listens on: the delivery fails at once
-        closed.bind(('127.0.0.1', 0))
-        port = closed.getsockname()[1]
+    port = free_port()  # nothing listens on it: the delivery fails at once
     url = f'http://user:hunter2@127.0.0.1:{port}/services/T0/B0/SECRETTOKEN?sig=abc'
     failures: list[WebhookFailure] = []
     notifier = WebhookNotifier(url, key=KEY, retries=0, on_error=failures.append)
@@ -463,9 +462,7 @@ async def test_the_urls_path_and_credentials_never_reach_repr_logs_or_on_error(
 async def test_a_delivery_to_this_machine_never_goes_through_a_proxy(
     receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with socket.socket() as closed:
-        closed.bind(('127.0.0.1', 0))
-        dead_proxy = f'http://127.0.0.1:{closed.getsockname()[1]}'
+    dead_proxy = f'http://127.0.0.1:{free_port()}'
     for name in ('HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'):
         monkeypatch.setenv(name, dead_proxy)
     for name in ('NO_PROXY', 'no_proxy'):

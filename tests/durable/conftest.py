@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from durable_support import Worker, as_postgres, free_port, fresh_postgres_database, pg_bin
+from ask_user_support import free_port
+from durable_support import Worker, as_postgres, fresh_postgres_database, pg_bin
 
 
 @pytest.fixture(scope='session')

@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,12 +37,6 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT_SECO
             raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
         time.sleep(delay)
         delay = min(delay * 1.5, 0.25)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def pg_bin() -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,7 +21,8 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
-from durable_support import as_postgres, free_port, fresh_postgres_database, pg_bin
+from ask_user_support import free_port
+from durable_support import as_postgres, fresh_postgres_database, pg_bin
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user._cli import main
@@ -196,9 +196,7 @@ def test_a_store_that_may_not_create_raises_on_a_missing_file_and_creates_nothin
 
 @pytest.mark.parametrize('command', [['pending'], ['answer', 'abc', '--json', '-']])
 def test_a_database_that_cannot_be_reached_is_named_without_its_password(command: list[str]) -> None:
-    with socket.socket() as closed:  # a port nothing listens on: the connection is refused at once
-        closed.bind(('127.0.0.1', 0))
-        port = closed.getsockname()[1]
+    port = free_port()  # nothing listens on it: the connection is refused at once
     url = f'postgresql://ask:hunter2@127.0.0.1:{port}/questions'
     code, out, err = run_cli([command[0], '--db', url, *command[1:]], '{"Database": ["SQLite"]}')
     assert (code, out) == (4, '')

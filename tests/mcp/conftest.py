@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 import waits
-from mcp_support import free_port, stop, wait_for_port
+from ask_user_support import free_port
+from mcp_support import stop, wait_for_port
 
 HERE = Path(__file__).parent
 NPM_FILES = ('package.json', 'package-lock.json')

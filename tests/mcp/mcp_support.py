@@ -15,12 +15,6 @@ HERE = Path(__file__).parent
 SERVERS = HERE / 'mcp_servers.py'
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 def wait_for_port(port: int, process: subprocess.Popen[Any]) -> None:
     end = time.monotonic() + waits.WAIT
     while time.monotonic() < end:

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ask_user_support import free_port
 from waits import WAIT
 
 HERE = Path(__file__).parent
@@ -69,12 +69,6 @@ def install_clients() -> Path:
     return target
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Served:
     base: str
@@ -85,7 +79,7 @@ class Served:
 
 def serve(module: str) -> Iterator[Served]:
     """Serve `examples/ui/<module>.py` with uvicorn in its own process until the generator is closed."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, '-m', 'uvicorn', f'{module}:app', '--app-dir', str(EXAMPLES), '--port', str(port)],
         stdout=subprocess.DEVNULL,
