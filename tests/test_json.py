@@ -96,10 +96,10 @@ def test_read_response_refuses_what_does_not_fit_its_request(data: Any, problem:
 
 def test_the_schema_describes_the_shape_the_writer_writes() -> None:
     assert RESPONSE_JSON_SCHEMA['type'] == 'object'
-    assert set(RESPONSE_JSON_SCHEMA['properties']) == {'answers', 'cancelled'}
+    assert set(RESPONSE_JSON_SCHEMA['properties']) == {'answers', 'cancelled', 'answered_by'}
     assert RESPONSE_JSON_SCHEMA['additionalProperties'] is False
     answer = RESPONSE_JSON_SCHEMA['$defs']['AnswerJSON']
-    assert set(answer['properties']) == {'header', 'selected', 'custom_answer'}
+    assert set(answer['properties']) == {'header', 'selected', 'custom_answer', 'note'}
     assert answer['required'] == ['header']
 
 

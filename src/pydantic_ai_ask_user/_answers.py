@@ -10,10 +10,11 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._questions import Question, ToolArguments, check_questions
-from ._text import describe_character, find_forbidden_character, is_blank
+from ._text import check_one_line, describe_character, find_forbidden_character, is_blank
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.tools import DeferredToolResults
 
 __all__ = (
     'TOOL_NAME',
@@ -26,8 +27,13 @@ __all__ = (
     'DurableAnswerer',
     'check_response',
     'check_custom_answer',
+    'check_answered_by',
     'MAX_CUSTOM_ANSWER_LENGTH',
+    'MAX_NOTE_LENGTH',
+    'MAX_ANSWERED_BY_LENGTH',
+    'AnswerResult',
     'ask_user_result',
+    'deferred_answer',
     'format_validation_error',
     'CannotAskError',
 )
@@ -49,6 +55,19 @@ MAX_CUSTOM_ANSWER_LENGTH = 2000
 
 A front end may set a lower limit of its own (the terminal menu and the web form do, for their counters),
 never a higher one.
+"""
+
+MAX_NOTE_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
+"""The longest note, in characters: a note follows the rules of a custom answer (`check_custom_answer`)."""
+
+MAX_ANSWERED_BY_LENGTH = 200
+"""The longest `AskUserResponse.answered_by`, in characters: one line naming who answered."""
+
+AnswerResult = dict[str, 'list[str] | dict[str, list[str] | str]'] | str
+"""What the model gets from `ask_user_question`: each header mapped to its answer, or a message (`DECLINED`).
+
+An answer is the list of labels picked (or a one-item list of the person's own words); with
+`AskUser(notes=True)`, an answer that carries a note is `{"answer": [...], "note": "..."}` instead.
 """
 
 
@@ -84,6 +103,19 @@ class AskUserRequest:
     A fresh random hex string is only the default for a request built directly.
     """
 
+    notes: bool = False
+    """Whether the person may add a note to each answer (`AskUserAnswer.note`): `AskUser(notes=True)` sets it.
+
+    Front ends offer a note only when it is set, and `check_response` refuses a note when it is not.
+    """
+
+    deadline: float | None = field(default=None, compare=False)
+    """When the wait runs out, as a `time.time()` timestamp, for front ends that show the time left; `None`: no limit.
+
+    `AskUser(timeout=...)` sets it when it asks; it is not part of what is asked, so two requests that differ
+    only in it are equal.
+    """
+
     def __post_init__(self) -> None:
         questions = tuple(self.questions)
         for question in questions:
@@ -92,21 +124,33 @@ class AskUserRequest:
         object.__setattr__(self, 'questions', check_questions(questions))
         if not isinstance(self.id, str) or not self.id:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError('AskUserRequest.id must be a non-empty string')
+        if not isinstance(self.notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
+        if self.deadline is not None and (
+            isinstance(self.deadline, bool) or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
+        ):
+            raise TypeError(f'AskUserRequest.deadline must be a time.time() timestamp, not {self.deadline!r}')
 
     @classmethod
-    def from_tool_args(cls, args: str | bytes | Mapping[str, Any] | None, *, id: str | None = None) -> AskUserRequest:
+    def from_tool_args(
+        cls, args: str | bytes | Mapping[str, Any] | None, *, id: str | None = None, notes: bool = False
+    ) -> AskUserRequest:
         """Validate the model's `ask_user_question` arguments (a JSON string or a dict) exactly as the tool does.
 
+        Recommended labels are accepted (the tool takes them with `AskUser(recommended_options=True)`). Pass
+        `notes=True` when the `AskUser` that made the call has `notes=True`: the call's arguments do not say so.
         Raises `ValueError` (a pydantic `ValidationError`) saying what was wrong.
         """
         if isinstance(args, (str, bytes)):
             arguments = ToolArguments.model_validate_json(args)
         else:
             arguments = ToolArguments.model_validate(args if args is not None else {})
-        return cls._trusted(arguments.questions, _new_request_id() if id is None else id)
+        return cls._trusted(arguments.questions, _new_request_id() if id is None else id, notes=notes)
 
     @classmethod
-    def _trusted(cls, questions: tuple[Question, ...], id: str) -> AskUserRequest:
+    def _trusted(
+        cls, questions: tuple[Question, ...], id: str, *, notes: bool = False, deadline: float | None = None
+    ) -> AskUserRequest:
         """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
 
         Only for that: `AskUserRequest(...)` checks its questions again, as it must for questions built by hand.
@@ -116,18 +160,20 @@ class AskUserRequest:
         request = object.__new__(cls)
         object.__setattr__(request, 'questions', questions)
         object.__setattr__(request, 'id', id)
+        object.__setattr__(request, 'notes', notes)
+        object.__setattr__(request, 'deadline', deadline)
         return request
 
     @classmethod
-    def from_tool_call(cls, call: ToolCallPart) -> AskUserRequest:
+    def from_tool_call(cls, call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
         """Rebuild the request of a deferred `ask_user_question` call; its `id` is the tool call id.
 
         Use it on the calls in `DeferredToolRequests.calls` after a run with `AskUser(answerer=None)`
-        paused, in this process or in another one.
+        paused, in this process or in another one. Pass `notes=True` when that `AskUser` has `notes=True`.
         """
         if call.tool_name != TOOL_NAME:
             raise ValueError(f'tool call {call.tool_call_id!r} is a call to {call.tool_name!r}, not {TOOL_NAME!r}')
-        return cls.from_tool_args(call.args, id=call.tool_call_id)
+        return cls.from_tool_args(call.args, id=call.tool_call_id, notes=notes)
 
     def question(self, header: str) -> Question:
         """The question with this header; `KeyError` if there is none."""
@@ -153,6 +199,12 @@ class AskUserAnswer:
     custom_answer: str | None = None
     """The user's own answer instead of a label, or `None`."""
 
+    note: str | None = None
+    """What the person added to this answer ("PostgreSQL, but only after tonight's backup"), or `None`.
+
+    Only when the request has `notes=True` (`AskUser(notes=True)`); it follows the rules of a custom answer.
+    """
+
     def __post_init__(self) -> None:
         # Accept a list, as people naturally write one; store the immutable form.
         if not isinstance(self.selected, tuple):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -168,6 +220,15 @@ class AskUserResponse:
 
     cancelled: bool = False
     """True when the user declined to answer; `answers` is then empty."""
+
+    answered_by: str | None = None
+    """Who gave this response, as the answerer knows them, or `None` when it cannot tell.
+
+    The web inbox sets the name bound to the login link or session, the command line the OS user and host
+    (`os_user_at_host()`). One line, at most `MAX_ANSWERED_BY_LENGTH` characters. The model never sees it;
+    it is in `AskUserAnsweredEvent.response`, the durable store, `DeferredToolResults.answered_by`
+    (`deferred_answer`) and signed receipts.
+    """
 
     def __post_init__(self) -> None:
         if not isinstance(self.answers, tuple):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -234,6 +295,21 @@ def check_custom_answer(text: str) -> str | None:
     return None
 
 
+def check_answered_by(answered_by: str) -> str | None:
+    """Why `answered_by` cannot name who answered, or `None` when it can: 1 to 200 characters, one line, drawable."""
+    try:
+        check_one_line(
+            answered_by,
+            name='answered_by',
+            max_length=MAX_ANSWERED_BY_LENGTH,
+            must_be='a non-blank string naming who answered',
+            refuse_blank=True,
+        )
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def check_response(request: AskUserRequest, response: AskUserResponse) -> None:
     """Check that `response` answers `request`, raising `ValueError` naming the first problem.
 
@@ -242,6 +318,8 @@ def check_response(request: AskUserRequest, response: AskUserResponse) -> None:
     """
     if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
+    if response.answered_by is not None and (problem := check_answered_by(response.answered_by)) is not None:
+        raise ValueError(f'the response says who answered, but {problem}')
     if response.cancelled:
         if response.answers:
             raise ValueError(f'a cancelled response carries {len(response.answers)} answer(s); it must carry none')
@@ -258,6 +336,14 @@ def check_response(request: AskUserRequest, response: AskUserResponse) -> None:
             raise ValueError(f'the response answers {answer.header!r} more than once')
         answered.add(answer.header)
         _check_answer(question, answer)
+        if answer.note is not None:
+            if not request.notes:
+                raise ValueError(
+                    f'the answer to {question.header!r} has a note, but request {request.id} takes none '
+                    '(notes need AskUser(notes=True))'
+                )
+            if (problem := check_custom_answer(answer.note)) is not None:
+                raise ValueError(f'the answer to {question.header!r}: the note {problem}')
     if missing := [question.header for question in request.questions if question.header not in answered]:
         raise ValueError(f'the response has no answer for {", ".join(repr(h) for h in missing)}')
 
@@ -284,21 +370,36 @@ def _check_answer(question: Question, answer: AskUserAnswer) -> None:
         seen.add(label)
 
 
-def ask_user_result(request: AskUserRequest, response: AskUserResponse) -> dict[str, list[str]] | str:
+def ask_user_result(request: AskUserRequest, response: AskUserResponse) -> AnswerResult:
     """What the model gets for `response`: each header mapped to its labels (or its custom answer), or `DECLINED`.
 
-    Checks the response first (`ValueError` if it does not fit). In deferred mode, pass the result as
-    `DeferredToolResults(calls={request.id: ask_user_result(request, response)})`.
+    An answer with a note (only with `notes=True`) maps to `{"answer": [...], "note": "..."}`. Who answered is
+    not in it: the model does not need it. Checks the response first (`ValueError` if it does not fit). In
+    deferred mode, `deferred_answer(request, response)` makes the `DeferredToolResults`.
     """
     check_response(request, response)
     if response.cancelled:
         return DECLINED
     by_header = {answer.header: answer for answer in response.answers}
-    result: dict[str, list[str]] = {}
+    result: dict[str, list[str] | dict[str, list[str] | str]] = {}
     for question in request.questions:
         answer = by_header[question.header]
-        result[question.header] = [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected)
+        picked = [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected)
+        result[question.header] = picked if answer.note is None else {'answer': picked, 'note': answer.note}
     return result
+
+
+def deferred_answer(request: AskUserRequest, response: AskUserResponse) -> DeferredToolResults:
+    """The `DeferredToolResults` that answers a deferred call: its result, and who answered when the response says.
+
+    `ask_user_result(request, response)` goes in `calls` and `response.answered_by` in `answered_by` (Pydantic
+    AI reports it in `DeferredToolResultsEvent`). Several answers combine with `DeferredToolResults.update`.
+    """
+    from pydantic_ai.tools import DeferredToolResults
+
+    result = ask_user_result(request, response)
+    answered_by = {request.id: response.answered_by} if response.answered_by is not None else {}
+    return DeferredToolResults(calls={request.id: result}, answered_by=answered_by)
 
 
 class CannotAskError(RuntimeError):

@@ -11,16 +11,19 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
+from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.tools import AgentDepsT, GenerateToolJsonSchema
+from pydantic_core import CoreSchema
 
 from ._answers import (
     DECLINED,
     TIMED_OUT,
     TOOL_NAME,
     Answerer,
+    AnswerResult,
     AskUserRequest,
     AskUserResponse,
     ask_user_result,
@@ -30,12 +33,15 @@ from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
-from ._questions import Questions
+from ._questions import Questions, RecommendingQuestions
+from ._signing import check_key
 from ._text import printable
 
 if TYPE_CHECKING:
     from pydantic_ai.agent import AbstractAgent
     from pydantic_ai.toolsets import AbstractToolset
+
+    from ._receipt import AnswerReceipt
 
 __all__ = (
     'AskUser',
@@ -71,10 +77,39 @@ TOOL_DESCRIPTION = (
 TIMEOUT_DECLINES = ' If the user does not answer in time, the result is the same as when they decline.'
 """Added to the description with `on_timeout='decline'`, which changes what the model gets back at the deadline."""
 
+NOTES_DESCRIPTION = (
+    ' The user may add a note to any answer; such an answer is an object {"answer": [...], "note": "..."} '
+    'instead of the list, and the note qualifies the answer: follow it.'
+)
+"""Added to the description with `AskUser(notes=True)`, which changes the shape of an answer that has a note."""
+
+RECOMMENDED_DESCRIPTION = (
+    ' A question may set recommended to the label of the one option you recommend; the user is shown it '
+    'and still chooses.'
+)
+"""Added to the description with `AskUser(recommended_options=True)`, which adds `recommended` to the schema."""
+
 TIMEOUT_MESSAGE = (
     ' If the user does not answer in time, the result is a message from the application saying what to do instead.'
 )
 """Added to the description with `on_timeout=TimeoutMessage(...)`."""
+
+
+class PlainToolSchema(GenerateToolJsonSchema):
+    """The tool's JSON schema with the opt-in fields left out: what the model reads with every option off.
+
+    `Question.recommended` is a field of the one `Question` class (so front ends and hand-built questions have
+    it), but the default tool must show the model exactly the specified schema; this generator drops it.
+    """
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = 'validation') -> JsonSchemaValue:
+        """The schema as pydantic makes it, without `recommended` in the `Question` definition."""
+        result = super().generate(schema, mode)
+        definitions: dict[str, Any] = result.get('$defs', {})
+        question: dict[str, Any] = definitions.get('Question', {})
+        properties: dict[str, Any] = question.get('properties', {})
+        properties.pop('recommended', None)
+        return result
 
 
 @dataclass(frozen=True)
@@ -161,6 +196,30 @@ class AskUser(AbstractCapability[AgentDepsT]):
     max_retries: int | None = None
     """How many invalid calls in a row the model may make before the run fails; `None` uses the agent's `retries`."""
 
+    notes: bool = False
+    """Let the person add a note to any answer ("PostgreSQL, but only after tonight's backup").
+
+    Sets `AskUserRequest.notes`, so front ends offer a note; an answer with one reaches the model as
+    `{"answer": [...], "note": "..."}`, and the tool description says so. Off by default: the tool is then
+    exactly as specified.
+    """
+
+    recommended_options: bool = False
+    """Let the model mark one option per question as recommended (`Question.recommended`).
+
+    Adds the optional `recommended` field to the tool's schema and a sentence to its description; front
+    ends show the recommendation and put the cursor on it, and the person still picks. Off by default: the
+    field is not in the schema, and a call that sets it gets a validation retry.
+    """
+
+    receipt_key: bytes | str | None = None
+    """A key (16 bytes or more) to sign a receipt of every answer that says who gave it, or `None`.
+
+    With it, `AskUserAnsweredEvent.receipt` is a `sign_receipt` receipt over the request, the response,
+    `response.answered_by` and the time, for an audit log; `verify_receipt` checks it later with the same
+    key. A response without `answered_by` (the answerer cannot tell who answered) gets no receipt.
+    """
+
     def __post_init__(self) -> None:
         if self.answerer is not None and not callable(self.answerer):
             raise UserError(
@@ -194,6 +253,14 @@ class AskUser(AbstractCapability[AgentDepsT]):
             )
         if self.max_retries is not None and self.max_retries < 0:
             raise UserError(f'AskUser(max_retries=...) must be 0 or more, not {self.max_retries!r}.')
+        for name in ('notes', 'recommended_options'):
+            if not isinstance(getattr(self, name), bool):
+                raise UserError(f'AskUser({name}=...) must be True or False, not {getattr(self, name)!r}.')
+        if self.receipt_key is not None:
+            try:
+                check_key(self.receipt_key)
+            except (TypeError, ValueError) as error:
+                raise UserError(f'AskUser(receipt_key=...): {error}') from None
 
     @classmethod
     def from_spec(cls, *args: Any, **kwargs: Any) -> AbstractCapability[Any]:
@@ -235,27 +302,45 @@ class AskUser(AbstractCapability[AgentDepsT]):
         """The `ask_user_question` tool, bound to this capability's answerer."""
         capability = self
 
-        async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> dict[str, list[str]] | str:
+        async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> AnswerResult:
             # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
             # (Pydantic AI gives every tool call an id; the random default is only a safety net.)
-            # The tool's validator checked `questions` already: the request trusts them (one check per call).
-            request = AskUserRequest._trusted(questions, ctx.tool_call_id or uuid4().hex)  # pyright: ignore[reportPrivateUsage]
-            return await capability._ask(ctx, request)
+            return await capability._ask(ctx, questions)
+
+        async def ask_user_question_recommending(
+            ctx: RunContext[Any], questions: RecommendingQuestions
+        ) -> AnswerResult:
+            return await capability._ask(ctx, questions)
 
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
-        toolset.add_function(ask_user_question, name=TOOL_NAME, description=self._description())
+        if self.recommended_options:
+            toolset.add_function(ask_user_question_recommending, name=TOOL_NAME, description=self._description())
+        else:
+            # The one `Question` class has the opt-in `recommended` field; the default tool's schema leaves it out.
+            toolset.add_function(
+                ask_user_question, name=TOOL_NAME, description=self._description(), schema_generator=PlainToolSchema
+            )
         return toolset
 
     def _description(self) -> str:
+        description = TOOL_DESCRIPTION
         if self.on_timeout == 'decline':
-            return TOOL_DESCRIPTION + TIMEOUT_DECLINES
-        if isinstance(self.on_timeout, TimeoutMessage):
-            return TOOL_DESCRIPTION + TIMEOUT_MESSAGE
-        return TOOL_DESCRIPTION
+            description += TIMEOUT_DECLINES
+        elif isinstance(self.on_timeout, TimeoutMessage):
+            description += TIMEOUT_MESSAGE
+        if self.notes:
+            description += NOTES_DESCRIPTION
+        if self.recommended_options:
+            description += RECOMMENDED_DESCRIPTION
+        return description
 
-    async def _ask(self, ctx: RunContext[Any], request: AskUserRequest) -> dict[str, list[str]] | str:
-        answerer = self.answerer
+    async def _ask(self, ctx: RunContext[Any], questions: tuple[Any, ...]) -> AnswerResult:
         deadline = None if self.timeout is None else time.time() + self.timeout
+        # The tool's validator checked `questions` already: the request trusts them (one check per call).
+        request = AskUserRequest._trusted(  # pyright: ignore[reportPrivateUsage]
+            questions, ctx.tool_call_id or uuid4().hex, notes=self.notes, deadline=deadline
+        )
+        answerer = self.answerer
         await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
         observation = AskObservation(ctx, request, self.timeout)
         if answerer is None:
@@ -284,7 +369,13 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('failed')
             await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
             raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
-        await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
+        try:
+            receipt = self._receipt(request, response)
+        except ValueError:
+            observation.finish('failed', response)
+            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
+            raise
+        await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response, receipt=receipt))
         try:
             result = ask_user_result(request, response)
         except ValueError:
@@ -292,6 +383,14 @@ class AskUser(AbstractCapability[AgentDepsT]):
             raise
         observation.finish('declined' if response.cancelled else 'answered', response)
         return result
+
+    def _receipt(self, request: AskUserRequest, response: AskUserResponse) -> AnswerReceipt | None:
+        """The receipt of `response` signed with `receipt_key` when it names who answered; `ValueError` on a misfit."""
+        if self.receipt_key is None or response.answered_by is None:
+            return None
+        from ._receipt import sign_receipt
+
+        return sign_receipt(request, response, key=self.receipt_key)
 
     def _timed_out(self, request: AskUserRequest) -> str:
         """What the model gets when the timeout ran out, by `on_timeout`; raises for `'fail'`."""

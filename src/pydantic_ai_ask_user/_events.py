@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pydantic_ai import CapabilityEvent
 
 from ._answers import AskUserRequest, AskUserResponse
+from ._receipt import AnswerReceipt
 
 __all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent')
 
@@ -56,3 +57,14 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
 
     withdrawn: bool = False
     """True when the run was cancelled (or a durable engine aborted it) while the question was open."""
+
+    receipt: AnswerReceipt | None = None
+    """With `AskUser(receipt_key=...)`, the signed receipt of a response that names who answered (`answered_by`).
+
+    `None` otherwise: no key, no response, or an answerer that cannot tell who answered.
+    """
+
+    @property
+    def answered_by(self) -> str | None:
+        """Who answered, as the answerer reported it (`response.answered_by`); `None` when it could not tell."""
+        return self.response.answered_by

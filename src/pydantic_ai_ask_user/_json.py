@@ -1,7 +1,8 @@
 """The JSON shapes of questions and responses: the one reader and writer of each, for every front end and app.
 
 A response is `{"answers": [{"header": ..., "selected": [...]} | {"header": ..., "custom_answer": ...}],
-"cancelled": false}`; `RESPONSE_JSON_SCHEMA` is its JSON schema. Reading checks the shape only; whether a
+"cancelled": false}`, each answer with an optional `"note"`, the response with an optional `"answered_by"`;
+`RESPONSE_JSON_SCHEMA` is its JSON schema. Reading checks the shape only; whether a
 response fits the request it answers is `check_response`'s job, and an app must call it (or `read_response`,
 which does both).
 """
@@ -28,6 +29,9 @@ class AnswerJSON(BaseModel):
     custom_answer: str | None = Field(
         default=None, description="The person's own words instead of an option; then `selected` is empty."
     )
+    note: str | None = Field(
+        default=None, description='What the person added to this answer; only when the request takes notes.'
+    )
 
 
 class ResponseJSON(BaseModel):
@@ -37,6 +41,11 @@ class ResponseJSON(BaseModel):
         default_factory=list[AnswerJSON], description='One answer per question; empty when cancelled.'
     )
     cancelled: bool = Field(default=False, description='True when the person declined to answer.')
+    answered_by: str | None = Field(
+        default=None,
+        description='Who answered, as the front end knows them. A claim, not proof: an app that authenticates '
+        'people sets it itself.',
+    )
 
 
 def response_from_json(data: Any) -> AskUserResponse:
@@ -56,10 +65,16 @@ def response_from_json(data: Any) -> AskUserResponse:
         raise ValueError(problems) from None
     return AskUserResponse(
         answers=tuple(
-            AskUserAnswer(header=answer.header, selected=tuple(answer.selected), custom_answer=answer.custom_answer)
+            AskUserAnswer(
+                header=answer.header,
+                selected=tuple(answer.selected),
+                custom_answer=answer.custom_answer,
+                note=answer.note,
+            )
             for answer in shape.answers
         ),
         cancelled=shape.cancelled,
+        answered_by=shape.answered_by,
     )
 
 
@@ -87,10 +102,22 @@ def response_to_json(response: AskUserResponse) -> dict[str, Any]:
             item['custom_answer'] = answer.custom_answer
         else:
             item['selected'] = list(answer.selected)
+        if answer.note is not None:
+            item['note'] = answer.note
         answers.append(item)
-    return {'answers': answers, 'cancelled': response.cancelled}
+    data: dict[str, Any] = {'answers': answers, 'cancelled': response.cancelled}
+    if response.answered_by is not None:
+        data['answered_by'] = response.answered_by
+    return data
 
 
 def questions_to_json(request: AskUserRequest) -> list[dict[str, Any]]:
-    """The request's questions in the shape the model wrote them: the `questions` of an `ask_user_question` call."""
-    return [question.model_dump(mode='json') for question in request.questions]
+    """The request's questions in the shape the model wrote them: the `questions` of an `ask_user_question` call.
+
+    `recommended` appears only on a question that has one, so questions without it (every question of the
+    default tool) serialize, and hash in receipts, exactly as before the field existed.
+    """
+    return [
+        question.model_dump(mode='json', exclude={'recommended'} if question.recommended is None else None)
+        for question in request.questions
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from ._text import (
     MAX_COMBINING_MARKS,
@@ -29,6 +29,7 @@ __all__ = (
     'QuestionOption',
     'Question',
     'Questions',
+    'RecommendingQuestions',
     'ToolArguments',
     'check_questions',
 )
@@ -178,6 +179,22 @@ class Question(BaseModel):
     multi_select: bool = Field(default=False, description='True when the user may pick more than one option.')
     """Whether the user may pick more than one option (at least one either way)."""
 
+    recommended: _Label | None = Field(
+        default=None,
+        description='Optional: the label of the one option you recommend; the user still picks.',
+    )
+    """The label of the option the model recommends, or `None`: at most one per question, never picked for the person.
+
+    The model can set it only with `AskUser(recommended_options=True)`; front ends show it and put the cursor on it.
+    With the option off, the field is not in the tool's schema and a call that sets it gets a validation retry.
+    """
+
+    @model_validator(mode='after')
+    def _recommended_is_an_option(self) -> Question:
+        if self.recommended is not None and self.recommended not in {option.label for option in self.options}:
+            raise ValueError(f'recommended {self.recommended!r} is not the label of one of its options')
+        return self
+
 
 def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
     """Check what holds across the questions of one call: how many, and that headers are unique."""
@@ -187,12 +204,29 @@ def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
     return questions
 
 
-Questions = Annotated[
+def _no_recommendation(questions: tuple[Question, ...]) -> tuple[Question, ...]:
+    for question in questions:
+        if question.recommended is not None:
+            raise ValueError(
+                f'question {question.header!r} sets recommended, which this tool does not take; leave it out'
+            )
+    return questions
+
+
+RecommendingQuestions = Annotated[
     tuple[Question, ...],
     AfterValidator(check_questions),
     Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
-"""The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers."""
+"""The `questions` of `ask_user_question` with `AskUser(recommended_options=True)`: each may recommend a label."""
+
+Questions = Annotated[
+    tuple[Question, ...],
+    AfterValidator(check_questions),
+    AfterValidator(_no_recommendation),
+    Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
+]
+"""The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers, none recommending."""
 
 
 class ToolArguments(BaseModel):
@@ -200,5 +234,9 @@ class ToolArguments(BaseModel):
 
     model_config = ConfigDict(extra='forbid', frozen=True)
 
-    questions: Questions
-    """The validated questions, in the order the model asked them."""
+    questions: RecommendingQuestions
+    """The validated questions, in the order the model asked them.
+
+    Recommended labels are accepted here: a deferred call was validated by the tool before it was deferred,
+    with the options it had, and rebuilding it must not lose what the model sent.
+    """

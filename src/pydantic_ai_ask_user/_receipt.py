@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ._answers import AskUserRequest, AskUserResponse, check_response
+from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_response
 from ._json import questions_to_json, response_to_json
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
 from ._text import check_one_line, printable
@@ -26,8 +26,6 @@ __all__ = (
 RECEIPT_VERSION = 1
 """The version of the signed material; a receipt of another version is refused by `verify_receipt`."""
 
-MAX_ANSWERED_BY_LENGTH = 200
-"""The longest `answered_by` a receipt holds."""
 
 _FIELDS = ('version', 'request_id', 'questions_sha256', 'response_sha256', 'answered_by', 'answered_at', 'signature')
 """The keys of a receipt's JSON, all required."""
@@ -112,17 +110,25 @@ def sign_receipt(
     request: AskUserRequest,
     response: AskUserResponse,
     *,
-    answered_by: str,
     key: bytes | str,
+    answered_by: str | None = None,
     at: datetime | None = None,
 ) -> AnswerReceipt:
     """Sign that `answered_by` gave `response` to `request` at `at` (default: now), with `key` (16 bytes or more).
 
     The response is checked against the request first (`check_response`): a receipt is never made for an
-    answer that does not fit. `answered_by` is 1 to 200 characters with no control or format character.
+    answer that does not fit. `answered_by` (default: `response.answered_by`, which the front end set) is 1
+    to 200 characters with no control or format character; a `ValueError` when neither names anyone.
     """
     raw_key = check_key(key)
     check_response(request, response)
+    if answered_by is None:
+        answered_by = response.answered_by
+    if answered_by is None:
+        raise ValueError(
+            'sign_receipt needs to know who answered: pass answered_by=..., or use an answerer that sets '
+            'AskUserResponse.answered_by'
+        )
     who = _check_answered_by(answered_by)
     when = _check_at(datetime.now(UTC) if at is None else at)
     material = _signed_material(

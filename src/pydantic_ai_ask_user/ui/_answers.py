@@ -21,7 +21,16 @@ from typing import Any, Final, cast
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from .._answers import DECLINED, TIMED_OUT, TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from .._answers import (
+    DECLINED,
+    TIMED_OUT,
+    TOOL_NAME,
+    AnswerResult,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    ask_user_result,
+)
 from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from .._json import questions_to_json, read_response, response_to_json
 from .._text import printable
@@ -68,7 +77,7 @@ def request_for(call: ToolCallPart) -> AskUserRequest:
         ) from None
 
 
-def checked_answer(request: AskUserRequest, data: Any) -> dict[str, list[str]] | str:
+def checked_answer(request: AskUserRequest, data: Any) -> AnswerResult:
     """What the model gets for `data`, a client's answer in the response JSON shape, checked against `request`.
 
     `data` may be the parsed JSON or its text (an AG-UI `ToolMessage` carries text). The exact
@@ -126,7 +135,7 @@ def _answers_a_question(part: object, calls: dict[str, ToolCallPart]) -> bool:
     return isinstance(part, ToolReturnPart) and (part.tool_name == TOOL_NAME or part.tool_call_id in calls)
 
 
-def _checked_return(part: Any, calls: dict[str, ToolCallPart]) -> dict[str, list[str]] | str:
+def _checked_return(part: Any, calls: dict[str, ToolCallPart]) -> AnswerResult:
     assert isinstance(part, ToolReturnPart)
     call = calls.get(part.tool_call_id)
     if call is None:
