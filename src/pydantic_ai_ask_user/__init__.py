@@ -9,18 +9,23 @@ from . import _module_names
 if TYPE_CHECKING:
     from ._answers import (
         DECLINED,
+        MAX_ANSWERED_BY_LENGTH,
         MAX_CUSTOM_ANSWER_LENGTH,
+        MAX_NOTE_LENGTH,
         TIMED_OUT,
         TOOL_NAME,
         Answerer,
+        AnswerResult,
         AskUserAnswer,
         AskUserRequest,
         AskUserResponse,
         CannotAskError,
         DurableAnswerer,
         ask_user_result,
+        check_answered_by,
         check_custom_answer,
         check_response,
+        deferred_answer,
     )
     from ._capability import (
         AskUser,
@@ -107,7 +112,10 @@ __all__ = (
     'check_response',
     'CannotAskError',
     'check_custom_answer',
+    'check_answered_by',
     'ask_user_result',
+    'deferred_answer',
+    'AnswerResult',
     'printable',
     'response_from_json',
     'response_to_json',
@@ -153,6 +161,8 @@ __all__ = (
     'MAX_LABEL_LENGTH',
     'MAX_DESCRIPTION_LENGTH',
     'MAX_CUSTOM_ANSWER_LENGTH',
+    'MAX_NOTE_LENGTH',
+    'MAX_ANSWERED_BY_LENGTH',
 )
 
 _DEFINED_IN = {
@@ -169,6 +179,11 @@ _DEFINED_IN = {
     'ask_user_result': '_answers',
     'check_custom_answer': '_answers',
     'check_response': '_answers',
+    'check_answered_by': '_answers',
+    'deferred_answer': '_answers',
+    'AnswerResult': '_answers',
+    'MAX_NOTE_LENGTH': '_answers',
+    'MAX_ANSWERED_BY_LENGTH': '_answers',
     'MAX_DESCRIPTION_LENGTH': '_questions',
     'MAX_HEADER_LENGTH': '_questions',
     'MAX_LABEL_LENGTH': '_questions',
