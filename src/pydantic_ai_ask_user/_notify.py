@@ -371,7 +371,10 @@ class NotifyingAnswerer:
         return f'notify_then({self.answerer!r}, {self.notifier!r})'
 
     def _start(self, request: AskUserRequest, timeout: float | None, waiting: list[bool]) -> None:
-        deadline = None if timeout is None else time.time() + timeout
+        # The request's own deadline (set by `AskUser(timeout=...)`) when it has one: the one the front ends show.
+        deadline = (
+            request.deadline if request.deadline is not None else None if timeout is None else time.time() + timeout
+        )
         link = self._link
 
         async def send() -> bool:
