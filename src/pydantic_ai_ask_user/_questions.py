@@ -204,7 +204,9 @@ def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
     return questions
 
 
-def _no_recommendation(questions: tuple[Question, ...]) -> tuple[Question, ...]:
+def _check_plain_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
+    """`check_questions`, and that none sets `recommended`: the default tool does not take it (one call, not two)."""
+    check_questions(questions)
     for question in questions:
         if question.recommended is not None:
             raise ValueError(
@@ -222,8 +224,7 @@ RecommendingQuestions = Annotated[
 
 Questions = Annotated[
     tuple[Question, ...],
-    AfterValidator(check_questions),
-    AfterValidator(_no_recommendation),
+    AfterValidator(_check_plain_questions),
     Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
 """The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers, none recommending."""
