@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 from uuid import uuid4
 
 from pydantic import ValidationError
@@ -63,7 +63,7 @@ MAX_NOTE_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
 MAX_ANSWERED_BY_LENGTH = 200
 """The longest `AskUserResponse.answered_by`, in characters: one line naming who answered."""
 
-AnswerResult = dict[str, 'list[str] | dict[str, list[str] | str]'] | str
+AnswerResult: TypeAlias = dict[str, list[str] | dict[str, list[str] | str]] | str
 """What the model gets from `ask_user_question`: each header mapped to its answer, or a message (`DECLINED`).
 
 An answer is the list of labels picked (or a one-item list of the person's own words); with
