@@ -6,6 +6,8 @@ and check what the model reads, what the answerer gets, what the model gets back
 
 from __future__ import annotations
 
+import json
+import pickle
 import time
 from typing import Any
 
@@ -13,6 +15,7 @@ import anyio
 import pytest
 from ask_user_support import Watch, ask_call, make_question, question, script
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import IncludeToolReturnSchemas
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -42,6 +45,7 @@ from pydantic_ai_ask_user import (
     verify_receipt,
 )
 from pydantic_ai_ask_user._capability import NOTES_DESCRIPTION, RECOMMENDED_DESCRIPTION, TOOL_DESCRIPTION
+from pydantic_ai_ask_user._questions import PlainToolArguments
 
 pytestmark = pytest.mark.anyio
 
@@ -217,20 +221,76 @@ async def test_the_answerer_sees_the_recommendation_and_the_model_gets_what_the_
     assert returned.content == {'Database': ['PostgreSQL']}
 
 
-async def test_the_default_tool_refuses_a_recommendation_with_a_retry_the_model_can_act_on() -> None:
+@pytest.mark.parametrize('value', ['SQLite', None, 'MongoDB'])
+async def test_the_default_tool_refuses_a_recommendation_as_it_refuses_any_unknown_field(value: str | None) -> None:
     answerer = Recording(_pick_first())
     _, model, _ = await _run(
         AskUser(answerer=answerer),
-        [ask_call(question('Database', recommended='SQLite'))],
+        [ask_call(question('Database', recommended=value))],
         [ask_call(question('Database'))],
     )
     (retry,) = model.returns(1)
     assert retry.outcome == 'retried'
-    assert "question 'Database' sets recommended, which this tool does not take; leave it out" in (
-        retry.model_response_str()
-    )
+    assert retry.content == [
+        {
+            'type': 'extra_forbidden',
+            'loc': ['questions', 0, 'recommended'],
+            'msg': 'Extra inputs are not permitted',
+            'input': value,
+        }
+    ]
     assert len(answerer.requests) == 1
     assert answerer.requests[0].questions[0].recommended is None
+    assert type(answerer.requests[0].questions[0]) is Question
+
+
+def test_the_default_tools_return_schema_is_the_specified_one() -> None:
+    def return_schema(capability: AskUser[None]) -> Any:
+        seen: list[Any] = []
+
+        def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            (tool,) = [t for t in info.function_tools if t.name == TOOL_NAME]
+            seen.append(tool.description)
+            return ModelResponse(parts=[TextPart('done')])
+
+        Agent(FunctionModel(model), capabilities=[capability, IncludeToolReturnSchemas()]).run_sync('go')
+        return json.loads(seen[0].split('Return schema:', 1)[1])
+
+    plain = return_schema(AskUser(answerer=Recording(_pick_first()), recommended_options=True))
+    assert plain == {
+        'anyOf': [
+            {'additionalProperties': {'items': {'type': 'string'}, 'type': 'array'}, 'type': 'object'},
+            {'type': 'string'},
+        ]
+    }
+    noted = return_schema(AskUser(answerer=Recording(_pick_first()), notes=True))
+    assert noted != plain
+
+
+def test_the_plain_arguments_model_is_the_default_tools_schema() -> None:
+    default = _tool_seen(AskUser(answerer=Recording(_pick_first())))['parameters']
+    schema = PlainToolArguments.model_json_schema()
+    assert list(schema['$defs']['Question']['properties']) == list(default['$defs']['Question']['properties'])
+    with pytest.raises(ValueError, match='Extra inputs are not permitted'):
+        PlainToolArguments.model_validate({'questions': [question('Database', recommended=None)]})
+    (validated,) = PlainToolArguments.model_validate({'questions': [question('Database')]}).questions
+    assert type(validated) is Question
+
+
+def test_a_question_pickled_before_recommended_existed_reads_as_none() -> None:
+    fresh = make_question('Database')
+    state = fresh.__getstate__()
+    del state['__dict__']['recommended']
+    old = Question.__new__(Question)
+    old.__setstate__(state)
+    assert old.recommended is None
+    assert old == fresh
+    assert questions_to_json(AskUserRequest(questions=(old,))) == questions_to_json(AskUserRequest(questions=(fresh,)))
+    assert pickle.loads(pickle.dumps(fresh)) == fresh
+
+
+def test_the_receipt_key_is_not_in_the_repr() -> None:
+    assert 'receipt' not in repr(AskUser(answerer=Recording(_pick_first()), receipt_key=KEY))
 
 
 async def test_a_recommendation_that_is_not_an_option_gets_a_retry() -> None:
@@ -326,7 +386,10 @@ def test_sign_receipt_takes_who_answered_from_the_response_or_refuses() -> None:
     request = AskUserRequest(questions=(make_question(),))
     response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),), answered_by='bob')
     assert sign_receipt(request, response, key=KEY).answered_by == 'bob'
-    assert sign_receipt(request, response, key=KEY, answered_by='carol').answered_by == 'carol'
+    anonymous = AskUserResponse(answers=response.answers)
+    assert sign_receipt(request, anonymous, key=KEY, answered_by='carol').answered_by == 'carol'
+    with pytest.raises(ValueError, match="contradicts the response, which says 'bob' answered"):
+        sign_receipt(request, response, key=KEY, answered_by='carol')
     with pytest.raises(ValueError, match='needs to know who answered'):
         sign_receipt(request, AskUserResponse(answers=response.answers), key=KEY)
 
@@ -375,6 +438,10 @@ async def test_no_deadline_without_a_timeout() -> None:
     assert answerer.requests[0].deadline is None
     with pytest.raises(TypeError, match=r'deadline must be a time\.time'):
         AskUserRequest(questions=(make_question(),), deadline='soon')  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r'deadline must be a time\.time'):
+        AskUserRequest(questions=(make_question(),), deadline=float('nan'))
+    with pytest.raises(TypeError, match='notes must be a bool'):
+        AskUserRequest.from_tool_args({'questions': [question()]}, notes=1)  # type: ignore[arg-type]
 
 
 def test_model_request_is_still_the_instructions_and_the_tool() -> None:

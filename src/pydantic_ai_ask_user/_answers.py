@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
@@ -127,7 +128,9 @@ class AskUserRequest:
         if not isinstance(self.notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
         if self.deadline is not None and (
-            isinstance(self.deadline, bool) or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
+            isinstance(self.deadline, bool)
+            or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
+            or not math.isfinite(self.deadline)
         ):
             raise TypeError(f'AskUserRequest.deadline must be a time.time() timestamp, not {self.deadline!r}')
 
@@ -141,6 +144,8 @@ class AskUserRequest:
         `notes=True` when the `AskUser` that made the call has `notes=True`: the call's arguments do not say so.
         Raises `ValueError` (a pydantic `ValidationError`) saying what was wrong.
         """
+        if not isinstance(notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'notes must be a bool, not {type(notes).__name__}')
         if isinstance(args, (str, bytes)):
             arguments = ToolArguments.model_validate_json(args)
         else:

@@ -6,17 +6,15 @@ import contextlib
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
-from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.tools import AgentDepsT, GenerateToolJsonSchema
-from pydantic_core import CoreSchema
+from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
     DECLINED,
@@ -33,7 +31,7 @@ from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
-from ._questions import Questions, RecommendingQuestions
+from ._questions import Question, Questions, RecommendingQuestions
 from ._signing import check_key
 from ._text import printable
 
@@ -95,23 +93,6 @@ TIMEOUT_MESSAGE = (
 """Added to the description with `on_timeout=TimeoutMessage(...)`."""
 
 
-class PlainToolSchema(GenerateToolJsonSchema):
-    """The tool's JSON schema with the opt-in fields left out: what the model reads with every option off.
-
-    `Question.recommended` is a field of the one `Question` class (so front ends and hand-built questions have
-    it), but the default tool must show the model exactly the specified schema; this generator drops it.
-    """
-
-    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = 'validation') -> JsonSchemaValue:
-        """The schema as pydantic makes it, without `recommended` in the `Question` definition."""
-        result = super().generate(schema, mode)
-        definitions: dict[str, Any] = result.get('$defs', {})
-        question: dict[str, Any] = definitions.get('Question', {})
-        properties: dict[str, Any] = question.get('properties', {})
-        properties.pop('recommended', None)
-        return result
-
-
 @dataclass(frozen=True)
 class TimeoutMessage:
     """`AskUser(on_timeout=TimeoutMessage(text))`: at the deadline, the model gets `text` as the tool result."""
@@ -123,6 +104,9 @@ class TimeoutMessage:
         if not isinstance(self.text, str) or not self.text.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise UserError(f'TimeoutMessage(text) must be a non-empty string, not {self.text!r}.')
 
+
+PlainResult: TypeAlias = dict[str, list[str]] | str
+"""The result type of the tool without `notes`: the specified one, as a model that reads return schemas sees it."""
 
 OnTimeout: TypeAlias = Literal['tell', 'decline', 'fail'] | TimeoutMessage
 """What `AskUser` does when its timeout runs out: see `AskUser.on_timeout`."""
@@ -212,7 +196,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
     field is not in the schema, and a call that sets it gets a validation retry.
     """
 
-    receipt_key: bytes | str | None = None
+    receipt_key: bytes | str | None = field(default=None, repr=False)
     """A key (16 bytes or more) to sign a receipt of every answer that says who gave it, or `None`.
 
     With it, `AskUserAnsweredEvent.receipt` is a `sign_receipt` receipt over the request, the response,
@@ -302,24 +286,20 @@ class AskUser(AbstractCapability[AgentDepsT]):
         """The `ask_user_question` tool, bound to this capability's answerer."""
         capability = self
 
-        async def ask_user_question(ctx: RunContext[Any], questions: Questions) -> AnswerResult:
+        async def ask_user_question(ctx: RunContext[Any], questions: tuple[Question, ...]) -> AnswerResult:
             # One id everywhere: the tool call's, stable across retries, replays, deferral and recovery.
             # (Pydantic AI gives every tool call an id; the random default is only a safety net.)
             return await capability._ask(ctx, questions)
 
-        async def ask_user_question_recommending(
-            ctx: RunContext[Any], questions: RecommendingQuestions
-        ) -> AnswerResult:
-            return await capability._ask(ctx, questions)
-
+        # The options choose the schema and the result type the model is shown: with every option off, exactly
+        # the specified ones (the return type is in the description of a model that reads return schemas).
+        ask_user_question.__annotations__ = {
+            'ctx': RunContext[Any],
+            'questions': RecommendingQuestions if self.recommended_options else Questions,
+            'return': AnswerResult if self.notes else PlainResult,
+        }
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
-        if self.recommended_options:
-            toolset.add_function(ask_user_question_recommending, name=TOOL_NAME, description=self._description())
-        else:
-            # The one `Question` class has the opt-in `recommended` field; the default tool's schema leaves it out.
-            toolset.add_function(
-                ask_user_question, name=TOOL_NAME, description=self._description(), schema_generator=PlainToolSchema
-            )
+        toolset.add_function(ask_user_question, name=TOOL_NAME, description=self._description())
         return toolset
 
     def _description(self) -> str:
@@ -334,7 +314,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             description += RECOMMENDED_DESCRIPTION
         return description
 
-    async def _ask(self, ctx: RunContext[Any], questions: tuple[Any, ...]) -> AnswerResult:
+    async def _ask(self, ctx: RunContext[Any], questions: tuple[Question, ...]) -> AnswerResult:
         deadline = None if self.timeout is None else time.time() + self.timeout
         # The tool's validator checked `questions` already: the request trusts them (one check per call).
         request = AskUserRequest._trusted(  # pyright: ignore[reportPrivateUsage]

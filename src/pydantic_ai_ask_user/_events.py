@@ -66,5 +66,9 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
 
     @property
     def answered_by(self) -> str | None:
-        """Who answered, as the answerer reported it (`response.answered_by`); `None` when it could not tell."""
+        """Who answered, as the answerer reported it (`response.answered_by`); `None` when it could not tell.
+
+        Like the rest of `response`, unchecked when the answerer misbehaved and the run is about to fail: filter
+        it (`printable`) before drawing it.
+        """
         return self.response.answered_by

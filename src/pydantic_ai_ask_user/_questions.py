@@ -31,6 +31,7 @@ __all__ = (
     'Questions',
     'RecommendingQuestions',
     'ToolArguments',
+    'PlainToolArguments',
     'check_questions',
 )
 
@@ -155,29 +156,47 @@ def _reject_repeats(names: Sequence[str], what: str) -> None:
         seen[key] = name
 
 
-class Question(BaseModel):
+class _Spec:
+    """Holds the question model of the specification under its own name, `Question`, as the default tool shows it.
+
+    The public `Question` below adds the opt-in `recommended` field. The default tool validates this one, so the
+    model reads exactly the specified schema and a call that sets `recommended` (even to null) gets the same
+    retry as any other unknown field; its questions become public `Question`s right after validation.
+    """
+
+    class Question(BaseModel):
+        """One multiple-choice question."""
+
+        model_config = ConfigDict(extra='forbid', frozen=True)
+
+        header: _Header = Field(
+            description='A short title, 1-25 characters, one line, unique in the call; the answer is keyed by it.'
+        )
+        """A short title, unique within the call; the answer comes back keyed by it."""
+
+        question: _QuestionText = Field(description='The full question, 1-500 characters; may span lines.')
+        """The full question put to the user; may span lines."""
+
+        options: Annotated[
+            tuple[QuestionOption, ...],
+            # Counted after the items validate, so one bad option is reported once, not also as "too few".
+            AfterValidator(_check_options),
+            Field(json_schema_extra={'minItems': MIN_OPTIONS, 'maxItems': MAX_OPTIONS}),
+        ] = Field(description='2-6 concrete choices with unique labels.')
+        """The 2 to 6 choices offered, labels unique within the question."""
+
+        multi_select: bool = Field(default=False, description='True when the user may pick more than one option.')
+        """Whether the user may pick more than one option (at least one either way)."""
+
+
+_SpecQuestion = _Spec.Question
+"""The question of the specification: header, question, options, multi_select and nothing else."""
+
+
+class Question(_SpecQuestion):
     """One multiple-choice question."""
 
     model_config = ConfigDict(extra='forbid', frozen=True)
-
-    header: _Header = Field(
-        description='A short title, 1-25 characters, one line, unique in the call; the answer is keyed by it.'
-    )
-    """A short title, unique within the call; the answer comes back keyed by it."""
-
-    question: _QuestionText = Field(description='The full question, 1-500 characters; may span lines.')
-    """The full question put to the user; may span lines."""
-
-    options: Annotated[
-        tuple[QuestionOption, ...],
-        # Counted after the items validate, so one bad option is reported once, not also as "too few".
-        AfterValidator(_check_options),
-        Field(json_schema_extra={'minItems': MIN_OPTIONS, 'maxItems': MAX_OPTIONS}),
-    ] = Field(description='2-6 concrete choices with unique labels.')
-    """The 2 to 6 choices offered, labels unique within the question."""
-
-    multi_select: bool = Field(default=False, description='True when the user may pick more than one option.')
-    """Whether the user may pick more than one option (at least one either way)."""
 
     recommended: _Label | None = Field(
         default=None,
@@ -195,6 +214,24 @@ class Question(BaseModel):
             raise ValueError(f'recommended {self.recommended!r} is not the label of one of its options')
         return self
 
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        # A question pickled before `recommended` existed (a durable engine may hold one) has none.
+        fields = state.get('__dict__')
+        if isinstance(fields, dict):
+            fields.setdefault('recommended', None)  # pyright: ignore[reportUnknownMemberType]
+        super().__setstate__(state)
+
+
+def _promote(question: _SpecQuestion) -> Question:
+    """The public `Question` of a question the default tool validated: the same fields, `recommended` None."""
+    return Question.model_construct(
+        _fields_set=question.model_fields_set,
+        header=question.header,
+        question=question.question,
+        options=question.options,
+        multi_select=question.multi_select,
+    )
+
 
 def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
     """Check what holds across the questions of one call: how many, and that headers are unique."""
@@ -204,15 +241,9 @@ def check_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
     return questions
 
 
-def _check_plain_questions(questions: tuple[Question, ...]) -> tuple[Question, ...]:
-    """`check_questions`, and that none sets `recommended`: the default tool does not take it (one call, not two)."""
-    check_questions(questions)
-    for question in questions:
-        if question.recommended is not None:
-            raise ValueError(
-                f'question {question.header!r} sets recommended, which this tool does not take; leave it out'
-            )
-    return questions
+def _check_plain_questions(questions: tuple[_SpecQuestion, ...]) -> tuple[Question, ...]:
+    """The default tool's questions as public `Question`s, checked across the call by `check_questions`."""
+    return check_questions(tuple(_promote(question) for question in questions))
 
 
 RecommendingQuestions = Annotated[
@@ -223,11 +254,14 @@ RecommendingQuestions = Annotated[
 """The `questions` of `ask_user_question` with `AskUser(recommended_options=True)`: each may recommend a label."""
 
 Questions = Annotated[
-    tuple[Question, ...],
+    tuple[_SpecQuestion, ...],
     AfterValidator(_check_plain_questions),
     Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
-"""The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers, none recommending."""
+"""The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers, as specified.
+
+Validated as the specification's question (no `recommended`), then made public `Question`s.
+"""
 
 
 class ToolArguments(BaseModel):
@@ -241,3 +275,16 @@ class ToolArguments(BaseModel):
     Recommended labels are accepted here: a deferred call was validated by the tool before it was deferred,
     with the options it had, and rebuilding it must not lose what the model sent.
     """
+
+
+class PlainToolArguments(BaseModel):
+    """The argument object of the default `ask_user_question` (every option off): its schema is the specified one.
+
+    For a server of the tool outside an agent (`ask-user mcp`): `model_json_schema()` is what the model reads
+    and `model_validate` refuses what the default tool refuses, `recommended` included.
+    """
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    questions: Questions
+    """The validated questions, in the order the model asked them."""

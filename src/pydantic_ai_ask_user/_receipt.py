@@ -124,6 +124,11 @@ def sign_receipt(
     check_response(request, response)
     if answered_by is None:
         answered_by = response.answered_by
+    elif response.answered_by is not None and answered_by != response.answered_by:
+        raise ValueError(
+            f'sign_receipt(answered_by={printable(answered_by)!r}) contradicts the response, which says '
+            f'{printable(response.answered_by)!r} answered; a receipt names one person'
+        )
     if answered_by is None:
         raise ValueError(
             'sign_receipt needs to know who answered: pass answered_by=..., or use an answerer that sets '
