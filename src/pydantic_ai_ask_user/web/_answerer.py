@@ -52,9 +52,10 @@ class WebAnswerer:
         """Show `request` in the inbox and wait for the person's answer (or their decline)."""
         return await self.hub.ask(request)
 
-    def login_url(self, base_url: str, request_id: str | None = None) -> str:
+    def login_url(self, base_url: str, request_id: str | None = None, *, name: str | None = None) -> str:
         """A one-time link for a person: `base_url` is where `app` is served (`http://127.0.0.1:8000/ask/`).
 
-        The link signs the browser in and opens the inbox, or the form of `request_id`.
+        The link signs the browser in and opens the inbox, or the form of `request_id`. `name` is who
+        the link is for: the answers sent from the browser that opens it carry it as `answered_by`.
         """
-        return base_url.rstrip('/') + '/' + self.app.login_path(request_id)
+        return base_url.rstrip('/') + '/' + self.app.login_path(request_id, name=name)
