@@ -45,33 +45,46 @@ TERMINAL_PLURALS = (
 """The terminal menu's messages that depend on a count."""
 
 WEB = (
-    N_('Skip to content'),
-    N_('Questions waiting for you'),
-    N_('No questions are waiting. New ones appear here as the agent asks them.'),
-    N_('Reload the page to see new questions.'),
-    N_('Choose one.'),
-    N_('Choose one or more.'),
-    N_('Other'),
-    N_('Your own answer'),
-    N_('Your own answer (instead of the options)'),
-    N_('Submit'),
-    N_('Decline to answer'),
-    N_('Some answers need another look'),
-    N_('Thank you, your answer was sent'),
+    N_('Declined'),
+    N_('Answer sent'),
     N_('You declined to answer'),
     N_('The agent was told, and will carry on without your answer.'),
+    N_('Thank you, your answer was sent'),
+    N_('Note:'),
     N_('Back to the waiting questions'),
+    N_('Skip to content'),
+    N_('Notify me'),
+    N_('Time left:'),
     N_('This question is no longer waiting'),
     N_(
-        'The agent stopped waiting for an answer (it timed out or its run was cancelled), '
-        'so nothing you send now will reach it.'
+        'The agent stopped waiting for an answer (it timed out or its run was cancelled), so nothing you '
+        'send now will reach it.'
     ),
     N_('This question was answered in another tab or by someone else'),
     N_('The agent has its answer, so this form can no longer be sent; anything you wrote stays below, to copy.'),
     N_('The question server stopped, so nothing you send now will reach the agent.'),
+    N_('Some answers need another look'),
+    N_('Choose one or more.'),
+    N_('Choose one.'),
+    N_('Recommended'),
+    N_('Other'),
+    N_('Your own answer (instead of the options)'),
+    N_('Your own answer'),
+    N_('Note (optional)'),
+    N_('Submit'),
+    N_('Decline to answer'),
+    N_('Waiting questions'),
+    N_('Questions waiting for you'),
+    N_('No questions are waiting. New ones appear here as the agent asks them.'),
+    N_('asked {when}'),
+    N_('run'),
+    N_('Reload the page to see new questions.'),
     N_('What you wrote, to keep:'),
+    N_('For a new link, press Enter in the terminal where ask-user is running.'),
+    N_('Use the browser you signed in with: this ask-user has no terminal to print a new link in.'),
 )
-"""The web inbox's headings, buttons and notices (from its templates)."""
+"""The web inbox's headings, buttons and notices (from its templates, which `pybabel extract`
+does not read, and from `_cli/web_answerer.py`, in a directory it skips)."""
 
 WEB_PLURALS = (
     Nn_('The agent has a question for you', 'The agent has {count} questions for you'),

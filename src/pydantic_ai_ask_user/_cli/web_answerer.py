@@ -17,7 +17,6 @@ from typing import TextIO
 import anyio
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
-from .._i18n import N_
 from .._text import printable
 from ..web import WebAnswerer, serve
 from ..web._serve import WILDCARD_HOSTS, reachable_host
@@ -31,10 +30,10 @@ Meanwhile "Back to the waiting questions" and a reload still work, and every ope
 told that the server has finished (so it stops trying to reconnect once the server is gone).
 """
 
-NEW_LINK_HELP = N_('For a new link, press Enter in the terminal where ask-user is running.')
+NEW_LINK_HELP = 'For a new link, press Enter in the terminal where ask-user is running.'
 """What the sign-in pages of `ask-user ask --web` say when it prints a new link on Enter."""
 
-NO_NEW_LINK_HELP = N_('Use the browser you signed in with: this ask-user has no terminal to print a new link in.')
+NO_NEW_LINK_HELP = 'Use the browser you signed in with: this ask-user has no terminal to print a new link in.'
 """What they say when it cannot (no terminal, and the questions came on stdin)."""
 
 

@@ -201,7 +201,7 @@ class Redeemed:
 
 
 def answered_by(request: Request) -> str | None:
-    """Who `request` comes from, as the gate let it in (a login link's name, the hook's, the default); never the client."""
+    """Who `request` comes from, as the gate let it in: a link's name, the hook's, the default; never the client."""
     name = getattr(request.state, 'ask_user_name', None)
     return name if isinstance(name, str) else None
 
