@@ -30,17 +30,21 @@ async def test_the_inbox_is_in_korean_for_a_korean_browser(web: WebAnswerer, cli
         korean = await client.get('/', headers=KO)
         english = await client.get('/', headers={'accept-language': 'de-DE,fr;q=0.5'})
     page = _text(korean.text)
-    assert '<html lang="ko">' in korean.text and korean.headers['content-language'] == 'ko'
+    assert '<html lang="ko">' in korean.text
+    assert korean.headers['content-language'] == 'ko'
     assert 'Accept-Language' in korean.headers['vary']
     for text in ('본문으로 건너뛰기', '질문 1개', '알림 받기', '실행'):
         assert text in page, text
-    assert 'Questions waiting for you' not in page and 'Skip to content' not in page
+    assert 'Questions waiting for you' not in page
+    assert 'Skip to content' not in page
     # The page scripts' texts are in Korean too, in a data block that is never run.
     block = re.search(r'<script type="application/json" id="ask-user-live">(.*?)</script>', korean.text, re.S)
     assert block is not None
     texts = json.loads(block.group(1))
-    assert texts['just_now'] == '방금' and texts['notify_title'] == '답변을 기다리는 질문이 있습니다'
-    assert '<html lang="en">' in english.text and 'Questions waiting for you' in english.text
+    assert texts['just_now'] == '방금'
+    assert texts['notify_title'] == '답변을 기다리는 질문이 있습니다'
+    assert '<html lang="en">' in english.text
+    assert 'Questions waiting for you' in english.text
 
 
 async def test_the_form_its_errors_and_the_confirmation_are_in_korean(
@@ -77,7 +81,8 @@ async def test_the_refusal_pages_are_in_korean(web: WebAnswerer) -> None:
         assert '로그인 링크는 한 번만 쓸 수 있습니다.' in _text(used.text)
         await log_in(client, web)
         unknown = await client.get('/requests/nope', headers=KO)
-        assert unknown.status_code == 404 and '없는 질문' in _text(unknown.text)
+        assert unknown.status_code == 404
+        assert '없는 질문' in _text(unknown.text)
 
 
 async def test_json_api_errors_stay_english_for_programs(web: WebAnswerer, client: httpx.AsyncClient) -> None:

@@ -30,7 +30,8 @@ async def test_the_note_box_is_there_only_when_the_request_takes_notes(
 ) -> None:
     async with asking(web) as plain:
         page = (await client.get(f'/requests/{plain.request.id}')).text
-        assert 'q0-note' not in page and 'Note (optional)' not in page
+        assert 'q0-note' not in page
+        assert 'Note (optional)' not in page
     async with asking(web, _with_notes()) as noted:
         page = (await client.get(f'/requests/{noted.request.id}')).text
         assert '<label for="q0-note" class="small">Note (optional)</label>' in page
@@ -79,7 +80,8 @@ async def test_a_note_that_breaks_the_rules_is_said_on_the_form_keeping_what_was
         assert re.search(r'<p class="field-error" id="q0-note-error">' + re.escape(message), page)
         assert 'Some answers need another look' in page
         kept = re.search(r'<textarea name="q0-note"[^>]*>(.*?)</textarea>', refused.text, re.S)
-        assert kept is not None and html_lib.unescape(kept.group(1)) == note
+        assert kept is not None
+        assert html_lib.unescape(kept.group(1)) == note
         assert 'checked' in page.split('id="q0-o1"', 1)[1].split('>', 1)[0]  # the option stays ticked
         assert not job.done.is_set()
 
@@ -112,7 +114,8 @@ async def test_the_json_api_refuses_a_note_when_the_request_takes_none(
 ) -> None:
     async with asking(web) as job:
         shown = (await client.get(f'/api/requests/{job.request.id}', headers=bearer(web))).json()
-        assert 'notes' not in shown and 'deadline' not in shown
+        assert 'notes' not in shown
+        assert 'deadline' not in shown
         body = answer_body()
         body['answers'][0]['note'] = 'sneaky'  # type: ignore[index]
         refused = await client.post(f'/api/requests/{job.request.id}/answer', json=body, headers=bearer(web))
@@ -138,14 +141,17 @@ async def test_the_recommended_option_has_a_badge_and_the_focus_and_is_not_ticke
         page = (await client.get(f'/requests/{job.request.id}')).text
         sqlite = re.search(r'<input [^>]*id="q0-o1"[^>]*>', page)
         assert sqlite is not None
-        assert 'autofocus' in sqlite.group() and 'checked' not in sqlite.group()
+        assert 'autofocus' in sqlite.group()
+        assert 'checked' not in sqlite.group()
         assert 'aria-describedby="q0-o1-r q0-o1-d"' in sqlite.group()
         assert '<span class="badge" id="q0-o1-r">Recommended</span>' in page
-        assert page.count('autofocus') == 1 and page.count('class="badge"') == 1
+        assert page.count('autofocus') == 1
+        assert page.count('class="badge"') == 1
         assert ' checked' not in page
     async with asking(web) as plain:
         page = (await client.get(f'/requests/{plain.request.id}')).text
-        assert 'class="badge"' not in page and 'autofocus' in re.search(r'<input [^>]*id="q0-o0"[^>]*>', page).group()  # type: ignore[union-attr]
+        assert 'class="badge"' not in page
+        assert 'autofocus' in re.search(r'<input [^>]*id="q0-o0"[^>]*>', page).group()
 
 
 async def test_the_time_left_is_on_the_form_the_inbox_and_in_the_api(
@@ -159,7 +165,8 @@ async def test_the_time_left_is_on_the_form_the_inbox_and_in_the_api(
             r'Time left: <time class="time-left" datetime="([^"]+)" data-deadline="([^"]+)">(\d+):(\d\d)</time>', form
         )
         assert shown is not None, form
-        assert shown.group(1).endswith('Z') and float(shown.group(2)) == deadline
+        assert shown.group(1).endswith('Z')
+        assert float(shown.group(2)) == deadline
         assert 4 <= int(shown.group(3)) <= 5
         inbox = (await client.get('/')).text
         assert f'data-deadline="{deadline}"' in inbox
