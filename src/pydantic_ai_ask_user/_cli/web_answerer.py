@@ -107,12 +107,12 @@ async def open_web_answerer(
             return response
 
         yield ask
+        with anyio.move_on_after(linger_seconds):  # a webhook still being retried, as long as the linger at most
+            await web.wait_sent()
         if answered:
             web.app.finish()
             await anyio.sleep(linger_seconds)
     finally:
-        with anyio.move_on_after(linger_seconds):
-            await web.wait_sent()
         web.app.finish()
         web.hub.close()
         await served.__aexit__(None, None, None)
