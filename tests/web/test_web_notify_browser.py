@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
-from web_support import WAIT, ask_one, asking, single
+from web_support import ARTIFACTS, WAIT, ask_one, asking, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question
 from pydantic_ai_ask_user.web import WebAnswerer
@@ -155,6 +155,8 @@ async def test_in_korean_the_recommended_option_has_the_focus_and_a_note_is_coun
             await page.get_by_label('SQLite', exact=True).check()
             await page.get_by_label('메모 (선택)').fill('백업 후에')
             await expect(page.locator('#q0-note-count')).to_have_text('5 / 2000')
+            ARTIFACTS.mkdir(exist_ok=True)
+            await page.screenshot(path=str(ARTIFACTS / 'web-form-ko.png'), full_page=True)
             await page.get_by_role('button', name='보내기').click()
             await expect(page.locator('#confirmation')).to_contain_text('메모: 백업 후에')
             assert (await job.response()).answers == (AskUserAnswer('Database', ('SQLite',), note='백업 후에'),)
