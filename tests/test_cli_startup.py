@@ -126,7 +126,9 @@ def test_each_command_help_reads_as_documented(
 
 HELP = {
     'ask': snapshot("""\
-usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open] [FILE|-]
+usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open]
+                    [--notify-url URL]
+                    [FILE|-]
 
 Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, ask
 them, and print on stdout the JSON the model would get. Exit codes: 0 answered, 1 declined, 2
@@ -142,6 +144,7 @@ options:
   --host HOST        with --web: the address to serve on
   --port PORT        with --web: the port (default: any free one)
   --open             with --web: open the page in a browser
+  --notify-url URL   with --web: POST a signed webhook there (key: $ASK_USER_WEBHOOK_KEY)
 """),
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL] [--json]

@@ -45,39 +45,98 @@ TERMINAL_PLURALS = (
 """The terminal menu's messages that depend on a count."""
 
 WEB = (
-    N_('Skip to content'),
-    N_('Questions waiting for you'),
-    N_('No questions are waiting. New ones appear here as the agent asks them.'),
-    N_('Reload the page to see new questions.'),
-    N_('Choose one.'),
-    N_('Choose one or more.'),
-    N_('Other'),
-    N_('Your own answer'),
-    N_('Your own answer (instead of the options)'),
-    N_('Submit'),
-    N_('Decline to answer'),
-    N_('Some answers need another look'),
-    N_('Thank you, your answer was sent'),
+    N_('Declined'),
+    N_('Answer sent'),
     N_('You declined to answer'),
     N_('The agent was told, and will carry on without your answer.'),
+    N_('Thank you, your answer was sent'),
+    N_('Note:'),
     N_('Back to the waiting questions'),
+    N_('Skip to content'),
+    N_('Notify me'),
+    N_('Time left:'),
     N_('This question is no longer waiting'),
     N_(
-        'The agent stopped waiting for an answer (it timed out or its run was cancelled), '
-        'so nothing you send now will reach it.'
+        'The agent stopped waiting for an answer (it timed out or its run was cancelled), so nothing you '
+        'send now will reach it.'
     ),
     N_('This question was answered in another tab or by someone else'),
     N_('The agent has its answer, so this form can no longer be sent; anything you wrote stays below, to copy.'),
     N_('The question server stopped, so nothing you send now will reach the agent.'),
+    N_('Some answers need another look'),
+    N_('Choose one or more.'),
+    N_('Choose one.'),
+    N_('Recommended'),
+    N_('Other'),
+    N_('Your own answer (instead of the options)'),
+    N_('Your own answer'),
+    N_('Note (optional)'),
+    N_('Submit'),
+    N_('Decline to answer'),
+    N_('Waiting questions'),
+    N_('Questions waiting for you'),
+    N_('No questions are waiting. New ones appear here as the agent asks them.'),
+    N_('asked {when}'),
+    N_('run'),
+    N_('Reload the page to see new questions.'),
     N_('What you wrote, to keep:'),
+    N_('For a new link, press Enter in the terminal where ask-user is running.'),
+    N_('Use the browser you signed in with: this ask-user has no terminal to print a new link in.'),
+    N_('A question is waiting for you'),
+    N_('Already answered'),
+    N_('Ask whoever gave you the link for a new one, or use the browser you signed in with.'),
+    N_('Each sign-in link works once.'),
+    N_('It was answered in another tab or by someone else, so your answer was not sent.'),
+    N_('Lost the connection to the server; trying again…'),
+    N_('New questions appear here as they are asked.'),
+    N_('No access'),
+    N_('No question is waiting at this address.'),
+    N_('No such question'),
+    N_('Not signed in'),
+    N_('Notifications are blocked in this browser'),
+    N_('Notifications are on'),
+    N_('Open the link that was printed when the question server started; it signs this browser in.'),
+    N_('Pick at least one option.'),
+    N_('Pick one of the options.'),
+    N_('Pick only one option.'),
+    N_('That choice is not one of the options; pick again.'),
+    N_('The agent stopped waiting for an answer (it timed out or its run was cancelled).'),
+    N_('The answer was refused: {reason}'),
+    N_('The page was not sent by this server, or it is too old. Reload the question and answer again.'),
+    N_('The question store cannot be reached'),
+    N_('The question store cannot be reached; trying again…'),
+    N_('This form has expired'),
+    N_('This link does not work'),
+    N_('This question has been answered already.'),
+    N_(
+        'This server cannot reach the database the questions are kept in, so it can neither show them '
+        'nor take answers right now. Reload the page in a moment.'
+    ),
+    N_('This server has finished; you can close this tab.'),
+    N_('Time is up'),
+    N_('Write your answer in the box under "Other", or pick one of the options.'),
+    N_('You are not allowed to see these questions.'),
+    N_('You wrote an answer of your own but picked an option: choose "Other" to send it, or clear the box.'),
+    N_('Your answer contains {character}; only plain text and line breaks are allowed.'),
+    N_('Your answer is blank.'),
+    N_('Your answer is {length} characters long; please keep it to {limit}.'),
+    N_('Your note contains {character}; only plain text and line breaks are allowed.'),
+    N_('Your note is blank: write something, or clear it.'),
+    N_('Your note is {length} characters long; please keep it to {limit}.'),
+    N_('Your own answer replaces the options: untick the options, or untick "Other".'),
+    N_('just now'),
 )
-"""The web inbox's headings, buttons and notices (from its templates)."""
+"""Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
+`_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
 
 WEB_PLURALS = (
     Nn_('The agent has a question for you', 'The agent has {count} questions for you'),
     Nn_('{count} question', '{count} questions'),
+    Nn_('{count} day ago', '{count} days ago'),
+    Nn_('{count} hour ago', '{count} hours ago'),
+    Nn_('{count} minute ago', '{count} minutes ago'),
 )
-"""The web inbox's texts that depend on a count."""
+"""The web pages' texts that depend on a count."""
 
 CLI = (
     N_('ask-user: interrupted'),

@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
     parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
     parser.add_argument('--open', action='store_true', help='with --web: open the page in a browser')
+    parser.add_argument(
+        '--notify-url', metavar='URL', help='with --web: POST a signed webhook there (key: $ASK_USER_WEBHOOK_KEY)'
+    )
 
 
 def read_request(file: str) -> AskUserRequest | list[str]:
@@ -96,14 +99,15 @@ def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
 
 
 def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
-    from .web_answerer import open_web_answerer
+    from .web_answerer import open_web_answerer, web_notifier
 
     @asynccontextmanager
     async def opener() -> AsyncGenerator[Answerer]:
+        notify = web_notifier(args.notify_url, os.environ)
         new_links, owned = _new_link_input(args.file)
         try:
             async with open_web_answerer(
-                host=args.host, port=args.port, open_browser=args.open, new_links=new_links
+                host=args.host, port=args.port, open_browser=args.open, new_links=new_links, notify=notify
             ) as answerer:
                 yield answerer
         finally:

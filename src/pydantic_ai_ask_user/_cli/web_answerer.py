@@ -10,18 +10,26 @@ import socket
 import stat
 import sys
 import webbrowser
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TextIO
 
 import anyio
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
+from .._notify import WebhookNotifier
 from .._text import printable
 from ..web import WebAnswerer, serve
 from ..web._serve import WILDCARD_HOSTS, reachable_host
 
-__all__ = ('open_web_answerer', 'LINGER_SECONDS', 'NEW_LINK_HELP', 'NO_NEW_LINK_HELP')
+__all__ = (
+    'open_web_answerer',
+    'web_notifier',
+    'LINGER_SECONDS',
+    'NEW_LINK_HELP',
+    'NO_NEW_LINK_HELP',
+    'WEBHOOK_KEY_VARIABLE',
+)
 
 LINGER_SECONDS = 5.0
 """How long `ask-user ask --web` keeps serving after the answer, before it exits.
@@ -46,16 +54,18 @@ async def open_web_answerer(
     out: TextIO | None = None,
     linger_seconds: float = LINGER_SECONDS,
     new_links: int | None = None,
+    notify: WebhookNotifier | None = None,
 ) -> AsyncGenerator[Answerer]:
     """The answerer of `ask-user ask --web`: serves the form, prints its one-time link, opens a browser if asked.
 
     Each line that arrives on the file descriptor `new_links` (a terminal, a pipe) prints a new one-time
     link, for a person whose link was used up. After an answer the server keeps serving for
     `linger_seconds`; when the block ends, every open page is told the server has finished. Raises
-    `CannotAskError` when the address cannot be served.
+    `CannotAskError` when the address cannot be served. `notify` sends a `question_waiting` webhook
+    with the question's link on this server as the question starts waiting.
     """
     stream = out if out is not None else sys.stderr
-    web = WebAnswerer(title='ask-user')
+    web = WebAnswerer(title='ask-user', notify=notify)
     watching = new_links is not None and _can_watch(new_links)
     web.app.login_help = NEW_LINK_HELP if watching else NO_NEW_LINK_HELP
     try:
@@ -64,6 +74,7 @@ async def open_web_answerer(
     except OSError as error:
         raise CannotAskError(f'cannot serve the question page on {host}:{port}: {error}') from None
     answered = False
+    web.base_url = base
 
     def say(message: str) -> None:
         # The host is the caller's --host, printed as given: keep what a terminal would act on out of it.
@@ -96,6 +107,8 @@ async def open_web_answerer(
             return response
 
         yield ask
+        with anyio.move_on_after(linger_seconds):  # a webhook still being retried, as long as the linger at most
+            await web.wait_sent()
         if answered:
             web.app.finish()
             await anyio.sleep(linger_seconds)
@@ -128,3 +141,20 @@ async def _print_new_links(fd: int, new_link: Callable[[], str], say: Callable[[
             return
         if b'\n' in data or b'\r' in data:
             say(f'a new link (it works once): {new_link()}')
+
+
+WEBHOOK_KEY_VARIABLE = 'ASK_USER_WEBHOOK_KEY'
+"""The environment variable `ask-user ask --web --notify-url URL` reads the webhook signing key from."""
+
+
+def web_notifier(url: str | None, environ: Mapping[str, str]) -> WebhookNotifier | None:
+    """The notifier of `--notify-url URL`, signing with `$ASK_USER_WEBHOOK_KEY`; `CannotAskError` if it cannot be."""
+    if url is None:
+        return None
+    key = environ.get(WEBHOOK_KEY_VARIABLE, '')
+    if not key:
+        raise CannotAskError(f'--notify-url needs the webhook signing key in ${WEBHOOK_KEY_VARIABLE}')
+    try:
+        return WebhookNotifier(url, key=key)
+    except ValueError as error:
+        raise CannotAskError(f'--notify-url: {error}') from None

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._notify import WebhookNotifier
+from pydantic_ai_ask_user._text import printable
 
 from ._app import AskUserApp, create_app
 from ._hub import QuestionHub
 from ._options import WebOptions, deprecated_name, web_options
 
 __all__ = ('WebAnswerer',)
+
+_log = logging.getLogger('pydantic_ai_ask_user.notify')
 
 
 class WebAnswerer:
@@ -24,18 +30,38 @@ class WebAnswerer:
     `options` (a `WebOptions`) says how the pages and the API behave; its fields may also be given as
     keyword arguments: `WebAnswerer(title='Deploys')`. `hub` is where the requests wait (a new
     `QuestionHub()` by default).
+
+    `notify` (a `WebhookNotifier`) sends a signed `question_waiting` webhook as each question starts
+    waiting, beside the wait (never delaying or failing it); its `link` is the question's page on
+    this server, `<base_url>requests/<id>` (a link that needs the browser signed in; it grants nothing
+    itself). `base_url` is where `app` is served, absolute (`https://ask.example.com/ask/`); set it
+    here or later (`web.base_url = url`, once `serve` has said the port).
     """
 
-    def __init__(self, options: WebOptions | None = None, *, hub: QuestionHub | None = None, **fields: Any) -> None:
+    def __init__(
+        self,
+        options: WebOptions | None = None,
+        *,
+        hub: QuestionHub | None = None,
+        notify: WebhookNotifier | None = None,
+        base_url: str | None = None,
+        **fields: Any,
+    ) -> None:
         self.options = web_options(options, fields, owner='WebAnswerer')
         """How the pages and the API behave."""
         self.hub = hub if hub is not None else QuestionHub()
         """Where this answerer's requests wait; its `QuestionStore` side backs the pages and the API."""
         self.app: AskUserApp = create_app(self.hub, self.options)
         """The inbox, the forms and the JSON API over `hub`, as an ASGI app."""
+        self.notify = notify
+        """Where a `question_waiting` webhook goes as each question starts waiting; `None`: nowhere."""
+        self.base_url = base_url
+        """Where `app` is served, absolute: the start of the link in each webhook."""
+        self._sending: set[asyncio.Task[bool]] = set()
 
     def __repr__(self) -> str:
-        return f'WebAnswerer({self.options!r}, hub={self.hub!r})'
+        notify = '' if self.notify is None else f', notify={self.notify!r}'
+        return f'WebAnswerer({self.options!r}, hub={self.hub!r}{notify})'
 
     @property
     def access_token(self) -> str | None:
@@ -50,11 +76,44 @@ class WebAnswerer:
 
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Show `request` in the inbox and wait for the person's answer (or their decline)."""
-        return await self.hub.ask(request)
+        if self.notify is None:
+            return await self.hub.ask(request)
+        waiting = [True]
+        self._notify(self.notify, request, waiting)
+        try:
+            return await self.hub.ask(request)
+        finally:
+            waiting[0] = False
 
-    def login_url(self, base_url: str, request_id: str | None = None) -> str:
+    def question_url(self, request_id: str) -> str | None:
+        """The absolute link to the page of `request_id` on this server, from `base_url`; `None` without one."""
+        if self.base_url is None:
+            return None
+        return self.base_url.rstrip('/') + '/requests/' + request_id
+
+    def _notify(self, notifier: WebhookNotifier, request: AskUserRequest, waiting: list[bool]) -> None:
+        link = self.question_url(request.id)
+        if link is None:
+            _log.warning(
+                'no webhook for request %s: WebAnswerer.base_url is not set, so there is no link to send',
+                printable(request.id, allow_newline=False),
+            )
+            return
+        task = asyncio.create_task(
+            notifier.notify(request, link=link, deadline=request.deadline, still_waiting=lambda: waiting[0])
+        )
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def wait_sent(self) -> None:
+        """Wait until every webhook started so far is delivered or given up (for tests and shutdown)."""
+        while self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
+
+    def login_url(self, base_url: str, request_id: str | None = None, *, name: str | None = None) -> str:
         """A one-time link for a person: `base_url` is where `app` is served (`http://127.0.0.1:8000/ask/`).
 
-        The link signs the browser in and opens the inbox, or the form of `request_id`.
+        The link signs the browser in and opens the inbox, or the form of `request_id`. `name` is who
+        the link is for: the answers sent from the browser that opens it carry it as `answered_by`.
         """
-        return base_url.rstrip('/') + '/' + self.app.login_path(request_id)
+        return base_url.rstrip('/') + '/' + self.app.login_path(request_id, name=name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -15,6 +16,7 @@ from pydantic_ai_ask_user import AskUserResponse, StoreError, StoreEvent
 
 from ._context import AppContext, log_unreachable, unreachable
 from ._rows import InboxRow, inbox_rows
+from ._security import answered_by
 from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
 
 __all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
@@ -49,7 +51,7 @@ class Api:
             )
         except BadBody as error:
             return _bad_body(error)
-        return await self._respond(request.path_params['id'], response)
+        return await self._respond(request.path_params['id'], replace(response, answered_by=answered_by(request)))
 
     async def decline(self, request: Request) -> Response:
         """`POST /api/requests/<id>/decline`: decline, with no body or `{}`."""
@@ -65,7 +67,8 @@ class Api:
                     raise BadBody(422, 'a decline takes no fields; send {} or nothing')
         except BadBody as error:
             return _bad_body(error)
-        return await self._respond(request.path_params['id'], AskUserResponse(cancelled=True))
+        declined = AskUserResponse(cancelled=True, answered_by=answered_by(request))
+        return await self._respond(request.path_params['id'], declined)
 
     async def events(self, request: Request) -> Response:
         """`GET /api/events`: Server-Sent Events as requests arrive, are answered or withdrawn, and `finished`."""

@@ -117,17 +117,19 @@ class AskUserApp:
         """Whether `finish` was called: the server is about to stop, and every page says so."""
         return self._context.finished
 
-    def login_path(self, request_id: str | None = None) -> str:
+    def login_path(self, request_id: str | None = None, *, name: str | None = None) -> str:
         """A one-time login link, relative to where the app is mounted: `login?code=...`.
 
         The browser that opens it gets a session cookie and lands on the inbox, or on the form of
-        `request_id`. With an `authorize` hook there is nothing to log in to: the inbox or form path.
+        `request_id`. `name` is who the link is for: the answers sent from that session are recorded as
+        answered by `name` (`ValueError` if it is not one printable line of at most 200 characters).
+        With an `authorize` hook there is nothing to log in to: the inbox or form path.
         """
         gate = self._context.gate
         target = f'requests/{request_id}' if request_id is not None else ''
         if gate.authorize is not None:
             return target
-        query = {'code': gate.new_login_code()}
+        query = {'code': gate.new_login_code(name)}
         if target:
             query['next'] = target
         return f'login?{urlencode(query)}'

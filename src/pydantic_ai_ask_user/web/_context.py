@@ -9,6 +9,7 @@ import anyio
 from starlette.requests import Request
 
 from pydantic_ai_ask_user import AskUserRequest, QuestionStore, UnknownRequestError
+from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._text import printable
 
 from ._options import WebOptions
@@ -16,7 +17,7 @@ from ._security import Gate, wants_json
 
 __all__ = ('AppContext', 'DEFAULT_LOGIN_HELP', 'ID', 'base_path', 'is_api', 'unreachable', 'log_unreachable')
 
-DEFAULT_LOGIN_HELP = 'Ask whoever gave you the link for a new one, or use the browser you signed in with.'
+DEFAULT_LOGIN_HELP = N_('Ask whoever gave you the link for a new one, or use the browser you signed in with.')
 """What the sign-in pages tell a person whose link did not work; `ask-user ask --web` says how to get a new one."""
 
 ID = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
@@ -36,7 +37,9 @@ class AppContext:
         """Where the questions wait."""
         self.options = options
         """How the pages and the API behave."""
-        self.gate = Gate(authorize=options.authorize, access_token=options.access_token)
+        self.gate = Gate(
+            authorize=options.authorize, access_token=options.access_token, default_name=options.answered_by
+        )
         """Who may see and answer the questions."""
         self.login_help = DEFAULT_LOGIN_HELP
         """What the sign-in pages tell a person whose link did not work, or who has none: how to get one."""

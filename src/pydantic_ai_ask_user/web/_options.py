@@ -31,7 +31,10 @@ class WebOptions:
     """
 
     authorize: Authorize | None = None
-    """Your own access check, `(starlette.requests.Request) -> bool` (or an async one), instead of the token.
+    """Your own access check, `(starlette.requests.Request) -> bool | str` (or an async one), instead of the token.
+
+    Return `True` to let the request in, or the person's name (a `str`) to let it in as them: their
+    answers then carry it as `AskUserResponse.answered_by`. Anything else refuses it.
 
     `None` (the default) guards the app with a random access token made at start, which a browser
     gets through a one-time link (`AskUserApp.login_path`) and an API client sends as `Authorization: Bearer`.
@@ -39,6 +42,14 @@ class WebOptions:
 
     access_token: str | None = None
     """The API access token to use instead of a random one; must be `None` with `authorize`."""
+
+    answered_by: str | None = None
+    """Who an answer is recorded as (`AskUserResponse.answered_by`) when the gate knows no name for the sender.
+
+    A login link made with a name (`login_url(..., name='alice')`) records that name, and an `authorize`
+    hook that returns a string records that string; an answer sent with the access token, or through a
+    link made without a name, records this (by default `None`: nobody named). Never taken from the client.
+    """
 
     title: str = DEFAULT_TITLE
     """The name the pages show in their title and header bar."""

@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserRequest, AskUserResponse, StoreError, ask_user_result
+from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserRequest, AskUserResponse, StoreError, check_response
+from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
 
 from ._context import ID, AppContext, base_path
 from ._forms import FIELDS, Entered, read_form
-from ._rows import inbox_rows
-from ._security import CSRF_COOKIE, SESSION_COOKIE, cookie_name, csrf_cookie, new_csrf_cookie
+from ._rows import deadline_iso, inbox_rows, time_left
+from ._security import CSRF_COOKIE, SESSION_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie
 from ._templates import render
 
 __all__ = ('Pages', 'FINISHED', 'FAVICON', 'favicon')
 
-FINISHED = 'This server has finished; you can close this tab.'
+FINISHED = N_('This server has finished; you can close this tab.')
 """What the pages say once `AskUserApp.finish` was called (the `finished` event of the stream)."""
 
-NOT_SENT = 'It was answered in another tab or by someone else, so your answer was not sent.'
+NOT_SENT = N_('It was answered in another tab or by someone else, so your answer was not sent.')
 """What the page of a form sent after another answer adds to `AlreadyAnsweredError.page_text`."""
+
+STORE_TEXTS = (
+    N_('No such question'),
+    N_('No question is waiting at this address.'),
+    N_('Already answered'),
+    N_('This question has been answered already.'),
+    N_('This question is no longer waiting'),
+    N_('The agent stopped waiting for an answer (it timed out or its run was cancelled).'),
+)
+"""The headings and sentences of the store's errors (`StoreError.heading`, `.page_text`), for the catalogs."""
 
 FAVICON = (
     b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
@@ -46,18 +58,29 @@ class Pages:
     async def inbox(self, request: Request) -> Response:
         """`GET /`: the waiting questions."""
         rows = await inbox_rows(self.context.store)
-        return self.page(request, 'inbox.html', 200, rows=rows, finished=FINISHED if self.context.finished else None)
+        _ = language(request).gettext
+        return self.page(
+            request,
+            'inbox.html',
+            200,
+            rows=rows,
+            waiting=len(rows),
+            finished=_(FINISHED) if self.context.finished else None,
+            live=live_texts(request),
+        )
 
     async def login(self, request: Request) -> Response:
         """`GET /login?code=...[&next=requests/<id>]`: redeem a one-time link, set the session cookie, redirect."""
         gate = self.context.gate
         code = request.query_params.get('code', '')
-        if gate.authorize is not None or not gate.redeem(code):
+        redeemed = None if gate.authorize is not None else gate.redeem(code)
+        if redeemed is None:
+            _ = language(request).gettext
             return self.status(
                 request,
                 403,
-                'This link does not work',
-                'Each sign-in link works once. ' + self.context.login_help,
+                _('This link does not work'),
+                _('Each sign-in link works once.') + ' ' + _(self.context.login_help),
                 show_inbox=False,
             )
         target = request.query_params.get('next', '')
@@ -65,7 +88,7 @@ class Pages:
             target = ''
         response = RedirectResponse(base_path(request) + target, status_code=303)
         session_name = cookie_name(SESSION_COOKIE, request)
-        session = gate.new_session(replacing=request.cookies.get(session_name))
+        session = gate.new_session(replacing=request.cookies.get(session_name), name=redeemed.name)
         response.set_cookie(session_name, session, **_cookie_options(request))
         if csrf_cookie(request) is None:
             # Kept when the browser has one: a form already open in another tab carries a token made from it.
@@ -78,49 +101,59 @@ class Pages:
             asked = await self.context.get(request.path_params['id'])
         except StoreError as error:
             return self.store_error(request, error)
-        return self.form_page(request, asked, [Entered() for _ in asked.questions], 200)
+        return self.form_page(request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting())
 
     async def submit(self, request: Request) -> Response:
         """`POST /requests/<id>`: answer or decline; the form again with its errors when the answer does not fit."""
         request_id = request.path_params['id']
         options = self.context.options
         form = await request.form()
+        t = language(request)
+        _ = t.gettext
         if not self.context.gate.csrf_ok(request, _str(form.get(FIELDS.csrf))):
             return self.status(
                 request,
                 403,
-                'This form has expired',
-                'The page was not sent by this server, or it is too old. Reload the question and answer again.',
+                _('This form has expired'),
+                _('The page was not sent by this server, or it is too old. Reload the question and answer again.'),
                 show_inbox=True,
             )
         fields = {key: [value for value in form.getlist(key) if isinstance(value, str)] for key in form}
         try:
             asked = await self.context.get(request_id)
             if _str(form.get(FIELDS.action)) == FIELDS.decline:
-                await self.context.store.respond(request_id, AskUserResponse(cancelled=True))
-                return self.page(request, 'answered.html', 200, declined=True, summary={})
+                await self.context.store.respond(
+                    request_id, AskUserResponse(cancelled=True, answered_by=answered_by(request))
+                )
+                return self.page(request, 'answered.html', 200, declined=True, summary=[])
             result = read_form(
                 asked,
                 fields,
                 allow_custom_answers=options.allow_custom_answers,
                 max_custom_answer_length=options.max_custom_answer_length,
+                answered_by=answered_by(request),
+                language=t,
             )
             if result.response is None:
-                return self.form_page(request, asked, result.entered, 422)
+                return self.form_page(request, asked, result.entered, 422, waiting=await self._waiting())
             try:
                 await self.context.store.respond(request_id, result.response)
             except ValueError as error:
                 return self.form_page(
-                    request, asked, result.entered, 422, form_error=f'The answer was refused: {error}'
+                    request,
+                    asked,
+                    result.entered,
+                    422,
+                    form_error=_('The answer was refused: {reason}').format(reason=error),
+                    waiting=await self._waiting(),
                 )
         except AlreadyAnsweredError as error:
             # Another tab (or person) won the race: say so, and give back what this one wrote.
             written = FIELDS.written(fields, boxes=_MAX_WRITTEN, length=options.max_custom_answer_length)
-            return self.store_error(request, error, extra=NOT_SENT, written=written)
+            return self.store_error(request, error, extra=_(NOT_SENT), written=written)
         except StoreError as error:
             return self.store_error(request, error)
-        summary = ask_user_result(asked, result.response)
-        return self.page(request, 'answered.html', 200, declined=False, summary=summary)
+        return self.page(request, 'answered.html', 200, declined=False, summary=_summary(asked, result.response))
 
     def form_page(
         self,
@@ -130,22 +163,30 @@ class Pages:
         status: int,
         *,
         form_error: str | None = None,
+        waiting: int = 1,
     ) -> Response:
-        """The form of `asked`, showing what was `entered` and what is wrong with it."""
+        """The form of `asked`, showing what was `entered` and what is wrong with it; `waiting` questions in all."""
         cookie = csrf_cookie(request) or new_csrf_cookie()
+        _ = language(request).gettext
         response = self.page(
             request,
             'form.html',
             status,
             request=asked,
             entered=entered,
-            has_errors=form_error is not None or any(entry.error for entry in entered),
+            has_errors=form_error is not None or any(entry.errors for entry in entered),
             form_error=form_error,
             csrf=self.context.gate.csrf_token(cookie),
-            finished_text=FINISHED,
+            finished_text=_(FINISHED),
             fields=FIELDS,
             allow_custom=self.context.options.allow_custom_answers,
             max_custom=self.context.options.max_custom_answer_length,
+            focus=_focus(asked),
+            deadline=asked.deadline,
+            deadline_iso=deadline_iso(asked.deadline),
+            time_left=time_left(asked.deadline, time.time()),
+            waiting=waiting,
+            live=live_texts(request),
         )
         if csrf_cookie(request) != cookie:
             response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
@@ -153,29 +194,35 @@ class Pages:
 
     def store_error(self, request: Request, error: StoreError, *, extra: str = '', **context: Any) -> Response:
         """The page for a request the store cannot take an answer for: from the error's own status, heading, text."""
-        message = f'{error.page_text} {extra}' if extra else error.page_text
-        return self.status(request, error.http_status, error.heading, message, show_inbox=True, **context)
+        _ = language(request).gettext
+        message = f'{_(error.page_text)} {extra}' if extra else _(error.page_text)
+        return self.status(request, error.http_status, _(error.heading), message, show_inbox=True, **context)
 
     def refused(self, request: Request, verdict: Literal['unauthenticated', 'forbidden']) -> Response:
         """The page for a browser that is not signed in (401) or may not see the questions (403)."""
-        heading = 'Not signed in' if verdict == 'unauthenticated' else 'No access'
+        _ = language(request).gettext
+        heading = _('Not signed in') if verdict == 'unauthenticated' else _('No access')
         if self.context.gate.authorize is None:
             message = (
-                'Open the link that was printed when the question server started; it signs this browser in. '
-                + self.context.login_help
+                _('Open the link that was printed when the question server started; it signs this browser in.')
+                + ' '
+                + _(self.context.login_help)
             )
         else:
-            message = 'You are not allowed to see these questions.'
+            message = _('You are not allowed to see these questions.')
         return self.status(request, 401 if verdict == 'unauthenticated' else 403, heading, message, show_inbox=False)
 
     def unreachable(self, request: Request) -> Response:
         """The page for a store whose database cannot be reached (503)."""
+        _ = language(request).gettext
         return self.status(
             request,
             503,
-            'The question store cannot be reached',
-            'This server cannot reach the database the questions are kept in, so it can neither show them '
-            'nor take answers right now. Reload the page in a moment.',
+            _('The question store cannot be reached'),
+            _(
+                'This server cannot reach the database the questions are kept in, so it can neither show them '
+                'nor take answers right now. Reload the page in a moment.'
+            ),
             show_inbox=False,
         )
 
@@ -188,10 +235,89 @@ class Pages:
         )
 
     def page(self, request: Request, template: str, status: int, /, **context: Any) -> Response:
-        """Draw `template` with the app's title and mount path."""
+        """Draw `template` with the app's title and mount path, in the language the browser asks for."""
         context.setdefault('written', [])
-        html = render(template, base=base_path(request), title=self.context.options.title, status=status, **context)
-        return HTMLResponse(html, status_code=status)
+        context.setdefault('waiting', None)
+        t = language(request)
+        html = render(
+            template,
+            base=base_path(request),
+            title=self.context.options.title,
+            status=status,
+            lang=t.language,
+            _=t.gettext,
+            ngettext=t.ngettext,
+            translator=t,
+            **context,
+        )
+        return HTMLResponse(
+            html, status_code=status, headers={'content-language': t.language, 'vary': 'Accept-Language'}
+        )
+
+    async def _waiting(self) -> int:
+        """How many questions are waiting, for the tab title."""
+        return len(await self.context.store.pending())
+
+
+def language(request: Request) -> Translator:
+    """The catalog of the language `request`'s browser asks for (`Accept-Language`), English when there is none."""
+    return translator(negotiate_http(request.headers.get('accept-language')))
+
+
+def live_texts(request: Request) -> dict[str, Any]:
+    """What the page scripts (`live.js`, `inbox.js`) say, in the page's language, with where they fetch from.
+
+    Drawn into the page as a JSON data block (never run as script); a plural is its one and other forms,
+    which covers English and Korean (one form).
+    """
+    t = language(request)
+    _ = t.gettext
+
+    def plural(singular: str, plural: str) -> list[str]:
+        return [t.ngettext(singular, plural, 1), t.ngettext(singular, plural, 2)]
+
+    return {
+        'api': base_path(request) + 'api/requests',
+        'events': base_path(request) + 'api/events',
+        'base': base_path(request),
+        'just_now': _('just now'),
+        'minutes': plural('{count} minute ago', '{count} minutes ago'),
+        'hours': plural('{count} hour ago', '{count} hours ago'),
+        'days': plural('{count} day ago', '{count} days ago'),
+        'asked': _('asked {when}'),
+        'questions': plural('{count} question', '{count} questions'),
+        'run': _('run'),
+        'time_left': _('Time left:'),
+        'time_up': _('Time is up'),
+        'finished': _(FINISHED),
+        'live': _('New questions appear here as they are asked.'),
+        'lost': _('Lost the connection to the server; trying again…'),
+        'unreachable': _('The question store cannot be reached; trying again…'),
+        'notify_title': _('A question is waiting for you'),
+        'notify_on': _('Notifications are on'),
+        'notify_blocked': _('Notifications are blocked in this browser'),
+    }
+
+
+def _focus(asked: AskUserRequest) -> tuple[int, int]:
+    """The option that takes the focus: the first question's recommended option, else its first one."""
+    question = asked.questions[0]
+    for index, option in enumerate(question.options):
+        if option.label == question.recommended:
+            return (0, index)
+    return (0, 0)
+
+
+def _summary(asked: AskUserRequest, response: AskUserResponse) -> list[tuple[str, list[str], str | None]]:
+    """What the person sent, per question: its header, the labels or their own words, and their note."""
+    check_response(asked, response)
+    by_header = {answer.header: answer for answer in response.answers}
+    summary: list[tuple[str, list[str], str | None]] = []
+    for question in asked.questions:
+        answer = by_header[question.header]
+        picked = [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected)
+        summary.append((question.header, picked, answer.note))
+    return summary
 
 
 async def favicon(request: Request) -> Response:

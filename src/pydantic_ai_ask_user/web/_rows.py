@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from typing import Protocol, cast
 
 from pydantic_ai_ask_user import AskUserRequest, QuestionStore
+from pydantic_ai_ask_user._i18n import Translator, translator
 
-__all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH')
+__all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
 
 SHORT_ID_LENGTH = 8
 """How many characters of a request id name its run when the store knows no run: the random end of the id.
@@ -66,11 +67,20 @@ class InboxRow:
             return None
         return datetime.fromtimestamp(self.asked_at, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
 
-    def asked_ago(self, now: float | None = None) -> str | None:
-        """How long ago it was asked, in words (`7 minutes ago`)."""
+    def asked_ago(self, now: float | None = None, language: Translator | None = None) -> str | None:
+        """How long ago it was asked, in words (`7 minutes ago`), in `language` (English by default)."""
         if self.asked_at is None:
             return None
-        return ago((time.time() if now is None else now) - self.asked_at)
+        return ago((time.time() if now is None else now) - self.asked_at, language)
+
+    @property
+    def deadline_iso(self) -> str | None:
+        """When the wait runs out, as an ISO 8601 UTC time; `None` when it has no limit."""
+        return deadline_iso(self.request.deadline)
+
+    def time_left(self, now: float | None = None) -> str | None:
+        """How long until the wait runs out, as a clock (`4:05`, `1:02:03`); `None` when it has no limit."""
+        return time_left(self.request.deadline, time.time() if now is None else now)
 
 
 async def inbox_rows(store: QuestionStore) -> list[InboxRow]:
@@ -81,18 +91,38 @@ async def inbox_rows(store: QuestionStore) -> list[InboxRow]:
     return [InboxRow(record.request, record.created_at, record.workflow_id) for record in await records()]
 
 
-def ago(seconds: float) -> str:
+def ago(seconds: float, language: Translator | None = None) -> str:
     """`seconds` as a relative time in words, rounded as the inbox script rounds it (`just now`, `3 hours ago`)."""
+    t = language or translator('en')
     if seconds < 45:
-        return 'just now'
+        return t.gettext('just now')
     minutes = int(seconds / 60 + 0.5)
     if minutes < 60:
-        return _plural(minutes, 'minute')
+        return t.ngettext('{count} minute ago', '{count} minutes ago', minutes).format(count=minutes)
     hours = int(seconds / 3600 + 0.5)
     if hours < 24:
-        return _plural(hours, 'hour')
-    return _plural(int(seconds / 86400 + 0.5), 'day')
+        return t.ngettext('{count} hour ago', '{count} hours ago', hours).format(count=hours)
+    days = int(seconds / 86400 + 0.5)
+    return t.ngettext('{count} day ago', '{count} days ago', days).format(count=days)
 
 
-def _plural(count: int, unit: str) -> str:
-    return f'{count} {unit} ago' if count == 1 else f'{count} {unit}s ago'
+def deadline_iso(deadline: float | None) -> str | None:
+    """A `time.time()` deadline as an ISO 8601 UTC time (`2026-12-03T16:30:00Z`); `None` for none."""
+    if deadline is None:
+        return None
+    return datetime.fromtimestamp(deadline, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
+
+
+def time_left(deadline: float | None, now: float) -> str | None:
+    """The time from `now` to `deadline` as a clock, as the page scripts count it down; `None` for no deadline."""
+    if deadline is None:
+        return None
+    return clock(deadline - now)
+
+
+def clock(seconds: float) -> str:
+    """`seconds` (0 when negative) as `m:ss`, or `h:mm:ss` from an hour on: the same in every language."""
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f'{hours}:{minutes:02d}:{secs:02d}' if hours else f'{minutes}:{secs:02d}'

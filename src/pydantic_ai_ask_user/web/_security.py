@@ -12,6 +12,7 @@ import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import anyio
@@ -20,11 +21,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pydantic_ai_ask_user._answers import check_answered_by
 from pydantic_ai_ask_user._text import printable
 
 __all__ = (
     'Authorize',
     'Gate',
+    'Redeemed',
+    'answered_by',
     'SecurityHeaders',
     'BodyGuard',
     'CatchAll',
@@ -41,8 +45,12 @@ __all__ = (
     'wants_json',
 )
 
-Authorize = Callable[[Request], bool | Awaitable[bool]]
-"""A user-supplied access check: given the incoming request, may it see and answer questions?"""
+Authorize = Callable[[Request], bool | str | Awaitable[bool | str]]
+"""A user-supplied access check: given the incoming request, may it see and answer questions?
+
+`True` lets it in; a `str` lets it in as that person (recorded as `AskUserResponse.answered_by`);
+anything else refuses it.
+"""
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -90,53 +98,84 @@ _COOKIE_VALUE = re.compile(r'[A-Za-z0-9_-]{32,64}')
 class Gate:
     """Access control: a random access token with one-time login links, or the user's own `authorize` hook."""
 
-    def __init__(self, *, authorize: Authorize | None = None, access_token: str | None = None) -> None:
+    def __init__(
+        self, *, authorize: Authorize | None = None, access_token: str | None = None, default_name: str | None = None
+    ) -> None:
         if authorize is not None and access_token is not None:
             raise ValueError('give either authorize= or access_token=, not both')
         self.authorize = authorize
         """The user's hook; when set, it alone decides, and no token or cookie is used."""
         self.access_token: str | None = None if authorize is not None else (access_token or secrets.token_urlsafe(32))
         """The secret a JSON API client sends; `None` when `authorize` decides."""
-        self._sessions: OrderedDict[bytes, None] = OrderedDict()  # digests, so a lookup leaks no timing
+        if default_name is not None and (problem := check_answered_by(default_name)) is not None:
+            raise ValueError(problem)
+        self.default_name = default_name
+        """Who an answer is recorded as when the gate knows no name: the access token, a link made without one."""
+        # Digests, so a lookup leaks no timing; each maps to the name bound to the login link that made it.
+        self._sessions: OrderedDict[bytes, str | None] = OrderedDict()
         self._csrf_key = secrets.token_bytes(32)
-        self._codes: OrderedDict[str, float] = OrderedDict()
+        self._codes: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
 
-    def new_login_code(self) -> str:
-        """A code for one login link: usable once, within `LOGIN_CODE_SECONDS`."""
+    def new_login_code(self, name: str | None = None) -> str:
+        """A code for one login link: usable once, within `LOGIN_CODE_SECONDS`.
+
+        `name` is who the link is for: the session it opens records its answers as answered by `name`.
+        `ValueError` when `name` is not one printable line of at most 200 characters.
+        """
+        if name is not None and (problem := check_answered_by(name)) is not None:
+            raise ValueError(problem)
         code = secrets.token_urlsafe(24)
-        self._codes[code] = time.monotonic() + LOGIN_CODE_SECONDS
+        self._codes[code] = (time.monotonic() + LOGIN_CODE_SECONDS, name)
         while len(self._codes) > MAX_LOGIN_CODES:
             self._codes.popitem(last=False)
         return code
 
-    def redeem(self, code: str) -> bool:
-        """Use up a login code; whether it was valid."""
-        deadline = self._codes.pop(code, None)
-        return deadline is not None and time.monotonic() < deadline
+    def redeem(self, code: str) -> Redeemed | None:
+        """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
+        found = self._codes.pop(code, None)
+        if found is None or time.monotonic() >= found[0]:
+            return None
+        return Redeemed(found[1])
 
-    def new_session(self, replacing: str | None = None) -> str:
-        """A fresh session cookie value for a browser that just logged in; the one it `replaces` stops working."""
+    def new_session(self, replacing: str | None = None, *, name: str | None = None) -> str:
+        """A fresh session cookie for a browser that just logged in as `name`; the one it `replaces` stops working."""
         if replacing is not None:
             self._sessions.pop(_digest(replacing), None)
         session = secrets.token_urlsafe(32)
-        self._sessions[_digest(session)] = None
+        self._sessions[_digest(session)] = name
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
         return session
 
     async def check(self, request: Request) -> Verdict:
-        """Whether `request` may see and answer questions."""
+        """Whether `request` may see and answer questions; who it is, when allowed, goes to `answered_by(request)`."""
         if self.authorize is not None:
             verdict = self.authorize(request)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
+            if isinstance(verdict, str) and verdict:
+                if (problem := check_answered_by(verdict)) is not None:
+                    _log.error(
+                        'the authorize hook returned a name that cannot be recorded (%s); access refused', problem
+                    )
+                    return 'forbidden'
+                request.state.ask_user_name = verdict
+                return 'allowed'
+            request.state.ask_user_name = None
             return 'allowed' if verdict is True else 'forbidden'
         token = _sent_token(request)
         if token is not None:
-            return 'allowed' if _same(token, self.access_token or '') else 'forbidden'
+            if _same(token, self.access_token or ''):
+                request.state.ask_user_name = self.default_name
+                return 'allowed'
+            return 'forbidden'
         cookie = request.cookies.get(cookie_name(SESSION_COOKIE, request))
         if cookie is not None:
-            return 'allowed' if _digest(cookie) in self._sessions else 'forbidden'
+            digest = _digest(cookie)
+            if digest in self._sessions:
+                request.state.ask_user_name = self._sessions[digest] or self.default_name
+                return 'allowed'
+            return 'forbidden'
         return 'unauthenticated'
 
     def sent_token(self, request: Request) -> bool:
@@ -151,6 +190,20 @@ class Gate:
         """Whether the token posted with a form matches the browser's CSRF cookie."""
         cookie = csrf_cookie(request)
         return bool(cookie and sent) and _same(sent or '', self.csrf_token(cookie or ''))
+
+
+@dataclass(frozen=True)
+class Redeemed:
+    """A login code that was valid, and who its link was for."""
+
+    name: str | None
+    """The name bound to the link (`new_login_code(name=...)`), or `None`."""
+
+
+def answered_by(request: Request) -> str | None:
+    """Who `request` comes from, as the gate let it in: a link's name, the hook's, the default; never the client."""
+    name = getattr(request.state, 'ask_user_name', None)
+    return name if isinstance(name, str) else None
 
 
 def new_csrf_cookie() -> str:

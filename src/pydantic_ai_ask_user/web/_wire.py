@@ -21,8 +21,17 @@ class BadBody(ValueError):
 
 
 def request_json(request: AskUserRequest) -> dict[str, Any]:
-    """A request as the API shows it: its `id` and its `questions`, in the shape the model wrote them."""
-    return {'id': request.id, 'questions': questions_to_json(request)}
+    """A request as the API shows it: its `id` and its `questions`, in the shape the model wrote them.
+
+    Only when set: `deadline`, when the wait runs out (seconds since the epoch, as `asked_at`), and
+    `notes: true` when each answer may carry a `note`.
+    """
+    data: dict[str, Any] = {'id': request.id, 'questions': questions_to_json(request)}
+    if request.deadline is not None:
+        data['deadline'] = request.deadline
+    if request.notes:
+        data['notes'] = True
+    return data
 
 
 def event_json(event: StoreEvent) -> dict[str, Any]:
@@ -50,7 +59,16 @@ def parse_json_body(body: bytes) -> Any:
 
 
 def parse_response(value: Any, *, max_custom_answer_length: int) -> AskUserResponse:
-    """Read `{"answers": [...], "cancelled": false}` into an `AskUserResponse`; `BadBody(422)` if it does not fit."""
+    """Read `{"answers": [...], "cancelled": false}` into an `AskUserResponse`; `BadBody(422)` if it does not fit.
+
+    `answered_by` is refused: who answered is who the server let in, never what a client claims.
+    """
+    if isinstance(value, dict) and 'answered_by' in value:
+        raise BadBody(
+            422,
+            "answered_by is not taken from the body: the server records who signed in (a login link's name, "
+            "the authorize hook's, or WebOptions.answered_by for the access token)",
+        )
     try:
         response = response_from_json(value)
     except ValueError as error:
@@ -60,6 +78,12 @@ def parse_response(value: Any, *, max_custom_answer_length: int) -> AskUserRespo
             raise BadBody(
                 422,
                 f'the custom answer to {answer.header!r} is {len(answer.custom_answer)} characters long; '
+                f'the most allowed is {max_custom_answer_length}',
+            )
+        if answer.note is not None and len(answer.note) > max_custom_answer_length:
+            raise BadBody(
+                422,
+                f'the note to {answer.header!r} is {len(answer.note)} characters long; '
                 f'the most allowed is {max_custom_answer_length}',
             )
     return response

@@ -15,13 +15,23 @@
     });
   });
 
+  // A note's counter follows what is typed: "12 / 2000".
+  form.querySelectorAll('textarea[data-counter]').forEach(function (box) {
+    const counter = document.getElementById(box.dataset.counter);
+    function update() { counter.textContent = box.value.length + ' / ' + box.maxLength; }
+    box.addEventListener('input', update);
+    update();
+  });
+
   const summary = document.getElementById('error-summary');
   if (summary) {
     summary.focus();
   } else {
-    const first = form.querySelector('input[data-first]');
+    // The recommended option (it has `autofocus`), else the first; focused, never ticked.
+    const first = form.querySelector('input[autofocus]') || form.querySelector('input[data-first]');
     if (first) first.focus();
   }
+  const live = window.askUserLive;
 
   if (!window.EventSource) return;
   const id = form.dataset.id;
@@ -31,6 +41,7 @@
   let stopped = false;
 
   function stop(notice) {
+    if (live) live.recount();
     if (sending || stopped) return;
     stopped = true;
     events.close();
@@ -49,12 +60,18 @@
     sending = true;
     events.close();
   });
-  events.addEventListener('answered', function (e) { if (about(e)) stop('answered'); });
-  events.addEventListener('withdrawn', function (e) { if (about(e)) stop('withdrawn'); });
+  events.addEventListener('answered', function (e) { if (about(e)) stop('answered'); else if (live) live.recount(); });
+  events.addEventListener('withdrawn', function (e) { if (about(e)) stop('withdrawn'); else if (live) live.recount(); });
   events.addEventListener('finished', function () { stop('finished'); });
+  events.addEventListener('requested', function (e) {
+    if (!live) return;
+    live.arrived(JSON.parse(e.data).request);
+    live.recount();
+  });
   // What happened before the stream connected (between the page load and now) is asked once.
   events.addEventListener('open', function () {
     if (!window.fetch) return;
+    if (live) live.recount();
     fetch(form.dataset.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) {
         if (r.status === 409) stop('answered');

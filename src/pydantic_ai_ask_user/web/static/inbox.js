@@ -6,25 +6,30 @@
   const empty = document.getElementById('empty');
   const status = document.getElementById('live-status');
   if (!list) return;
-  const FINISHED = 'This server has finished; you can close this tab.';
+  const live = window.askUserLive;
+  const texts = live.texts;
+  const FINISHED = texts.finished;
   const SHORT_ID = 8;
   // When each question was first seen live, for stores that do not say when it was asked.
   const seenAt = {};
 
   function ago(at) {
     const seconds = Date.now() / 1000 - at;
-    if (seconds < 45) return 'just now';
-    function plural(count, unit) { return count + ' ' + unit + (count === 1 ? '' : 's') + ' ago'; }
+    if (seconds < 45) return texts.just_now;
     const minutes = Math.floor(seconds / 60 + 0.5);
-    if (minutes < 60) return plural(minutes, 'minute');
+    if (minutes < 60) return plural(texts.minutes, minutes);
     const hours = Math.floor(seconds / 3600 + 0.5);
-    if (hours < 24) return plural(hours, 'hour');
-    return plural(Math.floor(seconds / 86400 + 0.5), 'day');
+    if (hours < 24) return plural(texts.hours, hours);
+    return plural(texts.days, Math.floor(seconds / 86400 + 0.5));
   }
+
+  // [one, other]: the page's language has at most these two forms.
+  function plural(forms, count) { return forms[count === 1 ? 0 : 1].replace('{count}', String(count)); }
+  function asked(at) { return texts.asked.replace('{when}', ago(at)); }
 
   function refreshTimes() {
     list.querySelectorAll('time[data-at]').forEach(function (el) {
-      el.textContent = 'asked ' + ago(parseFloat(el.dataset.at));
+      el.textContent = asked(parseFloat(el.dataset.at));
     });
   }
   refreshTimes();
@@ -46,15 +51,25 @@
     const count = document.createElement('span');
     count.className = 'count';
     const n = request.questions.length;
-    count.textContent = n + (n === 1 ? ' question' : ' questions');
+    count.textContent = plural(texts.questions, n);
     meta.append(count);
     const at = typeof request.asked_at === 'number' ? request.asked_at : seenAt[request.id];
     if (at !== undefined) {
       const time = document.createElement('time');
       time.dateTime = new Date(at * 1000).toISOString();
       time.dataset.at = String(at);
-      time.textContent = 'asked ' + ago(at);
+      time.textContent = asked(at);
       meta.append(' · ', time);
+    }
+    if (typeof request.deadline === 'number') {
+      const deadline = document.createElement('span');
+      deadline.className = 'deadline';
+      const left = document.createElement('time');
+      left.className = 'time-left';
+      left.dateTime = new Date(request.deadline * 1000).toISOString();
+      left.dataset.deadline = String(request.deadline);
+      deadline.append(texts.time_left + ' ', left);
+      meta.append(' · ', deadline);
     }
     const run = document.createElement('span');
     run.className = 'run';
@@ -62,7 +77,7 @@
     runId.className = 'run-id';
     runId.textContent = request.run
       || (request.id.length <= SHORT_ID ? request.id : '…' + request.id.slice(-SHORT_ID));
-    run.append('run ', runId);
+    run.append(texts.run + ' ', runId);
     meta.append(' · ', run);
     li.append(link, '\n', meta);
     return li;
@@ -71,6 +86,12 @@
   function show(requests) {
     list.replaceChildren.apply(list, requests.map(item));
     empty.hidden = requests.length > 0;
+    counted();
+  }
+
+  function counted() {
+    live.count(list.children.length);
+    live.tick();
   }
 
   function add(request) {
@@ -79,6 +100,7 @@
     if (list.querySelector('li[data-id="' + CSS.escape(request.id) + '"]')) return;
     list.append(item(request));
     empty.hidden = true;
+    counted();
   }
 
   function remove(id) {
@@ -86,6 +108,7 @@
     const li = list.querySelector('li[data-id="' + CSS.escape(id) + '"]');
     if (li) li.remove();
     empty.hidden = list.children.length > 0;
+    counted();
   }
 
   function resync() {
@@ -94,7 +117,7 @@
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
       .then(function (body) { if (changes === seen) show(body.requests); else resync(); })
       .catch(function (code) {
-        if (code === 503) status.textContent = 'The question store cannot be reached; trying again…';
+        if (code === 503) status.textContent = texts.unreachable;
         // otherwise the stream's reconnect will try again
       });
   }
@@ -102,11 +125,11 @@
   const events = new EventSource(list.dataset.events);
   let finished = false;
   events.addEventListener('open', function () {
-    status.textContent = 'New questions appear here as they are asked.';
+    status.textContent = texts.live;
     resync();
   });
   events.addEventListener('error', function () {
-    if (!finished) status.textContent = 'Lost the connection to the server; trying again…';
+    if (!finished) status.textContent = texts.lost;
   });
   events.addEventListener('finished', function () {
     finished = true;
@@ -114,7 +137,12 @@
     status.textContent = FINISHED;
   });
   // A live row first, then the listing, which knows when it was asked and by which run.
-  events.addEventListener('requested', function (e) { add(JSON.parse(e.data).request); resync(); });
+  events.addEventListener('requested', function (e) {
+    const request = JSON.parse(e.data).request;
+    add(request);
+    live.arrived(request);
+    resync();
+  });
   events.addEventListener('answered', function (e) { remove(JSON.parse(e.data).id); });
   events.addEventListener('withdrawn', function (e) { remove(JSON.parse(e.data).id); });
 })();

@@ -1,0 +1,81 @@
+// What every live page shares: the tab title counts the waiting questions, the time left counts down,
+// and, once the person allows it ("Notify me"), a browser notification says a new question is waiting.
+// The texts come from the page (a JSON data block in its language); model-written strings only ever
+// reach the page through textContent or a notification's plain-text body, never as HTML.
+'use strict';
+(function () {
+  const data = document.getElementById('ask-user-live');
+  if (!data) return;
+  const texts = JSON.parse(data.textContent);
+  const baseTitle = document.title.replace(/^\(\d+\) /, '');
+
+  function count(n) {
+    document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
+  }
+
+  function clock(seconds) {
+    const total = Math.max(0, Math.floor(seconds));
+    const h = Math.floor(total / 3600);
+    const m = Math.floor((total % 3600) / 60);
+    const s = total % 60;
+    const ss = (s < 10 ? '0' : '') + s;
+    if (h) return h + ':' + (m < 10 ? '0' : '') + m + ':' + ss;
+    return m + ':' + ss;
+  }
+
+  function tick() {
+    const now = Date.now() / 1000;
+    document.querySelectorAll('time.time-left[data-deadline]').forEach(function (el) {
+      const left = parseFloat(el.dataset.deadline) - now;
+      el.textContent = left > 0 ? clock(left) : texts.time_up;
+      el.classList.toggle('urgent', left < 60);
+    });
+  }
+  tick();
+  setInterval(tick, 1000);
+
+  const button = document.getElementById('notify-me');
+  const state = document.getElementById('notify-state');
+  const canNotify = 'Notification' in window;
+
+  function showPermission() {
+    if (!canNotify || !button) return;
+    const permission = Notification.permission;
+    button.hidden = permission !== 'default';
+    state.hidden = permission === 'default';
+    state.textContent = permission === 'granted' ? texts.notify_on : texts.notify_blocked;
+  }
+  showPermission();
+  if (canNotify && button) {
+    button.addEventListener('click', function () {
+      const asked = Notification.requestPermission(showPermission);
+      if (asked && asked.then) asked.then(showPermission);
+    });
+  }
+
+  // A new question: a notification, when allowed and the person is not looking at this tab.
+  function arrived(request) {
+    if (!canNotify || Notification.permission !== 'granted') return;
+    if (document.visibilityState === 'visible' && document.hasFocus()) return;
+    const headers = request.questions.map(function (q) { return q.header; }).join(', ');
+    const shown = new Notification(texts.notify_title, { body: headers, tag: 'ask-user-' + request.id });
+    shown.onclick = function () {
+      window.focus();
+      window.location.href = texts.base + 'requests/' + encodeURIComponent(request.id);
+      shown.close();
+    };
+  }
+
+  // The waiting count, asked of the JSON API (after a change the page heard about).
+  let asking = 0;
+  function recount() {
+    if (!window.fetch) return;
+    const mine = ++asking;
+    fetch(texts.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (body) { if (mine === asking) count(body.requests.length); })
+      .catch(function () { /* the next change asks again */ });
+  }
+
+  window.askUserLive = { texts: texts, count: count, recount: recount, arrived: arrived, clock: clock, tick: tick };
+})();
