@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         can_elicit_directly,
         run_agent_in_tool,
     )
-    from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
+    from ._form import CUSTOM_FIELD_SUFFIX, NOTE_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
     from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
     from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
 
@@ -32,6 +32,7 @@ __all__ = (
     'ElicitationForm',
     'elicitation_form',
     'CUSTOM_FIELD_SUFFIX',
+    'NOTE_FIELD_SUFFIX',
     'elicitation_handler',
     'request_from_form',
     'FormMapping',
@@ -52,6 +53,7 @@ _MODULE_OF = {
     'ElicitationForm': '_form',
     'elicitation_form': '_form',
     'CUSTOM_FIELD_SUFFIX': '_form',
+    'NOTE_FIELD_SUFFIX': '_form',
     'elicitation_handler': '_handler',
     'request_from_form': '_handler',
     'FormMapping': '_handler',
