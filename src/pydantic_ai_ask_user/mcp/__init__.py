@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         MCPElicitationAnswerer,
         NoBackChannelAskError,
         can_elicit_directly,
+        client_answered_by,
         run_agent_in_tool,
     )
     from ._form import CUSTOM_FIELD_SUFFIX, NOTE_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
@@ -26,6 +27,7 @@ __all__ = (
     'MCPElicitationAnswerer',
     'run_agent_in_tool',
     'can_elicit_directly',
+    'client_answered_by',
     'NoBackChannelAskError',
     'ClientCannotElicitError',
     'RefusedAnswerError',
@@ -47,6 +49,7 @@ _MODULE_OF = {
     'MCPElicitationAnswerer': '_answerer',
     'run_agent_in_tool': '_answerer',
     'can_elicit_directly': '_answerer',
+    'client_answered_by': '_answerer',
     'NoBackChannelAskError': '_answerer',
     'ClientCannotElicitError': '_answerer',
     'RefusedAnswerError': '_form',
