@@ -21,7 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import PersonaAnswerer, asking_model
-from pydantic_ai_ask_user.testing._persona import PERSONA_NOTES_INSTRUCTIONS
+from pydantic_ai_ask_user.testing._persona import PERSONA_NOTES_INSTRUCTIONS, PERSONA_RECOMMENDED_INSTRUCTIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -230,3 +230,18 @@ def test_retries_must_be_a_count(retries: Any) -> None:
 
 def test_the_answerer_says_who_it_plays() -> None:
     assert repr(PersonaAnswerer(PersonaModel().model, persona=PERSONA)) == f'PersonaAnswerer(persona={PERSONA!r})'
+
+
+async def test_a_recommendation_is_shown_to_the_persona_to_weigh_not_to_follow() -> None:
+    day = {'header': 'Day', 'question': 'When?', 'options': [{'label': 'Friday'}, {'label': 'Monday'}]}
+    recommending = AskUserRequest.from_tool_args({'questions': [{**day, 'recommended': 'Friday'}]})
+    persona = PersonaModel({'answers': [{'header': 'Day', 'selected': ['Monday']}]}, FITS)
+    answerer = PersonaAnswerer(persona.model, persona=PERSONA)
+    response = await answerer(recommending)
+    assert response.answers[0].selected == ('Monday',)  # the persona's pick, not the recommendation
+    messages, info = persona.seen[0]
+    assert PERSONA_RECOMMENDED_INSTRUCTIONS in (info.instructions or '')
+    prompt = next(p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart))
+    assert json.loads(str(prompt.content).split('\n', 1)[1])['questions'][0]['recommended'] == 'Friday'
+    await answerer(REQUEST)
+    assert PERSONA_RECOMMENDED_INSTRUCTIONS not in (persona.seen[1][1].instructions or '')

@@ -15,7 +15,7 @@ from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_ans
 from .._json import questions_to_json
 from .._text import printable
 
-__all__ = ('PersonaAnswerer', 'PERSONA_INSTRUCTIONS', 'PERSONA_NOTES_INSTRUCTIONS')
+__all__ = ('PersonaAnswerer', 'PERSONA_INSTRUCTIONS', 'PERSONA_NOTES_INSTRUCTIONS', 'PERSONA_RECOMMENDED_INSTRUCTIONS')
 
 PERSONA_INSTRUCTIONS = (
     'You are role-playing a person using an application whose AI assistant has stopped to ask you '
@@ -32,6 +32,12 @@ PERSONA_NOTES_INSTRUCTIONS = (
     'than the pick: a condition, a reason, a warning. Leave note out otherwise.'
 )
 """Added to the instructions for a request that takes notes (`AskUser(notes=True)`)."""
+
+PERSONA_RECOMMENDED_INSTRUCTIONS = (
+    "A question's recommended field names the option the assistant recommends: weigh it as this person "
+    'would, and pick what they would pick.'
+)
+"""Added to the instructions for a request in which a question recommends an option."""
 
 
 class _PersonaAnswer(BaseModel):
@@ -178,10 +184,12 @@ class PersonaAnswerer:
         prompt = json.dumps({'questions': questions_to_json(request)}, ensure_ascii=False, indent=2)
         prompt = f'The assistant asks:\n{prompt}'
         reply: _PersonaReply | _NotedPersonaReply
+        recommending = any(question.recommended is not None for question in request.questions)
+        instructions = PERSONA_RECOMMENDED_INSTRUCTIONS if recommending else None
         if request.notes:
-            reply = (await self.noted_agent.run(prompt, deps=request)).output
+            reply = (await self.noted_agent.run(prompt, deps=request, instructions=instructions)).output
         else:
-            reply = (await self.agent.run(prompt, deps=request)).output
+            reply = (await self.agent.run(prompt, deps=request, instructions=instructions)).output
         response = _response(reply, self.answered_by)  # checked against the request by the output validator
         self.responses.append(response)
         return response
