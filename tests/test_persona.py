@@ -21,6 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import PersonaAnswerer, asking_model
+from pydantic_ai_ask_user.testing._persona import PERSONA_NOTES_INSTRUCTIONS, PERSONA_RECOMMENDED_INSTRUCTIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -86,7 +87,8 @@ async def test_the_persona_answers_and_the_model_is_told_who_it_is_and_what_was_
         answers=(
             AskUserAnswer(header='Day', selected=('Monday',)),
             AskUserAnswer(header='Checks', selected=('Canary', 'Load test')),
-        )
+        ),
+        answered_by='persona',
     )
     assert answerer.requests == [REQUEST]
     assert answerer.responses == [response]
@@ -96,6 +98,62 @@ async def test_the_persona_answers_and_the_model_is_told_who_it_is_and_what_was_
     asked = json.loads(str(prompt.content).split('\n', 1)[1])
     assert [q['header'] for q in asked['questions']] == ['Day', 'Checks']
     assert asked['questions'][1]['multi_select'] is True
+    # Without notes, the persona's model is not offered one.
+    (output_tool,) = info.output_tools
+    answer_schema = output_tool.parameters_json_schema['$defs']['_PersonaAnswer']
+    assert 'note' not in answer_schema['properties']
+    assert PERSONA_NOTES_INSTRUCTIONS not in (info.instructions or '')
+
+
+NOTED_REQUEST = AskUserRequest.from_tool_args(
+    {
+        'questions': [
+            {'header': 'Day', 'question': 'When should it ship?', 'options': [{'label': 'Friday'}, {'label': 'Monday'}]}
+        ]
+    },
+    id='call-2',
+    notes=True,
+)
+
+
+async def test_with_notes_the_persona_may_add_a_note_to_an_answer() -> None:
+    persona = PersonaModel({'answers': [{'header': 'Day', 'selected': ['Monday'], 'note': 'Never on a Friday.'}]})
+    answerer = PersonaAnswerer(persona.model, persona=PERSONA, name='cautious-sre')
+    response = await answerer(NOTED_REQUEST)
+    assert response == AskUserResponse(
+        answers=(AskUserAnswer(header='Day', selected=('Monday',), note='Never on a Friday.'),),
+        answered_by='persona:cautious-sre',
+    )
+    ((_, info),) = persona.seen
+    assert PERSONA_NOTES_INSTRUCTIONS in (info.instructions or '')
+    (output_tool,) = info.output_tools
+    assert 'note' in json.dumps(output_tool.parameters_json_schema)
+
+
+async def test_a_note_that_breaks_the_rules_goes_back_to_the_model() -> None:
+    persona = PersonaModel(
+        {'answers': [{'header': 'Day', 'selected': ['Monday'], 'note': 'x' * 2001}]},
+        {'answers': [{'header': 'Day', 'selected': ['Monday'], 'note': 'Short.'}]},
+    )
+    response = await PersonaAnswerer(persona.model, persona=PERSONA)(NOTED_REQUEST)
+    assert response.answers[0].note == 'Short.'
+    (told,) = persona.retries_told()
+    assert 'the note is 2001 characters long' in told
+
+
+async def test_an_agent_with_notes_gets_the_personas_note() -> None:
+    day = {'header': 'Day', 'question': 'When should it ship?', 'options': [{'label': 'Friday'}, {'label': 'Monday'}]}
+    persona = PersonaModel({'answers': [{'header': 'Day', 'selected': ['Monday'], 'note': 'After the freeze.'}]})
+    answerer = PersonaAnswerer(persona.model, persona=PERSONA)
+    agent = Agent(asking_model(day), capabilities=[AskUser(answerer=answerer, notes=True)])
+    result = await agent.run('Ship the release.')
+    assert json.loads(result.output) == {'Day': {'answer': ['Monday'], 'note': 'After the freeze.'}}
+
+
+@pytest.mark.parametrize('name', ['', 'two\nlines', 'x' * 200])
+def test_a_persona_name_must_fit_answered_by(name: str) -> None:
+    with pytest.raises(UserError, match=r'PersonaAnswerer\(name=...\) must be a short one-line name'):
+        PersonaAnswerer(PersonaModel().model, persona=PERSONA, name=name)
 
 
 async def test_a_misfit_goes_back_to_the_model_naming_the_problem_and_the_fit_is_used() -> None:
@@ -145,7 +203,7 @@ async def test_a_persona_may_decline_or_answer_in_its_own_words() -> None:
         },
     )
     answerer = PersonaAnswerer(persona.model, persona=PERSONA)
-    assert await answerer(REQUEST) == AskUserResponse(cancelled=True)
+    assert await answerer(REQUEST) == AskUserResponse(cancelled=True, answered_by='persona')
     response = await answerer(REQUEST)
     assert response.answers[0] == AskUserAnswer(header='Day', custom_answer='After the freeze')
 
@@ -172,3 +230,18 @@ def test_retries_must_be_a_count(retries: Any) -> None:
 
 def test_the_answerer_says_who_it_plays() -> None:
     assert repr(PersonaAnswerer(PersonaModel().model, persona=PERSONA)) == f'PersonaAnswerer(persona={PERSONA!r})'
+
+
+async def test_a_recommendation_is_shown_to_the_persona_to_weigh_not_to_follow() -> None:
+    day = {'header': 'Day', 'question': 'When?', 'options': [{'label': 'Friday'}, {'label': 'Monday'}]}
+    recommending = AskUserRequest.from_tool_args({'questions': [{**day, 'recommended': 'Friday'}]})
+    persona = PersonaModel({'answers': [{'header': 'Day', 'selected': ['Monday']}]}, FITS)
+    answerer = PersonaAnswerer(persona.model, persona=PERSONA)
+    response = await answerer(recommending)
+    assert response.answers[0].selected == ('Monday',)  # the persona's pick, not the recommendation
+    messages, info = persona.seen[0]
+    assert PERSONA_RECOMMENDED_INSTRUCTIONS in (info.instructions or '')
+    prompt = next(p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart))
+    assert json.loads(str(prompt.content).split('\n', 1)[1])['questions'][0]['recommended'] == 'Friday'
+    await answerer(REQUEST)
+    assert PERSONA_RECOMMENDED_INSTRUCTIONS not in (persona.seen[1][1].instructions or '')

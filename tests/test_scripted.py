@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import time
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -16,6 +18,7 @@ from pydantic_ai_ask_user.testing import (
     ConformanceScenario,
     Custom,
     ScriptedAnswerer,
+    WithNote,
     run_conformance,
 )
 
@@ -138,6 +141,55 @@ async def test_a_delayed_reply_can_be_cancelled() -> None:
     assert scope.cancelled_caught
 
 
+async def test_with_note_adds_a_note_to_a_label_or_a_custom_answer() -> None:
+    request = AskUserRequest(questions=(DB, ENVS), notes=True)
+    answerer = ScriptedAnswerer(
+        {'Database': WithNote('PostgreSQL', "only after tonight's backup"), 'Envs': WithNote(Custom('all'), 'a\nb')}
+    )
+    response = await answerer(request)
+    assert response.answers == (
+        AskUserAnswer(header='Database', selected=('PostgreSQL',), note="only after tonight's backup"),
+        AskUserAnswer(header='Envs', custom_answer='all', note='a\nb'),
+    )
+    assert response.answered_by is None
+
+
+async def test_a_note_for_a_request_that_takes_none_is_refused_clearly() -> None:
+    answerer = ScriptedAnswerer({'Database': WithNote(0, 'after the backup')})
+    with pytest.raises(
+        ValueError,
+        match=r"the script adds a note to 'Database', but request .* takes none \(notes need AskUser\(notes=True\)\)",
+    ):
+        await answerer(_request(DB))
+
+
+async def test_a_note_breaking_the_custom_answer_rules_is_refused() -> None:
+    answerer = ScriptedAnswerer({'Database': WithNote(0, 'x' * 2001)})
+    with pytest.raises(ValueError, match='the note is 2001 characters long'):
+        await answerer(AskUserRequest(questions=(DB,), notes=True))
+    with pytest.raises(ValueError, match='two notes'):
+        await ScriptedAnswerer({'Database': WithNote(WithNote(0, 'a'), 'b')})(
+            AskUserRequest(questions=(DB,), notes=True)
+        )  # type: ignore[arg-type]
+
+
+async def test_answered_by_names_who_answered_in_every_response_the_script_makes() -> None:
+    ready = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('MySQL',)),), answered_by='bob')
+    answerer = ScriptedAnswerer({'Database': 1}, DECLINE, ready, default=0, answered_by='alice@ci')
+    assert (await answerer(_request(DB))).answered_by == 'alice@ci'
+    assert await answerer(_request(DB)) == AskUserResponse(cancelled=True, answered_by='alice@ci')
+    assert (await answerer(_request(DB))).answered_by == 'bob'  # a ready response keeps its own
+    assert (await answerer(_request(DB))).answered_by == 'alice@ci'
+
+
+@pytest.mark.parametrize('answered_by', ['', 'two\nlines', 'x' * 201])
+def test_answered_by_must_pass_check_answered_by(answered_by: str) -> None:
+    from pydantic_ai.exceptions import UserError
+
+    with pytest.raises(UserError, match=r'ScriptedAnswerer\(answered_by=...\)'):
+        ScriptedAnswerer(answered_by=answered_by)
+
+
 # --- The conformance kit ---
 
 
@@ -189,6 +241,11 @@ def test_the_kit_has_every_scenario_the_spec_names() -> None:
         'decline',
         'cancelled_while_waiting',
         'concurrent_requests',
+        'note_with_an_answer',
+        'note_with_a_custom_answer',
+        'recommended_waits_for_the_person',
+        'recommended_accepted',
+        'hostile_labels',
     ]
     assert all(scenario.description for scenario in CONFORMANCE_SCENARIOS)
 
@@ -260,3 +317,83 @@ async def test_the_kit_catches_an_answerer_that_mixes_up_concurrent_requests() -
 
     with pytest.raises((AssertionError, ValueError)):
         await run_conformance(_scenario('concurrent_requests'), answerer, driver)
+
+
+class _DropsNotes(QueueAnswerer):
+    """Broken: loses the note the person typed."""
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        response = await super().__call__(request)
+        return AskUserResponse(answers=tuple(replace(answer, note=None) for answer in response.answers))
+
+
+class _AlwaysNotes(QueueAnswerer):
+    """Broken: adds a note of its own, even to a request that takes none."""
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        response = await super().__call__(request)
+        return AskUserResponse(answers=tuple(replace(answer, note='mine') for answer in response.answers))
+
+
+class _PicksTheRecommendation(QueueAnswerer):
+    """Broken: answers with the recommended labels as soon as it shows the request."""
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        if all(question.recommended for question in request.questions):
+            self.shown[request.id] = request  # left shown: the front end shows it, but already answered it
+            self._notify()
+            return AskUserResponse(
+                answers=tuple(
+                    AskUserAnswer(header=q.header, selected=(q.recommended or '',)) for q in request.questions
+                )
+            )
+        return await super().__call__(request)
+
+
+class _EscapesLabels(QueueAnswerer):
+    """Broken: returns labels as its HTML page shows them, escaped."""
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        response = await super().__call__(request)
+        return AskUserResponse(
+            answers=tuple(
+                replace(a, selected=tuple(html.escape(label) for label in a.selected)) for a in response.answers
+            )
+        )
+
+
+class _SignsBadly(QueueAnswerer):
+    """Broken: says who answered in two lines."""
+
+    async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
+        return replace(await super().__call__(request), answered_by='alice\nbob')
+
+
+async def test_the_kit_catches_an_answerer_that_drops_a_note() -> None:
+    answerer = _DropsNotes()
+    with pytest.raises(AssertionError, match='the answerer returned'):
+        await run_conformance(_scenario('note_with_an_answer'), answerer, _driver_for(answerer))
+
+
+async def test_the_kit_catches_an_answerer_that_returns_a_note_to_a_request_that_takes_none() -> None:
+    answerer = _AlwaysNotes()
+    with pytest.raises(AssertionError, match='takes no notes, but the answerer returned one'):
+        await run_conformance(_scenario('single_answer'), answerer, _driver_for(answerer))
+
+
+async def test_the_kit_catches_an_answerer_that_picks_the_recommended_option_itself() -> None:
+    answerer = _PicksTheRecommendation()
+    with pytest.raises(AssertionError, match='cancelling the wait should cancel the answerer, but it returned'):
+        await run_conformance(_scenario('recommended_waits_for_the_person'), answerer, _driver_for(answerer))
+
+
+async def test_the_kit_catches_an_answerer_that_returns_labels_escaped() -> None:
+    answerer = _EscapesLabels()
+    with pytest.raises(ValueError, match="selects '&lt;b&gt;PostgreSQL&lt;/b&gt;', which is not one of its options"):
+        await run_conformance(_scenario('hostile_labels'), answerer, _driver_for(answerer))
+
+
+async def test_the_kit_catches_an_answerer_that_says_who_answered_badly() -> None:
+    answerer = _SignsBadly()
+    with pytest.raises(AssertionError, match='the answerer says who answered, but'):
+        await run_conformance(_scenario('single_answer'), answerer, _driver_for(answerer))

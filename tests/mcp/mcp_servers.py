@@ -5,6 +5,8 @@ Tools:
   through `run_agent_in_tool` (elicitation on 2025 sessions, input-required results on 2026-07-28 ones).
   Returns `{"protocol": ..., "answers": [...]}` with what the model got back each round.
 - `ask_once`: the same with one question put through `MCPElicitationAnswerer` directly.
+- `plan_noted`: `run_agent_in_tool` with `notes=True, recommended_options=True`; the model asks `NOTED` once.
+- `ask_noted`: `NOTED` with notes through `MCPElicitationAnswerer`; returns the answers with notes and `answered_by`.
 - `form`: puts the form named `shape` (see `FORMS`) to the client and returns what came back, `_meta` included.
 """
 
@@ -50,6 +52,24 @@ ROUND_TWO = {
             'question': 'What should the service be called?',
             'options': [{'label': 'orders'}, {'label': 'billing'}],
         }
+    ]
+}
+
+NOTED = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
+            'recommended': 'SQLite',
+        },
+        {
+            'header': 'Environments',
+            'question': 'Where?',
+            'options': [{'label': 'staging'}, {'label': 'production'}],
+            'multi_select': True,
+            'recommended': 'staging',
+        },
     ]
 }
 
@@ -111,7 +131,17 @@ def _asks_twice(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(json.dumps([json.loads(r) if r.startswith('{') else r for r in returns]))])
 
 
+def _asks_noted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    return ModelResponse(parts=[TextPart(part.model_response_str())])
+    return ModelResponse(parts=[ToolCallPart('ask_user_question', NOTED)])
+
+
 agent = Agent(FunctionModel(_asks_twice))
+noted_agent = Agent(FunctionModel(_asks_noted))
 server = MCPServer('ask-user-tests')
 
 
@@ -128,6 +158,22 @@ async def ask_once(ctx: Context) -> str:
     request = AskUserRequest.from_tool_args(ROUND_TWO)
     response = await MCPElicitationAnswerer.from_context(ctx, allow_custom_answers=False)(request)
     return json.dumps({'protocol': ctx.protocol_version, 'result': ask_user_result(request, response)})
+
+
+@server.tool()
+async def plan_noted(ctx: Context) -> str | InputRequiredResult:
+    output = await run_agent_in_tool(noted_agent, ctx, 'Plan.', notes=True, recommended_options=True)
+    if isinstance(output, InputRequiredResult):
+        return output
+    return json.dumps({'protocol': ctx.protocol_version, 'result': json.loads(output)})
+
+
+@server.tool()
+async def ask_noted(ctx: Context) -> str:
+    request = AskUserRequest.from_tool_args(NOTED, notes=True)
+    response = await MCPElicitationAnswerer.from_context(ctx)(request)
+    answers = [{'header': a.header, 'selected': list(a.selected), 'note': a.note} for a in response.answers]
+    return json.dumps({'answers': answers, 'answered_by': response.answered_by})
 
 
 @server.tool()

@@ -173,3 +173,96 @@ async def test_a_client_without_elicitation_gets_told_it_cannot_answer(mode: str
         result = await client.call_tool('plan', {})
     assert result.is_error
     assert 'did not declare the elicitation capability' in result.content[0].text  # type: ignore[union-attr]
+
+
+NOTED_CONTENT = {'q1': 'PostgreSQL', 'q1_note': "only after tonight's backup", 'q2': ['production'], 'q2_note': ''}
+NOTED_RESULT = {
+    'Database': {'answer': ['PostgreSQL'], 'note': "only after tonight's backup"},
+    'Environments': ['production'],
+}
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_with_notes_each_question_has_a_note_field_and_the_note_reaches_the_model(mode: str) -> None:
+    person = Person(NOTED_CONTENT)
+    async with Client(mcp_servers.server, mode=mode, elicitation_callback=person) as client:
+        result = await client.call_tool('plan_noted', {})
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text)['result'] == NOTED_RESULT  # type: ignore[union-attr]
+    schema = person.seen[0].requested_schema  # type: ignore[union-attr]
+    assert schema['properties']['q1_note'] == {
+        'type': 'string',
+        'title': 'Database: note',
+        'description': 'Optional: add a note to your answer, such as a condition or a reason.',
+        'maxLength': 2000,
+    }
+    assert 'q2_note' in schema['properties']
+    # The recommendation is shown, never a default the client could submit for the person.
+    assert schema['properties']['q1']['oneOf'] == [
+        {'const': 'PostgreSQL', 'title': 'PostgreSQL'},
+        {'const': 'SQLite', 'title': 'SQLite (recommended)'},
+    ]
+    assert schema['properties']['q1']['description'].endswith('Recommended: SQLite')
+    assert schema['properties']['q2']['items']['anyOf'][0] == {'const': 'staging', 'title': 'staging (recommended)'}
+    assert 'default' not in json.dumps(schema)
+
+
+NOTE_REFUSALS = [
+    ({'q1': 'SQLite', 'q2': ['staging'], 'q1_note': 'x' * 2001}, 'the note is 2001 characters long'),
+    ({'q1': 'SQLite', 'q2': ['staging'], 'q1_note': 'a\x1b[2Jb'}, 'the note contains'),
+    ({'q1': 'SQLite', 'q2': ['staging'], 'q2_note': 7}, 'the note is int, not a string'),
+]
+
+
+@pytest.mark.parametrize(('content', 'problem'), NOTE_REFUSALS)
+async def test_a_note_that_breaks_the_rules_is_refused(content: dict[str, Any], problem: str) -> None:
+    async with Client(mcp_servers.server, mode='legacy', elicitation_callback=Person(content)) as client:
+        result = await client.call_tool('plan_noted', {})
+    assert result.is_error
+    assert problem in result.content[0].text  # type: ignore[union-attr]
+    assert '\x1b' not in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_without_notes_a_note_is_refused_as_a_field_the_form_did_not_ask_for() -> None:
+    content = {**ROUND_ONE, 'q1_note': 'sneaked in'}
+    async with Client(mcp_servers.server, mode='legacy', elicitation_callback=Person(content)) as client:
+        result = await client.call_tool('plan', {})
+    assert result.is_error
+    assert "has a field 'q1_note' that the form did not ask for" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_the_answer_says_which_client_it_came_through() -> None:
+    person = Person(NOTED_CONTENT)
+    async with Client(mcp_servers.server, mode='legacy', elicitation_callback=person) as client:
+        result = await client.call_tool('ask_noted', {})
+    data = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert data['answers'][0] == {
+        'header': 'Database',
+        'selected': ['PostgreSQL'],
+        'note': "only after tonight's backup",
+    }
+    assert data['answers'][1]['note'] is None
+    assert data['answered_by'].startswith('mcp-client:')
+
+
+def test_the_typescript_client_is_named_in_answered_by_and_its_note_reaches_the_model(
+    run_node: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
+    command = server_command('stdio')
+    base: dict[str, Any] = {'transport': 'stdio', 'command': command[0], 'args': command[1:]}
+    out = run_node({**base, 'tool': 'ask_noted', 'answers': [{'action': 'accept', 'content': NOTED_CONTENT}]})
+    data = json.loads(out['result']['content'][0]['text'])
+    assert data['answered_by'] == 'mcp-client:ts-test-client'
+    assert data['answers'][0]['note'] == "only after tonight's backup"
+    out = run_node({**base, 'tool': 'plan_noted', 'answers': [{'action': 'accept', 'content': NOTED_CONTENT}]})
+    assert json.loads(out['result']['content'][0]['text'])['result'] == NOTED_RESULT
+
+
+@pytest.mark.parametrize(
+    ('name', 'expected'),
+    [('claude-code', 'mcp-client:claude-code'), (None, None), ('evil\x1b[2J', None), ('x' * 200, None), (7, None)],
+)
+def test_client_answered_by_takes_only_a_name_that_can_be_drawn(name: object, expected: str | None) -> None:
+    from pydantic_ai_ask_user.mcp._answerer import client_answered_by
+
+    assert client_answered_by(name) == expected

@@ -21,9 +21,8 @@ from mcp import Client, StdioServerParameters
 from mcp_support import stop
 from playwright.async_api import async_playwright, expect
 
-from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
 from pydantic_ai_ask_user._capability import INSTRUCTIONS, TOOL_DESCRIPTION
-from pydantic_ai_ask_user._questions import ToolArguments
 
 pytestmark = pytest.mark.anyio
 
@@ -94,15 +93,35 @@ def stdio(*args: str) -> StdioServerParameters:
     return StdioServerParameters(command=COMMAND[0], args=[*COMMAND[1:], *args])
 
 
+def _tool_definition(**options: Any) -> Any:
+    toolset: Any = AskUser(None, **options).get_toolset()
+    return toolset.tools[TOOL_NAME].tool_def
+
+
 @pytest.mark.parametrize('mode', PROTOCOLS)
 async def test_the_tool_has_our_exact_schema_description_and_instructions(mode: str) -> None:
     async with Client(stdio('--web'), mode=mode) as client:
         (tool,) = (await client.list_tools()).tools
         assert tool.name == TOOL_NAME
         assert tool.description == TOOL_DESCRIPTION
-        assert tool.input_schema == ToolArguments.model_json_schema()
+        # Exactly the default tool's schema: `recommended` is not in it, as it is not in AskUser()'s.
+        assert tool.input_schema == _tool_definition().parameters_json_schema
+        assert 'recommended' not in json.dumps(tool.input_schema)
         if mode == 'legacy':
             assert client.instructions == INSTRUCTIONS
+        recommending = {'questions': [{**QUESTIONS['questions'][0], 'recommended': 'SQLite'}]}
+        refused = await client.call_tool(TOOL_NAME, recommending)
+    assert refused.is_error
+    assert "question 'Database' sets recommended, which this tool does not take" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_notes_and_recommended_serve_the_tool_of_askuser_with_those_options() -> None:
+    async with Client(stdio('--web', '--notes', '--recommended'), mode='legacy') as client:
+        (tool,) = (await client.list_tools()).tools
+    definition = _tool_definition(notes=True, recommended_options=True)
+    assert tool.description == definition.description != TOOL_DESCRIPTION
+    assert tool.input_schema == definition.parameters_json_schema
+    assert 'recommended' in json.dumps(tool.input_schema)
 
 
 @pytest.mark.parametrize('mode', PROTOCOLS)
@@ -208,7 +227,7 @@ def test_the_typescript_client_gets_the_answer_over_http(
     finally:
         stop(client)
     data = json.loads(out.strip().splitlines()[-1])
-    assert data['tools'][0]['inputSchema'] == ToolArguments.model_json_schema()
+    assert data['tools'][0]['inputSchema'] == _tool_definition().parameters_json_schema
     assert json.loads(data['result']['content'][0]['text']) == {'Database': ['PostgreSQL']}
 
 

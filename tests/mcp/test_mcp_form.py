@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import time
 from typing import Any
 
 import anyio
@@ -15,7 +16,15 @@ from mcp import Client
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUserRequest, AskUserResponse, CannotAskError
+from pydantic_ai_ask_user import (
+    DECLINED,
+    TIMED_OUT,
+    TOOL_NAME,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    CannotAskError,
+)
 from pydantic_ai_ask_user._cli.arguments import port as _port
 from pydantic_ai_ask_user._cli.arguments import seconds as _seconds
 from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicitation_form
@@ -95,6 +104,38 @@ async def test_the_server_answers_with_what_a_pydantic_ai_model_gets() -> None:
         second = await client.call_tool(TOOL_NAME, arguments)
     assert json.loads(first.content[0].text) == {'Database': ['SQLite'], 'Environments': ['staging', 'production']}  # type: ignore[union-attr]
     assert json.loads(second.content[0].text) == {'Database': ['Duck']}  # type: ignore[union-attr]
+
+
+def test_a_form_has_note_fields_only_for_a_request_that_takes_notes() -> None:
+    assert not any(key.endswith('_note') for key in elicitation_form(REQUEST).schema['properties'])
+    noted = AskUserRequest(questions=REQUEST.questions, notes=True)
+    form = elicitation_form(noted, allow_custom_answers=False)
+    adapter = TypeAdapter[Any](PrimitiveSchemaDefinition)
+    for field in form.schema['properties'].values():
+        adapter.validate_python(field)
+    assert form.schema['required'] == ['q1', 'q2']  # a note is never required
+    response = form.read('accept', {'q1': 'SQLite', 'q1_note': 'for now', 'q2': ['staging'], 'q2_note': '  '})
+    assert [answer.note for answer in response.answers] == ['for now', None]
+
+
+async def test_the_server_with_notes_and_recommendations_takes_them_and_gives_a_deadline() -> None:
+    question = {**json.loads(REQUEST.questions[0].model_dump_json(exclude_none=True)), 'recommended': 'SQLite'}
+    seen: list[AskUserRequest] = []
+
+    def answer(request: AskUserRequest) -> AskUserResponse:
+        seen.append(request)
+        return AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',), note='for now'),))
+
+    server = ask_user_server(ScriptedAnswerer(answer), timeout=600, notes=True, recommended_options=True)
+    before = time.time()
+    async with Client(server) as client:
+        result = await client.call_tool(TOOL_NAME, {'questions': [question]})
+    assert json.loads(result.content[0].text) == {'Database': {'answer': ['SQLite'], 'note': 'for now'}}  # type: ignore[union-attr]
+    (request,) = seen
+    assert request.notes is True
+    assert request.questions[0].recommended == 'SQLite'
+    assert request.deadline is not None
+    assert before + 600 <= request.deadline <= time.time() + 600
 
 
 async def test_the_server_says_declined_timed_out_and_cannot_ask() -> None:

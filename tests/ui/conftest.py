@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, async_playwright
-from ui_support import CHROMIUM, CHROMIUM_ARGS, Served, install_clients, serve
+from ui_support import CHROMIUM, CHROMIUM_ARGS, HERE, Served, install_clients, serve
 
 
 @pytest.fixture(scope='module')
@@ -31,6 +31,12 @@ def ag_ui_app() -> Iterator[Served]:
 def vercel_ai_app() -> Iterator[Served]:
     """`examples/ui/vercel_ai_app.py` under uvicorn, in its own process."""
     yield from serve('vercel_ai_app')
+
+
+@pytest.fixture(scope='module')
+def noted_app() -> Iterator[Served]:
+    """`noted_app.py` (next to this file) under uvicorn: agents with notes and recommended options."""
+    yield from serve('noted_app', HERE)
 
 
 @pytest.fixture(scope='module')

@@ -77,11 +77,11 @@ class Served:
     process: subprocess.Popen[bytes]
 
 
-def serve(module: str) -> Iterator[Served]:
-    """Serve `examples/ui/<module>.py` with uvicorn in its own process until the generator is closed."""
+def serve(module: str, app_dir: Path = EXAMPLES) -> Iterator[Served]:
+    """Serve `<app_dir>/<module>.py` (an example app by default) with uvicorn in its own process until closed."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, '-m', 'uvicorn', f'{module}:app', '--app-dir', str(EXAMPLES), '--port', str(port)],
+        [sys.executable, '-m', 'uvicorn', f'{module}:app', '--app-dir', str(app_dir), '--port', str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

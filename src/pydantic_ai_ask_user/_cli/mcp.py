@@ -52,6 +52,14 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument('--open', action='store_true', help='with --web: open each question in a browser')
     parser.add_argument('--tty', default=DEFAULT_TTY, help='the terminal to ask in (default: %(default)s)')
     parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up on a question after SECONDS')
+    parser.add_argument(
+        '--notes', action='store_true', help='let the person add a note to each answer (as AskUser(notes=True))'
+    )
+    parser.add_argument(
+        '--recommended',
+        action='store_true',
+        help='let the model mark one option per question as recommended (as AskUser(recommended_options=True))',
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
         MCPElicitationAnswerer,
         NoBackChannelAskError,
         can_elicit_directly,
+        client_answered_by,
         run_agent_in_tool,
     )
-    from ._form import CUSTOM_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
+    from ._form import CUSTOM_FIELD_SUFFIX, NOTE_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
     from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
     from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
 
@@ -26,12 +27,14 @@ __all__ = (
     'MCPElicitationAnswerer',
     'run_agent_in_tool',
     'can_elicit_directly',
+    'client_answered_by',
     'NoBackChannelAskError',
     'ClientCannotElicitError',
     'RefusedAnswerError',
     'ElicitationForm',
     'elicitation_form',
     'CUSTOM_FIELD_SUFFIX',
+    'NOTE_FIELD_SUFFIX',
     'elicitation_handler',
     'request_from_form',
     'FormMapping',
@@ -46,12 +49,14 @@ _MODULE_OF = {
     'MCPElicitationAnswerer': '_answerer',
     'run_agent_in_tool': '_answerer',
     'can_elicit_directly': '_answerer',
+    'client_answered_by': '_answerer',
     'NoBackChannelAskError': '_answerer',
     'ClientCannotElicitError': '_answerer',
     'RefusedAnswerError': '_form',
     'ElicitationForm': '_form',
     'elicitation_form': '_form',
     'CUSTOM_FIELD_SUFFIX': '_form',
+    'NOTE_FIELD_SUFFIX': '_form',
     'elicitation_handler': '_handler',
     'request_from_form': '_handler',
     'FormMapping': '_handler',

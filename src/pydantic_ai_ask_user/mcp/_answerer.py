@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,7 +20,8 @@ from .._answers import (
     AskUserRequest,
     AskUserResponse,
     CannotAskError,
-    ask_user_result,
+    check_answered_by,
+    deferred_answer,
 )
 from .._capability import AskUser
 from .._text import printable
@@ -38,6 +39,8 @@ __all__ = (
     'can_elicit_directly',
     'NoBackChannelAskError',
     'ClientCannotElicitError',
+    'client_answered_by',
+    'CLIENT_PREFIX',
 )
 
 
@@ -66,6 +69,23 @@ def can_elicit_directly(protocol_version: str | None) -> bool:
     return protocol_version not in MODERN_PROTOCOL_VERSIONS
 
 
+CLIENT_PREFIX = 'mcp-client:'
+"""What `answered_by` starts with for an answer given through an MCP client: `mcp-client:<client name>`."""
+
+
+def client_answered_by(client_name: object) -> str | None:
+    """`mcp-client:<name>` for the name an MCP client gave in its `initialize` request, or `None`.
+
+    The name is the client's own claim about its software (`clientInfo.name`: "claude-code", "cursor"), not an
+    authenticated person: it says through which client the answer came. `None` when the client sent no name, or
+    one that cannot be drawn on one line (control characters, too long).
+    """
+    if not isinstance(client_name, str):
+        return None
+    answered_by = CLIENT_PREFIX + client_name
+    return answered_by if check_answered_by(answered_by) is None else None
+
+
 @dataclass
 class MCPElicitationAnswerer:
     """An `Answerer` that puts each request to the MCP client of one server request, as one form elicitation.
@@ -76,6 +96,11 @@ class MCPElicitationAnswerer:
     not fit fails the call with a `ValueError` naming the problem. On a 2026-07-28 session the server cannot
     send a request of its own, and this raises `CannotAskError`: use `run_agent_in_tool`, which takes the
     input-required path there.
+
+    A request with `notes` gets an optional note field per question; a recommended option is marked
+    "(recommended)" in its title, never made a default. The response's `answered_by` is
+    `mcp-client:<name>` with the name the client gave in its `initialize` request (`client_answered_by`),
+    or `None` when it gave none: the client's word about its software, not proof of a person.
     """
 
     session: ServerSession
@@ -119,7 +144,10 @@ class MCPElicitationAnswerer:
                 'this MCP session has no back-channel for the server to ask on (protocol 2026-07-28); '
                 'ask with run_agent_in_tool, which returns an input-required result there'
             ) from None
-        return form.read(result.action, result.content)
+        response = form.read(result.action, result.content)
+        params = self.session.client_params
+        answered_by = client_answered_by(params.client_info.name if params is not None else None)
+        return response if answered_by is None else replace(response, answered_by=answered_by)
 
 
 async def run_agent_in_tool(
@@ -129,6 +157,8 @@ async def run_agent_in_tool(
     *,
     deps: Any = None,
     allow_custom_answers: bool = True,
+    notes: bool = False,
+    recommended_options: bool = False,
 ) -> Any:
     """Run `agent` inside an MCP tool call, its `ask_user_question` answered by the MCP client of that call.
 
@@ -138,19 +168,25 @@ async def run_agent_in_tool(
     (`AskUser(answerer=None)`): the result is an `InputRequiredResult` holding one form per question call
     and the run's messages as its `request_state` (sealed by `MCPServer`, which authenticates every echo),
     and the client's retry resumes the run with the answers (`ask_user_result`), as many rounds as it asks.
+    `notes` and `recommended_options` are those of `AskUser`.
     """
+    options: dict[str, Any] = {'notes': notes, 'recommended_options': recommended_options}
     if can_elicit_directly(ctx.protocol_version):
         answerer = MCPElicitationAnswerer.from_context(ctx, allow_custom_answers=allow_custom_answers)
-        result = await agent.run(user_prompt, deps=deps, capabilities=[AskUser(answerer)])
+        result = await agent.run(user_prompt, deps=deps, capabilities=[AskUser(answerer, **options)])
         return result.output
     history = None
     results = None
     if ctx.request_state is not None:
         state = json.loads(ctx.request_state)
         history = ModelMessagesTypeAdapter.validate_python(state['messages'])
-        pending = [AskUserRequest.from_tool_args(args, id=call_id) for call_id, args in state['calls'].items()]
-        results = DeferredToolResults(
-            calls=_answers(pending, ctx.input_responses or {}, allow_custom_answers=allow_custom_answers)
+        pending = [
+            AskUserRequest.from_tool_args(args, id=call_id, notes=notes) for call_id, args in state['calls'].items()
+        ]
+        params = ctx.session.client_params
+        answered_by = client_answered_by(params.client_info.name if params is not None else None)
+        results = _answers(
+            pending, ctx.input_responses or {}, allow_custom_answers=allow_custom_answers, answered_by=answered_by
         )
         user_prompt = None
     output_type: Any = [agent.output_type, DeferredToolRequests]
@@ -160,7 +196,7 @@ async def run_agent_in_tool(
         message_history=history,
         deferred_tool_results=results,
         output_type=output_type,
-        capabilities=[AskUser(None)],
+        capabilities=[AskUser(None, **options)],
     )
     output = result.output
     if not isinstance(output, DeferredToolRequests):
@@ -169,7 +205,7 @@ async def run_agent_in_tool(
     others = [call.tool_name for call in output.calls + output.approvals if call.tool_name != TOOL_NAME]
     if others:
         raise CannotAskError(f'the run deferred calls this tool cannot resume: {printable(", ".join(others))}')
-    requests = [AskUserRequest.from_tool_call(call) for call in output.calls]
+    requests = [AskUserRequest.from_tool_call(call, notes=notes) for call in output.calls]
     state = {
         'messages': ModelMessagesTypeAdapter.dump_python(result.all_messages(), mode='json'),
         'calls': {call.tool_call_id: call.args_as_dict() for call in output.calls},
@@ -186,10 +222,14 @@ def _elicit_request(request: AskUserRequest, allow_custom_answers: bool) -> Elic
 
 
 def _answers(
-    requests: Sequence[AskUserRequest], responses: dict[str, Any], *, allow_custom_answers: bool
-) -> dict[str, Any]:
+    requests: Sequence[AskUserRequest],
+    responses: dict[str, Any],
+    *,
+    allow_custom_answers: bool,
+    answered_by: str | None = None,
+) -> DeferredToolResults:
     """Each pending call's result for the model, from the client's input responses; `ValueError` if one is missing."""
-    results: dict[str, Any] = {}
+    results = DeferredToolResults()
     for request in requests:
         result = responses.get(request.id)
         if not isinstance(result, ElicitResult):
@@ -197,5 +237,6 @@ def _answers(
                 f'the retry carries no elicitation result for the question call {printable(request.id)}'
             )
         form = elicitation_form(request, allow_custom_answers=allow_custom_answers)
-        results[request.id] = ask_user_result(request, form.read(result.action, result.content))
+        response = replace(form.read(result.action, result.content), answered_by=answered_by)
+        results.update(deferred_answer(request, response))
     return results

@@ -44,7 +44,7 @@ async def _serve(args: argparse.Namespace) -> int:
         raise CannotAskError(f"{error}; install the mcp extra: pip install 'pydantic-ai-ask-user[mcp]'") from None
 
     async with _answerer(args) as answerer:
-        server = ask_user_server(answerer, timeout=args.timeout)
+        server = ask_user_server(answerer, timeout=args.timeout, notes=args.notes, recommended_options=args.recommended)
         if args.http:
             await _serve_http(server, args)
         else:

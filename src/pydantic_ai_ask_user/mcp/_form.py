@@ -8,14 +8,27 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserAnswer, AskUserRequest, AskUserResponse, check_response
+from .._answers import (
+    MAX_CUSTOM_ANSWER_LENGTH,
+    MAX_NOTE_LENGTH,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    check_response,
+)
 from .._questions import Question
 from .._text import is_blank, printable
 
-__all__ = ('ElicitationForm', 'elicitation_form', 'CUSTOM_FIELD_SUFFIX', 'RefusedAnswerError')
+__all__ = ('ElicitationForm', 'elicitation_form', 'CUSTOM_FIELD_SUFFIX', 'NOTE_FIELD_SUFFIX', 'RefusedAnswerError')
 
 CUSTOM_FIELD_SUFFIX = '_own'
 """The suffix of the optional string field that carries a question's answer in the person's own words."""
+
+NOTE_FIELD_SUFFIX = '_note'
+"""The suffix of the optional string field that carries a note to a question's answer (a request with `notes`)."""
+
+RECOMMENDED_MARK = ' (recommended)'
+"""Added to the title of the option the model recommends; the option's value (`const`) stays its label."""
 
 
 class RefusedAnswerError(ToolError, ValueError):
@@ -34,7 +47,13 @@ def _describe(question: Question) -> str:
     """The question text, then each option that has a description, as `label: description` lines."""
     lines = [question.question]
     lines.extend(f'{option.label}: {option.description}' for option in question.options if option.description)
+    if question.recommended is not None:
+        lines.append(f'Recommended: {question.recommended}')
     return '\n'.join(lines)
+
+
+def _title(question: Question, label: str) -> str:
+    return label + RECOMMENDED_MARK if label == question.recommended else label
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,10 @@ class ElicitationForm:
     description has no slot of its own in the schema, so it goes into the field's description. When custom
     answers are allowed, each question gets an optional string field `q1_own`, ... for the person's own words,
     and the choice fields are optional too (one or the other is checked when the form comes back).
+
+    A request with `notes` gives each question an optional string field `q1_note`, ... whose text becomes
+    the answer's `note`. The option the model recommends has `(recommended)` after its title, and the field's
+    description says which it is; the schema sets no `default`, which a client could submit without the person.
     """
 
     request: AskUserRequest
@@ -108,20 +131,30 @@ class ElicitationForm:
                 f'{where}: the own answer has {len(own)} characters, more than the {self.max_custom_answer_length} '
                 'the form allows'
             )
+        note = self._note(where, content.get(key + NOTE_FIELD_SUFFIX) if self.request.notes else None)
         if own is not None:
             if choice is not None:
                 raise RefusedAnswerError(f'{where}: both an option and an own answer were given; give one or the other')
-            return AskUserAnswer(header=question.header, custom_answer=own)
+            return AskUserAnswer(header=question.header, custom_answer=own, note=note)
         if choice is None:
             raise RefusedAnswerError(f'{where}: nothing was picked')
         if question.multi_select:
             if not isinstance(choice, list) or not all(isinstance(item, str) for item in choice):  # pyright: ignore[reportUnknownVariableType]
                 got = type(choice).__name__  # pyright: ignore[reportUnknownArgumentType]
                 raise RefusedAnswerError(f'{where}: expected a list of option labels, got {got}')
-            return AskUserAnswer(header=question.header, selected=tuple(choice))  # pyright: ignore[reportUnknownArgumentType]
+            return AskUserAnswer(header=question.header, selected=tuple(choice), note=note)  # pyright: ignore[reportUnknownArgumentType]
         if not isinstance(choice, str):
             raise RefusedAnswerError(f'{where}: expected one option label, got {type(choice).__name__}')
-        return AskUserAnswer(header=question.header, selected=(choice,))
+        return AskUserAnswer(header=question.header, selected=(choice,), note=note)
+
+    @staticmethod
+    def _note(where: str, note: object) -> str | None:
+        """The note of one answer, or `None` for an untouched field; its rules are checked by `check_response`."""
+        if note is None:
+            return None
+        if not isinstance(note, str):
+            raise RefusedAnswerError(f'{where}: the note is {type(note).__name__}, not a string')
+        return None if is_blank(note) else note  # an untouched optional text field comes back as ''
 
 
 def elicitation_form(
@@ -140,7 +173,7 @@ def elicitation_form(
     required: list[str] = []
     for index, question in enumerate(request.questions):
         key = _choice_key(index)
-        choices = [{'const': option.label, 'title': option.label} for option in question.options]
+        choices = [{'const': option.label, 'title': _title(question, option.label)} for option in question.options]
         field: dict[str, Any]
         if question.multi_select:
             field = {
@@ -163,6 +196,13 @@ def elicitation_form(
             }
         else:
             required.append(key)
+        if request.notes:
+            properties[key + NOTE_FIELD_SUFFIX] = {
+                'type': 'string',
+                'title': f'{question.header}: note',
+                'description': 'Optional: add a note to your answer, such as a condition or a reason.',
+                'maxLength': MAX_NOTE_LENGTH,
+            }
     schema: dict[str, Any] = {'type': 'object', 'properties': properties}
     if required:
         schema['required'] = required

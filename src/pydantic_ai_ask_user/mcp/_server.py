@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anyio
@@ -28,8 +29,7 @@ from .._answers import (
     ask_user_result,
     format_validation_error,
 )
-from .._capability import INSTRUCTIONS, TOOL_DESCRIPTION
-from .._questions import ToolArguments
+from .._capability import INSTRUCTIONS, AskUser
 from .._text import printable
 
 __all__ = ('ask_user_server', 'TOOL_INPUT_SCHEMA', 'SERVER_NAME')
@@ -37,30 +37,51 @@ __all__ = ('ask_user_server', 'TOOL_INPUT_SCHEMA', 'SERVER_NAME')
 SERVER_NAME = 'ask-user'
 """The name the server gives itself; hosts show it next to the tool."""
 
-TOOL_INPUT_SCHEMA: dict[str, Any] = ToolArguments.model_json_schema()
-"""The input schema of the MCP tool: the arguments `AskUser` validates, exactly."""
+
+def _ask_user_tool(*, notes: bool, recommended_options: bool) -> Any:
+    """`AskUser`'s own `ask_user_question` tool with these options: its schema, description and validator."""
+    toolset: Any = AskUser(None, notes=notes, recommended_options=recommended_options).get_toolset()
+    return toolset.tools[TOOL_NAME]
+
+
+TOOL_INPUT_SCHEMA: dict[str, Any] = _ask_user_tool(
+    notes=False, recommended_options=False
+).tool_def.parameters_json_schema
+"""The input schema of the MCP tool with every option off: exactly the schema of `AskUser()`'s tool."""
 
 
 def _text(text: str, *, error: bool = False) -> CallToolResult:
     return CallToolResult(content=[TextContent(type='text', text=text)], is_error=error)
 
 
-def ask_user_server(answerer: Answerer, *, timeout: float | None = None, name: str = SERVER_NAME) -> Server[Any]:
+def ask_user_server(
+    answerer: Answerer,
+    *,
+    timeout: float | None = None,
+    name: str = SERVER_NAME,
+    notes: bool = False,
+    recommended_options: bool = False,
+) -> Server[Any]:
     """An MCP server with one tool, `ask_user_question`, whose questions `answerer` puts to a person.
 
-    The tool takes exactly the arguments of `AskUser`'s tool (`TOOL_INPUT_SCHEMA`) with the same
-    description, and the server carries the same instructions. Arguments that break a rule get a tool
+    The tool is `AskUser`'s own, with the same options: the same input schema (`TOOL_INPUT_SCHEMA` with every
+    option off), description and validation, and the server carries the same instructions. `notes=True` lets
+    the person add a note to each answer and `recommended_options=True` lets the model recommend an option,
+    as with `AskUser`; with a `timeout`, each request carries its `deadline`. Arguments that break a rule get a tool
     error listing each problem (`questions.0.header: ...`), for the host's model to fix and call again.
     The result is what a Pydantic AI model gets (`ask_user_result`): a JSON object mapping each header to
     the labels picked (or the one answer typed instead), or the `DECLINED` or `TIMED_OUT` sentence. When
     the answerer cannot reach a person (`CannotAskError`), the call fails with that reason.
     Serve it with `run_stdio` or `streamable_http_app` (see `ask-user mcp`).
     """
+    ask_user_tool = _ask_user_tool(notes=notes, recommended_options=recommended_options)
+    definition = ask_user_tool.tool_def
+    validator = ask_user_tool.function_schema.validator
     tool = Tool(
         name=TOOL_NAME,
         title='Ask the user',
-        description=TOOL_DESCRIPTION,
-        input_schema=TOOL_INPUT_SCHEMA,
+        description=definition.description,
+        input_schema=definition.parameters_json_schema,
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False),
     )
 
@@ -71,10 +92,13 @@ def ask_user_server(answerer: Answerer, *, timeout: float | None = None, name: s
         if params.name != TOOL_NAME:
             return _text(f'Unknown tool {printable(repr(params.name))}; this server has only {TOOL_NAME}.', error=True)
         try:
-            request = AskUserRequest.from_tool_args(params.arguments or {})
+            # The tool's own validator: with recommended_options off, a call that recommends is refused as there.
+            arguments = validator.validate_python(params.arguments or {})
         except ValidationError as error:
             problems = '\n'.join(f'- {printable(line)}' for line in format_validation_error(error))
             return _text(f'Invalid arguments for {TOOL_NAME}; fix them and call it again:\n{problems}', error=True)
+        deadline = None if timeout is None else time.time() + timeout
+        request = AskUserRequest(questions=arguments['questions'], notes=notes, deadline=deadline)
         try:
             with anyio.move_on_after(timeout):
                 response = await answerer(request)

@@ -11,12 +11,13 @@
 from ._conformance import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 from ._model import DEFAULT_QUESTION, asking_model
 from ._persona import PersonaAnswerer
-from ._scripted import DECLINE, Custom, Reply, ScriptedAnswerer
+from ._scripted import DECLINE, Custom, Reply, ScriptedAnswerer, WithNote
 
 __all__ = (
     'ScriptedAnswerer',
     'PersonaAnswerer',
     'Custom',
+    'WithNote',
     'DECLINE',
     'Reply',
     'Driver',

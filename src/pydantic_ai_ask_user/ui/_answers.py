@@ -9,6 +9,11 @@ person's own words. So every tool result for `ask_user_question` a client sends 
 a pending question as much as one replayed from an earlier turn, is read with `read_response` against
 the call it answers and turned into the model's shape here, and every result the server shows a
 client (streamed, or dumped for a reload) is turned back into the response shape.
+
+Notes: a call is rebuilt with the `notes` of the agent's `AskUser` (the adapters find it), so a note in the
+client's answer is taken only when `AskUser(notes=True)`, and refused otherwise. Who answered: the
+`answered_by` a client puts in its answer is a claim anyone can write; it never reaches the model, and it
+reaches `DeferredToolResults.answered_by` only through the adapter's `answered_by` hook, which decides.
 """
 
 from __future__ import annotations
@@ -41,10 +46,12 @@ __all__ = (
     'question_calls',
     'request_for',
     'checked_answer',
+    'checked_response',
     'check_client_messages',
     'answer_for_client',
     'with_client_answers',
     'requested_payload',
+    'request_extras',
     'answered_payload',
 )
 
@@ -67,10 +74,10 @@ def question_calls(*histories: Iterable[ModelMessage]) -> dict[str, ToolCallPart
     return calls
 
 
-def request_for(call: ToolCallPart) -> AskUserRequest:
+def request_for(call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
     """The request of `call`, or `UserError`: a call the tool itself refused has no question to answer."""
     try:
-        return AskUserRequest.from_tool_call(call)
+        return AskUserRequest.from_tool_call(call, notes=notes)
     except ValueError:
         raise UserError(
             f'tool call {printable(call.tool_call_id)!r} to {TOOL_NAME} holds no valid question, so it has no answer'
@@ -85,9 +92,18 @@ def checked_answer(request: AskUserRequest, data: Any) -> AnswerResult:
     it says nothing on the person's behalf. Anything else that does not fit is a `UserError` naming
     the question and the problem, which the adapters send to the client as the protocol's error event.
     """
+    response = checked_response(request, data)
+    return TIMED_OUT if response is None else ask_user_result(request, response)
+
+
+def checked_response(request: AskUserRequest, data: Any) -> AskUserResponse | None:
+    """The response in `data`, checked against `request` as `checked_answer` does; `None` for the `TIMED_OUT` sentence.
+
+    Its `answered_by` is whatever the client wrote: a claim, for the adapter's `answered_by` hook to judge.
+    """
     if isinstance(data, str):
         if data == TIMED_OUT:
-            return TIMED_OUT
+            return None
         try:
             data = json.loads(data)
         except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser can follow
@@ -96,26 +112,28 @@ def checked_answer(request: AskUserRequest, data: Any) -> AnswerResult:
                 '{"answers": [{"header": ..., "selected": [...]}], "cancelled": false}'
             ) from None
     try:
-        response = read_response(request, data)
+        return read_response(request, data)
     except ValueError as error:
         raise UserError(
             f'the answer to {TOOL_NAME} call {printable(request.id)!r} was refused: {printable(str(error))}'
         ) from None
-    return ask_user_result(request, response)
 
 
-def check_client_messages(messages: Sequence[ModelMessage], held: Sequence[ModelMessage]) -> list[ModelMessage]:
+def check_client_messages(
+    messages: Sequence[ModelMessage], held: Sequence[ModelMessage], *, notes: bool = False
+) -> list[ModelMessage]:
     """`messages` with every `ask_user_question` result a client sent checked and turned into the model's shape.
 
     The call each result answers is looked up in `held` (the server's history) first, then in
     `messages`. A result for a call neither holds is refused too: nothing says what it answers.
+    `notes` is `AskUser.notes`: without it, an answer with a note is refused.
     """
     calls = question_calls(held, messages)
     checked: list[ModelMessage] = []
     for message in messages:
         if isinstance(message, ModelRequest) and any(_answers_a_question(part, calls) for part in message.parts):
             parts = [
-                replace(part, tool_name=TOOL_NAME, content=_checked_return(part, calls))
+                replace(part, tool_name=TOOL_NAME, content=_checked_return(part, calls, notes))
                 if _answers_a_question(part, calls)
                 else part
                 for part in message.parts
@@ -135,14 +153,14 @@ def _answers_a_question(part: object, calls: dict[str, ToolCallPart]) -> bool:
     return isinstance(part, ToolReturnPart) and (part.tool_name == TOOL_NAME or part.tool_call_id in calls)
 
 
-def _checked_return(part: Any, calls: dict[str, ToolCallPart]) -> AnswerResult:
+def _checked_return(part: Any, calls: dict[str, ToolCallPart], notes: bool) -> AnswerResult:
     assert isinstance(part, ToolReturnPart)
     call = calls.get(part.tool_call_id)
     if call is None:
         raise UserError(
             f'an answer to {TOOL_NAME} call {printable(part.tool_call_id)!r}, which this conversation does not hold'
         )
-    return checked_answer(request_for(call), part.content)
+    return checked_answer(request_for(call, notes=notes), part.content)
 
 
 def answer_for_client(request: AskUserRequest, content: Any) -> Any:
@@ -150,7 +168,8 @@ def answer_for_client(request: AskUserRequest, content: Any) -> Any:
 
     `DECLINED` becomes a cancelled response; `TIMED_OUT` and anything this cannot read stay as they
     are. Only server-made results come through here, so a value that is one of the question's labels
-    is read as picked, anything else as the person's own words.
+    is read as picked, anything else as the person's own words. An answer with a note
+    (`{"answer": [...], "note": "..."}`, with `AskUser(notes=True)`) keeps its note.
     """
     if content == DECLINED:
         return response_to_json(AskUserResponse(cancelled=True))
@@ -160,6 +179,12 @@ def answer_for_client(request: AskUserRequest, content: Any) -> Any:
     answers: list[AskUserAnswer] = []
     for question in request.questions:
         values: Any = by_header.get(question.header)
+        note: Any = None
+        if isinstance(values, dict):
+            noted = cast(dict[str, Any], values)
+            values, note = noted.get('answer'), noted.get('note')
+            if set(noted) != {'answer', 'note'} or not isinstance(note, str):
+                return by_header
         if not isinstance(values, list):
             return by_header
         picked = cast(list[Any], values)
@@ -167,9 +192,9 @@ def answer_for_client(request: AskUserRequest, content: Any) -> Any:
             return by_header
         labels = {option.label for option in question.options}
         if len(picked) == 1 and picked[0] not in labels:
-            answers.append(AskUserAnswer(header=question.header, custom_answer=picked[0]))
+            answers.append(AskUserAnswer(header=question.header, custom_answer=picked[0], note=note))
         else:
-            answers.append(AskUserAnswer(header=question.header, selected=tuple(picked)))
+            answers.append(AskUserAnswer(header=question.header, selected=tuple(picked), note=note))
     return response_to_json(AskUserResponse(answers=tuple(answers)))
 
 
@@ -196,8 +221,26 @@ def _shown_return(part: Any, calls: dict[str, ToolCallPart]) -> Any:
 
 
 def requested_payload(event: AskUserRequestedEvent) -> dict[str, Any]:
-    """The JSON a page gets for a new question: the tool call id and the questions as the model wrote them."""
-    return {'toolCallId': event.request.id, 'questions': questions_to_json(event.request)}
+    """The JSON a page gets for a new question: the tool call id and the questions as the model wrote them.
+
+    Plus `notes: true` when the person may add a note to each answer, and `deadline` (a Unix timestamp in
+    seconds) when the wait runs out, for a countdown: each only when set.
+    """
+    return {
+        'toolCallId': event.request.id,
+        'questions': questions_to_json(event.request),
+        **request_extras(event.request),
+    }
+
+
+def request_extras(request: AskUserRequest) -> dict[str, Any]:
+    """What a page needs besides the questions: `{"notes": true}` when `request` takes notes, `{"deadline": ...}`."""
+    extras: dict[str, Any] = {}
+    if request.notes:
+        extras['notes'] = True
+    if request.deadline is not None:
+        extras['deadline'] = request.deadline
+    return extras
 
 
 def answered_payload(event: AskUserAnsweredEvent) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 `QuestionEventStream` and `QuestionAdapter` sit between Pydantic AI's generic `UIEventStream` /
 `UIAdapter` and a protocol's own class in the method order (`class X(QuestionAdapter[...], AGUIAdapter[...])`),
 so each `super()` call here reaches the protocol's behaviour. They add only `init=False` fields, so a
-subclass takes exactly the arguments of the protocol's class.
+subclass takes the arguments of the protocol's class (and the keyword-only options it adds itself).
+
+Whether answers may carry notes is the `notes` of the `AskUser` the run uses: the adapter finds it among
+the agent's capabilities and those passed for the run (`dispatch_request(..., capabilities=[...])`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
@@ -22,6 +25,7 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.ui import UIAdapter, UIEventStream
 
 from .._answers import TOOL_NAME, AskUserRequest
+from .._capability import AskUser
 from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._answers import answer_for_client, check_client_messages, question_calls
 
@@ -38,6 +42,16 @@ class QuestionEventStream(UIEventStream[RunInputT, EventT, AgentDepsT, OutputDat
 
     _calls: dict[str, ToolCallPart] = field(default_factory=dict[str, ToolCallPart], init=False, repr=False)
 
+    _requests: dict[str, AskUserRequest] = field(default_factory=dict[str, AskUserRequest], init=False, repr=False)
+    """Each request this run asked, by id, as `AskUserRequestedEvent` carried it: with its `notes` and `deadline`."""
+
+    _notes: bool = field(default=False, init=False, repr=False)
+    """The `notes` of the run's `AskUser`, for a call whose requested event this stream did not see."""
+
+    def request(self, call: ToolCallPart) -> AskUserRequest:
+        """The request of `call`: as the run asked it when this stream saw it asked, else rebuilt from the call."""
+        return self._requests.get(call.tool_call_id) or AskUserRequest.from_tool_call(call, notes=self._notes)
+
     @abstractmethod
     def requested_event(self, event: AskUserRequestedEvent) -> EventT:
         """The protocol's event for a new question."""
@@ -49,6 +63,7 @@ class QuestionEventStream(UIEventStream[RunInputT, EventT, AgentDepsT, OutputDat
     async def handle_capability_event(self, event: CapabilityEvent) -> AsyncIterator[EventT]:
         """`AskUserRequestedEvent` / `AskUserAnsweredEvent` as the protocol's events carrying the tool call id."""
         if isinstance(event, AskUserRequestedEvent):
+            self._requests[event.request.id] = event.request
             yield self.requested_event(event)
         elif isinstance(event, AskUserAnsweredEvent):
             yield self.answered_event(event)
@@ -68,7 +83,7 @@ class QuestionEventStream(UIEventStream[RunInputT, EventT, AgentDepsT, OutputDat
         part = event.part
         if part.tool_name == TOOL_NAME and (call := self._calls.get(part.tool_call_id)) is not None:
             try:
-                request = AskUserRequest.from_tool_call(call)
+                request = self.request(call)
             except ValueError:
                 pass
             else:
@@ -83,6 +98,29 @@ class QuestionAdapter(UIAdapter[RunInputT, MessageT, EventT, AgentDepsT, OutputD
 
     _held_history: list[ModelMessage] = field(default_factory=list[ModelMessage], init=False, repr=False)
 
+    _run_capabilities: list[Any] = field(default_factory=list[Any], init=False, repr=False)
+
+    def ask_user(self) -> AskUser[Any] | None:
+        """The `AskUser` of the run: among the capabilities passed for it, else among the agent's; `None` if none."""
+        found: list[AskUser[Any]] = []
+
+        def collect(capability: Any) -> None:
+            if isinstance(capability, AskUser):
+                found.append(cast(AskUser[Any], capability))
+
+        for capability in self._run_capabilities:
+            capability.apply(collect)
+        root = getattr(self.agent, 'root_capability', None)
+        if root is not None:
+            root.apply(collect)
+        return found[0] if found else None
+
+    @property
+    def notes(self) -> bool:
+        """Whether an answer may carry a note: the `notes` of the run's `AskUser` (`False` without one)."""
+        ask_user = self.ask_user()
+        return ask_user is not None and ask_user.notes
+
     def question_calls(self) -> dict[str, ToolCallPart]:
         """The `ask_user_question` calls an answer may be for: the held `message_history` first, then the client's."""
         return question_calls(self._held_history, self.messages)
@@ -93,16 +131,18 @@ class QuestionAdapter(UIAdapter[RunInputT, MessageT, EventT, AgentDepsT, OutputD
         """`stream`, told of the calls already made, so their results reach the client in the response JSON shape."""
         with suppress(UserError):  # unreadable messages: the run reports it as the protocol's error when it reads them
             stream._calls.update(self.question_calls())  # pyright: ignore[reportPrivateUsage]
+        stream._notes = self.notes  # pyright: ignore[reportPrivateUsage]
         return stream
 
     def run_stream_native(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """As the protocol adapter's `run_stream_native`; answered calls are looked up in `message_history` first."""
         self._held_history = list(kwargs.get('message_history') or ())
+        self._run_capabilities = list(kwargs.get('capabilities') or ())
         return super().run_stream_native(*args, **kwargs)
 
     def sanitize_messages(
         self, messages: Sequence[ModelMessage], *, deferred_tool_results: DeferredToolResults | None = None
     ) -> list[ModelMessage]:
         """Pydantic AI's sanitizing, once each `ask_user_question` result from the client is checked (`UserError`)."""
-        checked = check_client_messages(messages, self._held_history)
+        checked = check_client_messages(messages, self._held_history, notes=self.notes)
         return super().sanitize_messages(checked, deferred_tool_results=deferred_tool_results)

@@ -8,12 +8,20 @@ AskUser's two events reach the page as `CUSTOM` events.
 """
 
 from .._answers import ANSWERED_EVENT_NAME, REQUESTED_EVENT_NAME
-from ._adapter import INTERRUPT_PREFIX, INTERRUPT_REASON, AskUserAGUIAdapter, AskUserAGUIEventStream, question_interrupt
+from ._adapter import (
+    INTERRUPT_PREFIX,
+    INTERRUPT_REASON,
+    AnsweredBy,
+    AskUserAGUIAdapter,
+    AskUserAGUIEventStream,
+    question_interrupt,
+)
 
 __all__ = (
     'AskUserAGUIAdapter',
     'AskUserAGUIEventStream',
     'question_interrupt',
+    'AnsweredBy',
     'INTERRUPT_PREFIX',
     'INTERRUPT_REASON',
     'REQUESTED_EVENT_NAME',

@@ -13,6 +13,13 @@ Decisions, and why:
   before the agent runs: it never reaches the model.
 - A `ToolMessage` answering `ask_user_question` (the CopilotKit pattern, or a replayed history) is
   held to the same rule in `sanitize_messages`, the one step every client message goes through.
+- Notes and time: the interrupt's `metadata` has `notes: true` when the person may add a note to each
+  answer (`AskUser(notes=True)`; the answer then carries `note`), and `deadline` (a Unix timestamp in
+  seconds) when the wait runs out; each only when set. A note is refused unless the `AskUser` takes notes.
+- Who answered: an `answered_by` in the client's payload is the client's claim. It never reaches the
+  model, and it reaches `DeferredToolResults.answered_by` only through the adapter's `answered_by` hook
+  (`answered_by=lambda request, response: ...`), which the app writes with what it knows (its session
+  user) and which may return the claim (`response.answered_by`) if it trusts the client. No hook: dropped.
 - `AskUserRequestedEvent` and `AskUserAnsweredEvent` become `CUSTOM` events named
   `ask_user_requested` / `ask_user_answered`, carrying `toolCallId`, so a page tied to the tool call
   can show and clear the question in live mode (an `AskUser` with an answerer).
@@ -25,9 +32,9 @@ the client's messages, which `@ag-ui/client` always sends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from copy import deepcopy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Final
 
@@ -50,7 +57,14 @@ from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.ui import UIEventStream
 from pydantic_ai.ui.ag_ui import AGUIAdapter, AGUIEventStream
 
-from ..._answers import DECLINED, TOOL_NAME, AskUserRequest
+from ..._answers import (
+    TIMED_OUT,
+    TOOL_NAME,
+    AskUserRequest,
+    AskUserResponse,
+    check_answered_by,
+    deferred_answer,
+)
 from ..._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ..._json import RESPONSE_JSON_SCHEMA, questions_to_json
 from ..._text import printable
@@ -58,14 +72,28 @@ from .._answers import (
     ANSWERED_EVENT_NAME,
     REQUESTED_EVENT_NAME,
     answered_payload,
-    checked_answer,
+    checked_response,
+    request_extras,
     request_for,
     requested_payload,
     with_client_answers,
 )
 from .._base import QuestionAdapter, QuestionEventStream
 
-__all__ = ('AskUserAGUIAdapter', 'AskUserAGUIEventStream', 'INTERRUPT_PREFIX', 'INTERRUPT_REASON', 'question_interrupt')
+__all__ = (
+    'AskUserAGUIAdapter',
+    'AskUserAGUIEventStream',
+    'INTERRUPT_PREFIX',
+    'INTERRUPT_REASON',
+    'question_interrupt',
+    'AnsweredBy',
+)
+
+AnsweredBy = Callable[[AskUserRequest, AskUserResponse], 'str | None']
+"""The adapter's `answered_by` hook: who answered `request`, given the client's checked `response`; `None`: unknown.
+
+`response.answered_by` is what the client claimed (or `None`); return it only if the app trusts the client.
+"""
 
 INTERRUPT_PREFIX: Final = 'ask-user-'
 """The prefix of a question interrupt's id; the rest is the tool call id."""
@@ -75,7 +103,11 @@ INTERRUPT_REASON: Final = 'input_required'
 
 
 def question_interrupt(request: AskUserRequest) -> Interrupt:
-    """The AG-UI interrupt for a pending question: questions in `metadata`, the answer's schema in `responseSchema`."""
+    """The AG-UI interrupt for a pending question: questions in `metadata`, the answer's schema in `responseSchema`.
+
+    `metadata` also has `notes: true` when the answer may carry a note per question, and `deadline` (a Unix
+    timestamp in seconds) when the wait runs out, each only when set.
+    """
     return Interrupt(
         id=f'{INTERRUPT_PREFIX}{request.id}',
         reason=INTERRUPT_REASON,
@@ -83,7 +115,7 @@ def question_interrupt(request: AskUserRequest) -> Interrupt:
         message='\n'.join(question.question for question in request.questions),
         # A copy per interrupt: a consumer that edits one schema must not edit every other.
         response_schema=deepcopy(RESPONSE_JSON_SCHEMA),
-        metadata={'questions': questions_to_json(request)},
+        metadata={'questions': questions_to_json(request), **request_extras(request)},
     )
 
 
@@ -129,7 +161,7 @@ class AskUserAGUIEventStream(
         interrupts: list[Interrupt] = []
         for call in deferred.calls:
             if call.tool_name == TOOL_NAME and deferred.kind(call.tool_call_id) == 'question':
-                interrupts.append(question_interrupt(AskUserRequest.from_tool_call(call)))
+                interrupts.append(question_interrupt(self.request(call)))
         return interrupts
 
 
@@ -139,7 +171,17 @@ class AskUserAGUIAdapter(
 ):
     """`AGUIAdapter` for an agent with `AskUser`: questions as interrupts, each answer checked before the model sees it.
 
-    Use it exactly like `AGUIAdapter` (`AskUserAGUIAdapter.dispatch_request(request, agent=agent)`).
+    Use it exactly like `AGUIAdapter` (`AskUserAGUIAdapter.dispatch_request(request, agent=agent)`), with one
+    more keyword option, `answered_by` (see `AnsweredBy`): who answered each question a resume entry answers,
+    for `DeferredToolResults.answered_by`.
+    """
+
+    answered_by: AnsweredBy | None = field(default=None, kw_only=True)
+    """Names who answered each question answered by a resume entry; without it, the client's claim is dropped.
+
+    Pass it to `dispatch_request` / `from_request` like the other options. What it returns must pass
+    `check_answered_by` (a `UserError` otherwise). An answer sent as a `ToolMessage` goes into the history,
+    which has no `answered_by`.
     """
 
     def build_event_stream(self) -> UIEventStream[Any, BaseEvent, AgentDepsT, OutputDataT]:
@@ -181,11 +223,18 @@ class AskUserAGUIAdapter(
                 raise UserError(
                     f'resume entry {printable(entry.interrupt_id)!r} answers a question this conversation does not hold'
                 )
-            request = request_for(call)
+            request = request_for(call, notes=self.notes)
             if entry.status == 'cancelled':
-                results.calls[tool_call_id] = DECLINED
+                response: AskUserResponse | None = AskUserResponse(cancelled=True)
             else:
-                results.calls[tool_call_id] = checked_answer(request, entry.payload)
+                response = checked_response(request, entry.payload)
+            if response is None:
+                results.calls[tool_call_id] = TIMED_OUT
+                continue
+            answered_by = None if self.answered_by is None else self.answered_by(request, response)
+            if answered_by is not None and (problem := check_answered_by(answered_by)) is not None:
+                raise UserError(f'the answered_by hook named who answered {printable(tool_call_id)!r}, but {problem}')
+            results.update(deferred_answer(request, replace(response, answered_by=answered_by)))
         return results
 
     @classmethod

@@ -16,7 +16,13 @@ Decisions, and why:
 - Results the server streams (`tool-output-available`) or dumps are in the response JSON shape too,
   so a client sends back exactly what it was shown.
 - `AskUserRequestedEvent` and `AskUserAnsweredEvent` become `data-ask-user-requested` and
-  `data-ask-user-answered` parts whose `id` is the tool call id.
+  `data-ask-user-answered` parts whose `id` is the tool call id. The requested part's data has
+  `notes: true` when the person may add a note to each answer (`AskUser(notes=True)`) and `deadline`
+  (a Unix timestamp in seconds) when the wait runs out, each only when set: the tool part's `input`
+  is the model's arguments, and has neither.
+- A note in the output is taken only when the `AskUser` takes notes, and refused otherwise.
+- Who answered: an `answered_by` in the output is the client's claim. The answer is a tool output
+  in the history, which has no `answered_by`; the claim reaches neither the model nor the run.
 """
 
 from __future__ import annotations
