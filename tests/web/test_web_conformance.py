@@ -30,9 +30,15 @@ def http_driver(client: httpx.AsyncClient) -> Driver:
         else:
             body = {
                 'answers': [
-                    {'header': a.header, 'custom_answer': a.custom_answer}
-                    if a.custom_answer is not None
-                    else {'header': a.header, 'selected': list(a.selected)}
+                    {
+                        'header': a.header,
+                        **(
+                            {'custom_answer': a.custom_answer}
+                            if a.custom_answer is not None
+                            else {'selected': list(a.selected)}
+                        ),
+                        **({'note': a.note} if a.note is not None else {}),
+                    }
                     for a in response.answers
                 ]
             }
@@ -72,9 +78,11 @@ def browser_driver(tab: Tab, web: WebAnswerer, live: str) -> Driver:
                 index = next(i for i, q in enumerate(request.questions) if q.header == answer.header)
                 fieldset = page.locator(f'#q{index}')
                 if answer.custom_answer is not None:
-                    await fieldset.locator('textarea').fill(answer.custom_answer)
+                    await fieldset.locator(f'#q{index}-custom').fill(answer.custom_answer)
                 for label in answer.selected:
                     await fieldset.get_by_label(label, exact=True).check()
+                if answer.note is not None:
+                    await fieldset.locator(f'#q{index}-note').fill(answer.note)
             await page.get_by_role('button', name='Submit').click()
         await expect(page.locator('#confirmation')).to_be_visible()
 
