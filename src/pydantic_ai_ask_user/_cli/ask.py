@@ -48,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
     parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
     parser.add_argument('--open', action='store_true', help='with --web: open the page in a browser')
+    parser.add_argument('--bell', action='store_true', help='in the terminal: ring the bell when the question opens')
+    parser.add_argument(
+        '--notify-desktop',
+        action='store_true',
+        help='in the terminal: a desktop notification when the question opens (OSC 9 and OSC 777)',
+    )
 
 
 def read_request(file: str) -> AskUserRequest | list[str]:
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             _say(problem)
         return EXIT_INVALID
     try:
-        opener = _web_opener(args) if args.web else _terminal_opener()
+        opener = _web_opener(args) if args.web else _terminal_opener(args)
     except ImportError as error:
         from .install import install_hint
 
@@ -89,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
     return anyio.run(ask_and_print, request, opener, args.timeout)
 
 
-def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
+def _terminal_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
     from .terminal_answerer import open_terminal_answerer
 
-    return open_terminal_answerer
+    return lambda: open_terminal_answerer(bell=args.bell, desktop_notification=args.notify_desktop)
 
 
 def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
