@@ -616,7 +616,7 @@ class Menu(RenamedCustomOptions):
             line.append(('class:typed', after))
             rows.append(line)
         counter = self._('{count}/{limit} characters').format(count=len(text), limit=limit)
-        rows.append([('class:counter', ' ' * _INDENT + counter)])
+        rows.extend([('class:counter', ' ' * _INDENT + row)] for row in wrap(counter, width - _INDENT))
         return rows
 
     @staticmethod
