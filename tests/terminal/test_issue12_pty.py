@@ -3,9 +3,14 @@ who answered, and the menu in Korean."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,7 +27,7 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 
 from ._pty_pair import PtyPair
-from ._screen import ESC, UP, Screen, paste
+from ._screen import ASK_USER, ESC, UP, Screen, paste
 from .test_cli_pty import ONE, ask, outcome
 
 pytestmark = pytest.mark.pty
@@ -319,3 +324,27 @@ def test_ask_user_ask_rings_and_notifies_only_with_its_flags(spawn: Any, write_q
     assert b'\x07' not in quiet.raw
     quiet.send('\r')
     assert outcome(quiet, path) == (0, {'Database': ['PostgreSQL']})
+
+
+@pytest.mark.skipif(shutil.which('tmux') is None, reason='needs tmux')
+def test_inside_tmux_the_desktop_notification_reaches_the_outer_terminal(
+    spawn: Any, write_questions: Any, tmp_path: Path
+) -> None:
+    path = write_questions(ONE)
+    socket = tmp_path / 'tmux.sock'
+    inner = (
+        'tmux set -g allow-passthrough on; '
+        f'{shlex.quote(ASK_USER)} ask --notify-desktop {shlex.quote(str(path))} > {tmp_path}/out; echo $? > {tmp_path}/code'
+    )
+    try:
+        screen: Screen = spawn(f'tmux -S {socket} -f /dev/null new-session {shlex.quote(inner)}')
+        screen.wait_for('1/1 Database')
+        # tmux unwraps the passthrough and writes the sequence itself to the terminal it runs in.
+        screen.wait_for(lambda screen: b'\x1b]9;A question is waiting for you: Database\x07' in screen.raw)
+        assert b'\x1b]777;notify;A question is waiting for you;Database\x07' in screen.raw
+        screen.send('\r')
+        screen.finish()
+        assert (tmp_path / 'code').read_text().strip() == '0'
+        assert json.loads((tmp_path / 'out').read_text()) == {'Database': ['PostgreSQL']}
+    finally:
+        subprocess.run(['tmux', '-S', str(socket), 'kill-server'], capture_output=True, check=False, timeout=60)

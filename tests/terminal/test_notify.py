@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-from pydantic_ai_ask_user.terminal._notify import MAX_NOTIFICATION_TEXT, notification_sequences, notification_text
+from pydantic_ai_ask_user.terminal._notify import (
+    MAX_NOTIFICATION_TEXT,
+    notification_sequences,
+    notification_text,
+    tmux_passthrough,
+)
 
 HOSTILE = 'Deploy\x1b]0;pwned\x07; rm\x9c -rf\x1b\\ \u202eevil\u2028now\x00'
 
@@ -34,3 +39,9 @@ def test_the_desktop_sequences_are_osc_9_and_osc_777_each_ended_once_by_bel() ->
     # Exactly two sequences, each with one introducer and one terminator, and no other control character.
     assert re.fullmatch(r'(\x1b\][0-9]+;[^\x00-\x1f\x7f-\x9f]*\a){2}', out)
     assert out.count(';') == 1 + 3
+
+
+def test_inside_tmux_each_osc_sequence_is_wrapped_in_the_passthrough_with_esc_doubled() -> None:
+    assert tmux_passthrough('\x1b]9;hi\a') == '\x1bPtmux;\x1b\x1b]9;hi\a\x1b\\'
+    out = notification_sequences('T', 'B', bell=True, desktop=True, tmux=True)
+    assert out == '\a\x1bPtmux;\x1b\x1b]9;T: B\a\x1b\\\x1bPtmux;\x1b\x1b]777;notify;T;B\a\x1b\\'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -64,7 +65,8 @@ class TerminalAnswerer(RenamedCustomOptions):
 
     Terminals that know them show a notification titled `NOTIFICATION_TITLE` with the questions' headers;
     others ignore them. The headers are the model's text: control characters and `;` are dropped, and the
-    text is cut at `MAX_NOTIFICATION_TEXT` characters.
+    text is cut at `MAX_NOTIFICATION_TEXT` characters. Inside tmux (`TMUX` is set) they are wrapped in tmux's
+    passthrough, which tmux forwards only with `set -g allow-passthrough on`.
     """
 
     answered_by: bool | str = True
@@ -157,8 +159,10 @@ class TerminalAnswerer(RenamedCustomOptions):
             return
         title = menu.translator.gettext(NOTIFICATION_TITLE)
         body = ', '.join(question.header for question in menu.request.questions)
+        # Inside tmux (it sets TMUX), the OSC sequences are wrapped so tmux passes them to the outer terminal.
+        tmux = bool(os.environ.get('TMUX'))
         terminal.output.write_raw(
-            notification_sequences(title, body, bell=self.bell, desktop=self.desktop_notification)
+            notification_sequences(title, body, bell=self.bell, desktop=self.desktop_notification, tmux=tmux)
         )
         terminal.output.flush()
 
