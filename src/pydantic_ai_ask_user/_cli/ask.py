@@ -86,19 +86,25 @@ def run(args: argparse.Namespace) -> int:
             _say(problem)
         return EXIT_INVALID
     try:
-        opener = _web_opener(args) if args.web else _terminal_opener(args)
+        opener = _web_opener(args) if args.web else _terminal_opener()
     except ImportError as error:
         from .install import install_hint
 
         _say(f'{error}; {install_hint("web" if args.web else "terminal")}')
         return EXIT_CANNOT_ASK
+    if not args.web and (args.bell or args.notify_desktop):
+        import functools
+
+        from .terminal_answerer import open_terminal_answerer
+
+        opener = functools.partial(open_terminal_answerer, bell=args.bell, desktop_notification=args.notify_desktop)
     return anyio.run(ask_and_print, request, opener, args.timeout)
 
 
-def _terminal_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
+def _terminal_opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
     from .terminal_answerer import open_terminal_answerer
 
-    return lambda: open_terminal_answerer(bell=args.bell, desktop_notification=args.notify_desktop)
+    return open_terminal_answerer
 
 
 def _web_opener(args: argparse.Namespace) -> Callable[[], AbstractAsyncContextManager[Answerer]]:
