@@ -348,3 +348,19 @@ def test_inside_tmux_the_desktop_notification_reaches_the_outer_terminal(
         assert json.loads((tmp_path / 'out').read_text()) == {'Database': ['PostgreSQL']}
     finally:
         subprocess.run(['tmux', '-S', str(socket), 'kill-server'], capture_output=True, check=False, timeout=60)
+
+
+def test_ask_user_ask_draws_the_menu_in_korean_under_a_korean_lang(
+    spawn: Any, write_questions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv('LANG', 'ko_KR.UTF-8')
+    path = write_questions({'questions': [{**ONE['questions'][0], 'question': '마이그레이션 대상 데이터베이스는?'}]})
+    screen: Screen = ask(spawn, path)
+    screen.wait_for('1/1 Database · 하나 고르기')
+    screen.wait_for('✎ 직접 답 입력하기')
+    screen.wait_for('↑↓ 이동 · 1-3 고르기 · Enter 확정 · Esc 답하지 않기')
+    screen.send('q')
+    screen.wait_for('직접 답을 쓰려면 먼저 "직접 답 입력하기"로 이동하세요 (↑↓).')
+    screen.send(ESC)
+    assert outcome(screen, path)[0] == 1
+    assert '답하지 않기로 했습니다.' in screen.text
