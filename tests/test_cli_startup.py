@@ -127,7 +127,7 @@ def test_each_command_help_reads_as_documented(
 HELP = {
     'ask': snapshot("""\
 usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open]
-                    [--notify-url URL]
+                    [--notify-url URL] [--bell] [--notify-desktop]
                     [FILE|-]
 
 Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, ask
@@ -145,6 +145,9 @@ options:
   --port PORT        with --web: the port (default: any free one)
   --open             with --web: open the page in a browser
   --notify-url URL   with --web: POST a signed webhook there (key: $ASK_USER_WEBHOOK_KEY)
+  --bell             in the terminal: ring the bell when the question opens
+  --notify-desktop   in the terminal: a desktop notification when the question opens (OSC 9 and
+                     OSC 777)
 """),
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL] [--json]

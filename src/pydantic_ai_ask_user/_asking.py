@@ -42,6 +42,9 @@ class ShownAnswer:
     custom: bool
     """Whether `values` holds the person's own words rather than labels."""
 
+    note: str | None = None
+    """The note the person added to this answer (`AskUser(notes=True)`), or `None`."""
+
 
 def shown_answers(request: AskUserRequest, response: AskUserResponse) -> list[ShownAnswer]:
     """What the model gets for `response`, question by question in the request's order; `[]` when declined.
@@ -54,4 +57,9 @@ def shown_answers(request: AskUserRequest, response: AskUserResponse) -> list[Sh
     if isinstance(result, str):
         return []
     typed = {answer.header for answer in response.answers if answer.custom_answer is not None}
-    return [ShownAnswer(header, tuple(values), header in typed) for header, values in result.items()]
+    shown: list[ShownAnswer] = []
+    for header, value in result.items():
+        # With a note, what the model gets is `{"answer": [...], "note": "..."}`.
+        values, note = (value['answer'], value['note']) if isinstance(value, dict) else (value, None)
+        shown.append(ShownAnswer(header, tuple(values), header in typed, note if isinstance(note, str) else None))
+    return shown

@@ -36,11 +36,29 @@ TERMINAL = (
     N_('1-{count} pick'),
     N_('Enter confirm'),
     N_('← back'),
+    N_('pick one'),
+    N_('pick one or more'),
+    N_('{time} left'),
+    N_('(recommended)'),
+    N_('Note:'),
+    N_('Tab note'),
+    N_('Enter or Tab done'),
+    N_('This text cannot be sent: it is blank.'),
+    N_('This text cannot be sent: it contains {character}; only plain text and line breaks are allowed.'),
+    N_('You declined to answer.'),
+    N_('The question was withdrawn before you answered; no answer is needed any more.'),
+    N_('A question is waiting for you'),
 )
-"""The terminal menu: the custom-answer row, its hints and messages, and the key help line's parts."""
+"""The terminal menu: every string it draws (the menu reads them with `translator(language).gettext`).
+
+The menu marks and translates these same strings where it draws them; this list is what the catalog
+tests check the template against.
+"""
 
 TERMINAL_PLURALS = (
     Nn_('Your answer can be at most {count} character.', 'Your answer can be at most {count} characters.'),
+    Nn_('Your note can be at most {count} character.', 'Your note can be at most {count} characters.'),
+    Nn_('{count} more request waiting', '{count} more requests waiting'),
 )
 """The terminal menu's messages that depend on a count."""
 

@@ -27,6 +27,8 @@ class PtyPair:
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.screen.write_process_input = self._reply  # type: ignore[method-assign]
+        self.raw = bytearray()
+        """Every byte drawn so far, as written (escape sequences included)."""
 
     def _reply(self, data: str) -> None:
         os.write(self.master, data.encode())
@@ -39,6 +41,7 @@ class PtyPair:
                 return
             if not data:
                 return
+            self.raw.extend(data)
             self.stream.feed(data)
 
     @property

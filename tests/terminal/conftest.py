@@ -10,6 +10,14 @@ import pytest
 from ._screen import Screen
 
 
+@pytest.fixture(autouse=True)
+def english(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The menu speaks the language of LANGUAGE, LC_* and LANG: the tests read English unless they ask for another.
+    for name in ('LANGUAGE', 'LC_ALL', 'LC_MESSAGES', 'TMUX'):  # and no tmux passthrough unless a test asks for it
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv('LANG', 'C.UTF-8')
+
+
 @pytest.fixture
 def spawn() -> Iterator[Callable[..., Screen]]:
     screens: list[Screen] = []

@@ -12,7 +12,15 @@ import anyio
 import pytest
 from pydantic_ai import Agent
 
-from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import (
+    AskUser,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    Question,
+    QuestionOption,
+    os_user_at_host,
+)
 from pydantic_ai_ask_user._cli.demo_agent import TASK, demo_model
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
@@ -95,8 +103,11 @@ async def test_concurrent_requests_are_shown_one_at_a_time_in_arrival_order(pty:
         assert 'waiting' not in pty.text
         pty.send('\r')
     answerer.close()
-    assert got[first.id] == AskUserResponse(answers=(AskUserAnswer(header='First', selected=('no',)),))
-    assert got[second.id] == AskUserResponse(answers=(AskUserAnswer(header='Second', selected=('yes',)),))
+    me = os_user_at_host()
+    assert got[first.id] == AskUserResponse(answers=(AskUserAnswer(header='First', selected=('no',)),), answered_by=me)
+    assert got[second.id] == AskUserResponse(
+        answers=(AskUserAnswer(header='Second', selected=('yes',)),), answered_by=me
+    )
 
 
 async def test_a_withdrawn_question_restores_the_terminal_and_swallows_no_later_keys(pty: PtyPair) -> None:
@@ -170,7 +181,9 @@ async def test_an_ask_user_timeout_withdraws_the_menu_and_the_next_prompt_works(
         await pty.wait_for('1/1 Again')
         pty.send('2\r')
     answerer.close()
-    assert got == [AskUserResponse(answers=(AskUserAnswer(header='Again', selected=('no',)),))]
+    assert got == [
+        AskUserResponse(answers=(AskUserAnswer(header='Again', selected=('no',)),), answered_by=os_user_at_host())
+    ]
 
 
 def test_without_a_terminal_the_call_raises_cannot_ask_naming_the_alternatives() -> None:
@@ -214,9 +227,12 @@ async def test_keys_typed_ahead_carry_over_to_the_next_question_and_the_next_req
         pty.send('2\r\r2\r')
     answerer.close()
     assert got[first.id] == AskUserResponse(
-        answers=(AskUserAnswer(header='One', selected=('no',)), AskUserAnswer(header='Two', selected=('yes',)))
+        answers=(AskUserAnswer(header='One', selected=('no',)), AskUserAnswer(header='Two', selected=('yes',))),
+        answered_by=os_user_at_host(),
     )
-    assert got[second.id] == AskUserResponse(answers=(AskUserAnswer(header='Three', selected=('no',)),))
+    assert got[second.id] == AskUserResponse(
+        answers=(AskUserAnswer(header='Three', selected=('no',)),), answered_by=os_user_at_host()
+    )
 
 
 async def test_a_request_cancelled_before_the_menu_started_still_leaves_the_terminal_as_it_was(pty: PtyPair) -> None:

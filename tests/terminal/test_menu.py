@@ -8,7 +8,12 @@ import pytest
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.terminal import Menu, cell_width, wrap
-from pydantic_ai_ask_user.terminal._menu import NO_TYPED_ANSWER_HINT, STRAY_KEY_HINT, TEXT_BLOCKS_TICKS
+from pydantic_ai_ask_user.terminal._menu import (
+    NO_TYPED_ANSWER_HINT,
+    STRAY_KEY_HINT,
+    TEXT_BLOCKS_TICKS,
+    format_time_left,
+)
 from pydantic_ai_ask_user.terminal._render import to_fragments
 
 
@@ -256,3 +261,169 @@ def test_drawn_text_holds_no_control_character_even_when_handed_one() -> None:
     fragments = to_fragments([[('', 'a\x1b[2Jb\x07\u202e')], [('', 'c\nd')]])
     drawn = ''.join(text for _, text in fragments)
     assert drawn == 'a\ufffd[2Jb\ufffd\ufffd\nc\ufffdd'
+
+
+# Issue 12: the recommended option, notes, the time left, the catalogs.
+
+
+def _recommending(*, multi: bool = False, notes: bool = False, deadline: float | None = None) -> AskUserRequest:
+    question = Question(
+        header='Database',
+        question='Which one?',
+        options=(QuestionOption(label='PostgreSQL'), QuestionOption(label='SQLite'), QuestionOption(label='MySQL')),
+        multi_select=multi,
+        recommended='SQLite',
+    )
+    return AskUserRequest._trusted((question,), 'r1', notes=notes, deadline=deadline)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_recommended_option_is_highlighted_and_marked_but_never_picked_by_the_menu() -> None:
+    menu = Menu(_recommending())
+    assert menu.state.cursor == 1
+    assert '❯ 2. SQLite (recommended)' in _text(menu)
+    assert '  1. PostgreSQL\n' in _text(menu)
+    # Enter is the person's act: it picks the highlighted option, which is the recommended one.
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+
+
+def test_the_recommended_option_of_a_multi_select_question_is_not_ticked() -> None:
+    menu = Menu(_recommending(multi=True))
+    assert '❯ [ ] 2. SQLite (recommended)' in _text(menu)
+    assert menu.enter() is None
+    assert menu.message == 'Pick at least one option (Space or its number), then press Enter.'
+    menu.type(' ')
+    assert menu.enter() == AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+
+
+def test_the_recommended_mark_goes_on_a_row_of_its_own_when_the_label_fills_the_row() -> None:
+    menu = Menu(_recommending())
+    rows = [''.join(text for _, text in row) for row in menu.render(16)]
+    assert '❯ 2. SQLite' in rows
+    assert '     (recommended)' in rows
+    assert all(cell_width(row) <= 18 for row in rows)
+
+
+def test_tab_opens_a_note_that_goes_with_the_picked_answer() -> None:
+    menu = Menu(_recommending(notes=True))
+    assert 'Tab note' in _text(menu)
+    menu.note()
+    assert menu.noting
+    assert 'Enter or Tab done' in _text(menu)
+    for char in 'after the backup':
+        menu.type(char)
+    assert '16/2000 characters' in _text(menu)
+    assert menu.enter() is None  # Enter closes the note, it does not confirm the question
+    assert not menu.noting
+    assert '  + Note: after the backup' in _text(menu)
+    assert menu.enter() == AskUserResponse(
+        answers=(AskUserAnswer(header='Database', selected=('SQLite',), note='after the backup'),)
+    )
+
+
+def test_a_note_goes_with_a_typed_answer_too_and_can_be_edited_and_cleared() -> None:
+    menu = Menu(_recommending(notes=True), max_custom_answer_length=5)
+    menu.note()
+    menu.type('abcdefg')
+    assert menu.state.note == 'abcde'
+    assert menu.message == 'Your note can be at most 5 characters.'
+    menu.left()
+    menu.backspace()
+    assert menu.state.note == 'abce'
+    menu.home()
+    menu.delete()
+    assert menu.state.note == 'bce'
+    menu.note()  # Tab closes it as well
+    menu.note()
+    menu.end()
+    for _ in range(3):
+        menu.backspace()
+    menu.up()  # an empty note is no note
+    assert not menu.noting
+    assert 'Note:' not in _text(menu)
+    menu.down()
+    menu.down()  # the text row
+    menu.type('own')
+    menu.note()
+    menu.paste('a\r\nb')
+    menu.enter()
+    assert menu.enter() == AskUserResponse(
+        answers=(AskUserAnswer(header='Database', custom_answer='own', note='a\nb'),)
+    )
+
+
+def test_a_note_follows_the_custom_answer_rules() -> None:
+    menu = Menu(_recommending(notes=True))
+    menu.note()
+    menu.paste('fine\x1b[31m')
+    assert not menu.close_note()
+    assert menu.noting
+    assert menu.message == (
+        'This text cannot be sent: it contains U+001B; only plain text and line breaks are allowed.'
+    )
+    menu.backspace()
+    menu.backspace()
+    menu.backspace()
+    menu.backspace()
+    menu.backspace()
+    assert menu.close_note()
+    assert menu.enter() == AskUserResponse(
+        answers=(AskUserAnswer(header='Database', selected=('SQLite',), note='fine'),)
+    )
+
+
+def test_without_notes_tab_does_nothing_and_the_help_does_not_mention_it() -> None:
+    menu = Menu(_recommending())
+    menu.note()
+    assert not menu.noting
+    assert 'Tab' not in _text(menu)
+    assert 'Note' not in _text(menu)
+
+
+@pytest.mark.parametrize(
+    ('seconds', 'shown'),
+    [(299.2, '5:00'), (299.0, '4:59'), (59.5, '1:00'), (7, '0:07'), (-3, '0:00'), (3723, '1:02:03')],
+)
+def test_the_time_left_is_rounded_up_to_the_second(seconds: float, shown: str) -> None:
+    assert format_time_left(seconds) == shown
+
+
+def test_the_time_left_is_in_the_title_and_urgent_under_a_minute() -> None:
+    now = 1000.0
+    menu = Menu(_recommending(deadline=1299.0), clock=lambda: now)
+    rows = menu.render(80)
+    assert ('class:time', '4:59 left') in rows[0]
+    assert _text(menu).startswith('1/1 Database · pick one · 4:59 left\n')
+    now = 1250.5
+    assert ('class:time-urgent', '0:49 left') in menu.render(80)[0]
+    # Too narrow for the title and the time on one row: the time gets its own.
+    assert menu.render(24)[1] == [('class:time-urgent', '0:49 left')]
+
+
+def test_without_a_deadline_no_time_is_shown() -> None:
+    assert 'left' not in _text(Menu(_recommending()))
+
+
+def test_the_menu_draws_every_string_from_the_korean_catalog() -> None:
+    menu = Menu(_recommending(notes=True, deadline=1060.0), language='ko', clock=lambda: 1000.0)
+    text = _text(menu)
+    assert '1/1 Database · 하나 고르기 · 1:00 남음' in text
+    assert '❯ 2. SQLite (추천)' in text
+    assert '✎ 직접 답 입력하기' in text
+    assert '↑↓ 이동 · 1-3 고르기 · Enter 확정 · Tab 메모 · Esc 답하지 않기' in text
+    menu.note()
+    assert '❯ + 메모:' in _text(menu)
+    assert '0/2000자' in _text(menu)
+    menu.paste('\x07')
+    menu.close_note()
+    assert menu.message == '이 글은 보낼 수 없습니다. U+0007 문자가 들어 있습니다. 일반 글자와 줄바꿈만 쓸 수 있습니다.'
+    menu.waiting = 2
+    assert '요청 2개 더 대기 중' in _text(menu)
+
+
+def test_korean_rows_never_pass_the_width_in_cells() -> None:
+    menu = Menu(_recommending(notes=True, deadline=1060.0), language='ko', clock=lambda: 1000.0)
+    menu.note()
+    menu.type('백업이 끝난 뒤에만 적용해 주세요')
+    for width in (12, 20, 33, 41):
+        for row in menu.render(width):
+            assert cell_width(''.join(text for _, text in row)) <= width, (width, row)

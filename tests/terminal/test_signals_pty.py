@@ -15,7 +15,14 @@ from typing import Any
 
 import pytest
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import (
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    Question,
+    QuestionOption,
+    os_user_at_host,
+)
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 
 from ._pty_pair import PtyPair
@@ -145,7 +152,7 @@ REQUEST = AskUserRequest(
         Question(header='Go', question='Go ahead?', options=(QuestionOption(label='yes'), QuestionOption(label='no'))),
     )
 )
-YES = AskUserResponse(answers=(AskUserAnswer(header='Go', selected=('yes',)),))
+YES = AskUserResponse(answers=(AskUserAnswer(header='Go', selected=('yes',)),), answered_by=os_user_at_host())
 
 
 def _application_handler(signum: int, frame: FrameType | None) -> None:  # pragma: no cover - never sent

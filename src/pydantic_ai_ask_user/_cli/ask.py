@@ -51,6 +51,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         '--notify-url', metavar='URL', help='with --web: POST a signed webhook there (key: $ASK_USER_WEBHOOK_KEY)'
     )
+    parser.add_argument('--bell', action='store_true', help='in the terminal: ring the bell when the question opens')
+    parser.add_argument(
+        '--notify-desktop',
+        action='store_true',
+        help='in the terminal: a desktop notification when the question opens (OSC 9 and OSC 777)',
+    )
 
 
 def read_request(file: str) -> AskUserRequest | list[str]:
@@ -89,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
 
         _say(f'{error}; {install_hint("web" if args.web else "terminal")}')
         return EXIT_CANNOT_ASK
+    if not args.web and (args.bell or args.notify_desktop):
+        import functools
+
+        from .terminal_answerer import open_terminal_answerer
+
+        opener = functools.partial(open_terminal_answerer, bell=args.bell, desktop_notification=args.notify_desktop)
     return anyio.run(ask_and_print, request, opener, args.timeout)
 
 

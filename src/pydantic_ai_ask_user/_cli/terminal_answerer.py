@@ -13,12 +13,13 @@ __all__ = ('open_terminal_answerer',)
 
 
 @asynccontextmanager
-async def open_terminal_answerer() -> AsyncGenerator[Answerer]:
+async def open_terminal_answerer(*, bell: bool = False, desktop_notification: bool = False) -> AsyncGenerator[Answerer]:
     """The controlling terminal's menu, so that stdin and stdout stay free for data.
 
+    `bell` and `desktop_notification` are `TerminalAnswerer`'s (`ask-user ask --bell --notify-desktop`).
     Raises `CannotAskError` at once when there is no terminal, before anything is read or drawn.
     """
-    answerer = TerminalAnswerer(tty=CONTROLLING_TERMINAL)
+    answerer = TerminalAnswerer(tty=CONTROLLING_TERMINAL, bell=bell, desktop_notification=desktop_notification)
     answerer.terminal()
     try:
         yield answerer

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import ClassVar
 
-from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse
+from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse, check_answered_by
+from .._i18n import N_, negotiate_terminal
+from .._receipt import os_user_at_host
 from ._app import run_menu
 from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, RenamedCustomOptions, renamed_custom_options
+from ._notify import notification_sequences
 from ._terminal import Terminal, open_terminal
 
-__all__ = ('TerminalAnswerer',)
+__all__ = ('TerminalAnswerer', 'NOTIFICATION_TITLE')
+
+NOTIFICATION_TITLE = N_('A question is waiting for you')
+"""The title of the desktop notification (`desktop_notification=True`); its body is the questions' headers."""
 
 
 @dataclass(init=False)
@@ -43,6 +51,31 @@ class TerminalAnswerer(RenamedCustomOptions):
     Pass `'/dev/tty'` to draw on the controlling terminal even when stdin or stdout is redirected.
     """
 
+    language: str | None = None
+    """The language of every string the menu draws (`'ko'`, `'en'`); `None`: from `LANGUAGE`, `LC_*` and `LANG`.
+
+    `negotiate_terminal()` reads them when a question opens; a language without a catalog is English.
+    """
+
+    bell: bool = False
+    """Ring the terminal bell (BEL) when a question opens, so a person in another window or tab hears it."""
+
+    desktop_notification: bool = False
+    """Write the desktop-notification escape sequences (OSC 9 and OSC 777) when a question opens.
+
+    Terminals that know them show a notification titled `NOTIFICATION_TITLE` with the questions' headers;
+    others ignore them. The headers are the model's text: control characters and `;` are dropped, and the
+    text is cut at `MAX_NOTIFICATION_TEXT` characters. Inside tmux (`TMUX` is set) they are wrapped in tmux's
+    passthrough, which tmux forwards only with `set -g allow-passthrough on`.
+    """
+
+    answered_by: bool | str = True
+    """Who the responses say answered (`AskUserResponse.answered_by`): `True` is `os_user_at_host()`.
+
+    A string names someone else (one line, at most 200 characters, see `check_answered_by`); `False` leaves it
+    `None`. The model never sees it; events, the durable store and receipts do. Declining carries it too.
+    """
+
     _terminal: Terminal | None = field(default=None, init=False, repr=False)
     _lock: asyncio.Lock | None = field(default=None, init=False, repr=False)
     _lock_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
@@ -55,6 +88,10 @@ class TerminalAnswerer(RenamedCustomOptions):
         max_custom_answer_length: int = DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
         tty: str | None = None,
         *,
+        language: str | None = None,
+        bell: bool = False,
+        desktop_notification: bool = False,
+        answered_by: bool | str = True,
         allow_custom: bool | None = None,
         max_custom_length: int | None = None,
     ) -> None:
@@ -69,7 +106,13 @@ class TerminalAnswerer(RenamedCustomOptions):
             )
         self.allow_custom_answers = allow_custom_answers
         self.max_custom_answer_length = max_custom_answer_length
+        if isinstance(answered_by, str) and (problem := check_answered_by(answered_by)) is not None:
+            raise ValueError(f'TerminalAnswerer.answered_by {problem}')
         self.tty = tty
+        self.language = language
+        self.bell = bell
+        self.desktop_notification = desktop_notification
+        self.answered_by = answered_by
         self._terminal = None
         self._lock = None
         self._lock_loop = None
@@ -96,16 +139,32 @@ class TerminalAnswerer(RenamedCustomOptions):
             request,
             allow_custom_answers=self.allow_custom_answers,
             max_custom_answer_length=self.max_custom_answer_length,
+            language=negotiate_terminal() if self.language is None else self.language,
         )
         self._menus.append(menu)
         self._update_waiting()
         try:
             async with self._queue():
                 self._update_waiting()
-                return await run_menu(terminal, menu, self._set_redraw)
+                self._notify(terminal, menu)
+                response = await run_menu(terminal, menu, self._set_redraw)
         finally:
             self._menus.remove(menu)
             self._update_waiting()
+        who = os_user_at_host() if self.answered_by is True else self.answered_by or None
+        return dataclasses.replace(response, answered_by=who)
+
+    def _notify(self, terminal: Terminal, menu: Menu) -> None:
+        if not (self.bell or self.desktop_notification):
+            return
+        title = menu.translator.gettext(NOTIFICATION_TITLE)
+        body = ', '.join(question.header for question in menu.request.questions)
+        # Inside tmux (it sets TMUX), the OSC sequences are wrapped so tmux passes them to the outer terminal.
+        tmux = bool(os.environ.get('TMUX'))
+        terminal.output.write_raw(
+            notification_sequences(title, body, bell=self.bell, desktop=self.desktop_notification, tmux=tmux)
+        )
+        terminal.output.flush()
 
     def _set_redraw(self, redraw: Callable[[], None] | None) -> None:
         self._redraw = redraw

@@ -17,7 +17,8 @@ from prompt_toolkit.styles import Style
 
 from .._answers import AskUserResponse
 from .._asking import shown_answers
-from ._menu import Menu
+from .._i18n import N_
+from ._menu import NOTE_LABEL, Menu
 from ._render import clean, to_fragments
 from ._signals import MenuSignals
 from ._terminal import Terminal
@@ -27,10 +28,10 @@ __all__ = ('ESCAPE_DELAY', 'WITHDRAWN_LINE', 'DECLINED_LINE', 'run_menu')
 ESCAPE_DELAY = 0.05
 """Seconds to wait after a lone Esc for the rest of an escape sequence; short, so Esc declines at once."""
 
-WITHDRAWN_LINE = 'The question was withdrawn before you answered; no answer is needed any more.'
+WITHDRAWN_LINE = N_('The question was withdrawn before you answered; no answer is needed any more.')
 """The one line left on the terminal when the wait is cancelled (an `AskUser` timeout or a cancelled run)."""
 
-DECLINED_LINE = 'You declined to answer.'
+DECLINED_LINE = N_('You declined to answer.')
 """The line left on the terminal when the person declines."""
 
 STYLE = Style.from_dict(
@@ -43,6 +44,10 @@ STYLE = Style.from_dict(
         'counter': 'ansibrightblack',
         'message': 'ansiyellow bold',
         'help': 'ansibrightblack',
+        'recommended': 'ansigreen bold',
+        'note': 'italic',
+        'time': 'ansibrightblack',
+        'time-urgent': 'ansired bold',
     }
 )
 """How each part of the menu is drawn."""
@@ -86,6 +91,7 @@ def _bindings(
     bindings.add('left')(act(menu.left))
     bindings.add('right')(act(menu.right))
     bindings.add('s-tab')(act(menu.back))
+    bindings.add('tab')(act(menu.note))
     bindings.add('home')(act(menu.home))
     bindings.add('end')(act(menu.end))
     bindings.add('backspace')(act(menu.backspace))
@@ -124,6 +130,7 @@ async def run_menu(
     """
     app: Application[AskUserResponse] | None = None
     signals: MenuSignals | None = None
+    _ = menu.translator.gettext
 
     def finish(response: AskUserResponse) -> None:
         if app is not None and app.is_running and not app.future.done():  # pyright: ignore[reportOptionalMemberAccess]
@@ -157,6 +164,9 @@ async def run_menu(
     signals = MenuSignals(terminal, app, end=lambda: _stop(app, task))
     with signals:
         task = asyncio.ensure_future(app.run_async(handle_sigint=False))
+        if menu.request.deadline is not None:
+            ticking = asyncio.ensure_future(_tick(menu, redraw))
+            task.add_done_callback(lambda _: ticking.cancel())
         if on_redraw is not None:
             on_redraw(redraw)
             task.add_done_callback(lambda _: on_redraw(None))
@@ -168,16 +178,26 @@ async def run_menu(
             # Stop the application ourselves and wait, shielded, until it has erased itself and restored the terminal.
             with anyio.CancelScope(shield=True):
                 await _stop(app, task)
-                terminal.say(WITHDRAWN_LINE)
+                terminal.say(_(WITHDRAWN_LINE))
             raise
         if signals.ended_by is not None:
             # Leaving the block ends the process by that signal, now that the terminal is restored.
             return response
     if response.cancelled:
-        terminal.say(DECLINED_LINE)
+        terminal.say(_(DECLINED_LINE))
     else:
         for shown in shown_answers(menu.request, response):
             # Exactly what the model gets; a typed answer's line breaks are drawn as spaces.
             text = ', '.join(shown.values).replace('\n', ' ')
+            if shown.note is not None:
+                text += f' · {_(NOTE_LABEL)} ' + shown.note.replace('\n', ' ')
             terminal.say(clean(f'{shown.header}: {text}'))
     return response
+
+
+async def _tick(menu: Menu, redraw: Callable[[], None]) -> None:
+    # Redraw just after each whole second of the time left goes, so the countdown never lags or skips.
+    # prompt_toolkit redraws by difference: only the changed digits are written.
+    while (left := menu.time_left()) is not None and left > 0:
+        await asyncio.sleep((left % 1 or 1.0) + 0.01)
+        redraw()
