@@ -44,7 +44,8 @@ from pydantic_ai_ask_user import (
     sign_receipt,
     verify_receipt,
 )
-from pydantic_ai_ask_user._capability import NOTES_DESCRIPTION, RECOMMENDED_DESCRIPTION, TOOL_DESCRIPTION
+from pydantic_ai_ask_user._answers import LATEST_DEADLINE
+from pydantic_ai_ask_user._capability import MAX_TIMEOUT, NOTES_DESCRIPTION, RECOMMENDED_DESCRIPTION, TOOL_DESCRIPTION
 from pydantic_ai_ask_user._questions import PlainToolArguments
 
 pytestmark = pytest.mark.anyio
@@ -438,8 +439,13 @@ async def test_no_deadline_without_a_timeout() -> None:
     assert answerer.requests[0].deadline is None
     with pytest.raises(TypeError, match=r'deadline must be a time\.time'):
         AskUserRequest(questions=(make_question(),), deadline='soon')  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r'deadline must be a time\.time'):
-        AskUserRequest(questions=(make_question(),), deadline=float('nan'))
+    for unshowable in (float('nan'), float('inf'), -1e13, 1e12, LATEST_DEADLINE + 1):
+        with pytest.raises(TypeError, match=r'deadline must be a time\.time\(\) timestamp up to the year 9999'):
+            AskUserRequest(questions=(make_question(),), deadline=unshowable)
+    assert AskUserRequest(questions=(make_question(),), deadline=LATEST_DEADLINE).deadline == LATEST_DEADLINE
+    with pytest.raises(UserError, match=r'up to 3\.16\d*e\+08 \(ten years\)'):
+        AskUser(answerer=Recording(_pick_first()), timeout=1e12)
+    assert AskUser(answerer=Recording(_pick_first()), timeout=MAX_TIMEOUT).timeout == MAX_TIMEOUT
     with pytest.raises(TypeError, match='notes must be a bool'):
         AskUserRequest.from_tool_args({'questions': [question()]}, notes=1)  # type: ignore[arg-type]
 

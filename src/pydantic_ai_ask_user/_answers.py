@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
@@ -60,6 +59,9 @@ never a higher one.
 
 MAX_NOTE_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
 """The longest note, in characters: a note follows the rules of a custom answer (`check_custom_answer`)."""
+
+LATEST_DEADLINE = 253402300799.0
+"""The latest `AskUserRequest.deadline`: the last second of the year 9999, the end of what dates can show."""
 
 MAX_ANSWERED_BY_LENGTH = 200
 """The longest `AskUserResponse.answered_by`, in characters: one line naming who answered."""
@@ -130,9 +132,11 @@ class AskUserRequest:
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
-            or not math.isfinite(self.deadline)
+            or not 0 <= self.deadline <= LATEST_DEADLINE
         ):
-            raise TypeError(f'AskUserRequest.deadline must be a time.time() timestamp, not {self.deadline!r}')
+            raise TypeError(
+                f'AskUserRequest.deadline must be a time.time() timestamp up to the year 9999, not {self.deadline!r}'
+            )
 
     @classmethod
     def from_tool_args(

@@ -51,6 +51,12 @@ __all__ = (
     'DEFAULT_ID',
 )
 
+MAX_TIMEOUT = 10 * 366 * 24 * 3600
+"""The longest `AskUser(timeout=...)`, ten years: a deadline must be a date the front ends can show.
+
+A wait without a limit is `timeout=None`, not a huge number.
+"""
+
 DEFAULT_ID = 'ask_user'
 """The toolset's `id` unless the capability has one: durable engines name their steps and activities after it."""
 
@@ -213,10 +219,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
         if self.timeout is not None:
             if isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float)):  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise UserError(f'AskUser(timeout=...) must be a number of seconds, not {self.timeout!r}.')
-            if not (self.timeout > 0 and math.isfinite(self.timeout)):
+            if not (0 < self.timeout <= MAX_TIMEOUT and math.isfinite(self.timeout)):
                 raise UserError(
-                    f'AskUser(timeout=...) must be a positive number of seconds, not {self.timeout!r}; '
-                    'leave it as None to wait without a limit.'
+                    f'AskUser(timeout=...) must be a positive number of seconds up to {MAX_TIMEOUT:g} (ten years), '
+                    f'not {self.timeout!r}; leave it as None to wait without a limit.'
                 )
             if self.answerer is None:
                 raise UserError(

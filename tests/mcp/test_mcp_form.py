@@ -73,6 +73,16 @@ def test_the_own_answer_field_is_limited_and_the_limit_is_checked() -> None:
         elicitation_form(REQUEST, max_custom_answer_length=5000)
 
 
+def test_the_note_field_is_held_to_the_same_limit_as_the_own_answer() -> None:
+    noted = AskUserRequest(questions=REQUEST.questions, notes=True)
+    form = elicitation_form(noted, max_custom_answer_length=100)
+    assert form.schema['properties']['q1_note']['maxLength'] == 100
+    read = form.read('accept', {'q1': 'SQLite', 'q1_note': 'x' * 100, 'q2': ['staging']})
+    assert read.answers[0].note == 'x' * 100
+    with pytest.raises(RefusedAnswerError, match='the note has 101 characters, more than the 100 the form allows'):
+        form.read('accept', {'q1': 'SQLite', 'q1_note': 'x' * 101, 'q2': ['staging']})
+
+
 def test_a_form_reads_back_into_a_checked_response() -> None:
     form = elicitation_form(REQUEST)
     response = form.read('accept', {'q1_own': 'DuckDB', 'q2': ['production'], 'q1': ''})

@@ -15,6 +15,7 @@ from web_support import WAIT, answer_body, ask_one, asking, bearer, csrf_of, mul
 
 from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
+    AskUserRequest,
     AskUserResponse,
     StoreError,
     UnknownRequestError,
@@ -194,3 +195,21 @@ async def test_a_form_sent_after_another_answer_says_so_in_the_words_of_the_tabl
         'It was answered in another tab or by someone else, so your answer was not sent.'
     )
     assert '<p class="written">kept</p>' in late.text
+
+
+async def test_a_note_sent_after_another_answer_is_given_back_too(client: httpx.AsyncClient, web: WebAnswerer) -> None:
+    request = AskUserRequest(questions=(single(),), notes=True)
+    async with asking(web, request) as job:
+        token = csrf_of((await client.get(f'/requests/{job.request.id}')).text)
+        await web.hub.respond(job.request.id, AskUserResponse(cancelled=True))
+        late = await client.post(
+            f'/requests/{job.request.id}',
+            data={
+                FIELDS.csrf: token,
+                FIELDS.action: FIELDS.answer,
+                FIELDS.choice(0): '0',
+                FIELDS.note(0): 'only after <the backup>',
+            },
+        )
+    assert late.status_code == AlreadyAnsweredError.http_status
+    assert '<p class="written">only after &lt;the backup&gt;</p>' in late.text

@@ -10,7 +10,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from .._answers import (
     MAX_CUSTOM_ANSWER_LENGTH,
-    MAX_NOTE_LENGTH,
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
@@ -147,14 +146,23 @@ class ElicitationForm:
             raise RefusedAnswerError(f'{where}: expected one option label, got {type(choice).__name__}')
         return AskUserAnswer(header=question.header, selected=(choice,), note=note)
 
-    @staticmethod
-    def _note(where: str, note: object) -> str | None:
-        """The note of one answer, or `None` for an untouched field; its rules are checked by `check_response`."""
+    def _note(self, where: str, note: object) -> str | None:
+        """The note of one answer, or `None` for an untouched field; its rules are checked by `check_response`.
+
+        Held to the form's own limit, as the own answer is: a note follows the rules of a custom answer.
+        """
         if note is None:
             return None
         if not isinstance(note, str):
             raise RefusedAnswerError(f'{where}: the note is {type(note).__name__}, not a string')
-        return None if is_blank(note) else note  # an untouched optional text field comes back as ''
+        if is_blank(note):
+            return None  # an untouched optional text field comes back as ''
+        if len(note) > self.max_custom_answer_length:
+            raise RefusedAnswerError(
+                f'{where}: the note has {len(note)} characters, more than the {self.max_custom_answer_length} '
+                'the form allows'
+            )
+        return note
 
 
 def elicitation_form(
@@ -201,7 +209,7 @@ def elicitation_form(
                 'type': 'string',
                 'title': f'{question.header}: note',
                 'description': 'Optional: add a note to your answer, such as a condition or a reason.',
-                'maxLength': MAX_NOTE_LENGTH,
+                'maxLength': max_custom_answer_length,
             }
     schema: dict[str, Any] = {'type': 'object', 'properties': properties}
     if required:

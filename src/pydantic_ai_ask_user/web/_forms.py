@@ -44,8 +44,11 @@ class FormFields:
         return f'q{index}-note'
 
     def written(self, form: Mapping[str, Sequence[str]], *, boxes: int, length: int) -> list[str]:
-        """What was written in the first `boxes` "Other" boxes, each cut to `length`, leaving out blank ones."""
-        texts = (form.get(self.other_text(index), ()) for index in range(boxes))
+        """What was written in the first `boxes` questions' "Other" and note boxes, each cut to `length`, non-blank.
+
+        In question order, each question's own answer before its note: what a person typed is never lost.
+        """
+        texts = (form.get(name, ()) for index in range(boxes) for name in (self.other_text(index), self.note(index)))
         return [values[0][:length] for values in texts if values and values[0].strip()]
 
 
