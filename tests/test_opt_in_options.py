@@ -345,6 +345,7 @@ async def test_who_answered_is_in_the_answered_event_and_never_in_what_the_model
         ('  ', 'must be a non-blank'),
         ('a\nb', 'control or format'),
         ('x' * 201, '201'),
+        ('a' + '\u0301' * 150, 'stacks 150 combining marks'),
     ],
 )
 def test_who_answered_is_one_drawable_line(who: str, problem: str) -> None:

@@ -10,7 +10,7 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._questions import Question, ToolArguments, check_questions
-from ._text import check_one_line, describe_character, find_forbidden_character, is_blank
+from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart
@@ -316,6 +316,8 @@ def check_answered_by(answered_by: str) -> str | None:
         )
     except ValueError as error:
         return str(error)
+    if (run := find_mark_run(answered_by)) is not None:
+        return f'answered_by stacks {run} combining marks on one character; a name is drawn in audit logs'
     return None
 
 
