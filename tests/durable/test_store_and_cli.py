@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,10 @@ from pydantic_ai_ask_user import (
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
+    os_user_at_host,
 )
 from pydantic_ai_ask_user._cli import main
+
 from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
@@ -350,7 +353,9 @@ async def test_answer_in_the_terminal_menu_sends_the_pick_to_the_waiting_run(
             await shown(store, request.id)
             code, screen = await anyio.to_thread.run_sync(answer_in_a_pty)
     assert code == 0, screen
-    assert got == [pick('SQLite')]
+    # Who answered in the terminal is the OS user and host of `ask-user answer`, recorded with the answer.
+    assert got == [replace(pick('SQLite'), answered_by=os_user_at_host())]
+    assert (await store.record(request.id)).answered_by == os_user_at_host()
 
 
 # --- Inside a DBOS run: an ordinary answerer runs in a step; durable timeouts ---
