@@ -146,7 +146,7 @@ async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
     assert _lines(tmp_path / 'deployed.txt') == []
     again = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
     assert again.returncode == 7
-    assert 'No wait has this token' in again.stderr
+    assert 'no wait has this token' in again.stderr
     not_a_token = await anyio.to_thread.run_sync(lambda: _cli('resolve', 'abc', '--db', database_url, '--fail', 'x'))
     assert not_a_token.returncode == 2
 

@@ -29,7 +29,7 @@ def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
         raise ValueError('the answer must be a JSON object')
     data = cast(Mapping[str, Any], data)
     headers = {question.header for question in request.questions}
-    if set(data) <= {'answers', 'cancelled'} and not (set(data) & headers):
+    if set(data) <= {'answers', 'cancelled', 'answered_by'} and not (set(data) & headers):
         response = response_from_json(data)
         matched = tuple(_with_labels_matched(request, answer) for answer in response.answers)
         return replace(response, answers=matched)
