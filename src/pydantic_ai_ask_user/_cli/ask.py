@@ -48,11 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument('file', nargs='?', default='-', metavar='FILE|-', help='the question file (default: stdin)')
     parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up after this many seconds')
-    parser.add_argument(
-        '--notes',
-        action='store_true',
-        help='let the person add a note to each answer; a noted answer prints as {"answer": [...], "note": "..."}',
-    )
+    parser.add_argument('--notes', action='store_true', help='let the person add a note to each answer')
     parser.add_argument('--web', action='store_true', help='ask in a browser instead of the terminal')
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
     parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
