@@ -116,6 +116,11 @@ def run_resolve(args: argparse.Namespace) -> int:
                 problem = _first_line(error) or type(error).__name__
                 _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
+            try:
+                results = _questions_checked(results, args.db)
+            except ValueError as error:
+                _fail(_('invalid answer: {error}').format(error=error))
+                return EXIT_INVALID
             resolve_dbos_event(args.token, _with_answered_by(results), database_url=args.db)
     except NotAnEventTokenError:
         _fail(_('this is not a DBOSEventWaiter token: it names no DBOS workflow'))
@@ -134,6 +139,40 @@ def run_resolve(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     print(json.dumps({'resolved': args.token}))
     return EXIT_ANSWERED
+
+
+def _questions_checked(results: DeferredToolResults, database_url: str) -> DeferredToolResults:
+    """`results` with each answer to a question of the question table (`ask_through_store`) checked, labels matched.
+
+    As `ask-user answer` reads it: the shape the model gets or the `AskUserResponse` shape, then `check_response`;
+    a misfit is a `ValueError` naming the call. Answers to calls the table does not hold are sent as they are:
+    their questions are known only to the run.
+    """
+    from .._answers import DECLINED, ask_user_result
+    from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
+    from .answer_json import parse_answer_json
+
+    if not results.calls:
+        return results
+    engine = create_engine(database_url)
+    try:
+        if not has_table(engine, TABLE_NAME):
+            return results
+        ensure_columns(engine)
+        with engine.connect() as conn:
+            stored = select_requests(conn, request_ids=list(results.calls))
+    finally:
+        engine.dispose()
+    calls = dict(results.calls)
+    for record in stored:
+        value = calls[record.request.id]
+        if value == DECLINED:
+            continue
+        try:
+            calls[record.request.id] = ask_user_result(record.request, parse_answer_json(record.request, value))
+        except ValueError as error:
+            raise ValueError(f'call {record.request.id!r}: {error}') from None
+    return replace(results, calls=calls)
 
 
 def _with_answered_by(results: DeferredToolResults) -> DeferredToolResults:
