@@ -520,7 +520,7 @@ async def test_a_wait_answered_in_place_by_ask_takes_no_later_resolution(launche
 # --- Who answered, notes and recommended options, through the answerer, the store and the command line ---
 
 
-async def _asked(answerer: Any, store: DBOSQuestionStore, request: AskUserRequest, answer: Any) -> Any:
+async def _answer_while_asking(answerer: Any, store: DBOSQuestionStore, request: AskUserRequest, answer: Any) -> Any:
     got: list[AskUserResponse] = []
 
     async def ask() -> None:
@@ -546,7 +546,7 @@ async def test_the_answerer_returns_who_answered_and_the_store_records_it(
     async def answer() -> None:
         await store.respond(request.id, ALICE)
 
-    got, _ = await _asked(answerer, store, request, answer)
+    got, _ = await _answer_while_asking(answerer, store, request, answer)
     assert got == ALICE
     assert got.answered_by == 'alice@laptop'
     assert (await store.record(request.id)).answered_by == 'alice@laptop'
@@ -566,7 +566,7 @@ async def test_notes_and_the_recommended_option_travel_through_the_store_and_the
         argv = ['answer', '--db', launched, request.id, '--json', '-']
         return listed, text, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
 
-    got, (listed, text, done) = await _asked(answerer, store, request, answer)
+    got, (listed, text, done) = await _answer_while_asking(answerer, store, request, answer)
     [line] = [item for item in map(json.loads, listed[1].splitlines()) if item['id'] == request.id]
     assert line['notes'] is True
     assert line['deadline'] == '2033-05-18T03:33:20+00:00'
@@ -595,7 +595,7 @@ async def test_a_note_on_a_question_that_takes_none_is_refused_and_it_keeps_wait
         named = {'answers': [{'header': 'Database', 'selected': ['SQLite']}], 'answered_by': 'bob (via chat)'}
         return refused, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(named))
 
-    got, (refused, done) = await _asked(answerer, store, request, answer)
+    got, (refused, done) = await _answer_while_asking(answerer, store, request, answer)
     assert refused[0] == 2
     assert 'note' in refused[2]
     assert done[0] == 0, done[2]
