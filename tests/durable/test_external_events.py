@@ -15,7 +15,14 @@ from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import (
+    TOOL_NAME,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    ask_user_result,
+    os_user_at_host,
+)
 from pydantic_ai_ask_user.durable import NoWaitError, fail_dbos_event, resolve_dbos_event
 
 pytestmark = pytest.mark.anyio
@@ -212,6 +219,8 @@ async def test_questions_of_a_request_input_wait_are_answered_through_the_store_
         'q-2': {'Cache': ['PostgreSQL']},
     }
     assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+    # Who answered reaches the run: the store's caller named nobody for q-1, `ask-user answer` the OS user for q-2.
+    assert set(_lines(tmp_path / 'answered_by.txt')) == {json.dumps({'q-2': os_user_at_host()})}
 
 
 async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_given_in_time_are_used(
