@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -51,7 +51,7 @@ def _ask_with(
         return reply(request)
 
     @asynccontextmanager
-    async def opened() -> AsyncIterator[Answerer]:
+    async def opened() -> AsyncGenerator[Answerer]:
         yield answerer
 
     def opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
@@ -112,7 +112,7 @@ def test_every_message_the_command_looks_up_is_in_the_cli_tuple_the_catalogs_are
         check=True, capture_output=True, timeout=600,
     )  # fmt: skip
     with extracted.open('rb') as file:
-        looked_up = {message.id for message in read_po(file) if message.id}
+        looked_up = {str(message.id) for message in read_po(file) if message.id}
     assert looked_up == set(CLI)
 
 

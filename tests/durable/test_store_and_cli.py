@@ -526,6 +526,7 @@ async def _answer_while_asking(answerer: Any, store: DBOSQuestionStore, request:
     async def ask() -> None:
         got.append(await answerer(request))
 
+    result: Any = None
     with anyio.fail_after(WAIT * 2):
         async with anyio.create_task_group() as group:
             group.start_soon(ask)
