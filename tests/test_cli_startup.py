@@ -126,13 +126,14 @@ def test_each_command_help_reads_as_documented(
 
 HELP = {
     'ask': snapshot("""\
-usage: ask-user ask [-h] [--timeout SECONDS] [--web] [--host HOST] [--port PORT] [--open]
-                    [--notify-url URL] [--bell] [--notify-desktop]
+usage: ask-user ask [-h] [--timeout SECONDS] [--notes] [--web] [--host HOST] [--port PORT]
+                    [--open] [--notify-url URL] [--bell] [--notify-desktop]
                     [FILE|-]
 
-Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, ask
-them, and print on stdout the JSON the model would get. Exit codes: 0 answered, 1 declined, 2
-invalid input, 3 timed out, 4 no terminal or browser to ask in.
+Read the arguments of an ask_user_question call ({"questions": [...]}, a question may name its
+"recommended" label) from FILE or stdin, ask them, and print on stdout the JSON the model would
+get. Exit codes: 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 no terminal or browser to
+ask in.
 
 positional arguments:
   FILE|-             the question file (default: stdin)
@@ -140,6 +141,7 @@ positional arguments:
 options:
   -h, --help         show this help message and exit
   --timeout SECONDS  give up after this many seconds
+  --notes            let the person add a note to each answer
   --web              ask in a browser instead of the terminal
   --host HOST        with --web: the address to serve on
   --port PORT        with --web: the port (default: any free one)

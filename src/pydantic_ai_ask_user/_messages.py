@@ -159,5 +159,33 @@ WEB_PLURALS = (
 CLI = (
     N_('ask-user: interrupted'),
     N_('ask-user: internal error (a bug in ask-user): {message}; set {variable}=1 to see where it happened'),
+    N_('cannot read {path}: {error}'),
+    N_('{error}; {hint}'),
+    N_('the answerer returned an invalid response: {error}'),
+    N_('not a DeferredToolResults: {problem}'),
+    N_('this is not a DBOSEventWaiter token: it names no DBOS workflow'),
+    N_('no wait has this token: it was resolved already, its deadline passed, or it is unknown to this database'),
+    N_('cannot reach the database {database}: {error}'),
+    N_('no questions are waiting'),
+    N_('{id}  asked {asked}  workflow {workflow}'),
+    N_('waits until {deadline}'),
+    N_('a note may go with each answer'),
+    N_('pick one or more'),
+    N_('pick one'),
+    N_('(recommended)'),
+    N_('cannot read the questions in {database}: {error}'),
+    N_('invalid answer: {error}'),
+    N_('{error}; {hint}, or answer with --json'),
+    N_('{error}; or answer with --json'),
+    N_('cannot send the answer to {database}: {error}; `ask-user pending` shows whether the question still waits'),
+    N_('no question is waiting under id {id}'),
+    N_('question {id} has already been answered'),
+    N_('question {id} is no longer waiting for an answer'),
+    N_('install the {extra} extra: uv sync --all-extras (in {path}), or {command}'),
+    N_('install the {extra} extra: {command}'),
 )
-"""The `ask-user` command's own messages to a person."""
+"""The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
+
+Babel skips directories whose names start with `_`, so `make messages` finds them here; a test checks
+that this tuple holds every message `_cli` looks up.
+"""

@@ -6,7 +6,8 @@ The model's first response calls `deploy` (which requires approval) and `ask_use
 `AskUser(answerer=None)`). `RequestInput` hands both to its `ask`, which writes the token and the
 pending calls to `DIR/token.json` and returns `None`; the run then waits durably (`DBOSExternalEvents`)
 until another process calls `resolve_dbos_event`. The model appends a line per call to `DIR/calls.txt`,
-`deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`.
+`deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`; with `--inbox`,
+who answered each resolved call (`DeferredToolResultsEvent.results.answered_by`) goes to `DIR/answered_by.txt`.
 
 With `--inbox`, the model instead asks two questions in two calls, and `RequestInput`'s `ask` is
 `ask_through_store`: the questions wait in the question table, answered through `DBOSQuestionStore`
@@ -21,6 +22,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterable, AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,8 +30,16 @@ from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
 from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.durable_exec.dbos import DBOSDurability
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    DeferredToolResultsEvent,
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser
 from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store, dbos_config
@@ -112,10 +122,18 @@ def main() -> int:
             _append(marker, 'x')
             os.kill(os.getpid(), signal.SIGKILL)
 
+    async def stream_inbox_model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        # The same turns, streamed: the run streams, so that its event stream handler sees who answered.
+        for index, part in enumerate(inbox_model(messages, info).parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
+
     if args.inbox:
         timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
         agent = Agent(
-            FunctionModel(inbox_model),
+            FunctionModel(inbox_model, stream_function=stream_inbox_model),
             name='request_input_inbox_agent',
             capabilities=[
                 DBOSDurability(),
@@ -141,9 +159,15 @@ def main() -> int:
         _append(directory / 'deployed.txt', 'deployed')
         return 'deployed'
 
+    async def record_who_answered(ctx: RunContext[None], events: AsyncIterable[AgentStreamEvent]) -> None:
+        async for event in events:
+            if isinstance(event, DeferredToolResultsEvent):
+                _append(directory / 'answered_by.txt', json.dumps(event.results.answered_by, sort_keys=True))
+
     @DBOS.workflow(name='request_input_test.run')
     async def run(prompt: str) -> str:
-        return (await agent.run(prompt)).output
+        handler = record_who_answered if args.inbox else None
+        return (await agent.run(prompt, event_stream_handler=handler)).output
 
     DBOS(config=dbos_config(args.db, name='ask-user-request-input', application_version='request-input-1'))
     DBOS.launch()

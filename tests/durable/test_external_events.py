@@ -15,7 +15,14 @@ from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import (
+    TOOL_NAME,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    ask_user_result,
+    os_user_at_host,
+)
 from pydantic_ai_ask_user.durable import NoWaitError, fail_dbos_event, resolve_dbos_event
 
 pytestmark = pytest.mark.anyio
@@ -146,7 +153,7 @@ async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
     assert _lines(tmp_path / 'deployed.txt') == []
     again = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
     assert again.returncode == 7
-    assert 'No wait has this token' in again.stderr
+    assert 'no wait has this token' in again.stderr
     not_a_token = await anyio.to_thread.run_sync(lambda: _cli('resolve', 'abc', '--db', database_url, '--fail', 'x'))
     assert not_a_token.returncode == 2
 
@@ -212,6 +219,8 @@ async def test_questions_of_a_request_input_wait_are_answered_through_the_store_
         'q-2': {'Cache': ['PostgreSQL']},
     }
     assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+    # Who answered reaches the run: the store's caller named nobody for q-1, `ask-user answer` the OS user for q-2.
+    assert set(_lines(tmp_path / 'answered_by.txt')) == {json.dumps({'q-2': os_user_at_host()})}
 
 
 async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_given_in_time_are_used(
@@ -301,3 +310,36 @@ async def test_a_resolution_after_the_deadline_or_a_second_or_a_forged_one_is_re
         await anyio.to_thread.run_sync(
             lambda: resolve_dbos_event(forged, {'approvals': {'deploy-1': True}}, database_url=database_url)
         )
+
+
+async def test_ask_user_resolve_checks_answers_to_questions_of_the_table_and_matches_their_labels(
+    database_url: str, tmp_path: Path
+) -> None:
+    from durable_support import Worker
+    from test_durable_runs import pending_of
+
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+
+    worker = _start(database_url, tmp_path, inbox=True)
+    try:
+        async with DBOSQuestionStore(database_url) as store:
+            placeholder = Worker(database_url, tmp_path)
+            placeholder.process = worker
+            await pending_of(store, 2, placeholder)
+        token = _lines(tmp_path / 'tokens.txt')[0]
+        resolve = ('resolve', token, '--db', database_url, '--json', '-')
+        misfit = {'calls': {'q-1': {'Database': ['Oracle']}, 'q-2': {'Cache': ['SQLite']}}}
+        bad = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(misfit)))
+        assert bad.returncode == 2
+        assert "call 'q-1'" in bad.stderr
+        assert "not one of its options ('PostgreSQL', 'SQLite')" in bad.stderr
+        assert worker.poll() is None  # nothing reached the run
+        folded = {'calls': {'q-1': {'Database': ['sqlite']}, 'q-2': {'Cache': {'custom': 'Redis'}}}}
+        good = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(folded)))
+        assert good.returncode == 0, good.stderr
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['SQLite']}, 'q-2': {'Cache': ['Redis']}}

@@ -6,7 +6,9 @@ import io
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,9 @@ import anyio
 import pexpect
 import pytest
 import waits
-from ask_user_support import wait_until
+from ask_user_support import make_request, wait_until
 from dbos import DBOS
+from test_answered_by_and_notes import ALICE, noted_request
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -28,6 +31,7 @@ from pydantic_ai_ask_user import (
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
+    os_user_at_host,
 )
 from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
@@ -350,7 +354,9 @@ async def test_answer_in_the_terminal_menu_sends_the_pick_to_the_waiting_run(
             await shown(store, request.id)
             code, screen = await anyio.to_thread.run_sync(answer_in_a_pty)
     assert code == 0, screen
-    assert got == [pick('SQLite')]
+    # Who answered in the terminal is the OS user and host of `ask-user answer`, recorded with the answer.
+    assert got == [replace(pick('SQLite'), answered_by=os_user_at_host())]
+    assert (await store.record(request.id)).answered_by == os_user_at_host()
 
 
 # --- Inside a DBOS run: an ordinary answerer runs in a step; durable timeouts ---
@@ -509,3 +515,89 @@ async def test_a_wait_answered_in_place_by_ask_takes_no_later_resolution(launche
         await anyio.to_thread.run_sync(
             lambda: resolve_dbos_event(token, {'approvals': {'deploy-1': False}}, database_url=launched)
         )
+
+
+# --- Who answered, notes and recommended options, through the answerer, the store and the command line ---
+
+
+async def _answer_while_asking(answerer: Any, store: DBOSQuestionStore, request: AskUserRequest, answer: Any) -> Any:
+    got: list[AskUserResponse] = []
+
+    async def ask() -> None:
+        got.append(await answerer(request))
+
+    result: Any = None
+    with anyio.fail_after(WAIT * 2):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await shown(store, request.id)
+            try:
+                result = await answer()
+            except BaseException:
+                group.cancel_scope.cancel()
+                raise
+    return got[0], result
+
+
+async def test_the_answerer_returns_who_answered_and_the_store_records_it(
+    answerer: Any, store: DBOSQuestionStore
+) -> None:
+    request = make_request(id=f'who-{time.time_ns()}')
+
+    async def answer() -> None:
+        await store.respond(request.id, ALICE)
+
+    got, _ = await _answer_while_asking(answerer, store, request, answer)
+    assert got == ALICE
+    assert got.answered_by == 'alice@laptop'
+    assert (await store.record(request.id)).answered_by == 'alice@laptop'
+
+
+async def test_notes_and_the_recommended_option_travel_through_the_store_and_the_command_line(
+    answerer: Any, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = noted_request(f'noted-{time.time_ns()}')
+
+    async def answer() -> Any:
+        [waiting] = [stored for stored in await store.pending() if stored.id == request.id]
+        assert (waiting.notes, waiting.questions[0].recommended) == (True, 'SQLite')
+        listed = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched, '--json'])
+        text = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched])
+        noted = {'Database': {'answer': ['sqlite'], 'note': 'only after the backup'}}
+        argv = ['answer', '--db', launched, request.id, '--json', '-']
+        return listed, text, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
+
+    got, (listed, text, done) = await _answer_while_asking(answerer, store, request, answer)
+    [line] = [item for item in map(json.loads, listed[1].splitlines()) if item['id'] == request.id]
+    assert line['notes'] is True
+    assert line['deadline'] == '2033-05-18T03:33:20+00:00'
+    assert line['questions'][0]['recommended'] == 'SQLite'
+    assert '    - SQLite (recommended)\n' in text[1]
+    assert '  a note may go with each answer\n' in text[1]
+    assert done[0] == 0, done[2]
+    assert json.loads(done[1]) == {'Database': {'answer': ['SQLite'], 'note': 'only after the backup'}}
+    assert got == AskUserResponse(
+        answers=(AskUserAnswer(header='Database', selected=('SQLite',), note='only after the backup'),),
+        answered_by=os_user_at_host(),
+    )
+    assert (await store.record(request.id)).answered_by == os_user_at_host()
+
+
+async def test_a_note_on_a_question_that_takes_none_is_refused_and_it_keeps_waiting(
+    answerer: Any, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = make_request(id=f'plain-{time.time_ns()}')
+
+    async def answer() -> Any:
+        noted = {'answers': [{'header': 'Database', 'selected': ['SQLite'], 'note': 'hm'}]}
+        argv = ['answer', '--db', launched, request.id, '--json', '-']
+        refused = await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
+        assert request.id in {stored.id for stored in await store.pending()}
+        named = {'answers': [{'header': 'Database', 'selected': ['SQLite']}], 'answered_by': 'bob (via chat)'}
+        return refused, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(named))
+
+    got, (refused, done) = await _answer_while_asking(answerer, store, request, answer)
+    assert refused[0] == 2
+    assert 'note' in refused[2]
+    assert done[0] == 0, done[2]
+    assert got.answered_by == 'bob (via chat)'  # an answer given as JSON may name who gave it

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn, cast
 from .._text import printable
 from . import ask, demo, durable, mcp
 from .exit_codes import EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
+from .i18n import _
 
 __all__ = ('main', 'build_parser', 'COMMANDS', 'TRACEBACK_VARIABLE')
 
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print('ask-user: interrupted', file=sys.stderr)
+        print(_('ask-user: interrupted'), file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as error:
         # A person gets one line, never a traceback; a developer asks for it. Both filtered: an exception
@@ -76,8 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             message = f'{type(error).__name__}: {error}'.strip().split('\n', 1)[0]
             print(
-                f'ask-user: internal error (a bug in ask-user): {printable(message)}; '
-                f'set {TRACEBACK_VARIABLE}=1 to see where it happened',
+                _(
+                    'ask-user: internal error (a bug in ask-user): {message}; set {variable}=1 to see where it happened'
+                ).format(message=printable(message), variable=TRACEBACK_VARIABLE),
                 file=sys.stderr,
             )
         return EXIT_INTERNAL_ERROR

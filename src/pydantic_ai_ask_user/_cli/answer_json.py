@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse
@@ -17,18 +18,21 @@ def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
     """The response `data` gives for `request`: the `AskUserResponse` shape or the model-result shape.
 
     In the model-result shape each header maps to its labels (a list, or one string), or to
-    `{"custom": "text"}` for the person's own words. In either shape a label is matched ignoring case and
-    width, as labels are told apart (`fold`): `postgresql` picks `PostgreSQL`. A pick that matches no
-    label is a `ValueError` naming the options; it never becomes a custom answer by itself.
+    `{"custom": "text"}` for the person's own words; with a note (when the request takes notes), to
+    `{"answer": [labels], "note": "text"}` (the shape the model gets) or `{"custom": "text", "note": "text"}`.
+    In either shape a label is matched ignoring case and width, as labels are told apart (`fold`):
+    `postgresql` picks `PostgreSQL`. A pick that matches no label is a `ValueError` naming the options; it
+    never becomes a custom answer by itself. Notes and `answered_by` in the response shape are kept;
+    `check_response` decides whether they fit.
     """
     if not isinstance(data, Mapping):
         raise ValueError('the answer must be a JSON object')
     data = cast(Mapping[str, Any], data)
     headers = {question.header for question in request.questions}
-    if set(data) <= {'answers', 'cancelled'} and not (set(data) & headers):
+    if set(data) <= {'answers', 'cancelled', 'answered_by'} and not (set(data) & headers):
         response = response_from_json(data)
         matched = tuple(_with_labels_matched(request, answer) for answer in response.answers)
-        return AskUserResponse(answers=matched, cancelled=response.cancelled)
+        return replace(response, answers=matched)
     by_fold = {fold(question.header): question for question in request.questions}
     answers: list[AskUserAnswer] = []
     for header, value in data.items():
@@ -36,12 +40,19 @@ def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
         if question is None:
             known = ', '.join(repr(question.header) for question in request.questions)
             raise ValueError(f'{header!r} is not a header of this question; the headers are {known}')
+        note: str | None = None
         if isinstance(value, Mapping):
-            custom = cast(Mapping[str, Any], value)
-            if set(custom) != {'custom'} or not isinstance(custom['custom'], str):
+            given = cast(Mapping[str, Any], value)
+            if 'note' in given:
+                note = given['note']
+                if not isinstance(note, str):
+                    raise ValueError(f'the note on the answer to {question.header!r} must be a string')
+            if set(given) in ({'custom'}, {'custom', 'note'}) and isinstance(given['custom'], str):
+                answers.append(AskUserAnswer(header=question.header, custom_answer=given['custom'], note=note))
+                continue
+            if set(given) not in ({'answer'}, {'answer', 'note'}):
                 raise ValueError(f'the answer to {question.header!r} must be {_custom_syntax(question)}')
-            answers.append(AskUserAnswer(header=question.header, custom_answer=custom['custom']))
-            continue
+            value = given['answer']
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(item, str) for item in cast(list[Any], value)):
@@ -49,7 +60,7 @@ def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
                 f'the answer to {question.header!r} must be a list of labels, or {_custom_syntax(question)}'
             )
         picks = tuple(_label(question, pick) for pick in cast(list[str], value))
-        answers.append(AskUserAnswer(header=question.header, selected=picks))
+        answers.append(AskUserAnswer(header=question.header, selected=picks, note=note))
     return AskUserResponse(answers=tuple(answers))
 
 
@@ -76,4 +87,4 @@ def _with_labels_matched(request: AskUserRequest, answer: AskUserAnswer) -> AskU
     except KeyError:
         return answer  # `check_response` names the unknown header
     picks = tuple(_label(question, pick) for pick in answer.selected)
-    return AskUserAnswer(header=answer.header, selected=picks, custom_answer=answer.custom_answer)
+    return replace(answer, selected=picks)

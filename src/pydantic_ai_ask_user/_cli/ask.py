@@ -10,13 +10,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .._text import printable, terminal_json
 from .arguments import command, port, seconds
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_TIMED_OUT
+from .i18n import _
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,13 +40,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run,
         summary='ask the questions of a JSON file in the terminal or a browser, print the answers as JSON',
         description=(
-            'Read the arguments of an ask_user_question call ({"questions": [...]}) from FILE or stdin, '
+            'Read the arguments of an ask_user_question call ({"questions": [...]}, a question may name its '
+            '"recommended" label) from FILE or stdin, '
             'ask them, and print on stdout the JSON the model would get. Exit codes: 0 answered, '
             '1 declined, 2 invalid input, 3 timed out, 4 no terminal or browser to ask in.'
         ),
     )
     parser.add_argument('file', nargs='?', default='-', metavar='FILE|-', help='the question file (default: stdin)')
     parser.add_argument('--timeout', type=seconds, metavar='SECONDS', help='give up after this many seconds')
+    parser.add_argument('--notes', action='store_true', help='let the person add a note to each answer')
     parser.add_argument('--web', action='store_true', help='ask in a browser instead of the terminal')
     parser.add_argument('--host', default='127.0.0.1', help='with --web: the address to serve on')
     parser.add_argument('--port', type=port, default=0, help='with --web: the port (default: any free one)')
@@ -72,7 +77,7 @@ def read_request(file: str) -> AskUserRequest | list[str]:
             with open(file, encoding='utf-8') as handle:
                 text = handle.read()
     except (OSError, UnicodeDecodeError) as error:
-        return [f'cannot read {file}: {error}']
+        return [_('cannot read {path}: {error}').format(path=file, error=error)]
     try:
         return AskUserRequest.from_tool_args(text)
     except ValidationError as error:
@@ -88,12 +93,16 @@ def run(args: argparse.Namespace) -> int:
         for problem in request:
             _say(problem)
         return EXIT_INVALID
+    if args.notes or args.timeout is not None:
+        # The front ends offer a note only on a request that takes them, and show the time left until its deadline.
+        deadline = None if args.timeout is None else time.time() + args.timeout
+        request = replace(request, notes=args.notes, deadline=deadline)
     try:
         opener = _web_opener(args) if args.web else _terminal_opener()
     except ImportError as error:
         from .install import install_hint
 
-        _say(f'{error}; {install_hint("web" if args.web else "terminal")}')
+        _say(_('{error}; {hint}').format(error=error, hint=install_hint('web' if args.web else 'terminal')))
         return EXIT_CANNOT_ASK
     if not args.web and (args.bell or args.notify_desktop):
         import functools
@@ -164,7 +173,7 @@ async def ask_and_print(
                     raise ValueError('it returned None, not an AskUserResponse')
                 result = ask_user_result(request, response)
             except ValueError as error:  # a shipped answerer never does: a bug, said in one line
-                _say(f'the answerer returned an invalid response: {error}')
+                _say(_('the answerer returned an invalid response: {error}').format(error=error))
                 return EXIT_CANNOT_ASK
             _print_json(result)
             return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED

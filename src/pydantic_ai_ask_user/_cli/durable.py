@@ -11,16 +11,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable, terminal_json
 from .arguments import command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
+from .i18n import _
 
 if TYPE_CHECKING:
+    from pydantic_ai import DeferredToolResults
+
     from .._question_store import StoreError
-    from ..durable import DBOSQuestionStore
+    from ..durable import DBOSQuestionStore, StoredRequest
 
 __all__ = ('register', 'run_pending', 'run_answer', 'run_resolve')
 
@@ -96,7 +100,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     except ImportError as error:
         from .install import install_hint
 
-        _fail(f'{error}; {install_hint("dbos")}')
+        _fail(_('{error}; {hint}').format(error=error, hint=install_hint('dbos')))
         return EXIT_CANNOT_ASK
     try:
         if args.fail is not None:
@@ -109,20 +113,77 @@ def run_resolve(args: argparse.Namespace) -> int:
                 # Checked here: a decision the run cannot read would fail the run, not this command.
                 results = TypeAdapter(DeferredToolResults).validate_json(text)
             except (ValidationError, ValueError, RecursionError) as error:
-                _fail(f'not a DeferredToolResults: {_first_line(error) or type(error).__name__}')
+                problem = _first_line(error) or type(error).__name__
+                _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
-            resolve_dbos_event(args.token, results, database_url=args.db)
-    except NotAnEventTokenError as error:
-        _fail(str(error))
+            try:
+                results = _questions_checked(results, args.db)
+            except ValueError as error:
+                _fail(_('invalid answer: {error}').format(error=error))
+                return EXIT_INVALID
+            resolve_dbos_event(args.token, _with_answered_by(results), database_url=args.db)
+    except NotAnEventTokenError:
+        _fail(_('this is not a DBOSEventWaiter token: it names no DBOS workflow'))
         return EXIT_INVALID
-    except NoWaitError as error:
-        _fail(str(error))
+    except NoWaitError:
+        _fail(
+            _('no wait has this token: it was resolved already, its deadline passed, or it is unknown to this database')
+        )
         return EXIT_WITHDRAWN
     except Exception as error:
-        _fail(f'cannot reach the database {_shown(args.db)}: {_first_line(error)}')
+        _fail(
+            _('cannot reach the database {database}: {error}').format(
+                database=_shown(args.db), error=_first_line(error)
+            )
+        )
         return EXIT_CANNOT_ASK
     print(json.dumps({'resolved': args.token}))
     return EXIT_ANSWERED
+
+
+def _questions_checked(results: DeferredToolResults, database_url: str) -> DeferredToolResults:
+    """`results` with each answer to a question of the question table (`ask_through_store`) checked, labels matched.
+
+    As `ask-user answer` reads it: the shape the model gets or the `AskUserResponse` shape, then `check_response`;
+    a misfit is a `ValueError` naming the call. Answers to calls the table does not hold are sent as they are:
+    their questions are known only to the run.
+    """
+    from .._answers import DECLINED, ask_user_result
+    from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
+    from .answer_json import parse_answer_json
+
+    if not results.calls:
+        return results
+    engine = create_engine(database_url)
+    try:
+        if not has_table(engine, TABLE_NAME):
+            return results
+        ensure_columns(engine)
+        with engine.connect() as conn:
+            stored = select_requests(conn, request_ids=list(results.calls))
+    finally:
+        engine.dispose()
+    calls = dict(results.calls)
+    for record in stored:
+        value = calls[record.request.id]
+        if value == DECLINED:
+            continue
+        try:
+            calls[record.request.id] = ask_user_result(record.request, parse_answer_json(record.request, value))
+        except ValueError as error:
+            raise ValueError(f'call {record.request.id!r}: {error}') from None
+    return replace(results, calls=calls)
+
+
+def _with_answered_by(results: DeferredToolResults) -> DeferredToolResults:
+    """`results` with who decided each call: as the JSON says, else the OS user and host resolving here."""
+    from .._receipt import os_user_at_host
+
+    decided = [*results.approvals, *results.calls]
+    if not decided:
+        return results
+    who = os_user_at_host()
+    return replace(results, answered_by={call_id: who for call_id in decided} | results.answered_by)
 
 
 def _read_text(path: str) -> str | None:
@@ -130,7 +191,7 @@ def _read_text(path: str) -> str | None:
         with open(path, encoding='utf-8') as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError) as error:
-        _fail(f'cannot read {path}: {error}')
+        _fail(_('cannot read {path}: {error}').format(path=path, error=error))
         return None
 
 
@@ -140,7 +201,7 @@ def _open_store(url: str) -> DBOSQuestionStore | str:
     except ImportError as error:
         from .install import install_hint
 
-        return f'{error}; {install_hint("dbos")}'
+        return _('{error}; {hint}').format(error=error, hint=install_hint('dbos'))
     try:
         # Never create: a typo in --db must be an error, not a new, empty database.
         return DBOSQuestionStore(url, create_table=False)
@@ -165,30 +226,66 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             records = await store.pending_records()
         except Exception as error:  # the database is unreachable or not a DBOS database
-            _fail(f'cannot read the questions in {_shown(args.db)}: {_first_line(error)}')
+            _fail(_cannot_read_questions(args.db, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
         for record in records:
-            request = record.request
-            asked = datetime.fromtimestamp(record.created_at, UTC).isoformat(timespec='seconds')
             if args.json:
-                questions = [question.model_dump() for question in request.questions]
-                line = {'id': request.id, 'workflow_id': record.workflow_id, 'asked_at': asked, 'questions': questions}
-                print(terminal_json(line))
-                continue
-            print(f'{printable(request.id)}  asked {asked}  workflow {printable(record.workflow_id)}')
-            for question in request.questions:
-                kind = 'pick one or more' if question.multi_select else 'pick one'
-                text = ' '.join(question.question.split())
-                print(f'  [{printable(question.header)}] {printable(text)} ({kind})')
-                for option in question.options:
-                    print(f'    - {printable(option.label)}')
+                print(terminal_json(_pending_json(record)))
+            else:
+                _print_pending(record)
         if not records and not args.json:
-            print('no questions are waiting', file=sys.stderr)
+            print(_('no questions are waiting'), file=sys.stderr)
         return 0
 
     return anyio.run(list_them)
+
+
+def _timestamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec='seconds')
+
+
+def _pending_json(record: StoredRequest) -> dict[str, Any]:
+    """One line of `pending --json`: the request as the model asked it, whether it takes notes, and its deadline."""
+    from .._json import questions_to_json
+
+    request = record.request
+    return {
+        'id': request.id,
+        'workflow_id': record.workflow_id,
+        'asked_at': _timestamp(record.created_at),
+        'questions': questions_to_json(request),
+        'notes': request.notes,
+        'deadline': None if request.deadline is None else _timestamp(request.deadline),
+    }
+
+
+def _print_pending(record: StoredRequest) -> None:
+    """One waiting request as `pending` shows it to a person, every string from the model made printable."""
+    request = record.request
+    print(
+        _('{id}  asked {asked}  workflow {workflow}').format(
+            id=printable(request.id), asked=_timestamp(record.created_at), workflow=printable(record.workflow_id)
+        )
+    )
+    if request.deadline is not None:
+        print('  ' + _('waits until {deadline}').format(deadline=_timestamp(request.deadline)))
+    if request.notes:
+        print('  ' + _('a note may go with each answer'))
+    for question in request.questions:
+        kind = _('pick one or more') if question.multi_select else _('pick one')
+        text = ' '.join(question.question.split())
+        print(f'  [{printable(question.header)}] {printable(text)} ({kind})')
+        for option in question.options:
+            mark = ' ' + _('(recommended)') if option.label == question.recommended else ''
+            print(f'    - {printable(option.label)}{mark}')
+
+
+def _cannot_read_questions(database_url: str, error: Exception) -> str:
+    return _('cannot read the questions in {database}: {error}').format(
+        database=_shown(database_url), error=_first_line(error)
+    )
 
 
 def _read_json(file: str) -> Any:
@@ -220,6 +317,7 @@ def run_answer(args: argparse.Namespace) -> int:
 async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     from .._answers import CannotAskError, ask_user_result
     from .._question_store import StoreError
+    from .._receipt import os_user_at_host
     from .answer_json import parse_answer_json
 
     request_id: str = args.request_id
@@ -228,16 +326,16 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except StoreError as error:
         return _store_error(error)
     except Exception as error:
-        _fail(f'cannot read the questions in {_shown(args.db)}: {_first_line(error)}')
+        _fail(_cannot_read_questions(args.db, error))
         return EXIT_CANNOT_ASK
     if args.json_file is not None:
         try:
             response = parse_answer_json(request, _read_json(args.json_file))
         except (OSError, UnicodeDecodeError) as error:
-            _fail(f'cannot read {args.json_file}: {error}')
+            _fail(_('cannot read {path}: {error}').format(path=args.json_file, error=error))
             return EXIT_INVALID
         except ValueError as error:  # json.JSONDecodeError is one
-            _fail(f'invalid answer: {error}')
+            _fail(_('invalid answer: {error}').format(error=error))
             return EXIT_INVALID
     else:
         try:
@@ -245,26 +343,31 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
         except ImportError as error:
             from .install import install_hint
 
-            _fail(f'{error}; {install_hint("terminal")}, or answer with --json')
+            _fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
             return EXIT_CANNOT_ASK
         try:
             async with open_terminal_answerer() as answerer:
                 response = await answerer(request)
         except CannotAskError as error:
-            _fail(f'{error}; or answer with --json')
+            _fail(_('{error}; or answer with --json').format(error=error))
             return EXIT_CANNOT_ASK
+    if response.answered_by is None:
+        # Who answers here: the OS user and host; an answer given as JSON may name someone else itself.
+        response = replace(response, answered_by=os_user_at_host())
     try:
         result = ask_user_result(request, response)
         await store.respond(request_id, response)
     except StoreError as error:
         return _store_error(error)
     except ValueError as error:
-        _fail(f'invalid answer: {error}')
+        _fail(_('invalid answer: {error}').format(error=error))
         return EXIT_INVALID
     except Exception as error:  # the database went away after the question was read
         _fail(
-            f'cannot send the answer to {_shown(args.db)}: {_first_line(error)}; '
-            '`ask-user pending` shows whether the question still waits'
+            _(
+                'cannot send the answer to {database}: {error}; '
+                '`ask-user pending` shows whether the question still waits'
+            ).format(database=_shown(args.db), error=_first_line(error))
         )
         return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')
@@ -277,7 +380,17 @@ def _first_line(error: Exception) -> str:
 
 
 def _store_error(error: StoreError) -> int:
-    _fail(str(error))
+    from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
+
+    request_id = repr(error.request_id)
+    if isinstance(error, UnknownRequestError):
+        _fail(_('no question is waiting under id {id}').format(id=request_id))
+    elif isinstance(error, AlreadyAnsweredError):
+        _fail(_('question {id} has already been answered').format(id=request_id))
+    elif isinstance(error, WithdrawnError):
+        _fail(_('question {id} is no longer waiting for an answer').format(id=request_id))
+    else:
+        _fail(str(error))
     return error.exit_code
 
 

@@ -42,12 +42,18 @@ def install_hint(extra: str) -> str:
     From a clone synced with uv that is `uv sync --all-extras` (a plain `pip install` of the
     distribution would look for it in the registry); from a built wheel it is that wheel.
     """
+    from .i18n import _
+
     record = _direct_url()
     path = _local_path(record.get('url')) if record is not None else None
     if record is not None and path is not None and 'dir_info' in record:
         if (path / 'uv.lock').exists():
-            return f"install the {extra} extra: uv sync --all-extras (in {path}), or pip install -e '{path}[{extra}]'"
-        return f"install the {extra} extra: pip install '{path}[{extra}]'"
+            return _('install the {extra} extra: uv sync --all-extras (in {path}), or {command}').format(
+                extra=extra, path=path, command=f"pip install -e '{path}[{extra}]'"
+            )
+        return _('install the {extra} extra: {command}').format(extra=extra, command=f"pip install '{path}[{extra}]'")
     if record is not None and path is not None and path.is_file():
-        return f"install the {extra} extra: pip install '{path}[{extra}]'"
-    return f"install the {extra} extra: pip install '{DISTRIBUTION}[{extra}]'"
+        return _('install the {extra} extra: {command}').format(extra=extra, command=f"pip install '{path}[{extra}]'")
+    return _('install the {extra} extra: {command}').format(
+        extra=extra, command=f"pip install '{DISTRIBUTION}[{extra}]'"
+    )

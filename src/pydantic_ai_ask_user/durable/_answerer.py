@@ -7,7 +7,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Literal, TypeVar
 
 import anyio
@@ -89,9 +89,16 @@ class DBOSAnswerer:
         is withdrawn in the same atomic update that an answer would claim it with: an answer
         recorded first is returned, however late it is read; an answer after that is refused with
         `WithdrawnError`. Returns `None` when the time ran out.
+
+        The row keeps the request's `notes` and `deadline` (when `timeout` is given and the request has none,
+        the deadline is `timeout` from now), so the inbox and `ask-user answer` offer notes and show the time
+        left. The response returned has `answered_by` as whoever answered recorded it.
         """
         if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
             raise ValueError(f'timeout must be a positive number of seconds or None, not {timeout!r}')
+        if timeout is not None and request.deadline is None:
+            # Shown to the person only; the wait itself counts from the row's first publication.
+            request = replace(request, deadline=time.time() + timeout)
         if DBOS.workflow_id is not None and DBOS.step_id is None:
             message = await self._wait_in_workflow(request.id, encode_request(request), DBOS.workflow_id, timeout)
         else:

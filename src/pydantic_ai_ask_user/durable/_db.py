@@ -11,14 +11,14 @@ import threading
 import time
 from collections.abc import Generator, MutableMapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .._answers import AskUserRequest, AskUserResponse
+from .._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -30,6 +30,7 @@ __all__ = (
     'StoredRequest',
     'create_engine',
     'ensure_table',
+    'ensure_columns',
     'table_exists',
     'NotAQuestionDatabaseError',
     'check_sqlite_file',
@@ -77,6 +78,9 @@ DEFAULT_DATABASE_URL = 'sqlite:///ask_user.sqlite'
 Status = Literal['pending', 'answered', 'withdrawn']
 """Where a question stands: waiting, answered (or declined) once, or given up by its run."""
 
+ANSWERED_BY_LENGTH = MAX_ANSWERED_BY_LENGTH
+"""The width of the `answered_by` column: the longest `AskUserResponse.answered_by`."""
+
 _metadata = sa.MetaData()
 
 requests_table = sa.Table(
@@ -89,8 +93,13 @@ requests_table = sa.Table(
     sa.Column('response', sa.Text(), nullable=True),
     sa.Column('created_at', sa.Float(), nullable=False),
     sa.Column('updated_at', sa.Float(), nullable=False),
+    sa.Column('answered_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
 )
-"""One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically."""
+"""One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
+
+`answered_by` is who answered (`AskUserResponse.answered_by`), set with the answer; `NULL` while pending, when
+withdrawn, and when the answer did not say. Databases made before it existed get it at start-up (`ensure_columns`).
+"""
 
 EVENT_TABLE_NAME = 'ask_user_event_requests'
 """The table tying questions put to a person through `RequestInput` to the resume token of their run's wait."""
@@ -142,6 +151,9 @@ class StoredRequest:
 
     created_at: float
     """When the question was first published, in seconds since the epoch."""
+
+    answered_by: str | None = None
+    """Who answered, from the `answered_by` column, once `status` is `answered` and the answer said who."""
 
 
 def shown_database_url(database_url: str) -> str:
@@ -214,16 +226,53 @@ def table_exists(engine: sa.Engine) -> bool:
 
 
 def ensure_table(engine: sa.Engine) -> None:
-    """Create the table if it is missing; safe when several processes start at once."""
+    """Create the tables if they are missing, and the columns later versions added; safe when several processes
+    start at once.
+    """
     for attempt in range(3):
         try:
             _metadata.create_all(engine, checkfirst=True)
-            return
+            break
         except exc.DatabaseError:
             # Another process created it between our check and our CREATE.
             if attempt == 2:
                 raise
             time.sleep(0.1)
+    ensure_columns(engine)
+
+
+_ADDED_COLUMNS = (requests_table.c.answered_by,)
+"""The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
+
+
+def ensure_columns(engine: sa.Engine) -> None:
+    """Add to an existing questions table the columns an earlier version did not create; idempotent.
+
+    Safe when several processes start at once: PostgreSQL's `ADD COLUMN IF NOT EXISTS` lets the second one
+    through; on SQLite, which has no such clause, a process that loses the race sees the column there and goes on.
+    Old workers keep working on the new table: they do not name the new columns, which are nullable.
+    """
+    if not sa.inspect(engine).has_table(TABLE_NAME):
+        return
+    missing = [column for column in _ADDED_COLUMNS if not _has_column(engine, column.name)]
+    for column in missing:
+        kind = column.type.compile(dialect=engine.dialect)
+        if engine.dialect.name == 'postgresql':
+            with engine.begin() as conn:
+                conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} ADD COLUMN IF NOT EXISTS {column.name} {kind}'))
+            continue
+        try:
+            with engine.begin() as conn:
+                conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} ADD COLUMN {column.name} {kind}'))
+        except exc.OperationalError:
+            # Another process added it between our look and our ALTER ("duplicate column name").
+            if not _has_column(engine, column.name):
+                raise
+
+
+def _has_column(engine: sa.Engine, name: str) -> bool:
+    # A fresh inspector each time: one caches what it read, and the column may have appeared since.
+    return any(column['name'] == name for column in sa.inspect(engine).get_columns(TABLE_NAME))
 
 
 def insert_pending(
@@ -350,12 +399,14 @@ def changes_since(conn: sa.Connection, since: float) -> list[tuple[str, Status, 
     return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
 
 
-def claim_answer(conn: sa.Connection, request_id: str, response_json: str) -> bool:
-    """Move a pending request to answered with `response_json`; False when it was not pending (whoever raced it)."""
+def claim_answer(conn: sa.Connection, request_id: str, response_json: str, answered_by: str | None = None) -> bool:
+    """Move a pending request to answered with `response_json` and who answered; False when it was not pending
+    (whoever raced it).
+    """
     claimed = conn.execute(
         sa.update(requests_table)
         .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
-        .values(status='answered', response=response_json, updated_at=time.time())
+        .values(status='answered', response=response_json, answered_by=answered_by, updated_at=time.time())
     )
     return claimed.rowcount == 1
 
@@ -446,23 +497,46 @@ def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> Store
     """The decoded form of one table row; given `request` (its questions, decoded before), not decoded again."""
     mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
     response = mapping['response']
+    answered_by = mapping.get('answered_by')
+    decoded = decode_response(response) if response is not None else None
+    if decoded is not None and decoded.answered_by is None and answered_by is not None:
+        decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
     return StoredRequest(
         request=request if request is not None else decode_request(mapping['questions'], mapping['id']),
         workflow_id=mapping['workflow_id'],
         status=cast(Status, mapping['status']),
-        response=decode_response(response) if response is not None else None,
+        response=decoded,
         created_at=float(mapping['created_at']),
+        answered_by=answered_by if answered_by is not None else decoded.answered_by if decoded is not None else None,
     )
 
 
 def encode_request(request: AskUserRequest) -> str:
-    """The questions as the JSON arguments of an `ask_user_question` call."""
-    return json.dumps({'questions': questions_to_json(request)}, ensure_ascii=False)
+    """The questions as the JSON arguments of an `ask_user_question` call, with `notes` and `deadline` when set.
+
+    `{"questions": [...]}` for a request with neither, as earlier versions wrote every request; `recommended`
+    is kept in each question that has one.
+    """
+    data: dict[str, Any] = {'questions': questions_to_json(request)}
+    if request.notes:
+        data['notes'] = True
+    if request.deadline is not None:
+        data['deadline'] = request.deadline
+    return json.dumps(data, ensure_ascii=False)
 
 
 def decode_request(text: str, request_id: str) -> AskUserRequest:
-    """The request stored as `text`, validated again as the tool would."""
-    return AskUserRequest.from_tool_args(text, id=request_id)
+    """The request stored as `text`, validated again as the tool would; `notes` is False when the row has none."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        return AskUserRequest.from_tool_args(text, id=request_id)  # refused, with the tool's own message
+    arguments = cast(dict[str, Any], data)
+    notes = arguments.pop('notes', False)
+    deadline = arguments.pop('deadline', None)
+    request = AskUserRequest.from_tool_args(arguments, id=request_id, notes=notes is True)
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
+        request = replace(request, deadline=float(deadline))
+    return request
 
 
 def encode_response(response: AskUserResponse) -> str:

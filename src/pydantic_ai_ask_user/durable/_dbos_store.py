@@ -29,6 +29,7 @@ from ._db import (
     claim_wait,
     create_engine,
     encode_response,
+    ensure_columns,
     ensure_table,
     has_table,
     lock_event_token,
@@ -113,6 +114,9 @@ class DBOSQuestionStore:
                         self._has_table = True
                     else:
                         self._has_table = table_exists(engine)
+                        if self._has_table:
+                            # No table is created, but one an earlier version made gets the columns added since.
+                            ensure_columns(engine)
                     # Questions asked through `RequestInput` resolve their run's token; older databases have none.
                     self._has_event_table = has_table(engine, EVENT_TABLE_NAME)
                 except BaseException:
@@ -161,6 +165,7 @@ class DBOSQuestionStore:
             # A DBOS database where no question was asked yet, opened without creating the table.
             if not table_exists(engine):
                 return False
+            ensure_columns(engine)
             self._has_table = True
         return True
 
@@ -204,7 +209,9 @@ class DBOSQuestionStore:
 
         Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and
         the errors of `get` when the request is not pending, including when another process answered
-        it a moment before.
+        it a moment before. Who answered, `response.answered_by`, is recorded with the answer (the
+        `answered_by` column); front ends set it (the web inbox: the name of the login; `ask-user answer`:
+        the OS user and host).
         """
         await self._in_thread(lambda: self._respond(request_id, response))
 
@@ -227,7 +234,7 @@ class DBOSQuestionStore:
             # so exactly one answer sees the set complete and resolves the token.
             token = self._event_token(conn, request_id)
             # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
-            if not claim_answer(conn, request_id, response_json):
+            if not claim_answer(conn, request_id, response_json, response.answered_by):
                 _raise_for_status(request_id, request_status(conn, request_id))
             # In the same transaction: the answer is recorded and sent together, or not at all.
             if token is None:

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
 from ._db import (
     DEFAULT_DATABASE_URL,
+    StoredRequest,
     claim_wait,
     expire_wait,
     insert_event_request,
@@ -67,7 +68,7 @@ def event_topic(token: str) -> str:
     return f'external_event:{token[len(TOKEN_PREFIX) :].split(".", 1)[0]}'
 
 
-def ask_through_store(database_url: str = DEFAULT_DATABASE_URL) -> AskFunction:
+def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool = False) -> AskFunction:
     """A `RequestInput` `ask` that puts the run's pending AskUser questions where the store answers them.
 
     `RequestInput(ask=ask_through_store(url))`, with `DBOSExternalEvents(database_url=url)` and
@@ -75,6 +76,9 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL) -> AskFunction:
     that also holds tool approvals or other deferred calls is refused with a `UserError` (resolve such
     a wait with `resolve_dbos_event` or `ask-user resolve` instead). Publishing is idempotent (keyed
     on the tool call ids), as an `ask` that DBOS may retry must be.
+
+    Pass `notes=True` when the agent's `AskUser` has `notes=True`: the deferred calls do not say so, and the
+    inbox and `ask-user answer` offer a note per answer only on questions published with it.
     """
 
     async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> None:
@@ -91,7 +95,7 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL) -> AskFunction:
                 f'ask_through_store answers AskUser questions only, but this wait also needs {", ".join(others)}: '
                 'resolve such a wait with resolve_dbos_event or `ask-user resolve`, from your own ask function.'
             )
-        questions = [AskUserRequest.from_tool_call(call) for call in requests.calls]
+        questions = [AskUserRequest.from_tool_call(call, notes=notes) for call in requests.calls]
         await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, workflow_id, token))
 
     return ask
@@ -105,12 +109,33 @@ def _publish(database_url: str, questions: list[AskUserRequest], workflow_id: st
 
 
 def completed_results(conn: sa.Connection, token: str) -> str | None:
-    """The resolution message for `token` once every one of its questions is answered, else `None`."""
+    """The resolution message for `token` once every one of its questions is answered, else `None`.
+
+    The `DeferredToolResults` it carries has who answered each question in `answered_by`, when the answer said.
+    """
     rows = token_requests(conn, token)
     if not rows or any(row.status != 'answered' or row.response is None for row in rows):
         return None
-    calls = {row.request.id: ask_user_result(row.request, row.response) for row in rows if row.response is not None}
-    return json.dumps({'payload': {'calls': calls}}, ensure_ascii=False)
+    return json.dumps({'payload': _results(rows)}, ensure_ascii=False)
+
+
+def _results(rows: list[StoredRequest]) -> dict[str, Any]:
+    """The JSON form of the `DeferredToolResults` the questions of a wait resolve it with: each answer (as
+    `deferred_answer` makes it: `ask_user_result` and who answered), `TIMED_OUT` for a question not answered.
+    """
+    calls: dict[str, Any] = {}
+    answered_by: dict[str, str] = {}
+    for row in rows:
+        if row.response is None:
+            calls[row.request.id] = TIMED_OUT
+            continue
+        calls[row.request.id] = ask_user_result(row.request, row.response)
+        if row.response.answered_by is not None:
+            answered_by[row.request.id] = row.response.answered_by
+    results: dict[str, Any] = {'calls': calls}
+    if answered_by:
+        results['answered_by'] = answered_by
+    return results
 
 
 def open_wait(database_url: str, token: str, workflow_id: str) -> None:
@@ -142,8 +167,4 @@ def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
         rows = token_requests(conn, token)
     if not rows:
         return None
-    calls: dict[str, Any] = {
-        row.request.id: ask_user_result(row.request, row.response) if row.response is not None else TIMED_OUT
-        for row in rows
-    }
-    return {'calls': calls}
+    return _results(rows)
