@@ -139,13 +139,21 @@ def test_ask_with_a_file_that_is_not_utf8_exits_2(tmp_path: Path) -> None:
 
 
 def test_ask_rejects_a_timeout_that_is_not_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
-    for bad in ('0', 'soon'):
+    for bad in ('0', 'soon', '1e12', 'nan'):
         with pytest.raises(SystemExit) as exited:
             main(['ask', '--timeout', bad, '-'])
         assert exited.value.code == 2
     err = capsys.readouterr().err
     assert 'the timeout must be a positive number of seconds' in err
     assert "'soon' is not a number of seconds" in err
+    assert 'the timeout must be at most 316224000 seconds (ten years)' in err
+
+
+def test_the_longest_timeout_of_the_command_line_is_the_capabilitys() -> None:
+    from pydantic_ai_ask_user._capability import MAX_TIMEOUT
+    from pydantic_ai_ask_user._cli.arguments import LONGEST_TIMEOUT
+
+    assert LONGEST_TIMEOUT == MAX_TIMEOUT
 
 
 def test_ask_reads_a_valid_file_from_stdin_in_process(monkeypatch: pytest.MonkeyPatch) -> None:

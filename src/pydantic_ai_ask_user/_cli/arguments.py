@@ -22,6 +22,10 @@ def command(
     return parser
 
 
+LONGEST_TIMEOUT = 10 * 366 * 24 * 3600
+"""The longest `--timeout`: `AskUser`'s `MAX_TIMEOUT`, spelled here so the command line does not import Pydantic AI."""
+
+
 def seconds(text: str) -> float:
     """A positive number of seconds, for `--timeout`."""
     try:
@@ -30,6 +34,10 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f'{text!r} is not a number of seconds') from None
     if not value > 0:
         raise argparse.ArgumentTypeError('the timeout must be a positive number of seconds')
+    if not value <= LONGEST_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f'the timeout must be at most {LONGEST_TIMEOUT} seconds (ten years); leave it out to wait without a limit'
+        )
     return value
 
 
