@@ -26,7 +26,7 @@ from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 
 from ._pty_pair import PtyPair
-from ._screen import ESC, UP
+from ._screen import ESC, UP, paste
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
 
@@ -54,6 +54,12 @@ def make_driver(pty: PtyPair) -> Driver:
         for index, question in enumerate(request.questions):
             await pty.wait_for(_title(request, index))
             answer = by_header[question.header]
+            if answer.note is not None:
+                # Tab opens the note of the focused question; pasted, it may span lines; Enter closes it.
+                pty.send('\t')
+                await pty.wait_for('Enter or Tab done')
+                pty.send(paste(answer.note) + '\r')
+                await pty.wait_for('+ Note: ')
             if answer.custom_answer is not None:
                 pty.send(UP)
                 await pty.wait_for('Type my own answer:')
