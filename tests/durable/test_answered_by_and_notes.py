@@ -28,11 +28,13 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
 from pydantic_ai_ask_user.durable._db import (
     TABLE_NAME,
+    MissingColumnError,
     claim_answer,
     create_engine,
     decode_request,
     encode_request,
     encode_response,
+    ensure_columns,
     ensure_table,
     insert_event_request,
     insert_pending,
@@ -119,6 +121,10 @@ def test_a_request_keeps_notes_recommended_and_deadline_and_an_old_row_reads_as_
     assert json.loads(encode_request(plain)).keys() == {'questions'}  # as earlier versions wrote every row
     old = decode_request(OLD_QUESTIONS, 'r3')
     assert (old.notes, old.deadline, old.questions[0].recommended) == (False, None, None)
+    # A deadline no date can show (a row not written by us) reads as none rather than breaking every page.
+    stored = json.loads(encode_request(request))
+    for unshowable in (1e13, -5, 'soon'):
+        assert decode_request(json.dumps({**stored, 'deadline': unshowable}), 'r4').deadline is None
 
 
 def test_an_old_database_gets_the_column_at_start_up_and_its_rows_read_back(database_url: str) -> None:
@@ -209,3 +215,23 @@ def test_the_answers_of_a_request_input_wait_carry_who_gave_each(tmp_path: Path)
         'answered_by': {'q3': 'alice@laptop'},
     }
     shared_engine(url).dispose()
+
+
+def test_a_user_that_may_not_alter_the_old_table_is_told_what_to_run(tmp_path: Path) -> None:
+    # Root bypasses file modes, so the database is opened read-only (SQLite's `mode=ro`), as a role that does not
+    # own the table would find it: the ALTER fails, and the error names the statement for the table's owner.
+    path = tmp_path / 'old.sqlite'
+    old_database(f'sqlite:///{path}')
+    read_only = sa.create_engine(f'sqlite:///file:{path}?mode=ro&uri=true')
+    try:
+        with pytest.raises(MissingColumnError) as refused:
+            ensure_columns(read_only)
+    finally:
+        read_only.dispose()
+    message = str(refused.value)
+    assert 'was made by an earlier version and lacks the column answered_by' in message
+    assert 'readonly' in message
+    assert message.endswith(
+        f"have the table's owner run once: ALTER TABLE {TABLE_NAME} ADD COLUMN answered_by VARCHAR(200)"
+    )
+    assert 'answered_by' not in columns(f'sqlite:///{path}')

@@ -139,6 +139,18 @@ async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
         assert 'not a DeferredToolResults' in bad.stderr
         assert worker.poll() is None  # the run still waits
         decision = {'approvals': {'deploy-1': False}, 'calls': {question_id: {'Database': ['PostgreSQL']}}}
+        for answered_by, problem in [
+            ({question_id: 'root\x1b]0;pwned\x07'}, f"answered_by of call '{question_id}'"),
+            ({'not-a-call': 'mallory'}, "answered_by names call 'not-a-call', which this decision does not decide"),
+        ]:
+            claimed = json.dumps({**decision, 'answered_by': answered_by})
+            refused = await anyio.to_thread.run_sync(
+                lambda claimed=claimed: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=claimed)
+            )
+            assert refused.returncode == 2, refused.stderr
+            assert f'invalid answer: {problem}' in refused.stderr
+            assert '\x1b' not in refused.stderr
+        assert worker.poll() is None  # the run still waits
         good = await anyio.to_thread.run_sync(
             lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=json.dumps(decision))
         )

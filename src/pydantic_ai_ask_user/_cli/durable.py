@@ -117,11 +117,11 @@ def run_resolve(args: argparse.Namespace) -> int:
                 _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
             try:
-                results = _questions_checked(results, args.db)
+                results = _with_answered_by(_questions_checked(results, args.db))
             except ValueError as error:
                 _fail(_('invalid answer: {error}').format(error=error))
                 return EXIT_INVALID
-            resolve_dbos_event(args.token, _with_answered_by(results), database_url=args.db)
+            resolve_dbos_event(args.token, results, database_url=args.db)
     except NotAnEventTokenError:
         _fail(_('this is not a DBOSEventWaiter token: it names no DBOS workflow'))
         return EXIT_INVALID
@@ -148,7 +148,7 @@ def _questions_checked(results: DeferredToolResults, database_url: str) -> Defer
     a misfit is a `ValueError` naming the call. Answers to calls the table does not hold are sent as they are:
     their questions are known only to the run.
     """
-    from .._answers import DECLINED, ask_user_result
+    from .._answers import ask_user_result
     from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
     from .answer_json import parse_answer_json
 
@@ -164,22 +164,32 @@ def _questions_checked(results: DeferredToolResults, database_url: str) -> Defer
     finally:
         engine.dispose()
     calls = dict(results.calls)
+    named: dict[str, str] = {}
     for record in stored:
         value = calls[record.request.id]
-        if value == DECLINED:
-            continue
+        if isinstance(value, str):
+            continue  # DECLINED, TIMED_OUT or a message of the operator's own: a result the model reads as it is
         try:
-            calls[record.request.id] = ask_user_result(record.request, parse_answer_json(record.request, value))
+            response = parse_answer_json(record.request, value)
         except ValueError as error:
             raise ValueError(f'call {record.request.id!r}: {error}') from None
-    return replace(results, calls=calls)
+        calls[record.request.id] = ask_user_result(record.request, response)
+        if response.answered_by is not None:
+            named[record.request.id] = response.answered_by  # said in the response shape, as `answer --json` keeps
+    return replace(results, calls=calls, answered_by=named | results.answered_by)
 
 
 def _with_answered_by(results: DeferredToolResults) -> DeferredToolResults:
-    """`results` with who decided each call: as the JSON says, else the OS user and host resolving here."""
+    """`results` with who decided each call: as the JSON says (checked: `ValueError`), else the OS user and host."""
+    from .._answers import check_answered_by
     from .._receipt import os_user_at_host
 
     decided = [*results.approvals, *results.calls]
+    for call_id, name in results.answered_by.items():
+        if call_id not in decided:
+            raise ValueError(f'answered_by names call {call_id!r}, which this decision does not decide')
+        if (problem := check_answered_by(name)) is not None:
+            raise ValueError(f'answered_by of call {call_id!r}: {problem}')
     if not decided:
         return results
     who = os_user_at_host()

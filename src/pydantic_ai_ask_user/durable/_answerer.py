@@ -15,7 +15,7 @@ import anyio.to_thread
 import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowID
 
-from .._answers import AskUserRequest, AskUserResponse
+from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse
 from ._db import (
     DEFAULT_DATABASE_URL,
     WITHDRAWN_MESSAGE,
@@ -98,7 +98,7 @@ class DBOSAnswerer:
             raise ValueError(f'timeout must be a positive number of seconds or None, not {timeout!r}')
         if timeout is not None and request.deadline is None:
             # Shown to the person only; the wait itself counts from the row's first publication.
-            request = replace(request, deadline=time.time() + timeout)
+            request = replace(request, deadline=min(time.time() + timeout, LATEST_DEADLINE))
         if DBOS.workflow_id is not None and DBOS.step_id is None:
             message = await self._wait_in_workflow(request.id, encode_request(request), DBOS.workflow_id, timeout)
         else:

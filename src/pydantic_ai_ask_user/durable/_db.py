@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse
+from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -245,6 +245,10 @@ _ADDED_COLUMNS = (requests_table.c.answered_by,)
 """The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
 
 
+class MissingColumnError(RuntimeError):
+    """The questions table lacks a column of this version, and the database user may not add it."""
+
+
 def ensure_columns(engine: sa.Engine) -> None:
     """Add to an existing questions table the columns an earlier version did not create; idempotent.
 
@@ -257,17 +261,21 @@ def ensure_columns(engine: sa.Engine) -> None:
     missing = [column for column in _ADDED_COLUMNS if not _has_column(engine, column.name)]
     for column in missing:
         kind = column.type.compile(dialect=engine.dialect)
-        if engine.dialect.name == 'postgresql':
-            with engine.begin() as conn:
-                conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} ADD COLUMN IF NOT EXISTS {column.name} {kind}'))
-            continue
+        if_not_exists = ' IF NOT EXISTS' if engine.dialect.name == 'postgresql' else ''
+        statement = f'ALTER TABLE {TABLE_NAME} ADD COLUMN{if_not_exists} {column.name} {kind}'
         try:
             with engine.begin() as conn:
-                conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} ADD COLUMN {column.name} {kind}'))
-        except exc.OperationalError:
-            # Another process added it between our look and our ALTER ("duplicate column name").
-            if not _has_column(engine, column.name):
-                raise
+                conn.execute(sa.text(statement))
+        except exc.DBAPIError as error:
+            # Another process added it between our look and our ALTER ("duplicate column name"): go on.
+            if _has_column(engine, column.name):
+                continue
+            # Not the table's owner (PostgreSQL), or a read-only database: say what to do, not only what failed.
+            raise MissingColumnError(
+                f'the questions table {TABLE_NAME} was made by an earlier version and lacks the column '
+                f'{column.name}, which this database user cannot add ({str(error.orig).splitlines()[0]}); '
+                f"have the table's owner run once: {statement}"
+            ) from None
 
 
 def _has_column(engine: sa.Engine, name: str) -> bool:
@@ -534,8 +542,8 @@ def decode_request(text: str, request_id: str) -> AskUserRequest:
     notes = arguments.pop('notes', False)
     deadline = arguments.pop('deadline', None)
     request = AskUserRequest.from_tool_args(arguments, id=request_id, notes=notes is True)
-    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
-        request = replace(request, deadline=float(deadline))
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
+        request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
     return request
 
 
