@@ -208,7 +208,10 @@ async def test_with_notes_each_question_has_a_note_field_and_the_note_reaches_th
 
 
 NOTE_REFUSALS = [
-    ({'q1': 'SQLite', 'q2': ['staging'], 'q1_note': 'x' * 2001}, 'the note has 2001 characters, more than the 2000 the form allows'),
+    (
+        {'q1': 'SQLite', 'q2': ['staging'], 'q1_note': 'x' * 2001},
+        'the note has 2001 characters, more than the 2000 the form allows',
+    ),
     ({'q1': 'SQLite', 'q2': ['staging'], 'q1_note': 'a\x1b[2Jb'}, 'the note contains'),
     ({'q1': 'SQLite', 'q2': ['staging'], 'q2_note': 7}, 'the note is int, not a string'),
 ]
