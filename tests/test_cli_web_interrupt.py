@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import default_signals
 
 pytest.importorskip('starlette')
 
@@ -25,6 +26,7 @@ def test_ask_web_interrupted_exits_130_with_nothing_on_stdout(tmp_path: Path) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,  # SIGINT as a shell leaves it, not as the test process may have it
     )
     try:
         assert process.stderr is not None

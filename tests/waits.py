@@ -37,3 +37,18 @@ def scaled(seconds: float) -> float:
 
 WAIT = scaled(90.0)
 """The default bound on waiting for an event or for output."""
+
+
+def default_signals() -> None:
+    """For `preexec_fn`: the child starts with the signal state a login shell gives it, whatever the test process has.
+
+    A child inherits ignored signals and the blocked-signal mask across `exec`, and a program (bash, Python) keeps
+    a signal that was ignored when it started ignored. The tests that send HUP, INT, TERM or TSTP to a child
+    test how the child handles them, so it must not inherit what some other part of the test process (a library
+    run in-process earlier in the session) left ignored or blocked.
+    """
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGTSTP, signal.SIGCONT, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)

@@ -31,7 +31,14 @@ class Screen:
         env = {**os.environ, 'TERM': 'xterm-256color', 'PATH': f'{Path(sys.executable).parent}:{os.environ["PATH"]}'}
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
-        self.child = pexpect.spawn('bash', ['-c', script], dimensions=(rows, columns), env=env, cwd=str(cwd or ROOT))
+        self.child = pexpect.spawn(
+            'bash',
+            ['-c', script],
+            dimensions=(rows, columns),
+            env=env,
+            cwd=str(cwd or ROOT),
+            preexec_fn=waits.default_signals,
+        )
         self.screen.write_process_input = self._reply  # type: ignore[method-assign]
         self.raw = b''
 
