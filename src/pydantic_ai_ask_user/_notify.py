@@ -18,12 +18,11 @@ import urllib.parse
 import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse, DurableAnswerer
 from ._signing import SignatureError, check_key, hmac_hex, same
-from ._text import check_one_line, find_forbidden_character, printable
+from ._text import check_one_line, find_forbidden_character, printable, utc_iso
 
 __all__ = (
     'WEBHOOK_SIGNATURE_HEADER',
@@ -119,10 +118,6 @@ def _check_link(link: str) -> str:
     return check_one_line(link, name='the inbox link', max_length=_MAX_LINK_LENGTH, must_be='a non-empty string')
 
 
-def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
-
-
 def question_waiting_payload(
     request: AskUserRequest, *, link: str, deadline: float | None = None, sent_at: float | None = None
 ) -> bytes:
@@ -139,8 +134,8 @@ def question_waiting_payload(
         'count': len(request.questions),
         'headers': [printable(question.header, allow_newline=False) for question in request.questions],
         'link': _check_link(link),
-        'deadline': None if deadline is None else _iso(deadline),
-        'sent_at': _iso(time.time() if sent_at is None else sent_at),
+        'deadline': None if deadline is None else utc_iso(deadline),
+        'sent_at': utc_iso(time.time() if sent_at is None else sent_at),
     }
     return json.dumps(payload, ensure_ascii=True, separators=(',', ':')).encode('ascii')
 

@@ -6,11 +6,13 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from functools import cache
 
 from pydantic_core import SchemaValidator, core_schema
 
 __all__ = (
+    'utc_iso',
     'MAX_COMBINING_MARKS',
     'find_forbidden_character',
     'find_mark_run',
@@ -242,3 +244,8 @@ def _json_escape(char: str) -> str:
         return f'\\u{code:04x}'
     code -= 0x10000  # JSON spells a character beyond the BMP as a surrogate pair
     return f'\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}'
+
+
+def utc_iso(timestamp: float) -> str:
+    """A `time.time()` timestamp as an ISO 8601 UTC time to the second: `2026-12-03T16:30:00Z`."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')

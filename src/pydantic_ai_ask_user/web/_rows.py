@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Protocol, cast
 
 from pydantic_ai_ask_user import AskUserRequest, QuestionStore
 from pydantic_ai_ask_user._i18n import Translator, translator
+from pydantic_ai_ask_user._text import utc_iso
 
 __all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
 
@@ -65,7 +65,7 @@ class InboxRow:
         """`asked_at` as an ISO 8601 UTC time, for a `<time datetime>`."""
         if self.asked_at is None:
             return None
-        return datetime.fromtimestamp(self.asked_at, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
+        return utc_iso(self.asked_at)
 
     def asked_ago(self, now: float | None = None, language: Translator | None = None) -> str | None:
         """How long ago it was asked, in words (`7 minutes ago`), in `language` (English by default)."""
@@ -110,7 +110,7 @@ def deadline_iso(deadline: float | None) -> str | None:
     """A `time.time()` deadline as an ISO 8601 UTC time (`2026-12-03T16:30:00Z`); `None` for none."""
     if deadline is None:
         return None
-    return datetime.fromtimestamp(deadline, UTC).isoformat(timespec='seconds').replace('+00:00', 'Z')
+    return utc_iso(deadline)
 
 
 def time_left(deadline: float | None, now: float) -> str | None:
