@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_response
+from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_answered_by, check_response
 from ._json import questions_to_json, response_to_json
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
-from ._text import check_one_line, printable
+from ._text import printable
 
 __all__ = (
     'MAX_ANSWERED_BY_LENGTH',
@@ -89,13 +89,10 @@ def _signed_material(
 
 
 def _check_answered_by(answered_by: str) -> str:
-    return check_one_line(
-        answered_by,
-        name='answered_by',
-        max_length=MAX_ANSWERED_BY_LENGTH,
-        must_be='a non-blank string naming who answered',
-        refuse_blank=True,
-    )
+    """`answered_by` when `check_answered_by` takes it (the rule every response is held to); else `ValueError`."""
+    if (problem := check_answered_by(answered_by)) is not None:
+        raise ValueError(problem)
+    return answered_by
 
 
 def _check_at(at: datetime) -> datetime:
