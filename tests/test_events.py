@@ -128,7 +128,7 @@ async def test_the_events_in_the_stream_name_their_tool_call_and_capability() ->
         async for event in events:
             if isinstance(event, AskUserRequestedEvent | AskUserAnsweredEvent):
                 seen.append(event)
-    assert [event.kind for event in seen] == ['ask_user.ask_user_requested', 'ask_user.ask_user_answered']
+    assert [event.kind for event in seen] == ['ask_user.requested', 'ask_user.answered']
     assert {event.tool_call_id for event in seen} == {'call-1'}
     assert {event.tool_name for event in seen} == {TOOL_NAME}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
@@ -10,16 +12,18 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._questions import Question, ToolArguments, check_questions
-from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank
+from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart
-    from pydantic_ai.tools import DeferredToolResults
+    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
 __all__ = (
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',
+    'WITHDRAWN',
+    'RUN_ID_METADATA_KEY',
     'AskUserRequest',
     'AskUserAnswer',
     'AskUserResponse',
@@ -36,6 +40,9 @@ __all__ = (
     'deferred_answer',
     'format_validation_error',
     'CannotAskError',
+    'QuestionWithdrawn',
+    'DifferentQuestionsError',
+    'check_same_questions',
 )
 
 TOOL_NAME = 'ask_user_question'
@@ -49,6 +56,22 @@ TIMED_OUT = (
     'and continue.'
 )
 """What the model gets back when `AskUser(timeout=...)` runs out before the user answers."""
+
+WITHDRAWN = (
+    'The question was withdrawn before anyone answered it; the user did not decline. Continue without the '
+    'answer, making and stating a reasonable choice, or ask again if the answer is essential.'
+)
+"""What the model gets back when the wait ended without a person's answer: cancelled, withdrawn or shut down.
+
+Never `DECLINED`, which only a person's decline produces. An answerer says so by raising `QuestionWithdrawn`.
+"""
+
+RUN_ID_METADATA_KEY = 'ask_user_run_id'
+"""The key of a deferred question's `DeferredToolRequests.metadata` entry holding the run that asked it.
+
+The run that resumes with `DeferredToolResults` is a new run with a new `run_id`; the question stays the
+one the deferring run published, and `AskUserRequest.from_deferred` reads its run from here.
+"""
 
 MAX_CUSTOM_ANSWER_LENGTH = 2000
 """The longest custom answer, in characters: `check_custom_answer` refuses a longer one, so every front end does.
@@ -76,6 +99,13 @@ An answer is the list of labels picked (or a one-item list of the person's own w
 
 def _new_request_id() -> str:
     return uuid4().hex
+
+
+def request_key(run_id: str, tool_call_id: str) -> str:
+    """`AskUserRequest.key` of the call `tool_call_id` in the run `run_id`: 32 hex digits, the same in every process."""
+    # JSON keeps the two apart whatever characters they hold ('a:b' + 'c' is not 'a' + 'b:c').
+    joined = json.dumps([run_id, tool_call_id], ensure_ascii=True)
+    return hashlib.sha256(joined.encode('ascii')).hexdigest()[:32]
 
 
 def format_validation_error(error: ValidationError) -> list[str]:
@@ -119,6 +149,28 @@ class AskUserRequest:
     only in it are equal.
     """
 
+    run_id: str | None = field(default=None, compare=False)
+    """The agent run that asked (`RunContext.run_id`), or `None` for a request built outside a run.
+
+    A tool call id is unique only within its run: providers repeat ids across runs and turns (`call_0`,
+    `functions.<tool>:<n>`) or send none. So a question is identified by its run *and* its call, `key`.
+    Under a durable engine the run id is derived from the workflow, so a replay or recovery asks the same
+    question again, not a new one; a deferred question keeps the run that deferred it (`from_deferred`).
+    Like `deadline`, it is not part of what is asked: equality compares the questions, the id and `notes`.
+    """
+
+    @property
+    def key(self) -> str:
+        """Where this question is stored, waited on, answered and signed: its run and its tool call, as one string.
+
+        The tool call id itself (`id`) when the request belongs to no run, else 32 hex digits of a SHA-256 over
+        the run id and the call id: the same for every replay of one call in one run, different for another
+        run that repeats the id, and safe in a URL, a file name or a workflow id whatever the provider sent.
+        """
+        if self.run_id is None:
+            return self.id
+        return request_key(self.run_id, self.id)
+
     def __post_init__(self) -> None:
         questions = tuple(self.questions)
         for question in questions:
@@ -129,6 +181,8 @@ class AskUserRequest:
             raise ValueError('AskUserRequest.id must be a non-empty string')
         if not isinstance(self.notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
+        if self.run_id is not None and (not isinstance(self.run_id, str) or not self.run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -140,7 +194,12 @@ class AskUserRequest:
 
     @classmethod
     def from_tool_args(
-        cls, args: str | bytes | Mapping[str, Any] | None, *, id: str | None = None, notes: bool = False
+        cls,
+        args: str | bytes | Mapping[str, Any] | None,
+        *,
+        id: str | None = None,
+        notes: bool = False,
+        run_id: str | None = None,
     ) -> AskUserRequest:
         """Validate the model's `ask_user_question` arguments (a JSON string or a dict) exactly as the tool does.
 
@@ -154,11 +213,17 @@ class AskUserRequest:
             arguments = ToolArguments.model_validate_json(args)
         else:
             arguments = ToolArguments.model_validate(args if args is not None else {})
-        return cls._trusted(arguments.questions, _new_request_id() if id is None else id, notes=notes)
+        return cls._trusted(arguments.questions, _new_request_id() if id is None else id, notes=notes, run_id=run_id)
 
     @classmethod
     def _trusted(
-        cls, questions: tuple[Question, ...], id: str, *, notes: bool = False, deadline: float | None = None
+        cls,
+        questions: tuple[Question, ...],
+        id: str,
+        *,
+        notes: bool = False,
+        deadline: float | None = None,
+        run_id: str | None = None,
     ) -> AskUserRequest:
         """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
 
@@ -166,23 +231,45 @@ class AskUserRequest:
         """
         if not id:
             raise ValueError('AskUserRequest.id must be a non-empty string')
+        if run_id is not None and (not isinstance(run_id, str) or not run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
         request = object.__new__(cls)
         object.__setattr__(request, 'questions', questions)
         object.__setattr__(request, 'id', id)
         object.__setattr__(request, 'notes', notes)
         object.__setattr__(request, 'deadline', deadline)
+        object.__setattr__(request, 'run_id', run_id)
         return request
 
     @classmethod
-    def from_tool_call(cls, call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
+    def from_tool_call(cls, call: ToolCallPart, *, notes: bool = False, run_id: str | None = None) -> AskUserRequest:
         """Rebuild the request of a deferred `ask_user_question` call; its `id` is the tool call id.
 
-        Use it on the calls in `DeferredToolRequests.calls` after a run with `AskUser(answerer=None)`
-        paused, in this process or in another one. Pass `notes=True` when that `AskUser` has `notes=True`.
+        Prefer `from_deferred`, which also knows the run that asked: without `run_id`, the request's `key` is
+        the bare tool call id, which another run may repeat. Pass `notes=True` when that `AskUser` has
+        `notes=True`.
         """
         if call.tool_name != TOOL_NAME:
             raise ValueError(f'tool call {call.tool_call_id!r} is a call to {call.tool_name!r}, not {TOOL_NAME!r}')
-        return cls.from_tool_args(call.args, id=call.tool_call_id, notes=notes)
+        return cls.from_tool_args(call.args, id=call.tool_call_id, notes=notes, run_id=run_id)
+
+    @classmethod
+    def from_deferred(
+        cls, requests: DeferredToolRequests, call: ToolCallPart | str, *, notes: bool = False
+    ) -> AskUserRequest:
+        """Rebuild a deferred `ask_user_question` call of `requests` (the call, or its id), with the run that asked.
+
+        Use it on the calls of the `DeferredToolRequests` a run with `AskUser(answerer=None)` ended with, in
+        this process or in another one: the request's `run_id` is the deferring run's (`RUN_ID_METADATA_KEY`
+        in `requests.metadata`), so its `key` tells it from a call with the same id in any other run. Pass
+        `notes=True` when that `AskUser` has `notes=True`. `ValueError` if `requests` has no such call.
+        """
+        call_id = call if isinstance(call, str) else call.tool_call_id
+        found = next((pending for pending in requests.calls if pending.tool_call_id == call_id), None)
+        if found is None:
+            raise ValueError(f'these DeferredToolRequests have no pending call with id {call_id!r}')
+        run_id = requests.metadata.get(call_id, {}).get(RUN_ID_METADATA_KEY)
+        return cls.from_tool_call(found, notes=notes, run_id=run_id if isinstance(run_id, str) and run_id else None)
 
     def question(self, header: str) -> Question:
         """The question with this header; `KeyError` if there is none."""
@@ -411,6 +498,54 @@ def deferred_answer(request: AskUserRequest, response: AskUserResponse) -> Defer
     result = ask_user_result(request, response)
     answered_by = {request.id: response.answered_by} if response.answered_by is not None else {}
     return DeferredToolResults(calls={request.id: result}, answered_by=answered_by)
+
+
+class QuestionWithdrawn(Exception):
+    """Raised by an answerer whose wait ended without a person's answer: withdrawn, cancelled, shut down.
+
+    `AskUser` emits the answered event with `withdrawn=True` and gives the model `WITHDRAWN`, never `DECLINED`:
+    nobody declined. The run goes on. Raise it instead of returning a cancelled response, which means the
+    person said no.
+    """
+
+    def __init__(self, reason: str = 'the question was withdrawn before anyone answered') -> None:
+        self.reason = reason
+        """Why the wait ended, for logs; the model reads `WITHDRAWN`, not this."""
+        super().__init__(reason)
+
+
+class DifferentQuestionsError(ValueError):
+    """A store holds an answer under a question's key, but to other questions than the ones asked now.
+
+    An answer is used only for the exact questions it answers: a remembered answer to anything else is a
+    loud error, never returned. It happens when a run id and a tool call id are both reused (an explicit
+    `run_id` given twice, a replay whose model asked differently).
+    """
+
+    def __init__(self, asked: AskUserRequest, stored: AskUserRequest) -> None:
+        self.asked = asked
+        """The request being asked now."""
+        self.stored = stored
+        """The request the store holds under the same key."""
+        super().__init__(
+            f'question {asked.key!r} (tool call {asked.id!r}) asks {_headers(asked)}, but what is stored under that '
+            f'key asks {_headers(stored)}: an answer is used only for the exact questions it answers, so it is not '
+            'returned. Give each run its own run_id, or clear the stored question.'
+        )
+
+
+def _headers(request: AskUserRequest) -> str:
+    return ', '.join(repr(printable(question.header)) for question in request.questions)
+
+
+def check_same_questions(asked: AskUserRequest, stored: AskUserRequest) -> None:
+    """Refuse (`DifferentQuestionsError`) to use the answer stored for `stored` as `asked`'s, unless both ask alike.
+
+    Alike: the same questions (headers, texts, options, multi-select, recommended) in the same order, and the
+    same `notes`. Stores call it wherever they would return a remembered answer or join a waiting question.
+    """
+    if asked.questions != stored.questions or asked.notes != stored.notes:
+        raise DifferentQuestionsError(asked, stored)
 
 
 class CannotAskError(RuntimeError):

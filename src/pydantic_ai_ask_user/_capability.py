@@ -18,18 +18,21 @@ from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
     DECLINED,
+    RUN_ID_METADATA_KEY,
     TIMED_OUT,
     TOOL_NAME,
+    WITHDRAWN,
     Answerer,
     AnswerResult,
     AskUserRequest,
     AskUserResponse,
+    QuestionWithdrawn,
     ask_user_result,
     durable_answerer,
 )
 from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
-from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._events import AskUserAnsweredEvent, AskUserRequestedEvent, check_event_kinds
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
 from ._signing import check_key
@@ -211,6 +214,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
     """
 
     def __post_init__(self) -> None:
+        check_event_kinds()
         if self.answerer is not None and not callable(self.answerer):
             raise UserError(
                 f'AskUser(answerer=...) must be an async callable taking an AskUserRequest, '
@@ -323,45 +327,59 @@ class AskUser(AbstractCapability[AgentDepsT]):
     async def _ask(self, ctx: RunContext[Any], questions: tuple[Question, ...]) -> AnswerResult:
         deadline = None if self.timeout is None else time.time() + self.timeout
         # The tool's validator checked `questions` already: the request trusts them (one check per call).
+        # A tool call id is unique only within its run: the request is identified by both (`request.key`).
+        # `ctx.run_id` is the durable engine's replay-stable one inside a workflow, so a replay asks the same question.
         request = AskUserRequest._trusted(  # pyright: ignore[reportPrivateUsage]
-            questions, ctx.tool_call_id or uuid4().hex, notes=self.notes, deadline=deadline
+            questions, ctx.tool_call_id or uuid4().hex, notes=self.notes, deadline=deadline, run_id=ctx.run_id
         )
         answerer = self.answerer
         await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
         observation = AskObservation(ctx, request, self.timeout)
         if answerer is None:
             observation.finish('deferred')
-            # A question, not an external job: hosts and UI adapters tell them apart by `kind`.
-            raise CallDeferred(kind='question')
+            # A question, not an external job: hosts and UI adapters tell them apart by `kind`. The run that
+            # resumes is a new run; the metadata keeps the question the one this run published.
+            metadata = {RUN_ID_METADATA_KEY: ctx.run_id} if ctx.run_id is not None else None
+            raise CallDeferred(metadata, kind='question')
         observation.restart_clock()
+
+        def answered(response: AskUserResponse = _WITHDRAWN, **flags: Any) -> AskUserAnsweredEvent:
+            return AskUserAnsweredEvent(request_id=request.id, run_id=request.run_id, response=response, **flags)
+
         try:
             response, timed_out = await self._wait(ctx, answerer, request)
+        except QuestionWithdrawn:
+            # The wait ended without anyone answering (an engine cancelled it, the store withdrew it): the model is
+            # told so, in words that never say the person declined.
+            observation.finish('withdrawn')
+            await ctx.emit(answered(withdrawn=True))
+            return WITHDRAWN
         except Exception:
             observation.finish('failed')
-            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
+            await ctx.emit(answered(failed=True))
             raise
         except BaseException:
             observation.finish('withdrawn')
             # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
             # The error that ended the wait is the one to raise, not one of an engine refusing steps once cancelled.
             with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
-                await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, withdrawn=True))
+                await ctx.emit(answered(withdrawn=True))
             raise
         if timed_out:
             observation.finish('timed_out')
-            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, timed_out=True))
+            await ctx.emit(answered(timed_out=True))
             return self._timed_out(request)
         if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
             observation.finish('failed')
-            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=_WITHDRAWN, failed=True))
+            await ctx.emit(answered(failed=True))
             raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
         try:
             receipt = self._receipt(request, response)
         except ValueError:
             observation.finish('failed', response)
-            await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response))
+            await ctx.emit(answered(response))
             raise
-        await ctx.emit(AskUserAnsweredEvent(request_id=request.id, response=response, receipt=receipt))
+        await ctx.emit(answered(response, receipt=receipt))
         try:
             result = ask_user_result(request, response)
         except ValueError:

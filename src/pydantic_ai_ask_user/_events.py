@@ -5,15 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pydantic_ai import CapabilityEvent
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import CAPABILITY_EVENT_TYPES
 
 from ._answers import AskUserRequest, AskUserResponse
 from ._receipt import AnswerReceipt
 
-__all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent')
+__all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent', 'REQUESTED_KIND', 'ANSWERED_KIND', 'check_event_kinds')
+
+REQUESTED_KIND = 'ask_user.requested'
+"""How `AskUserRequestedEvent` serializes: the reference capability's kind, so consumers of its stream see ours."""
+
+ANSWERED_KIND = 'ask_user.answered'
+"""How `AskUserAnsweredEvent` serializes: the reference capability's kind."""
+
+_FOUND_BEFORE = {kind: CAPABILITY_EVENT_TYPES.get(kind) for kind in (REQUESTED_KIND, ANSWERED_KIND)}
+"""What held our kinds before this module registered them: another package's classes, when it was imported first."""
 
 
 @dataclass(kw_only=True, repr=False)
-class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
+class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', name='requested', dispatch='immediate'):
     """The model asked the user something, and the answerer is about to be called (or the call deferred).
 
     In deferred mode (`AskUser(answerer=None)`) it is emitted just before the call is deferred, and no
@@ -33,7 +44,7 @@ class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', dispatch='imm
 
 
 @dataclass(kw_only=True, repr=False)
-class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='immediate'):
+class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', name='answered', dispatch='immediate'):
     """The answerer returned; `response.cancelled` says whether the user declined.
 
     Emitted before the response is checked against the request, so a listener that has been waiting
@@ -44,7 +55,10 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
     """
 
     request_id: str
-    """The `id` of the request this answers."""
+    """The `id` of the request this answers: its tool call id, as the requested event's `request.id`."""
+
+    run_id: str | None = None
+    """The `run_id` of the request this answers; with `request_id`, its `key` (a tool call id repeats across runs)."""
 
     response: AskUserResponse
     """What the answerer returned; a cancelled response when it timed out, raised, or returned no response."""
@@ -72,3 +86,26 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', dispatch='imme
         it (`printable`) before drawing it.
         """
         return self.response.answered_by
+
+
+def check_event_kinds() -> None:
+    """Refuse (`UserError`) to run where another package registered our event kinds to its own classes.
+
+    The kinds are the reference capability's on purpose, and Pydantic AI keeps one class per kind: with the
+    reference package loaded in the same process, a serialized stream would read back as whichever class
+    registered last, and a listener of one package's events would miss the other's. `AskUser` checks this when
+    it is built, so the clash is named at once instead of showing up as missing events.
+    """
+    for kind, ours in ((REQUESTED_KIND, AskUserRequestedEvent), (ANSWERED_KIND, AskUserAnsweredEvent)):
+        for registered in (_FOUND_BEFORE[kind], CAPABILITY_EVENT_TYPES.get(kind)):
+            if registered is None or registered is ours:
+                continue
+            if (registered.__module__, registered.__qualname__) == (ours.__module__, ours.__qualname__):
+                continue  # the same module executed again (a reload): the same events
+            name = f'{registered.__module__}.{registered.__qualname__}'
+            raise UserError(
+                f'The capability event kind {kind!r} is registered by {name} as well as by '
+                f'{ours.__module__}.{ours.__qualname__}: another ask-user package (such as the reference '
+                'pydantic_ai_harness.ask_user) is loaded in this process, and both serialize their events under the '
+                'same kinds. Use one of the two packages per process.'
+            )
