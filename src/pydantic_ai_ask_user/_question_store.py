@@ -3,6 +3,9 @@
 An in-process hub (the web answerer's) and a durable store (on DBOS) both keep pending requests and
 take their answers; the web inbox and JSON API are written against this protocol, so either can
 back them, and the process that shows a question need not be the one whose run is waiting.
+
+A store identifies a question by its `AskUserRequest.key` (its run and its tool call), never by the tool
+call id alone, which providers repeat across runs: every `request_id` below is such a key.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class StoreError(Exception):
     def __init__(self, request_id: str, message: str) -> None:
         super().__init__(message)
         self.request_id = request_id
-        """The request the error is about."""
+        """The key (`AskUserRequest.key`) of the request the error is about."""
 
 
 class UnknownRequestError(StoreError, KeyError):
@@ -102,7 +105,7 @@ class StoreEvent:
     """What happened."""
 
     request_id: str
-    """Which request it happened to."""
+    """Which request it happened to: its `AskUserRequest.key`."""
 
     request: AskUserRequest | None = None
     """The request itself, on `requested` events; `None` on the others."""
@@ -116,7 +119,7 @@ class QuestionStore(Protocol):
         ...
 
     async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request with this id.
+        """The pending request whose `key` this is.
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """
