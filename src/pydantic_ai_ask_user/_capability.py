@@ -32,7 +32,7 @@ from ._answers import (
 )
 from ._asking import wait_for_answer
 from ._durable import ask_in_dbos_step, durable_engine, refusal_message
-from ._events import AskUserAnsweredEvent, AskUserRequestedEvent, check_event_kinds
+from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
 from ._signing import check_key
@@ -214,7 +214,6 @@ class AskUser(AbstractCapability[AgentDepsT]):
     """
 
     def __post_init__(self) -> None:
-        check_event_kinds()
         if self.answerer is not None and not callable(self.answerer):
             raise UserError(
                 f'AskUser(answerer=...) must be an async callable taking an AskUserRequest, '

@@ -11,7 +11,7 @@ from pydantic_ai.messages import CAPABILITY_EVENT_TYPES
 from ._answers import AskUserRequest, AskUserResponse
 from ._receipt import AnswerReceipt
 
-__all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent', 'REQUESTED_KIND', 'ANSWERED_KIND', 'check_event_kinds')
+__all__ = ('AskUserRequestedEvent', 'AskUserAnsweredEvent', 'REQUESTED_KIND', 'ANSWERED_KIND')
 
 REQUESTED_KIND = 'ask_user.requested'
 """How `AskUserRequestedEvent` serializes: the reference capability's kind, so consumers of its stream see ours."""
@@ -19,8 +19,26 @@ REQUESTED_KIND = 'ask_user.requested'
 ANSWERED_KIND = 'ask_user.answered'
 """How `AskUserAnsweredEvent` serializes: the reference capability's kind."""
 
-_FOUND_BEFORE = {kind: CAPABILITY_EVENT_TYPES.get(kind) for kind in (REQUESTED_KIND, ANSWERED_KIND)}
-"""What held our kinds before this module registered them: another package's classes, when it was imported first."""
+
+def _refuse_another_package() -> None:
+    """Refuse to load beside another package that registered our kinds first, naming the clash.
+
+    The kinds are the reference capability's on purpose, and Pydantic AI keeps one class per kind: defining a
+    second class under a taken kind raises. Whichever package is imported second fails; when it is this one,
+    the error says which package holds the kinds and what to do, instead of Pydantic AI's bare duplicate.
+    """
+    for kind, name in ((REQUESTED_KIND, 'AskUserRequestedEvent'), (ANSWERED_KIND, 'AskUserAnsweredEvent')):
+        registered = CAPABILITY_EVENT_TYPES.get(kind)
+        if registered is not None and (registered.__module__, registered.__qualname__) != (__name__, name):
+            raise UserError(
+                f'The capability event kind {kind!r} is already registered by '
+                f'{registered.__module__}.{registered.__qualname__}: another ask-user package (such as the reference '
+                'pydantic_ai_harness.ask_user) is loaded in this process, and both serialize their events under the '
+                'same kinds, which Pydantic AI keeps one class each. Use one of the two packages per process.'
+            )
+
+
+_refuse_another_package()
 
 
 @dataclass(kw_only=True, repr=False)
@@ -86,26 +104,3 @@ class AskUserAnsweredEvent(CapabilityEvent, namespace='ask_user', name='answered
         it (`printable`) before drawing it.
         """
         return self.response.answered_by
-
-
-def check_event_kinds() -> None:
-    """Refuse (`UserError`) to run where another package registered our event kinds to its own classes.
-
-    The kinds are the reference capability's on purpose, and Pydantic AI keeps one class per kind: with the
-    reference package loaded in the same process, a serialized stream would read back as whichever class
-    registered last, and a listener of one package's events would miss the other's. `AskUser` checks this when
-    it is built, so the clash is named at once instead of showing up as missing events.
-    """
-    for kind, ours in ((REQUESTED_KIND, AskUserRequestedEvent), (ANSWERED_KIND, AskUserAnsweredEvent)):
-        for registered in (_FOUND_BEFORE[kind], CAPABILITY_EVENT_TYPES.get(kind)):
-            if registered is None or registered is ours:
-                continue
-            if (registered.__module__, registered.__qualname__) == (ours.__module__, ours.__qualname__):
-                continue  # the same module executed again (a reload): the same events
-            name = f'{registered.__module__}.{registered.__qualname__}'
-            raise UserError(
-                f'The capability event kind {kind!r} is registered by {name} as well as by '
-                f'{ours.__module__}.{ours.__qualname__}: another ask-user package (such as the reference '
-                'pydantic_ai_harness.ask_user) is loaded in this process, and both serialize their events under the '
-                'same kinds. Use one of the two packages per process.'
-            )

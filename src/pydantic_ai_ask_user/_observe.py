@@ -35,6 +35,9 @@ OUTCOME = 'ask_user.outcome'
 REQUEST_ID = 'ask_user.request_id'
 """Span attribute: the request id, which is the tool call id."""
 
+REQUEST_KEY = 'ask_user.request_key'
+"""Span attribute: the request's `key`, its run and its tool call: what stores and front ends address it by."""
+
 QUESTION_COUNT = 'ask_user.question_count'
 """Span attribute: how many questions the call asked."""
 
@@ -116,6 +119,7 @@ class AskObservation:
             if span.is_recording():
                 span.set_attribute(OUTCOME, outcome)
                 span.set_attribute(REQUEST_ID, self.request.id)
+                span.set_attribute(REQUEST_KEY, self.request.key)
                 span.set_attribute(QUESTION_COUNT, len(self.request.questions))
                 if outcome != 'deferred':
                     span.set_attribute(WAIT_SECONDS, wait)

@@ -1,0 +1,305 @@
+"""A question belongs to its run: `run_id`, `key`, deferred calls across runs, withdrawn waits, remembered answers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from ask_user_support import Watch, ask_call, make_request, question, script
+from pydantic import TypeAdapter
+from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+
+from pydantic_ai_ask_user import (
+    DECLINED,
+    RUN_ID_METADATA_KEY,
+    WITHDRAWN,
+    AskUser,
+    AskUserAnswer,
+    AskUserAnsweredEvent,
+    AskUserRequest,
+    AskUserRequestedEvent,
+    AskUserResponse,
+    DifferentQuestionsError,
+    QuestionWithdrawn,
+    check_same_questions,
+    deferred_answer,
+)
+from pydantic_ai_ask_user._answers import request_key
+
+pytestmark = pytest.mark.anyio
+
+_REQUESTS = TypeAdapter(DeferredToolRequests)
+"""How a host stores `DeferredToolRequests` between processes: as JSON."""
+
+
+def _pick(request: AskUserRequest, label: str) -> AskUserResponse:
+    return AskUserResponse(answers=(AskUserAnswer(header=request.questions[0].header, selected=(label,)),))
+
+
+def _fixed_id_model(header: str, *, call_id: str | None = 'call_0') -> FunctionModel:
+    """A model that, like some providers, gives its one tool call the same id in every run, or none at all.
+
+    With `call_id=None` the call has no id of its own and Pydantic AI makes one up, anew for every response.
+    """
+
+    def turn(messages: list[ModelMessage]) -> list[ToolCallPart]:
+        args = {'questions': [question(header, 'Yes', 'No')]}
+        if call_id is None:
+            return [ToolCallPart('ask_user_question', args)]
+        return [ToolCallPart('ask_user_question', args, tool_call_id=call_id)]
+
+    return script(turn).model
+
+
+# --- The key: a run and a tool call ---
+
+
+def test_a_request_without_a_run_is_keyed_by_its_id() -> None:
+    request = make_request('Database', id='call_0')
+    assert request.run_id is None
+    assert request.key == 'call_0'
+
+
+def test_the_same_call_id_in_two_runs_gives_two_keys() -> None:
+    first = AskUserRequest(make_request('Database').questions, id='call_0', run_id='run-1')
+    second = AskUserRequest(first.questions, id='call_0', run_id='run-2')
+    assert first.key != second.key
+    assert first.key == AskUserRequest(first.questions, id='call_0', run_id='run-1').key
+    assert len(first.key) == 32
+    assert set(first.key) <= set('0123456789abcdef')
+
+
+def test_the_key_keeps_the_run_and_the_call_apart_whatever_they_hold() -> None:
+    # Joining 'a:b' + 'c' and 'a' + 'b:c' with a separator would give one key for two questions.
+    assert request_key('a:b', 'c') != request_key('a', 'b:c')
+    assert request_key('a"', 'b') != request_key('a', '"b')
+    # A hostile tool call id (a lone surrogate, escapes) still gives a plain hex key.
+    assert set(request_key('run', '\ud800\x1b[2J')) <= set('0123456789abcdef')
+
+
+def test_the_run_is_not_part_of_what_is_asked() -> None:
+    request = make_request('Database', id='call_0')
+    assert AskUserRequest(request.questions, id='call_0', run_id='run-1') == request
+
+
+def test_an_empty_run_id_is_refused() -> None:
+    with pytest.raises(ValueError, match='run_id must be a non-empty string or None'):
+        AskUserRequest(make_request('Database').questions, run_id='')
+
+
+async def test_each_run_asks_under_its_own_run_id_though_the_model_repeats_call_0() -> None:
+    asked: list[AskUserRequest] = []
+
+    async def answerer(request: AskUserRequest) -> AskUserResponse:
+        asked.append(request)
+        return _pick(request, 'Yes')
+
+    agent = Agent(_fixed_id_model('Deploy'), capabilities=[AskUser(answerer=answerer)])
+    first = await agent.run('deploy to staging')
+    second = await agent.run('deploy to staging')
+    assert [request.id for request in asked] == ['call_0', 'call_0']
+    assert [request.run_id for request in asked] == [first.run_id, second.run_id]
+    assert asked[0].key != asked[1].key
+
+
+async def test_a_model_that_sends_no_call_id_still_asks_one_identified_question_per_run() -> None:
+    asked: list[AskUserRequest] = []
+
+    async def answerer(request: AskUserRequest) -> AskUserResponse:
+        asked.append(request)
+        return _pick(request, 'No')
+
+    agent = Agent(_fixed_id_model('Deploy', call_id=None), capabilities=[AskUser(answerer=answerer)])
+    await agent.run('one')
+    await agent.run('two')
+    assert all(request.id and request.run_id for request in asked)
+    assert asked[0].key != asked[1].key
+
+
+async def test_the_answered_event_names_the_run_of_its_request() -> None:
+    watch = Watch()
+
+    async def answerer(request: AskUserRequest) -> AskUserResponse:
+        return _pick(request, 'Yes')
+
+    agent = Agent(_fixed_id_model('Deploy'), capabilities=[AskUser(answerer=answerer), watch])
+    result = await agent.run('deploy')
+    requested, answered = watch.events
+    assert isinstance(requested, AskUserRequestedEvent)
+    assert isinstance(answered, AskUserAnsweredEvent)
+    assert requested.request.run_id == answered.run_id == result.run_id
+    assert answered.request_id == 'call_0'
+
+
+# --- Deferred: the question stays the one the deferring run published ---
+
+
+async def test_a_deferred_question_keeps_the_run_that_deferred_it_across_two_pauses_with_call_0() -> None:
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        _fixed_id_model('Deploy'), capabilities=[AskUser(answerer=None)], output_type=[str, DeferredToolRequests]
+    )
+    keys: list[str] = []
+    for label in ('Yes', 'No'):
+        paused = await agent.run('deploy')
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert paused.output.metadata['call_0'] == {RUN_ID_METADATA_KEY: paused.run_id}
+        # What another process does with the stored DeferredToolRequests: rebuild, answer, resume in a new run.
+        stored = _REQUESTS.validate_json(_REQUESTS.dump_json(paused.output))
+        request = AskUserRequest.from_deferred(stored, 'call_0')
+        assert request.run_id == paused.run_id
+        keys.append(request.key)
+        resumed = await agent.run(
+            message_history=paused.all_messages(), deferred_tool_results=deferred_answer(request, _pick(request, label))
+        )
+        assert resumed.run_id != paused.run_id
+        assert resumed.output == 'done'
+        returned = [
+            part.content
+            for message in resumed.new_messages()
+            for part in message.parts
+            if isinstance(part, ToolReturnPart)
+        ]
+        assert returned == [{'Deploy': [label]}]
+    assert keys[0] != keys[1]
+
+
+async def test_the_requested_event_of_a_deferred_call_has_the_key_the_host_rebuilds() -> None:
+    watch = Watch()
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        _fixed_id_model('Deploy'), capabilities=[AskUser(answerer=None), watch], output_type=[str, DeferredToolRequests]
+    )
+    paused = await agent.run('deploy')
+    assert isinstance(paused.output, DeferredToolRequests)
+    (event,) = watch.events
+    assert isinstance(event, AskUserRequestedEvent)
+    rebuilt = AskUserRequest.from_deferred(paused.output, paused.output.calls[0])
+    assert event.request == rebuilt
+    assert event.request.key == rebuilt.key
+
+
+def test_from_deferred_refuses_a_call_that_is_not_pending() -> None:
+    with pytest.raises(ValueError, match="no pending call with id 'call_9'"):
+        AskUserRequest.from_deferred(DeferredToolRequests(), 'call_9')
+
+
+def test_from_deferred_without_the_run_metadata_falls_back_to_the_bare_id() -> None:
+    call = ask_call(question('Deploy', 'Yes', 'No'), call_id='call_0')
+    request = AskUserRequest.from_deferred(DeferredToolRequests(calls=[call]), call)
+    assert request.run_id is None
+    assert request.key == 'call_0'
+
+
+# --- Withdrawn is not declined ---
+
+
+async def test_an_answerer_that_reports_a_withdrawn_wait_tells_the_model_so_never_declined() -> None:
+    model = script([ask_call(question('Deploy', 'Yes', 'No'), call_id='call_0')])
+    watch = Watch()
+
+    async def withdrawn(request: AskUserRequest) -> AskUserResponse:
+        raise QuestionWithdrawn('the workflow was cancelled')
+
+    agent = Agent(model.model, capabilities=[AskUser(answerer=withdrawn), watch])
+    result = await agent.run('deploy')
+    assert result.output == 'done'
+    (returned,) = model.returns()
+    assert returned.content == WITHDRAWN
+    assert returned.content != DECLINED
+    answered = watch.events[-1]
+    assert isinstance(answered, AskUserAnsweredEvent)
+    assert (answered.withdrawn, answered.failed, answered.timed_out) == (True, False, False)
+    assert answered.response.cancelled
+
+
+# --- Never a remembered answer to other questions ---
+
+
+def test_a_stored_request_with_other_questions_is_refused_naming_both() -> None:
+    asked = AskUserRequest(make_request('Delete prod').questions, id='call_0', run_id='run-1')
+    stored = AskUserRequest(make_request('Deploy').questions, id='call_0', run_id='run-1')
+    with pytest.raises(DifferentQuestionsError) as raised:
+        check_same_questions(asked, stored)
+    message = str(raised.value)
+    assert "'Delete prod'" in message
+    assert "'Deploy'" in message
+    assert asked.key in message
+    assert isinstance(raised.value, ValueError)
+
+
+def test_the_same_questions_pass_and_notes_count() -> None:
+    asked = make_request('Deploy', id='call_0')
+    check_same_questions(asked, make_request('Deploy', id='call_0'))
+    with_notes = AskUserRequest(asked.questions, id='call_0', notes=True)
+    with pytest.raises(DifferentQuestionsError):
+        check_same_questions(asked, with_notes)
+
+
+def test_the_refusal_filters_hostile_headers() -> None:
+    asked = AskUserRequest(make_request('Deploy').questions, id='call_0')
+    stored = AskUserRequest(make_request('Wipe').questions, id='call_0')
+    object.__setattr__(stored.questions[0], 'header', 'Wipe\x1b[2J')
+    message = str(DifferentQuestionsError(asked, stored))
+    assert '\x1b' not in message
+
+
+# --- The reference's event kinds ---
+
+
+def test_the_events_serialize_under_the_reference_kinds() -> None:
+    request = make_request('Deploy', id='call_0')
+    assert AskUserRequestedEvent(request=request).kind == 'ask_user.requested'
+    assert AskUserAnsweredEvent(request_id='call_0', response=AskUserResponse(cancelled=True)).kind == (
+        'ask_user.answered'
+    )
+
+
+def _load_both(first: str) -> subprocess.CompletedProcess[str]:
+    """Import this package and a stand-in for the reference one (its own class under our kind), in that order."""
+    # In a child process, so this process's registry stays ours.
+    theirs = textwrap.dedent(
+        """
+        from dataclasses import dataclass
+        from pydantic_ai import CapabilityEvent
+
+        @dataclass(kw_only=True)
+        class AskUserRequestedEvent(CapabilityEvent, namespace='ask_user', name='requested'):
+            pass
+        """
+    )
+    code = textwrap.dedent(
+        f"""
+        import sys, types
+
+        def load_theirs():
+            module = types.ModuleType('reference_ask_user')
+            sys.modules['reference_ask_user'] = module
+            exec({theirs!r}, module.__dict__)
+
+        if {first!r} == 'theirs':
+            load_theirs()
+        from pydantic_ai_ask_user import AskUser
+        if {first!r} == 'ours':
+            load_theirs()
+        """
+    )
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=False)
+
+
+def test_loading_after_another_package_with_the_same_kinds_names_the_clash() -> None:
+    done = _load_both('theirs')
+    assert done.returncode == 1
+    assert (
+        "The capability event kind 'ask_user.requested' is already registered by reference_ask_user."
+        'AskUserRequestedEvent: another ask-user package'
+    ) in done.stderr
+    assert 'Use one of the two packages per process.' in done.stderr
+
+
+def test_another_package_loaded_after_this_one_is_refused_by_pydantic_ai() -> None:
+    done = _load_both('ours')
+    assert done.returncode == 1
+    assert "Duplicate capability event kind 'ask_user.requested'" in done.stderr
