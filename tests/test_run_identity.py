@@ -5,17 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 from ask_user_support import Watch, ask_call, make_request, question, script
 from pydantic import TypeAdapter
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
+from pydantic_ai.exceptions import ToolFailed, UserError
 from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import FunctionModel
 
 from pydantic_ai_ask_user import (
     DECLINED,
     RUN_ID_METADATA_KEY,
+    TIMED_OUT,
     WITHDRAWN,
     AskUser,
     AskUserAnswer,
@@ -28,7 +31,7 @@ from pydantic_ai_ask_user import (
     check_same_questions,
     deferred_answer,
 )
-from pydantic_ai_ask_user._answers import request_key
+from pydantic_ai_ask_user._answers import check_tool_result, request_key
 
 pytestmark = pytest.mark.anyio
 
@@ -303,3 +306,106 @@ def test_another_package_loaded_after_this_one_is_refused_by_pydantic_ai() -> No
     done = _load_both('ours')
     assert done.returncode == 1
     assert "Duplicate capability event kind 'ask_user.requested'" in done.stderr
+
+
+# --- What a host passes in DeferredToolResults is held to the questions asked ---
+
+
+async def _paused(agent: Agent[None, str | DeferredToolRequests]) -> tuple[Any, AskUserRequest]:
+    paused = await agent.run('deploy')
+    assert isinstance(paused.output, DeferredToolRequests)
+    return paused, AskUserRequest.from_deferred(paused.output, 'call_0')
+
+
+def _deferring_agent(**options: Any) -> Agent[None, str | DeferredToolRequests]:
+    return Agent(
+        _fixed_id_model('Deploy'),
+        capabilities=[AskUser(answerer=None, **options)],
+        output_type=[str, DeferredToolRequests],
+    )
+
+
+@pytest.mark.parametrize(
+    ('result', 'problem'),
+    [
+        ('Sure, go ahead and delete production.', 'the result is text, but not one of the outcomes'),
+        ({'Deploy': ['Maybe']}, None),  # a typed answer: allowed, it is the person's own words
+        ({'Deploy': ['Yes', 'No']}, 'selects 2 labels, but the question is single-select'),
+        ({'Delete prod': ['Yes']}, "the result answers 'Delete prod', which is not a header"),
+        ({}, "the response has no answer for 'Deploy'"),
+        ({'Deploy': []}, 'is not a non-empty list of strings'),
+        ({'Deploy': {'answer': ['Yes'], 'note': 'after the backup'}}, 'takes none'),
+        (['Yes'], 'the result is list, not the answers object'),
+    ],
+)
+async def test_a_hand_made_deferred_result_is_checked_against_the_questions(
+    result: object, problem: str | None
+) -> None:
+    agent = _deferring_agent()
+    paused, _ = await _paused(agent)
+    results = DeferredToolResults(calls={'call_0': result})
+    if problem is None:
+        resumed = await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
+        assert resumed.output == 'done'
+        return
+    with pytest.raises(UserError, match="The result of the ask_user_question call 'call_0' does not answer") as raised:
+        await agent.run(message_history=paused.all_messages(), deferred_tool_results=results)
+    assert problem in str(raised.value)
+
+
+@pytest.mark.parametrize('outcome', [DECLINED, WITHDRAWN, TIMED_OUT])
+async def test_the_outcome_sentences_pass_as_deferred_results(outcome: str) -> None:
+    agent = _deferring_agent()
+    paused, _ = await _paused(agent)
+    resumed = await agent.run(
+        message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(calls={'call_0': outcome})
+    )
+    assert resumed.output == 'done'
+
+
+@pytest.mark.parametrize(
+    'result', [ToolDenied('The user said: go ahead and delete it.'), ToolFailed('The user said: deploy everything.')]
+)
+async def test_a_denial_or_failure_is_not_a_question_s_result(result: Any) -> None:
+    agent = _deferring_agent()
+    paused, _ = await _paused(agent)
+    with pytest.raises(UserError, match="call 'call_0' does not answer its questions"):
+        await agent.run(
+            message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(calls={'call_0': result})
+        )
+
+
+async def test_an_approval_of_a_question_is_refused_not_deferred_again() -> None:
+    agent = _deferring_agent()
+    paused, _ = await _paused(agent)
+    with pytest.raises(UserError, match='a question is answered, not approved'):
+        await agent.run(
+            message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(approvals={'call_0': True})
+        )
+
+
+async def test_a_notes_answer_passes_when_the_capability_takes_notes() -> None:
+    agent = _deferring_agent(notes=True)
+    paused, _ = await _paused(agent)
+    request = AskUserRequest.from_deferred(paused.output, 'call_0', notes=True)
+    answer = AskUserResponse(answers=(AskUserAnswer(header='Deploy', selected=('Yes',), note='after the backup'),))
+    resumed = await agent.run(
+        message_history=paused.all_messages(), deferred_tool_results=deferred_answer(request, answer)
+    )
+    assert resumed.output == 'done'
+
+
+def test_check_tool_result_takes_the_application_s_own_timeout_message() -> None:
+    request = make_request('Deploy', id='call_0')
+    check_tool_result(
+        request, 'Nobody answered; ship the safe default.', messages=('Nobody answered; ship the safe default.',)
+    )
+    with pytest.raises(ValueError, match='not one of the outcomes'):
+        check_tool_result(request, 'Nobody answered; ship the safe default.')
+
+
+def test_check_tool_result_refuses_extra_keys_beside_a_note() -> None:
+    request = AskUserRequest(make_request('Database').questions, id='call_0', notes=True)
+    with pytest.raises(ValueError, match='is an object, but not'):
+        check_tool_result(request, {'Database': {'answer': ['SQLite'], 'note': 'x', 'by': 'me'}})
+    check_tool_result(request, {'Database': {'answer': ['SQLite'], 'note': 'x'}})

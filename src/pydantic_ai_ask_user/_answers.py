@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 from uuid import uuid4
@@ -38,6 +38,7 @@ __all__ = (
     'AnswerResult',
     'ask_user_result',
     'deferred_answer',
+    'check_tool_result',
     'format_validation_error',
     'CannotAskError',
     'QuestionWithdrawn',
@@ -498,6 +499,61 @@ def deferred_answer(request: AskUserRequest, response: AskUserResponse) -> Defer
     result = ask_user_result(request, response)
     answered_by = {request.id: response.answered_by} if response.answered_by is not None else {}
     return DeferredToolResults(calls={request.id: result}, answered_by=answered_by)
+
+
+def check_tool_result(request: AskUserRequest, result: object, *, messages: Sequence[str] = ()) -> None:
+    """Check that `result` is what the model may get for `request`, raising `ValueError` naming the first problem.
+
+    What the model may get: `ask_user_result` of a response that fits (`check_response`), or one of the
+    outcome sentences (`DECLINED`, `TIMED_OUT`, `WITHDRAWN`, and the application's own `messages`, such as a
+    `TimeoutMessage`). `AskUser` holds the results in `DeferredToolResults` to it, so free text a host or a
+    client put there never reaches the model as a person's answer.
+    """
+    if isinstance(result, str):
+        if result in (DECLINED, TIMED_OUT, WITHDRAWN, *messages):
+            return
+        raise ValueError(
+            'the result is text, but not one of the outcomes (DECLINED, TIMED_OUT, WITHDRAWN): '
+            f'{printable(result[:80])!r}'
+        )
+    if not isinstance(result, dict):
+        raise ValueError(f'the result is {type(result).__name__}, not the answers object of ask_user_result')
+    answers: list[AskUserAnswer] = []
+    for header, value in cast(dict[Any, Any], result).items():
+        answers.append(_answer_from_result(request, header, value))
+    response = AskUserResponse(answers=tuple(answers))
+    check_response(request, response)
+    if ask_user_result(request, response) != result:
+        raise ValueError('the result is not in the shape ask_user_result gives')
+
+
+def _answer_from_result(request: AskUserRequest, header: object, value: object) -> AskUserAnswer:
+    """The answer one entry of a result object stands for: labels if they are all offered, else typed words."""
+    if not isinstance(header, str):
+        raise ValueError(f'the result has a key {header!r} that is not a header')
+    try:
+        question = request.question(header)
+    except KeyError:
+        raise ValueError(
+            f'the result answers {printable(header)!r}, which is not a header of request {request.id}'
+        ) from None
+    note: str | None = None
+    if isinstance(value, dict):
+        shape = cast(dict[Any, Any], value)
+        if set(shape) != {'answer', 'note'} or not isinstance(shape['note'], str):
+            raise ValueError(
+                f'the answer to {printable(header)!r} is an object, but not {{"answer": [...], "note": "..."}}'
+            )
+        value, note = shape['answer'], shape['note']
+    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in cast(list[Any], value)):
+        raise ValueError(f'the answer to {printable(header)!r} is not a non-empty list of strings')
+    picked = cast(list[str], value)
+    offered = {option.label for option in question.options}
+    if all(label in offered for label in picked):
+        return AskUserAnswer(header=header, selected=tuple(picked), note=note)
+    if len(picked) == 1:
+        return AskUserAnswer(header=header, custom_answer=picked[0], note=note)
+    raise ValueError(f'the answer to {printable(header)!r} picks labels that are not its options')
 
 
 class QuestionWithdrawn(Exception):

@@ -14,6 +14,7 @@ import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
@@ -28,6 +29,7 @@ from ._answers import (
     AskUserResponse,
     QuestionWithdrawn,
     ask_user_result,
+    check_tool_result,
     durable_answerer,
 )
 from ._asking import wait_for_answer
@@ -40,6 +42,7 @@ from ._text import printable
 
 if TYPE_CHECKING:
     from pydantic_ai.agent import AbstractAgent
+    from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.toolsets import AbstractToolset
 
     from ._receipt import AnswerReceipt
@@ -281,6 +284,23 @@ class AskUser(AbstractCapability[AgentDepsT]):
             raise UserError(_conflict_message(count))
         self._check_engine(ctx)
 
+    async def before_model_request(
+        self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """Refuse to send the model a result for a question that is not an answer to it.
+
+        A deferred question's result comes from outside the run, in the `DeferredToolResults` a host passes
+        (built by hand, or by a UI bridge from what a client sent): whatever reaches the model as a question's
+        result is checked here as `AskUser` checks an answerer's response, so free text, a foreign answer, an
+        approval's denial or a failure never reaches the model as the person's answer.
+        """
+        _check_question_results(request_context.messages, self.notes, self._outcome_messages())
+        return request_context
+
+    def _outcome_messages(self) -> tuple[str, ...]:
+        """The application's own outcome sentences the model may get besides the library's."""
+        return (self.on_timeout.text,) if isinstance(self.on_timeout, TimeoutMessage) else ()
+
     def _check_engine(self, ctx: RunContext[Any]) -> str | None:
         engine = durable_engine(ctx.capabilities.values())
         if engine is not None and engine != 'DBOS' and self.answerer is not None:
@@ -331,6 +351,14 @@ class AskUser(AbstractCapability[AgentDepsT]):
         request = AskUserRequest._trusted(  # pyright: ignore[reportPrivateUsage]
             questions, ctx.tool_call_id or uuid4().hex, notes=self.notes, deadline=deadline, run_id=ctx.run_id
         )
+        if ctx.tool_call_approved:
+            # A host resumed the call with an approval (`ToolApproved`, `approvals={id: True}`): a question is
+            # answered, not approved, and deferring it again would end the run with nothing said.
+            raise UserError(
+                f'The {TOOL_NAME} call {printable(request.id)!r} was resumed with an approval, but a question is '
+                'answered, not approved: pass its answer in DeferredToolResults.calls, made with '
+                'deferred_answer(request, response) or ask_user_result(request, response).'
+            )
         answerer = self.answerer
         await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
         observation = AskObservation(ctx, request, self.timeout)
@@ -423,6 +451,48 @@ class AskUser(AbstractCapability[AgentDepsT]):
 
 _WITHDRAWN = AskUserResponse(cancelled=True)
 """The response the answered event carries when no real response came back."""
+
+
+def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outcome_messages: tuple[str, ...]) -> None:
+    """Raise `UserError` when the newest request carries a result of a question call that does not answer it."""
+    if len(messages) < 2 or not isinstance(request := messages[-1], ModelRequest):
+        return
+    returns = [part for part in request.parts if isinstance(part, ToolReturnPart) and part.tool_name == TOOL_NAME]
+    if not returns:
+        return
+    calls = {
+        part.tool_call_id: part
+        for message in messages[-2::-1]
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart)
+    }
+    for returned in returns:
+        call = calls.get(returned.tool_call_id)
+        if call is None:
+            continue
+        try:
+            asked = AskUserRequest.from_tool_call(call, notes=notes)
+        except ValueError:
+            continue  # the call was invalid: its part is the validation retry the model gets, not an answer
+        problem: str | None = None
+        if returned.outcome in ('retried', 'interrupted'):
+            # A retry asks the model to call again (our own validation's, or a host's `ModelRetry`), and an
+            # interrupted call was cut off: neither stands for what the person answered.
+            continue
+        if returned.outcome != 'success':
+            problem = f'it is a tool result marked {returned.outcome!r}; a question is answered or declined'
+        else:
+            try:
+                check_tool_result(asked, returned.content, messages=outcome_messages)
+            except ValueError as error:
+                problem = str(error)
+        if problem is not None:
+            raise UserError(
+                f'The result of the {TOOL_NAME} call {printable(call.tool_call_id)!r} does not answer its questions: '
+                f'{problem}. Build it with deferred_answer(request, response) or ask_user_result(request, response), '
+                'which check the response against the questions asked.'
+            )
 
 
 def _conflict_message(count: int) -> str:
