@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from ui_support import GOOD, HOSTILE
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUser
+from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUser
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 from pydantic_ai_ask_user.ui._answers import check_client_messages
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream
@@ -392,12 +392,16 @@ def test_dump_messages_leaves_results_it_cannot_read_as_they_are() -> None:
     assert json.loads(tools['c4']) == {'answers': [], 'cancelled': True}
 
 
-async def test_ag_ui_a_cancelled_interrupt_is_a_decline() -> None:
+async def test_ag_ui_a_cancelled_interrupt_is_withdrawn_not_declined() -> None:
+    # AG-UI's "cancelled" is the interrupt abandoned; the person's decline is the response JSON's cancelled: true.
     model = Model()
-    entry = {'interruptId': 'ask-user-call-1', 'status': 'cancelled'}
+    cancelled = {'interruptId': 'ask-user-call-1', 'status': 'cancelled'}
+    declined = {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': {'answers': [], 'cancelled': True}}
     async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
-        events = sse((await client.post('/', json=agui_body([USER, CALL], resume=[entry]))).text)
-    assert ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
+        withdrawn = sse((await client.post('/', json=agui_body([USER, CALL], resume=[cancelled]))).text)
+        declining = sse((await client.post('/', json=agui_body([USER, CALL], resume=[declined]))).text)
+    assert ''.join(e.get('delta', '') for e in withdrawn if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(WITHDRAWN)
+    assert ''.join(e.get('delta', '') for e in declining if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
 
 
 async def test_vercel_an_approval_is_no_answer_to_a_question_but_other_approvals_go_through() -> None:
