@@ -400,7 +400,9 @@ async def test_ag_ui_a_cancelled_interrupt_is_withdrawn_not_declined() -> None:
     async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
         withdrawn = sse((await client.post('/', json=agui_body([USER, CALL], resume=[cancelled]))).text)
         declining = sse((await client.post('/', json=agui_body([USER, CALL], resume=[declined]))).text)
-    assert ''.join(e.get('delta', '') for e in withdrawn if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(WITHDRAWN)
+    assert ''.join(e.get('delta', '') for e in withdrawn if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(
+        WITHDRAWN
+    )
     assert ''.join(e.get('delta', '') for e in declining if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
 
 
