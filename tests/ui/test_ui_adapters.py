@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
+from fixed_id_app import REGION
+from fixed_id_app import deferred_agent as fixed_id_agent
 from pydantic_ai import Agent, CapabilityEvent, DeferredToolRequests
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -24,7 +26,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from ui_support import GOOD, HOSTILE
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUser
+from pydantic_ai_ask_user import (
+    DECLINED,
+    RUN_ID_METADATA_KEY,
+    TIMED_OUT,
+    TOOL_NAME,
+    WITHDRAWN,
+    AskUser,
+    AskUserRequest,
+    AskUserResponse,
+)
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 from pydantic_ai_ask_user.ui._answers import check_client_messages
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream
@@ -517,3 +528,36 @@ async def test_ag_ui_json_nested_deeper_than_python_reads_is_a_run_error_not_a_c
     assert response.status_code == 200
     assert events[-1]['type'] == 'RUN_ERROR'
     assert model.calls == 0
+
+
+async def test_ag_ui_a_resumed_question_is_the_deferring_runs_twice_in_a_row_with_call_0() -> None:
+    # Old code rebuilt the request without its run (run_id None, key the bare 'call_0'): two runs that
+    # both deferred call_0 handed the hook one identity.
+    agent = fixed_id_agent(REGION)
+    seen: list[AskUserRequest] = []
+
+    def answered_by(request: AskUserRequest, response: AskUserResponse) -> str:
+        seen.append(request)
+        return 'alice'
+
+    published: list[str] = []
+    for _ in range(2):
+        paused = await agent.run('Deploy.')
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert [call.tool_call_id for call in paused.output.calls] == ['call_0']
+        published.append(paused.output.metadata['call_0'][RUN_ID_METADATA_KEY])
+        entry = {'interruptId': 'ask-user-call_0', 'status': 'resolved', 'payload': GOOD}
+        options: dict[str, Any] = {
+            'message_history': paused.all_messages(),
+            'manage_message_history': 'server',
+            'answered_by': answered_by,
+        }
+        async with app_for(agent, AskUserAGUIAdapter, **options) as client:
+            events = sse((await client.post('/', json=agui_body([], resume=[entry]))).text)
+        text = ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT')
+        assert text == json.dumps({'Region': ['EU']})
+    assert [request.id for request in seen] == ['call_0', 'call_0']
+    assert [request.run_id for request in seen] == published
+    assert published[0] != published[1]
+    assert seen[0].key != seen[1].key
+    assert seen[1].key == AskUserRequest.from_deferred(paused.output, 'call_0').key
