@@ -561,3 +561,13 @@ async def test_ag_ui_a_resumed_question_is_the_deferring_runs_twice_in_a_row_wit
     assert published[0] != published[1]
     assert seen[0].key != seen[1].key
     assert seen[1].key == AskUserRequest.from_deferred(paused.output, 'call_0').key
+
+
+def test_the_approval_prefix_is_pydantic_ais() -> None:
+    # Resume entries are routed by the call their id names; if Pydantic AI changed its prefix, an approval
+    # entry for a question would no longer be recognised as naming that question's call.
+    from pydantic_ai.ui.ag_ui._utils import INTERRUPT_ID_PREFIX  # pyright: ignore[reportPrivateUsage]
+
+    from pydantic_ai_ask_user.ui.ag_ui._adapter import APPROVAL_INTERRUPT_PREFIX
+
+    assert APPROVAL_INTERRUPT_PREFIX == INTERRUPT_ID_PREFIX
