@@ -3,7 +3,12 @@
 //   MODE resume:       answer the question interrupt with `resume[]` (status "resolved", payload ANSWER_JSON)
 //   MODE decline:      answer it with status "cancelled"
 //   MODE tool-message: send ANSWER_JSON as a plain ToolMessage for the call instead (the CopilotKit pattern)
-// Prints one JSON line: what the first run ended with and what the second run did.
+//   MODE entries:      resume with the entries ANSWER_JSON lists as they are, "{interrupt}" and "{call}" in an
+//                      interruptId replaced by the question interrupt's id and tool call id. The client's own
+//                      check that every pending interrupt is answered is switched off: a hand-written or
+//                      hostile client does not make it, so the server must not rely on it.
+//   MODE twice:        answer the interrupt with ANSWER_JSON[0], then the next run's interrupt with ANSWER_JSON[1]
+// Prints one JSON line: what the first run ended with and what the second run did (and, for twice, the third).
 import { HttpAgent } from '@ag-ui/client';
 
 const [url, mode, answerJson] = process.argv.slice(2);
@@ -40,9 +45,23 @@ agent.addMessage({ id: 'user-1', role: 'user', content: 'Deploy the service.' })
 const first = await run(agent, {});
 const interrupt = first.outcome && first.outcome.type === 'interrupt' ? first.outcome.interrupts[0] : null;
 let second = null;
+let third = null;
+let nextInterrupt = null;
 let text = null;
 if (interrupt) {
-  if (mode === 'tool-message') {
+  if (mode === 'entries') {
+    const fill = (id) => id.replaceAll('{interrupt}', interrupt.id).replaceAll('{call}', interrupt.toolCallId);
+    agent.pendingInterrupts = [];
+    second = await run(agent, { resume: answer.map((entry) => ({ ...entry, interruptId: fill(entry.interruptId) })) });
+    text = lastAssistantText(agent.messages);
+  } else if (mode === 'twice') {
+    second = await run(agent, { resume: [{ interruptId: interrupt.id, status: 'resolved', payload: answer[0] }] });
+    nextInterrupt = second.outcome && second.outcome.type === 'interrupt' ? second.outcome.interrupts[0] : null;
+    if (nextInterrupt) {
+      third = await run(agent, { resume: [{ interruptId: nextInterrupt.id, status: 'resolved', payload: answer[1] }] });
+    }
+    text = lastAssistantText(agent.messages);
+  } else if (mode === 'tool-message') {
     const retry = new HttpAgent({ url, threadId: agent.threadId, initialMessages: [
       ...agent.messages,
       { id: 'tool-1', role: 'tool', toolCallId: interrupt.toolCallId, content: JSON.stringify(answer) },
@@ -57,4 +76,4 @@ if (interrupt) {
     text = lastAssistantText(agent.messages);
   }
 }
-process.stdout.write(JSON.stringify({ first, interrupt, second, text }) + '\n');
+process.stdout.write(JSON.stringify({ first, interrupt, second, nextInterrupt, third, text }) + '\n');

@@ -40,6 +40,12 @@ def noted_app() -> Iterator[Served]:
 
 
 @pytest.fixture(scope='module')
+def fixed_id_app() -> Iterator[Served]:
+    """`fixed_id_app.py` (next to this file) under uvicorn: a model whose every tool call has the id `call_0`."""
+    yield from serve('fixed_id_app', HERE)
+
+
+@pytest.fixture(scope='module')
 async def browser() -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
         chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
+from fixed_id_app import REGION
+from fixed_id_app import deferred_agent as fixed_id_agent
 from pydantic_ai import Agent, CapabilityEvent, DeferredToolRequests
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
@@ -24,7 +26,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from ui_support import GOOD, HOSTILE
 
-from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, AskUser
+from pydantic_ai_ask_user import (
+    DECLINED,
+    RUN_ID_METADATA_KEY,
+    TIMED_OUT,
+    TOOL_NAME,
+    WITHDRAWN,
+    AskUser,
+    AskUserRequest,
+    AskUserResponse,
+)
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 from pydantic_ai_ask_user.ui._answers import check_client_messages
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream
@@ -392,12 +403,18 @@ def test_dump_messages_leaves_results_it_cannot_read_as_they_are() -> None:
     assert json.loads(tools['c4']) == {'answers': [], 'cancelled': True}
 
 
-async def test_ag_ui_a_cancelled_interrupt_is_a_decline() -> None:
+async def test_ag_ui_a_cancelled_interrupt_is_withdrawn_not_declined() -> None:
+    # AG-UI's "cancelled" is the interrupt abandoned; the person's decline is the response JSON's cancelled: true.
     model = Model()
-    entry = {'interruptId': 'ask-user-call-1', 'status': 'cancelled'}
+    cancelled = {'interruptId': 'ask-user-call-1', 'status': 'cancelled'}
+    declined = {'interruptId': 'ask-user-call-1', 'status': 'resolved', 'payload': {'answers': [], 'cancelled': True}}
     async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
-        events = sse((await client.post('/', json=agui_body([USER, CALL], resume=[entry]))).text)
-    assert ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
+        withdrawn = sse((await client.post('/', json=agui_body([USER, CALL], resume=[cancelled]))).text)
+        declining = sse((await client.post('/', json=agui_body([USER, CALL], resume=[declined]))).text)
+    assert ''.join(e.get('delta', '') for e in withdrawn if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(
+        WITHDRAWN
+    )
+    assert ''.join(e.get('delta', '') for e in declining if e['type'] == 'TEXT_MESSAGE_CONTENT') == json.dumps(DECLINED)
 
 
 async def test_vercel_an_approval_is_no_answer_to_a_question_but_other_approvals_go_through() -> None:
@@ -511,3 +528,46 @@ async def test_ag_ui_json_nested_deeper_than_python_reads_is_a_run_error_not_a_c
     assert response.status_code == 200
     assert events[-1]['type'] == 'RUN_ERROR'
     assert model.calls == 0
+
+
+async def test_ag_ui_a_resumed_question_is_the_deferring_runs_twice_in_a_row_with_call_0() -> None:
+    # Old code rebuilt the request without its run (run_id None, key the bare 'call_0'): two runs that
+    # both deferred call_0 handed the hook one identity.
+    agent = fixed_id_agent(REGION)
+    seen: list[AskUserRequest] = []
+
+    def answered_by(request: AskUserRequest, response: AskUserResponse) -> str:
+        seen.append(request)
+        return 'alice'
+
+    published: list[str] = []
+    for _ in range(2):
+        paused = await agent.run('Deploy.')
+        assert isinstance(paused.output, DeferredToolRequests)
+        assert [call.tool_call_id for call in paused.output.calls] == ['call_0']
+        published.append(paused.output.metadata['call_0'][RUN_ID_METADATA_KEY])
+        entry = {'interruptId': 'ask-user-call_0', 'status': 'resolved', 'payload': GOOD}
+        options: dict[str, Any] = {
+            'message_history': paused.all_messages(),
+            'manage_message_history': 'server',
+            'answered_by': answered_by,
+        }
+        async with app_for(agent, AskUserAGUIAdapter, **options) as client:
+            events = sse((await client.post('/', json=agui_body([], resume=[entry]))).text)
+        text = ''.join(e.get('delta', '') for e in events if e['type'] == 'TEXT_MESSAGE_CONTENT')
+        assert text == json.dumps({'Region': ['EU']})
+    assert [request.id for request in seen] == ['call_0', 'call_0']
+    assert [request.run_id for request in seen] == published
+    assert published[0] != published[1]
+    assert seen[0].key != seen[1].key
+    assert seen[1].key == AskUserRequest.from_deferred(paused.output, 'call_0').key
+
+
+def test_the_approval_prefix_is_pydantic_ais() -> None:
+    # Resume entries are routed by the call their id names; if Pydantic AI changed its prefix, an approval
+    # entry for a question would no longer be recognised as naming that question's call.
+    from pydantic_ai.ui.ag_ui._utils import INTERRUPT_ID_PREFIX  # pyright: ignore[reportPrivateUsage]
+
+    from pydantic_ai_ask_user.ui.ag_ui._adapter import APPROVAL_INTERRUPT_PREFIX
+
+    assert APPROVAL_INTERRUPT_PREFIX == INTERRUPT_ID_PREFIX

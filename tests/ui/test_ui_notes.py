@@ -30,7 +30,7 @@ from test_ui_adapters import (
 )
 from ui_support import Served, run_driver
 
-from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUser, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.testing import ScriptedAnswerer, WithNote
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter
 from pydantic_ai_ask_user.ui.vercel_ai import AskUserVercelAIAdapter
@@ -189,10 +189,16 @@ def test_ag_ui_the_answered_by_hook_names_who_answered_and_sees_the_claim() -> N
     ((request, response),) = seen
     assert request.id == 'call-1'
     assert response.answered_by == 'the CEO'  # the claim, for the hook to judge
-    declined = adapter(None, answered_by=hook)
-    declined.run_input.resume[0].status = 'cancelled'  # type: ignore[index]
+    declined = adapter({'answers': [], 'cancelled': True}, answered_by=hook)
     assert declined.deferred_tool_results is not None
     assert declined.deferred_tool_results.answered_by == {'call-1': 'alice@example.com'}
+    # An abandoned interrupt (status "cancelled") was answered by nobody: the hook is not asked.
+    withdrawn = adapter(None, answered_by=hook)
+    withdrawn.run_input.resume[0].status = 'cancelled'  # type: ignore[index]
+    assert withdrawn.deferred_tool_results is not None
+    assert withdrawn.deferred_tool_results.calls == {'call-1': WITHDRAWN}
+    assert withdrawn.deferred_tool_results.answered_by == {}
+    assert len(seen) == 2
 
 
 @pytest.mark.parametrize('named', ['', 'two\nlines', 'x' * 201])

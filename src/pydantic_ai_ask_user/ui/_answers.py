@@ -10,6 +10,11 @@ a pending question as much as one replayed from an earlier turn, is read with `r
 the call it answers and turned into the model's shape here, and every result the server shows a
 client (streamed, or dumped for a reload) is turned back into the response shape.
 
+Which call: providers repeat tool call ids across turns (`call_0`, `functions.<tool>:<n>`), so one
+conversation can hold several `ask_user_question` calls with one id. A result answers the call with its id
+in the nearest response before it (as the model reads it), and a resume answers a call the conversation's
+last response is still waiting on (`PendingCalls`), never an earlier question that had the same id.
+
 Notes: a call is rebuilt with the `notes` of the agent's `AskUser` (the adapters find it), so a note in the
 client's answer is taken only when `AskUser(notes=True)`, and refused otherwise. Who answered: the
 `answered_by` a client puts in its answer is a claim anyone can write; it never reaches the model, and it
@@ -20,11 +25,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, cast
 
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,  # pyright: ignore[reportDeprecated]  # still what a retried call is answered with
+    ToolCallPart,
+    ToolReturnPart,
+)
 
 from .._answers import (
     DECLINED,
@@ -44,6 +56,9 @@ __all__ = (
     'REQUESTED_EVENT_NAME',
     'ANSWERED_EVENT_NAME',
     'question_calls',
+    'PendingCalls',
+    'pending_calls',
+    'refuse_approval_shape',
     'request_for',
     'checked_answer',
     'checked_response',
@@ -63,25 +78,102 @@ ANSWERED_EVENT_NAME: Final = 'ask_user_answered'
 
 
 def question_calls(*histories: Iterable[ModelMessage]) -> dict[str, ToolCallPart]:
-    """Every `ask_user_question` call in `histories`, by tool call id; an earlier history wins a clash."""
+    """The latest `ask_user_question` call with each id in each of `histories`; an earlier history wins a clash.
+
+    The latest, because providers repeat ids across turns: a later call with the same id is a new question.
+    An earlier history wins, because the first is the server's (`message_history`) and the next the client's.
+    """
     calls: dict[str, ToolCallPart] = {}
     for history in histories:
+        latest: dict[str, ToolCallPart] = {}
         for message in history:
             if isinstance(message, ModelResponse):
-                for part in message.parts:
-                    if isinstance(part, ToolCallPart) and part.tool_name == TOOL_NAME:
-                        calls.setdefault(part.tool_call_id, part)
+                latest.update(_question_calls_of(message))
+        for tool_call_id, call in latest.items():
+            calls.setdefault(tool_call_id, call)
     return calls
 
 
-def request_for(call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
-    """The request of `call`, or `UserError`: a call the tool itself refused has no question to answer."""
+def _question_calls_of(response: ModelResponse) -> dict[str, ToolCallPart]:
+    return {
+        part.tool_call_id: part
+        for part in response.parts
+        if isinstance(part, ToolCallPart) and part.tool_name == TOOL_NAME
+    }
+
+
+@dataclass(frozen=True)
+class PendingCalls:
+    """What a conversation is waiting on: the tool calls of its last response that no request after it answers.
+
+    Only these can be answered by a resume (AG-UI `resume[]`, a Vercel approval): Pydantic AI resumes the last
+    response's calls, so an entry for any other call would reach the model as the answer to something else.
+    """
+
+    calls: dict[str, ToolCallPart] = field(default_factory=dict[str, ToolCallPart])
+    """Each waiting call, of any tool, by tool call id."""
+
+    run_id: str | None = None
+    """The run whose response made the calls (`ModelResponse.run_id`), which is the run that deferred them.
+
+    It is what that run published as `RUN_ID_METADATA_KEY`, so a request rebuilt here has the deferring run's
+    `key`. `None` when the history does not say, as a history a client sends over AG-UI or Vercel does not.
+    """
+
+    def question(self, tool_call_id: str) -> ToolCallPart | None:
+        """The waiting `ask_user_question` call with this id; `None` if the call is not waiting or is another tool's."""
+        call = self.calls.get(tool_call_id)
+        return call if call is not None and call.tool_name == TOOL_NAME else None
+
+    def request(self, call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
+        """The request of a waiting question, with the run that deferred it; `UserError` as `request_for`."""
+        return request_for(call, notes=notes, run_id=self.run_id)
+
+
+def pending_calls(history: Sequence[ModelMessage]) -> PendingCalls:
+    """The calls `history` is waiting on (see `PendingCalls`); none when it holds no response."""
+    last = max((i for i, message in enumerate(history) if isinstance(message, ModelResponse)), default=None)
+    if last is None:
+        return PendingCalls()
+    response = history[last]
+    assert isinstance(response, ModelResponse)
+    answered = {
+        part.tool_call_id
+        for message in history[last + 1 :]
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)  # pyright: ignore[reportDeprecated]
+    }
+    calls = {
+        part.tool_call_id: part
+        for part in response.parts
+        if isinstance(part, ToolCallPart) and part.tool_call_id not in answered
+    }
+    return PendingCalls(calls, response.run_id)
+
+
+def request_for(call: ToolCallPart, *, notes: bool = False, run_id: str | None = None) -> AskUserRequest:
+    """The request of `call`, asked in the run `run_id`, or `UserError`: a call the tool refused has no question."""
     try:
-        return AskUserRequest.from_tool_call(call, notes=notes)
+        return AskUserRequest.from_tool_call(call, notes=notes, run_id=run_id)
     except ValueError:
         raise UserError(
             f'tool call {printable(call.tool_call_id)!r} to {TOOL_NAME} holds no valid question, so it has no answer'
         ) from None
+
+
+def refuse_approval_shape(tool_call_id: str, data: Any) -> None:
+    """`UserError` if `data` is an approval (`{"approved": ...}`), not an answer: a question is answered, not approved.
+
+    Said on its own, before the response is read, because a client sending it drew approve/deny buttons for a
+    multiple-choice question: an approval says nothing about which option the person picked, and a denial's
+    `reason` is free text that would reach the model as the person's answer.
+    """
+    if isinstance(data, dict) and 'approved' in data:
+        raise UserError(
+            f'{TOOL_NAME} call {printable(tool_call_id)!r} is a question: answer it with the response JSON '
+            '({"answers": [...], "cancelled": false}; "cancelled": true declines), not with an approval'
+        )
 
 
 def checked_answer(request: AskUserRequest, data: Any) -> AnswerResult:
@@ -124,21 +216,36 @@ def check_client_messages(
 ) -> list[ModelMessage]:
     """`messages` with every `ask_user_question` result a client sent checked and turned into the model's shape.
 
-    The call each result answers is looked up in `held` (the server's history) first, then in
-    `messages`. A result for a call neither holds is refused too: nothing says what it answers.
+    The call each result answers is the nearest call with its id before it in `messages`, else the latest in
+    `held` (the server's history, which `messages` continue). A result for a call neither holds is refused too:
+    nothing says what it answers. So is a second result for one call: the model would read two answers.
     `notes` is `AskUser.notes`: without it, an answer with a note is refused.
     """
-    calls = question_calls(held, messages)
+    held_calls = question_calls(held)
+    client_calls: dict[str, ToolCallPart] = {}  # by id, the nearest call before the message being read
+    answered: set[str] = set()  # the calls answered since the response that made them
     checked: list[ModelMessage] = []
     for message in messages:
-        if isinstance(message, ModelRequest) and any(_answers_a_question(part, calls) for part in message.parts):
-            parts = [
-                replace(part, tool_name=TOOL_NAME, content=_checked_return(part, calls, notes))
-                if _answers_a_question(part, calls)
-                else part
-                for part in message.parts
-            ]
-            message = replace(message, parts=parts)
+        if isinstance(message, ModelResponse):
+            made = _question_calls_of(message)
+            client_calls.update(made)
+            answered -= made.keys()
+        else:
+            calls = {**held_calls, **client_calls}
+            if any(_answers_a_question(part, calls) for part in message.parts):
+                parts: list[Any] = []
+                for part in message.parts:
+                    if _answers_a_question(part, calls):
+                        assert isinstance(part, ToolReturnPart)
+                        if part.tool_call_id in answered:
+                            raise UserError(
+                                f'the conversation answers {TOOL_NAME} call {printable(part.tool_call_id)!r} twice; '
+                                'send one answer per question'
+                            )
+                        answered.add(part.tool_call_id)
+                        part = replace(part, tool_name=TOOL_NAME, content=_checked_return(part, calls, notes))
+                    parts.append(part)
+                message = replace(message, parts=parts)
         checked.append(message)
     return checked
 
@@ -200,10 +307,12 @@ def answer_for_client(request: AskUserRequest, content: Any) -> Any:
 
 def with_client_answers(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
     """`messages` with each `ask_user_question` result in the response JSON shape, for `dump_messages`."""
-    calls = question_calls(messages)
+    calls: dict[str, ToolCallPart] = {}  # by id, the nearest call before the message being shown
     shown: list[ModelMessage] = []
     for message in messages:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, ModelResponse):
+            calls.update(_question_calls_of(message))
+        else:
             parts = [_shown_return(part, calls) for part in message.parts]
             message = replace(message, parts=parts)
         shown.append(message)

@@ -17,7 +17,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
-from pydantic_ai import DeferredToolResults
+from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import CapabilityEvent, FunctionToolResultEvent, ModelMessage, ToolCallPart
 from pydantic_ai.output import OutputDataT
@@ -27,7 +27,7 @@ from pydantic_ai.ui import UIAdapter, UIEventStream
 from .._answers import TOOL_NAME, AskUserRequest
 from .._capability import AskUser
 from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
-from ._answers import answer_for_client, check_client_messages, question_calls
+from ._answers import PendingCalls, answer_for_client, check_client_messages, pending_calls, question_calls
 
 __all__ = ('QuestionEventStream', 'QuestionAdapter')
 
@@ -48,9 +48,20 @@ class QuestionEventStream(UIEventStream[RunInputT, EventT, AgentDepsT, OutputDat
     _notes: bool = field(default=False, init=False, repr=False)
     """The `notes` of the run's `AskUser`, for a call whose requested event this stream did not see."""
 
-    def request(self, call: ToolCallPart) -> AskUserRequest:
-        """The request of `call`: as the run asked it when this stream saw it asked, else rebuilt from the call."""
-        return self._requests.get(call.tool_call_id) or AskUserRequest.from_tool_call(call, notes=self._notes)
+    def request(self, call: ToolCallPart, deferred: DeferredToolRequests | None = None) -> AskUserRequest:
+        """The request of `call`: as the run asked it when this stream saw it asked, else rebuilt from the call.
+
+        Rebuilt with `AskUserRequest.from_deferred` when `call` is one of the `deferred` calls the run ended on,
+        so the request has the deferring run's identity. `ValueError` for a call that holds no valid question.
+        """
+        if deferred is not None:
+            rebuilt = AskUserRequest.from_deferred(deferred, call, notes=self._notes)
+        else:
+            rebuilt = AskUserRequest.from_tool_call(call, notes=self._notes)
+        asked = self._requests.get(call.tool_call_id)
+        # What was asked carries the deadline; compared, because a provider that repeats ids may have asked
+        # other questions under this id earlier in the run.
+        return asked if asked is not None and asked == rebuilt else rebuilt
 
     @abstractmethod
     def requested_event(self, event: AskUserRequestedEvent) -> EventT:
@@ -125,12 +136,37 @@ class QuestionAdapter(UIAdapter[RunInputT, MessageT, EventT, AgentDepsT, OutputD
         """The `ask_user_question` calls an answer may be for: the held `message_history` first, then the client's."""
         return question_calls(self._held_history, self.messages)
 
+    def pending_calls(self) -> PendingCalls:
+        """The calls the run resumes, which a resume entry or an approval may answer (see `PendingCalls`).
+
+        Those of the held `message_history` when the server owns the history (the client's copy of it is not
+        what runs), else those at the end of the history the run continues: the held one, then the client's.
+        """
+        if self.manage_message_history == 'server' and self._held_history:
+            return pending_calls(self._held_history)
+        return pending_calls([*self._held_history, *self.messages])
+
+    def asks_question(self, pending: PendingCalls, tool_call_id: str) -> bool:
+        """Whether `tool_call_id` is a question's call: the waiting call with that id, else any call in the history.
+
+        By the waiting call first, because a provider may reuse an old question's id for a call to another tool.
+        A call that is not waiting counts too, so that an approval cannot answer an old question either.
+        """
+        if tool_call_id in pending.calls:
+            return pending.question(tool_call_id) is not None
+        return tool_call_id in self.question_calls()
+
     def with_question_calls(
         self, stream: QuestionEventStream[RunInputT, EventT, AgentDepsT, OutputDataT]
     ) -> QuestionEventStream[RunInputT, EventT, AgentDepsT, OutputDataT]:
         """`stream`, told of the calls already made, so their results reach the client in the response JSON shape."""
         with suppress(UserError):  # unreadable messages: the run reports it as the protocol's error when it reads them
             stream._calls.update(self.question_calls())  # pyright: ignore[reportPrivateUsage]
+            # The resumed calls last: an earlier question with the same id must not stand for them.
+            pending = self.pending_calls()
+            stream._calls.update(  # pyright: ignore[reportPrivateUsage]
+                {tool_call_id: call for tool_call_id in pending.calls if (call := pending.question(tool_call_id))}
+            )
         stream._notes = self.notes  # pyright: ignore[reportPrivateUsage]
         return stream
 

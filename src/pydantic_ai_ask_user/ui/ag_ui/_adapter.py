@@ -7,10 +7,21 @@ Decisions, and why:
   carries what a page needs to draw the question (`metadata.questions`) and the shape of the answer
   (`responseSchema`, which is `RESPONSE_JSON_SCHEMA`). Its id is `ask-user-<tool call id>`, so a
   resume entry for it cannot be mistaken for one of Pydantic AI's approval interrupts (`int-...`).
-- The answer comes back as `resume[].payload` in the response JSON shape; `status: "cancelled"`
-  declines. It is read with `read_response` against the call it answers, then turned into the tool
-  result with `ask_user_result`. A misfit is a `UserError`, which the adapter sends as `RUN_ERROR`
-  before the agent runs: it never reaches the model.
+- The answer comes back as `resume[].payload` in the response JSON shape (`{"answers": [], "cancelled":
+  true}` is the person's decline). It is read with `read_response` against the call it answers, then
+  turned into the tool result with `ask_user_result`. A misfit is a `UserError`, which the adapter sends
+  as `RUN_ERROR` before the agent runs: it never reaches the model.
+- `status: "cancelled"` gives the model `WITHDRAWN`, not `DECLINED`: AG-UI defines it as the interrupt
+  *abandoned* (`ResumeEntry.status`: "answered or abandoned"), which a client does when it drops the
+  question (a closed tab, a cancelled thread), and which says nothing about what the person wanted. A
+  person who declines answers with the response JSON's `cancelled: true`, as the example page does.
+- A resume entry is routed by the call it names, not by its id's prefix alone: an entry for a question's
+  call is ours even under Pydantic AI's approval prefix (`int-<id>`), so approvals never answer a question.
+  Refused, with `RUN_ERROR`: an approval for a question (`int-<id>`, any status, or an `{"approved": ...}`
+  payload on our interrupt), since an approval says nothing about which option was picked and a denial's
+  `reason` is free text; two entries for one call, since which one the person meant cannot be told; an
+  entry for a question the conversation is not waiting on (its last response's calls), since Pydantic AI
+  would hand it to whatever call now has that id; a cancelled entry carrying a payload.
 - A `ToolMessage` answering `ask_user_question` (the CopilotKit pattern, or a replayed history) is
   held to the same rule in `sanitize_messages`, the one step every client message goes through.
 - Notes and time: the interrupt's `metadata` has `notes: true` when the person may add a note to each
@@ -24,10 +35,13 @@ Decisions, and why:
   `ask_user_requested` / `ask_user_answered`, carrying `toolCallId`, so a page tied to the tool call
   can show and clear the question in live mode (an `AskUser` with an answerer).
 
-The call an answer is checked against is looked up in the history passed to the run
-(`message_history`, the server's) before the client's messages. With a `conversation_store` the
-stored history is loaded inside the run, after resume entries are read, so there the call comes from
-the client's messages, which `@ag-ui/client` always sends.
+The call a resume entry answers is one the conversation is waiting on: with `manage_message_history='server'`
+the held history's (`message_history`, the server's), otherwise the last response of the history the run
+continues. With a `conversation_store` the stored history is loaded inside the run, after resume entries
+are read, so there the call comes from the client's messages, which `@ag-ui/client` always sends. The
+request an entry is checked against, and the one the `answered_by` hook gets, has the deferring run's
+`run_id` (and so its `key`) when the history says which run made the call (`ModelResponse.run_id`, which a
+server-held history has); a client's messages do not say.
 """
 
 from __future__ import annotations
@@ -43,6 +57,7 @@ from ag_ui.core import (
     CustomEvent,
     Interrupt,
     Message,
+    ResumeEntry,
     RunAgentInput,
     RunFinishedEvent,
     RunFinishedInterruptOutcome,
@@ -60,6 +75,7 @@ from pydantic_ai.ui.ag_ui import AGUIAdapter, AGUIEventStream
 from ..._answers import (
     TIMED_OUT,
     TOOL_NAME,
+    WITHDRAWN,
     AskUserRequest,
     AskUserResponse,
     check_answered_by,
@@ -71,10 +87,11 @@ from ..._text import printable
 from .._answers import (
     ANSWERED_EVENT_NAME,
     REQUESTED_EVENT_NAME,
+    PendingCalls,
     answered_payload,
     checked_response,
+    refuse_approval_shape,
     request_extras,
-    request_for,
     requested_payload,
     with_client_answers,
 )
@@ -100,6 +117,17 @@ INTERRUPT_PREFIX: Final = 'ask-user-'
 
 INTERRUPT_REASON: Final = 'input_required'
 """The `reason` of a question interrupt (an approval interrupt's is `tool_call`)."""
+
+APPROVAL_INTERRUPT_PREFIX: Final = 'int-'
+"""The prefix of Pydantic AI's approval interrupt ids (`int-<tool call id>`), to tell which call an entry names."""
+
+
+def _tool_call_id(interrupt_id: str) -> str | None:
+    """The tool call a resume entry's interrupt id names: ours (`ask-user-<id>`) or an approval's (`int-<id>`)."""
+    for prefix in (INTERRUPT_PREFIX, APPROVAL_INTERRUPT_PREFIX):
+        if interrupt_id.startswith(prefix) and len(interrupt_id) > len(prefix):
+            return interrupt_id.removeprefix(prefix)
+    return None
 
 
 def question_interrupt(request: AskUserRequest) -> Interrupt:
@@ -161,7 +189,7 @@ class AskUserAGUIEventStream(
         interrupts: list[Interrupt] = []
         for call in deferred.calls:
             if call.tool_name == TOOL_NAME and deferred.kind(call.tool_call_id) == 'question':
-                interrupts.append(question_interrupt(self.request(call)))
+                interrupts.append(question_interrupt(self.request(call, deferred)))
         return interrupts
 
 
@@ -198,13 +226,32 @@ class AskUserAGUIAdapter(
 
     @cached_property
     def deferred_tool_results(self) -> DeferredToolResults | None:
-        """Resume entries: answers to question interrupts checked and turned into tool results, approvals as usual.
+        """Resume entries: answers to questions checked and turned into tool results, other approvals as usual.
 
-        A `UserError` (sent as `RUN_ERROR`) names the question and what was wrong with its answer.
+        A `UserError` (sent as `RUN_ERROR`) names the question and what was wrong with its entry: see the
+        module's decisions for what is refused.
         """
         resume = self.run_input.resume or []
-        questions = [entry for entry in resume if entry.interrupt_id.startswith(INTERRUPT_PREFIX)]
-        others = [entry for entry in resume if not entry.interrupt_id.startswith(INTERRUPT_PREFIX)]
+        pending = self.pending_calls()
+        entries_by_call: dict[str, ResumeEntry] = {}
+        questions: list[tuple[str, ResumeEntry]] = []
+        others: list[ResumeEntry] = []
+        for entry in resume:
+            tool_call_id = _tool_call_id(entry.interrupt_id)
+            if tool_call_id is None:
+                others.append(entry)  # Pydantic AI's reader refuses an id it cannot map to a call
+                continue
+            if tool_call_id in entries_by_call:
+                raise UserError(
+                    f'resume entries {printable(entries_by_call[tool_call_id].interrupt_id)!r} and '
+                    f'{printable(entry.interrupt_id)!r} both answer tool call {printable(tool_call_id)!r}; '
+                    'send one entry per interrupt'
+                )
+            entries_by_call[tool_call_id] = entry
+            if entry.interrupt_id.startswith(INTERRUPT_PREFIX) or self.asks_question(pending, tool_call_id):
+                questions.append((tool_call_id, entry))
+            else:
+                others.append(entry)
         approvals: DeferredToolResults | None = None
         if others:
             # Pydantic AI's own reading of approval interrupts, on a copy of the input holding only those.
@@ -214,28 +261,43 @@ class AskUserAGUIAdapter(
             approvals = plain.deferred_tool_results
         if not questions:
             return approvals
-        calls = self.question_calls()
         results = approvals or DeferredToolResults()
-        for entry in questions:
-            tool_call_id = entry.interrupt_id.removeprefix(INTERRUPT_PREFIX)
-            call = calls.get(tool_call_id)
-            if call is None:
-                raise UserError(
-                    f'resume entry {printable(entry.interrupt_id)!r} answers a question this conversation does not hold'
-                )
-            request = request_for(call, notes=self.notes)
-            if entry.status == 'cancelled':
-                response: AskUserResponse | None = AskUserResponse(cancelled=True)
-            else:
-                response = checked_response(request, entry.payload)
-            if response is None:
-                results.calls[tool_call_id] = TIMED_OUT
-                continue
-            answered_by = None if self.answered_by is None else self.answered_by(request, response)
-            if answered_by is not None and (problem := check_answered_by(answered_by)) is not None:
-                raise UserError(f'the answered_by hook named who answered {printable(tool_call_id)!r}, but {problem}')
-            results.update(deferred_answer(request, replace(response, answered_by=answered_by)))
+        for tool_call_id, entry in questions:
+            results.update(self._answer(pending, tool_call_id, entry))
         return results
+
+    def _answer(self, pending: PendingCalls, tool_call_id: str, entry: ResumeEntry) -> DeferredToolResults:
+        """The tool result for one resume entry answering the question `tool_call_id`, or `UserError`."""
+        interrupt_id = printable(entry.interrupt_id)
+        if not entry.interrupt_id.startswith(INTERRUPT_PREFIX):
+            raise UserError(
+                f'resume entry {interrupt_id!r} is an approval, but {TOOL_NAME} call {printable(tool_call_id)!r} '
+                f'is a question: answer its interrupt {printable(INTERRUPT_PREFIX + tool_call_id)!r} with the '
+                'response JSON'
+            )
+        call = pending.question(tool_call_id)
+        if call is None:
+            raise UserError(
+                f'resume entry {interrupt_id!r} answers a question this conversation does not hold: it is waiting '
+                f'on no {TOOL_NAME} call {printable(tool_call_id)!r}'
+            )
+        request = pending.request(call, notes=self.notes)
+        if entry.status == 'cancelled':
+            if entry.payload is not None:
+                raise UserError(
+                    f'resume entry {interrupt_id!r} is cancelled but carries a payload; to decline, resolve it '
+                    'with {"answers": [], "cancelled": true}'
+                )
+            # Abandoned, not declined: nobody answered, and no answered_by hook is asked who did.
+            return DeferredToolResults(calls={tool_call_id: WITHDRAWN})
+        refuse_approval_shape(tool_call_id, entry.payload)
+        response = checked_response(request, entry.payload)
+        if response is None:
+            return DeferredToolResults(calls={tool_call_id: TIMED_OUT})
+        answered_by = None if self.answered_by is None else self.answered_by(request, response)
+        if answered_by is not None and (problem := check_answered_by(answered_by)) is not None:
+            raise UserError(f'the answered_by hook named who answered {printable(tool_call_id)!r}, but {problem}')
+        return deferred_answer(request, replace(response, answered_by=answered_by))
 
     @classmethod
     def dump_messages(cls, messages: Sequence[ModelMessage], *args: Any, **kwargs: Any) -> list[Message]:

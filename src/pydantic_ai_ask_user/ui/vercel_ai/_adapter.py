@@ -12,7 +12,14 @@ Decisions, and why:
   with `read_response` against its call and turned into the tool result with `ask_user_result` in
   `sanitize_messages`, the one step every client message goes through. A misfit is a `UserError`,
   sent as the stream's `error` part before the agent runs: it never reaches the model. So is an
-  approval response for a question: a question is answered, not approved.
+  approval response for a question, approved or denied (a denial's `reason` is free text): a question is
+  answered, not approved; and so are two results for one call. An `output-error` or `output-denied` part
+  for a question is read like an output (its text must be the response JSON), so its text never reaches
+  the model unchecked either.
+- Which call: a result answers the nearest call with its id before it, and an approval is refused when
+  the call waiting under its id (else any call with it) is a question, so a provider that repeats tool
+  call ids (`call_0`) never has an answer checked against an earlier question, nor an approval of another
+  tool refused for an old question's id.
 - Results the server streams (`tool-output-available`) or dumps are in the response JSON shape too,
   so a client sends back exactly what it was shown.
 - `AskUserRequestedEvent` and `AskUserAnsweredEvent` become `data-ask-user-requested` and
@@ -112,10 +119,11 @@ class AskUserVercelAIAdapter(
         """Approval responses as usual; one for a question is a `UserError`: a question is answered, not approved."""
         results = super().deferred_tool_results
         if results is not None:
-            calls = self.question_calls()
-            if questions := [tool_call_id for tool_call_id in results.approvals if tool_call_id in calls]:
+            pending = self.pending_calls()
+            asked = [tool_call_id for tool_call_id in results.approvals if self.asks_question(pending, tool_call_id)]
+            if asked:
                 raise UserError(
-                    f'{TOOL_NAME} call {printable(questions[0])!r} is a question: answer it with the tool output '
+                    f'{TOOL_NAME} call {printable(asked[0])!r} is a question: answer it with the tool output '
                     '(the response JSON), not with an approval'
                 )
         return results
