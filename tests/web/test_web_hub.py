@@ -14,6 +14,7 @@ from pydantic_ai_ask_user import (
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
+    DifferentQuestionsError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -127,7 +128,7 @@ async def test_another_question_under_a_waiting_id_is_refused() -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(hub.ask, request)
         await wait_pending(hub, request.id)
-        with pytest.raises(ValueError, match='already waiting in this hub with other questions'):
+        with pytest.raises(DifferentQuestionsError, match='an answer is used only for the exact questions it answers'):
             await hub.ask(other)
         group.cancel_scope.cancel()
 
