@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -89,9 +90,10 @@ class QuestionHub:
     async def ask(self, request: AskUserRequest) -> AskUserResponse:
         """Publish `request` and wait until a person answers or declines it.
 
-        Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent.
-        An answer the hub accepted before the cancellation landed is returned all the same, since the
-        person was told it was taken.
+        Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent. An
+        answer the hub accepted before a cancel scope's cancellation (`AskUser(timeout=...)`'s deadline)
+        reached the wait is returned all the same, since the person was told it was taken; a bare
+        `task.cancel()` is never swallowed, even then (see `_landed_despite`).
 
         A question is its `request.key`: its run and its tool call. Asking again under the key of a request
         that is still waiting (a replay of the same call in the same run) joins that wait, and under the key
@@ -115,8 +117,8 @@ class QuestionHub:
         waiting.askers += 1
         try:
             await waiting.done.wait()
-        except BaseException:
-            if waiting.response is not None:
+        except anyio.get_cancelled_exc_class():
+            if waiting.response is not None and _landed_despite():
                 return waiting.response
             raise
         finally:
@@ -206,6 +208,18 @@ class QuestionHub:
     def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
         self._subscribers.discard(send)
         send.close()
+
+
+def _landed_despite() -> bool:
+    """Whether an answer that landed as the wait was cancelled may be returned instead of the cancellation.
+
+    Only when the cancellation comes from a cancel scope (`AskUser(timeout=...)`'s `move_on_after`, a task
+    group): anyio cancels such a scope at every checkpoint until it exits, so if it was meant for an outer
+    scope, not the wait, it is delivered again at the caller's next await, and nothing is lost. A bare
+    `task.cancel()` (asyncio's, edge-triggered) is delivered once: returning would swallow it and the task
+    would run on, so it is re-raised, and the answer stays recorded in the hub as answered.
+    """
+    return anyio.current_effective_deadline() == -math.inf
 
 
 class _Subscription:
