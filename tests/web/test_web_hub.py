@@ -206,8 +206,8 @@ async def test_an_outer_scope_cancelled_after_the_answer_landed_still_cancels_th
     response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
     got: list[AskUserResponse] = []
     after: list[str] = []
+    outer = anyio.CancelScope()
     async with anyio.create_task_group() as group:
-        outer = anyio.CancelScope()
 
         async def ask() -> None:
             with outer:

@@ -7,7 +7,7 @@ and many OpenAI-compatible providers do), the web answerer's app over HTTP, and 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +48,9 @@ def asking_with_id(header: str, question: str, *, call_id: str | None = 'call_0'
     args = json.dumps({'questions': [yes_or_no(header, question)]})
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = [p for m in messages for p in getattr(m, 'parts', ()) if isinstance(p, ToolReturnPart)]
+        returns: list[ToolReturnPart[Any]] = [
+            p for m in messages for p in getattr(m, 'parts', ()) if isinstance(p, ToolReturnPart)
+        ]
         if not returns:
             call = (
                 ToolCallPart(TOOL_NAME, args)
@@ -72,7 +74,7 @@ class Run:
 
 
 @asynccontextmanager
-async def running() -> AsyncIterator[Callable[[Callable[[], Awaitable[Any]]], Run]]:
+async def running() -> AsyncGenerator[Callable[[Callable[[], Awaitable[Any]]], Run]]:
     """Start agent runs in the background; the block cancels whatever is still running when it ends."""
     async with anyio.create_task_group() as group:
 
