@@ -157,9 +157,21 @@ async def test_a_waiting_question_is_posted_signed_and_the_receiver_verifies_it(
     assert received.headers['Content-Type'] == 'application/json'
     assert received.headers[WEBHOOK_EVENT_HEADER] == 'question_waiting'
     payload = verify_webhook(received.body, received.headers[WEBHOOK_SIGNATURE_HEADER], KEY)
-    assert set(payload) == {'event', 'request_id', 'count', 'headers', 'link', 'deadline', 'sent_at'}
+    assert set(payload) == {
+        'event',
+        'request_id',
+        'tool_call_id',
+        'run_id',
+        'count',
+        'headers',
+        'link',
+        'deadline',
+        'sent_at',
+    }
     assert payload['event'] == 'question_waiting'
-    assert payload['request_id'] == 'call_1'
+    assert payload['request_id'] == 'call_1'  # a request of no run: its key is its tool call id
+    assert payload['tool_call_id'] == 'call_1'
+    assert payload['run_id'] is None
     assert payload['count'] == 2
     assert payload['headers'] == ['Database', 'Region']
     assert payload['link'] == 'https://inbox.example/q/call_1'
@@ -169,6 +181,19 @@ async def test_a_waiting_question_is_posted_signed_and_the_receiver_verifies_it(
     # Never the answer, never an option or its description.
     for secret in (b'backup', b'PostgreSQL', b'secret plan', b'EU', b'Which database'):
         assert secret not in received.body
+
+
+async def test_a_runs_question_is_named_by_its_key_with_the_tool_call_id_beside_it(receiver: Receiver) -> None:
+    """Tool call ids repeat across runs: the payload's `request_id` is the key the link and the web API use."""
+    in_run = AskUserRequest(id='call_0', questions=REQUEST.questions, run_id='run-1')
+    notifier = WebhookNotifier(receiver.url, key=KEY)
+    assert await notifier.notify(in_run, link=f'https://inbox.example/requests/{in_run.key}') is True
+    [received] = receiver.wait_for(1)
+    payload = verify_webhook(received.body, received.headers[WEBHOOK_SIGNATURE_HEADER], KEY)
+    assert payload['request_id'] == in_run.key != 'call_0'
+    assert payload['tool_call_id'] == 'call_0'
+    assert payload['run_id'] == 'run-1'
+    assert payload['link'].endswith(in_run.key)
 
 
 async def test_the_ask_goes_on_through_a_real_agent_run(receiver: Receiver) -> None:

@@ -9,11 +9,16 @@ import socket
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from ask_user_support import Watch, ask_call, question, script
+from pydantic_ai import Agent
 
 from pydantic_ai_ask_user import (
     AnswerReceipt,
+    AskUser,
     AskUserAnswer,
+    AskUserAnsweredEvent,
     AskUserRequest,
+    AskUserRequestedEvent,
     AskUserResponse,
     Question,
     QuestionOption,
@@ -24,6 +29,7 @@ from pydantic_ai_ask_user import (
     sign_receipt,
     verify_receipt,
 )
+from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 KEY = 'a shared secret of the application'
 AT = datetime(2026, 12, 3, 14, 0, 0, 123456, tzinfo=UTC)
@@ -58,7 +64,8 @@ def test_a_receipt_verifies_and_survives_a_json_round_trip() -> None:
     data = json.loads(json.dumps(receipt_to_json(receipt)))
     assert data['answered_at'] == '2026-12-03T14:00:00.123456Z'
     assert data['answered_by'] == 'alice@web'
-    assert data['version'] == 1
+    assert data['version'] == 2
+    assert data['run_id'] is None  # a request of no run; an agent's request names its run
     assert receipt_from_json(data) == receipt
     verify_receipt(receipt_from_json(data), REQUEST, RESPONSE, KEY.encode())
     # It holds hashes, not the answer.
@@ -88,7 +95,9 @@ def test_a_time_in_another_zone_is_kept_in_utc_and_now_is_the_default() -> None:
         ('signature', '0' * 64, 'signature does not match'),
         ('signature', 'é' * 64, 'signature does not match'),
         ('questions_sha256', '데' * 64, 'other questions'),
-        ('version', 2, 'version 2'),
+        ('version', 3, 'version 3'),
+        ('version', 1, 'signature does not match'),
+        ('run_id', 'run-2', "for run 'run-2', not no run"),
     ],
 )
 def test_every_field_changed_fails(name: str, value: object, message: str) -> None:
@@ -188,3 +197,105 @@ def test_a_user_with_no_name_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(getpass, 'getuser', no_user)
     assert os_user_at_host().startswith('unknown@')
+
+
+RUN_1 = AskUserRequest(id='call_0', questions=(DATABASE, REGION), run_id='run-1')
+RUN_2 = AskUserRequest(id='call_0', questions=(DATABASE, REGION), run_id='run-2')
+
+VERSION_1 = {
+    'version': 1,
+    'request_id': 'call_1',
+    'questions_sha256': '083ee5fdac725a7d590fe9efcbedc9cde745de7acca68f02cb840b84c703c34f',
+    'response_sha256': '1edd062091e3fd9b0b939485d38237e69bced5f5bef15fcf29c55c9ff73785f9',
+    'answered_by': 'alice@web',
+    'answered_at': '2026-12-03T14:00:00.123456Z',
+    'signature': '6e077f94b13b813051bf9b8d71be166bd2de7ccdad6e27b46d66c19d28a4c454',
+}
+"""What the library signed before receipts named the run (`_receipt()` with version 1), byte for byte."""
+
+
+def test_a_receipt_names_the_run_and_holds_for_no_other_run_with_the_same_call_id() -> None:
+    receipt = sign_receipt(RUN_1, RESPONSE, answered_by='alice@web', key=KEY, at=AT)
+    assert receipt.run_id == 'run-1'
+    assert receipt.request_id == 'call_0'
+    verify_receipt(receipt, RUN_1, RESPONSE, KEY)
+    assert receipt_to_json(receipt)['run_id'] == 'run-1'
+    verify_receipt(receipt_from_json(json.loads(json.dumps(receipt_to_json(receipt)))), RUN_1, RESPONSE, KEY)
+    with pytest.raises(SignatureError, match="for run 'run-1', not run 'run-2'"):
+        verify_receipt(receipt, RUN_2, RESPONSE, KEY)
+    with pytest.raises(SignatureError, match="for run 'run-1', not no run"):
+        verify_receipt(receipt, AskUserRequest(id='call_0', questions=(DATABASE, REGION)), RESPONSE, KEY)
+    # Claiming another run in the receipt itself breaks the signature.
+    with pytest.raises(SignatureError, match='signature does not match'):
+        verify_receipt(dataclasses.replace(receipt, run_id='run-2'), RUN_2, RESPONSE, KEY)
+
+
+def test_a_receipt_signed_before_runs_were_bound_verifies_only_for_a_request_of_no_run() -> None:
+    legacy = receipt_from_json(VERSION_1)
+    assert legacy.version == 1
+    assert legacy.run_id is None
+    verify_receipt(legacy, REQUEST, RESPONSE, KEY)
+    assert receipt_to_json(legacy) == VERSION_1
+    in_a_run = AskUserRequest(id='call_1', questions=(DATABASE, REGION), run_id='run-1')
+    with pytest.raises(SignatureError, match='version 1, which names no run'):
+        verify_receipt(legacy, in_a_run, RESPONSE, KEY)
+    with pytest.raises(SignatureError, match='names no run'):
+        verify_receipt(dataclasses.replace(legacy, run_id='run-1'), in_a_run, RESPONSE, KEY)
+    with pytest.raises(ValueError, match='unknown fields: run_id'):
+        receipt_from_json({**VERSION_1, 'run_id': None})
+    with pytest.raises(ValueError, match='lacks run_id'):
+        receipt_from_json({**VERSION_1, 'version': 2})
+    with pytest.raises(ValueError, match='run_id is not a string or null'):
+        receipt_from_json({**receipt_to_json(_receipt()), 'run_id': 5})
+
+
+def test_a_lone_surrogate_in_the_call_id_is_signed_and_verified() -> None:
+    request = AskUserRequest(id='call_\ud800', questions=(DATABASE, REGION), run_id='run-\udfff')
+    receipt = sign_receipt(request, RESPONSE, answered_by='alice@web', key=KEY, at=AT)
+    verify_receipt(receipt, request, RESPONSE, KEY)
+    data = json.dumps(receipt_to_json(receipt))
+    assert data.isascii()
+    verify_receipt(receipt_from_json(json.loads(data)), request, RESPONSE, KEY)
+    with pytest.raises(SignatureError, match='for request'):
+        verify_receipt(receipt, AskUserRequest(id='call_\udfff', questions=(DATABASE, REGION)), RESPONSE, KEY)
+
+
+@pytest.mark.anyio
+async def test_in_agent_runs_with_call_0_a_receipt_from_run_1_fails_for_run_2() -> None:
+    seen: list[tuple[AskUserRequest, AskUserResponse, AnswerReceipt]] = []
+    for _ in range(2):
+        watch = Watch()
+        answerer = ScriptedAnswerer({'Database': 'PostgreSQL'}, answered_by='alice@web')
+        capability = AskUser(answerer=answerer, receipt_key=KEY)
+        call = ask_call(question('Database'), call_id='call_0')
+        await Agent(script([call]).model, capabilities=[capability, watch]).run('migrate')
+        requested, answered = watch.events
+        assert isinstance(requested, AskUserRequestedEvent)
+        assert isinstance(answered, AskUserAnsweredEvent)
+        assert answered.receipt is not None
+        seen.append((requested.request, answered.response, answered.receipt))
+    (first, first_response, first_receipt), (second, second_response, _) = seen
+    assert first.id == second.id == 'call_0'
+    assert first_response == second_response  # the same answer to the same question: only the run differs
+    verify_receipt(first_receipt, first, first_response, KEY)
+    with pytest.raises(SignatureError, match='for run'):
+        verify_receipt(first_receipt, second, second_response, KEY)
+
+
+@pytest.mark.anyio
+async def test_a_call_id_with_a_lone_surrogate_and_a_receipt_key_does_not_fail_the_run_once_answered() -> None:
+    """Issue 19, 8c: the person answered, then signing the receipt raised UnicodeEncodeError and the run failed."""
+    watch = Watch()
+    answerer = ScriptedAnswerer({'Database': 'SQLite'}, answered_by='alice@web')
+    call = ask_call(question('Database'), call_id='call_\ud800')
+    result = await Agent(script([call]).model, capabilities=[AskUser(answerer=answerer, receipt_key=KEY), watch]).run(
+        'migrate'
+    )
+    assert result.output
+    answered = watch.events[-1]
+    assert isinstance(answered, AskUserAnsweredEvent)
+    assert answered.receipt is not None
+    assert answered.receipt.request_id == 'call_\ud800'
+    requested = watch.events[0]
+    assert isinstance(requested, AskUserRequestedEvent)
+    verify_receipt(answered.receipt, requested.request, answered.response, KEY)

@@ -1,7 +1,7 @@
 """Webhook notifications: a small signed JSON POSTed when a question starts waiting, so a person can be reached.
 
 Standard library only (`urllib.request` in a worker thread): the core takes no HTTP client dependency.
-The payload names the question (its id, how many questions, their headers) and the inbox link, never
+The payload names the question (its key, how many questions, their headers) and the inbox link, never
 an answer and never an option's description. Delivery never blocks and never fails the ask: it runs
 beside the wait, and a failure is logged and handed to an optional callback.
 """
@@ -70,7 +70,7 @@ class WebhookFailure:
     """Where it was sent: scheme, host and port only (a webhook URL often carries its secret in the path)."""
 
     request_id: str
-    """The request it was about, filtered with `printable`."""
+    """The request it was about: its `AskUserRequest.key` (its run and its tool call), filtered with `printable`."""
 
     attempts: int
     """How many POSTs were made (0 when the payload could not be built)."""
@@ -123,14 +123,19 @@ def question_waiting_payload(
 ) -> bytes:
     """The body of a `question_waiting` notification, as the exact bytes that are signed and sent.
 
-    ASCII JSON: `{"event": "question_waiting", "request_id", "count", "headers", "link", "deadline", "sent_at"}`,
-    with `deadline` and `sent_at` as UTC ISO-8601 (`deadline` null when the wait has no limit), the id and
-    headers filtered with `printable`. `deadline` and `sent_at` are `time.time()` timestamps.
+    ASCII JSON: `{"event": "question_waiting", "request_id", "tool_call_id", "run_id", "count", "headers", "link",
+    "deadline", "sent_at"}`. `request_id` is the question's `AskUserRequest.key`, what the link and the web
+    API address it by (tool call ids repeat across runs, so they cannot); `tool_call_id` is the id the model
+    gave the call and `run_id` the run that asked (null for a request of no run; `request_id` is then the
+    tool call id). `deadline` and `sent_at` are UTC ISO-8601 (`deadline` null when the wait has no limit),
+    the ids and headers filtered with `printable`. `deadline` and `sent_at` are `time.time()` timestamps.
     Raises `ValueError` for a link that is empty, over 2,048 characters or holds a control character.
     """
     payload: dict[str, Any] = {
         'event': 'question_waiting',
-        'request_id': printable(request.id, allow_newline=False),
+        'request_id': printable(request.key, allow_newline=False),
+        'tool_call_id': printable(request.id, allow_newline=False),
+        'run_id': None if request.run_id is None else printable(request.run_id, allow_newline=False),
         'count': len(request.questions),
         'headers': [printable(question.header, allow_newline=False) for question in request.questions],
         'link': _check_link(link),
@@ -320,7 +325,7 @@ class WebhookNotifier:
         await self._failed(
             WebhookFailure(
                 url=_shown_url(self.url),
-                request_id=printable(request.id, allow_newline=False),
+                request_id=printable(request.key, allow_newline=False),
                 attempts=attempts,
                 reason=printable(reason),
                 status=status,

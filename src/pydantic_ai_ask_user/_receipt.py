@@ -23,12 +23,31 @@ __all__ = (
     'verify_receipt',
 )
 
-RECEIPT_VERSION = 1
-"""The version of the signed material; a receipt of another version is refused by `verify_receipt`."""
+RECEIPT_VERSION = 2
+"""The version of the signed material `sign_receipt` makes: 2 binds the run that asked (`run_id`) as well as the call.
 
+`verify_receipt` also checks version 1 receipts, made before a receipt named its run, but only against a
+request of no run (`run_id=None`): tool call ids repeat across runs, so a receipt that names no run cannot
+tell which run's question it answered. Any other version is refused.
+"""
 
-_FIELDS = ('version', 'request_id', 'questions_sha256', 'response_sha256', 'answered_by', 'answered_at', 'signature')
-"""The keys of a receipt's JSON, all required."""
+_LEGACY_VERSION = 1
+"""Receipts that name the tool call but not the run: still verified, for requests of no run only."""
+
+_FIELDS = (
+    'version',
+    'request_id',
+    'run_id',
+    'questions_sha256',
+    'response_sha256',
+    'answered_by',
+    'answered_at',
+    'signature',
+)
+"""The keys of a receipt's JSON, all required (`run_id` may be null)."""
+
+_LEGACY_FIELDS = tuple(name for name in _FIELDS if name != 'run_id')
+"""The keys of a version 1 receipt's JSON, all required: it has no `run_id`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +60,13 @@ class AnswerReceipt:
 
     request_id: str
     """The request's id (the tool call id)."""
+
+    run_id: str | None = None
+    """The run that asked (`AskUserRequest.run_id`), or `None` for a request of no run (and in version 1 receipts).
+
+    Signed with the tool call id: providers repeat tool call ids across runs, so a receipt for `call_0` in one
+    run does not verify for `call_0` in another.
+    """
 
     questions_sha256: str
     """SHA-256 (hex) of the canonical JSON of `questions_to_json(request)`: reordering or editing them changes it."""
@@ -76,16 +102,17 @@ def _at(at: datetime) -> str:
 def _signed_material(
     *, version: int, request: AskUserRequest, response: AskUserResponse, answered_by: str, answered_at: datetime
 ) -> bytes:
-    return canonical_json(
-        {
-            'version': version,
-            'request_id': request.id,
-            'questions_sha256': _questions_sha256(request),
-            'response': response_to_json(response),
-            'answered_by': answered_by,
-            'answered_at': _at(answered_at),
-        }
-    )
+    material: dict[str, Any] = {
+        'version': version,
+        'request_id': request.id,
+        'questions_sha256': _questions_sha256(request),
+        'response': response_to_json(response),
+        'answered_by': answered_by,
+        'answered_at': _at(answered_at),
+    }
+    if version != _LEGACY_VERSION:
+        material['run_id'] = request.run_id
+    return canonical_json(material)
 
 
 def _check_answered_by(answered_by: str) -> str:
@@ -138,6 +165,7 @@ def sign_receipt(
     )
     return AnswerReceipt(
         request_id=request.id,
+        run_id=request.run_id,
         questions_sha256=_questions_sha256(request),
         response_sha256=_response_sha256(response),
         answered_by=who,
@@ -151,17 +179,22 @@ def verify_receipt(
 ) -> None:
     """Check that `receipt` was signed with `key` for exactly this request and response; raise `SignatureError` if not.
 
-    The error says which part does not match: another request id, other questions (reordered or edited),
-    another response, or a signature that is not the key's (a wrong key, or a changed `answered_by`,
-    `answered_at` or signature). Returns `None` when the receipt holds.
+    The error says which part does not match: another request id, another run, other questions (reordered or
+    edited), another response, or a signature that is not the key's (a wrong key, or a changed `answered_by`,
+    `answered_at` or signature). A version 1 receipt (it names no run) holds only for a request of no run.
+    Returns `None` when the receipt holds.
     """
     raw_key = check_key(key)
-    if receipt.version != RECEIPT_VERSION:
-        raise SignatureError(f'the receipt is of version {receipt.version!r}, this library checks {RECEIPT_VERSION}')
+    if receipt.version not in (RECEIPT_VERSION, _LEGACY_VERSION):
+        raise SignatureError(
+            f'the receipt is of version {receipt.version!r}, this library checks '
+            f'{_LEGACY_VERSION} and {RECEIPT_VERSION}'
+        )
     if not same(receipt.request_id, request.id):
         raise SignatureError(
             f'the receipt is for request {printable(receipt.request_id)!r}, not {printable(request.id)!r}'
         )
+    _check_run(receipt, request)
     if not same(receipt.questions_sha256, _questions_sha256(request)):
         raise SignatureError('the receipt was signed for other questions (edited or reordered)')
     if not same(receipt.response_sha256, _response_sha256(response)):
@@ -180,9 +213,35 @@ def verify_receipt(
         raise SignatureError('the signature does not match: wrong key, or who or when was changed')
 
 
+def _check_run(receipt: AnswerReceipt, request: AskUserRequest) -> None:
+    """`SignatureError` unless the receipt is for the request's run (a version 1 receipt: for no run)."""
+    if receipt.version == _LEGACY_VERSION:
+        if receipt.run_id is not None:
+            raise SignatureError('a version 1 receipt names no run, but this one has a run_id')
+        if request.run_id is not None:
+            raise SignatureError(
+                f'the receipt is of version 1, which names no run, and the request belongs to run '
+                f'{printable(request.run_id)!r}: tool call ids repeat across runs, so it verifies only for a '
+                'request of no run'
+            )
+        return
+    if receipt.run_id is None or request.run_id is None:
+        if receipt.run_id is not request.run_id:
+            raise SignatureError(f'the receipt is for {_run(receipt.run_id)}, not {_run(request.run_id)}')
+    elif not same(receipt.run_id, request.run_id):
+        raise SignatureError(f'the receipt is for {_run(receipt.run_id)}, not {_run(request.run_id)}')
+
+
+def _run(run_id: str | None) -> str:
+    return 'no run' if run_id is None else f'run {printable(run_id)!r}'
+
+
 def receipt_to_json(receipt: AnswerReceipt) -> dict[str, Any]:
-    """`receipt` as a JSON-ready dict, the inverse of `receipt_from_json`; `answered_at` in UTC ISO-8601."""
-    return {
+    """`receipt` as a JSON-ready dict, the inverse of `receipt_from_json`; `answered_at` in UTC ISO-8601.
+
+    `run_id` is there (null for a request of no run) from version 2 on; a version 1 receipt has none.
+    """
+    data: dict[str, Any] = {
         'version': receipt.version,
         'request_id': receipt.request_id,
         'questions_sha256': receipt.questions_sha256,
@@ -191,6 +250,9 @@ def receipt_to_json(receipt: AnswerReceipt) -> dict[str, Any]:
         'answered_at': _at(receipt.answered_at),
         'signature': receipt.signature,
     }
+    if receipt.version != _LEGACY_VERSION:
+        data['run_id'] = receipt.run_id
+    return data
 
 
 def receipt_from_json(data: Any) -> AnswerReceipt:
@@ -201,18 +263,22 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
     if not isinstance(data, dict):
         raise ValueError(f'a receipt is a JSON object, not {type(data).__name__}')
     fields: dict[str, Any] = dict(data)  # pyright: ignore[reportUnknownArgumentType]
-    missing = [name for name in _FIELDS if name not in fields]
+    legacy = type(fields.get('version')) is int and fields.get('version') == _LEGACY_VERSION
+    expected = _LEGACY_FIELDS if legacy else _FIELDS
+    missing = [name for name in expected if name not in fields]
     if missing:
         raise ValueError(f'the receipt lacks {", ".join(missing)}')
-    extra = sorted(printable(str(name)) for name in fields if name not in _FIELDS)
+    extra = sorted(printable(str(name)) for name in fields if name not in expected)
     if extra:
         raise ValueError(f'the receipt has unknown fields: {", ".join(extra)}')
     version = fields['version']
     if type(version) is not int:
         raise ValueError('the receipt version is not an integer')
-    for name in _FIELDS[1:]:
+    for name in expected[1:]:
+        if name == 'run_id' and fields[name] is None:
+            continue
         if not isinstance(fields[name], str):
-            raise ValueError(f'the receipt field {name} is not a string')
+            raise ValueError(f'the receipt field {name} is not a string' + (' or null' if name == 'run_id' else ''))
     try:
         answered_at = datetime.fromisoformat(fields['answered_at'])
     except ValueError:
@@ -222,6 +288,7 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
     return AnswerReceipt(
         version=version,
         request_id=fields['request_id'],
+        run_id=fields.get('run_id'),
         questions_sha256=fields['questions_sha256'],
         response_sha256=fields['response_sha256'],
         answered_by=fields['answered_by'],

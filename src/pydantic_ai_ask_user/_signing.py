@@ -28,8 +28,14 @@ def check_key(key: bytes | str) -> bytes:
 
 
 def canonical_json(value: Any) -> bytes:
-    """`value` as UTF-8 JSON with sorted keys and no whitespace: one byte string for one value."""
-    return json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=False, allow_nan=False).encode()
+    """`value` as UTF-8 JSON with sorted keys and no whitespace: one byte string for one value.
+
+    A lone surrogate (a provider's tool call id may hold one: `'\\ud800'`) is encoded as its three bytes
+    (`surrogatepass`) instead of failing: still one byte string per value, and every string of valid
+    Unicode gives the very bytes it always did, so receipts signed before still verify.
+    """
+    text = json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=False, allow_nan=False)
+    return text.encode('utf-8', 'surrogatepass')
 
 
 def hmac_hex(key: bytes, message: bytes) -> str:

@@ -42,10 +42,11 @@ async def test_a_thousand_random_cancellations_leave_no_listener_waiting_and_not
             group.start_soon(agent.run, 'migrate')
             if rng.random() < 0.9:
                 # Most runs are cancelled while their question is open: wait until it is, then a little more.
-                while call.tool_call_id not in {request.id for request in await hub.pending()}:
+                while not (asked := [r for r in await hub.pending() if r.id == call.tool_call_id]):
                     await anyio.sleep(0)
                 if rng.random() < 0.5:
-                    group.start_soon(answer_at_a_random_moment, call.tool_call_id)
+                    # The hub answers by the question's key (its run and its call), not by the tool call id.
+                    group.start_soon(answer_at_a_random_moment, asked[0].key)
                 for _ in range(rng.randrange(4)):
                     await anyio.sleep(0)
             group.cancel_scope.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
 
@@ -14,6 +15,7 @@ from pydantic_ai_ask_user import (
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
+    DifferentQuestionsError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -127,7 +129,7 @@ async def test_another_question_under_a_waiting_id_is_refused() -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(hub.ask, request)
         await wait_pending(hub, request.id)
-        with pytest.raises(ValueError, match='already waiting in this hub with other questions'):
+        with pytest.raises(DifferentQuestionsError, match='an answer is used only for the exact questions it answers'):
             await hub.ask(other)
         group.cancel_scope.cancel()
 
@@ -174,6 +176,52 @@ async def test_an_answer_accepted_as_the_wait_is_cancelled_is_returned_not_dropp
     assert got == [response]
     with pytest.raises(AlreadyAnsweredError):
         await hub.get(request.id)
+
+
+async def test_a_task_cancel_after_the_answer_landed_is_not_swallowed() -> None:
+    """Issue 19, 8b: a bare `task.cancel()` is delivered once; returning the answer instead would lose it.
+
+    The answer lands, then the asker's task is cancelled before it resumes: the task ends cancelled, and the
+    question stays answered in the hub (the person was told it was taken).
+    """
+    hub = QuestionHub()
+    request = ask_one()
+    response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    asker = asyncio.ensure_future(hub.ask(request))
+    await wait_pending(hub, request.id)
+    await hub.respond(request.id, response)  # wakes the asker, which has not run yet...
+    asker.cancel()  # ...and is cancelled before it does
+    with pytest.raises(asyncio.CancelledError):
+        await asker
+    assert asker.cancelled()
+    with pytest.raises(AlreadyAnsweredError):
+        await hub.get(request.id)
+    assert await hub.ask(request) == response  # a replay of the call still gets the answer
+
+
+async def test_an_outer_scope_cancelled_after_the_answer_landed_still_cancels_the_caller() -> None:
+    """The answer is returned to the scope's cancellation, which anyio delivers again at the caller's next await."""
+    hub = QuestionHub()
+    request = ask_one()
+    response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    got: list[AskUserResponse] = []
+    after: list[str] = []
+    outer = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+
+        async def ask() -> None:
+            with outer:
+                got.append(await hub.ask(request))
+                await anyio.sleep(0)  # the caller's next checkpoint: the outer cancellation lands here
+                after.append('ran on')
+
+        group.start_soon(ask)
+        await wait_pending(hub, request.id)
+        await hub.respond(request.id, response)
+        outer.cancel()
+    assert got == [response]
+    assert after == []
+    assert outer.cancelled_caught
 
 
 async def test_events_report_requested_answered_and_withdrawn_in_order() -> None:

@@ -118,6 +118,30 @@ async def test_a_waiting_question_posts_a_signed_webhook_with_its_link_and_never
 
 
 @pytest.mark.anyio
+async def test_two_runs_reusing_call_0_get_webhooks_linking_each_to_its_own_question(receiver: Receiver) -> None:
+    web = WebAnswerer(notify=WebhookNotifier(receiver.url, key=KEY))
+    run_1 = AskUserRequest(questions=(single(),), id='call_0', run_id='run-1')
+    run_2 = AskUserRequest(questions=(multi(),), id='call_0', run_id='run-2')
+    async with serve(web.app) as base:
+        web.base_url = base
+        async with asking(web, run_1), asking(web, run_2):
+            payloads = [
+                verify_webhook(got.body, got.signature, KEY)
+                for got in [await anyio.to_thread.run_sync(receiver.next) for _ in range(2)]
+            ]
+            by_run = {payload['run_id']: payload for payload in payloads}
+            assert {payload['tool_call_id'] for payload in payloads} == {'call_0'}
+            async with httpx.AsyncClient(base_url=base, timeout=WAIT) as browser:
+                await log_in(browser, web)
+                for request, shown in ((run_1, 'Which database'), (run_2, 'Which environments')):
+                    payload = by_run[request.run_id]
+                    assert payload['request_id'] == request.key
+                    assert payload['link'] == f'{base}requests/{request.key}'
+                    assert shown in (await browser.get(payload['link'])).text
+        await web.wait_sent()
+
+
+@pytest.mark.anyio
 async def test_without_a_base_url_no_webhook_is_sent_and_the_ask_still_works(
     receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:

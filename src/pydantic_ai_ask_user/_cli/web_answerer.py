@@ -90,7 +90,7 @@ async def open_web_answerer(
                     f"listening on all interfaces, port {bound}; from another machine, put this machine's name "
                     f'({socket.gethostname()}) in place of {reachable_host(host)} in the link'
                 )
-            url = web.login_url(base, request.id)
+            url = web.login_url(base, request.key)
             say(f'answer in your browser (the link works once): {url}')
             if watching:
                 say('press Enter here for a new link')
@@ -99,7 +99,7 @@ async def open_web_answerer(
             response: AskUserResponse | None = None
             async with anyio.create_task_group() as group:
                 if new_links is not None and watching:
-                    group.start_soon(_print_new_links, new_links, lambda: web.login_url(base, request.id), say)
+                    group.start_soon(_print_new_links, new_links, lambda: web.login_url(base, request.key), say)
                 response = await web(request)
                 group.cancel_scope.cancel()
             assert response is not None

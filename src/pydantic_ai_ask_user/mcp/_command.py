@@ -116,7 +116,7 @@ async def _web(args: argparse.Namespace) -> AsyncGenerator[Answerer]:
         _say(f'question inbox (the link works once): {web.login_url(base)}')
 
         async def ask(request: AskUserRequest) -> AskUserResponse:
-            url = web.login_url(base, request.id)
+            url = web.login_url(base, request.key)
             _say(f'a question is waiting; answer it in your browser (the link works once): {url}')
             if args.open:
                 await anyio.to_thread.run_sync(webbrowser.open, url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import urllib.parse
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
@@ -33,7 +34,7 @@ class WebAnswerer:
 
     `notify` (a `WebhookNotifier`) sends a signed `question_waiting` webhook as each question starts
     waiting, beside the wait (never delaying or failing it); its `link` is the question's page on
-    this server, `<base_url>requests/<id>` (a link that needs the browser signed in; it grants nothing
+    this server, `<base_url>requests/<key>` (a link that needs the browser signed in; it grants nothing
     itself). `base_url` is where `app` is served, absolute (`https://ask.example.com/ask/`); set it
     here or later (`web.base_url = url`, once `serve` has said the port).
     """
@@ -86,17 +87,20 @@ class WebAnswerer:
             waiting[0] = False
 
     def question_url(self, request_id: str) -> str | None:
-        """The absolute link to the page of `request_id` on this server, from `base_url`; `None` without one."""
+        """The absolute link to the page of a question on this server, from `base_url`; `None` without one.
+
+        `request_id` is the question's `AskUserRequest.key` (its run and its tool call), as every URL of the app.
+        """
         if self.base_url is None:
             return None
-        return self.base_url.rstrip('/') + '/requests/' + request_id
+        return self.base_url.rstrip('/') + '/requests/' + urllib.parse.quote(request_id, safe='')
 
     def _notify(self, notifier: WebhookNotifier, request: AskUserRequest, waiting: list[bool]) -> None:
-        link = self.question_url(request.id)
+        link = self.question_url(request.key)
         if link is None:
             _log.warning(
                 'no webhook for request %s: WebAnswerer.base_url is not set, so there is no link to send',
-                printable(request.id, allow_newline=False),
+                printable(request.key, allow_newline=False),
             )
             return
         task = asyncio.create_task(
@@ -113,7 +117,8 @@ class WebAnswerer:
     def login_url(self, base_url: str, request_id: str | None = None, *, name: str | None = None) -> str:
         """A one-time link for a person: `base_url` is where `app` is served (`http://127.0.0.1:8000/ask/`).
 
-        The link signs the browser in and opens the inbox, or the form of `request_id`. `name` is who
-        the link is for: the answers sent from the browser that opens it carry it as `answered_by`.
+        The link signs the browser in and opens the inbox, or the form of `request_id`: a request's `key`
+        (not its tool call id, which another run may repeat). `name` is who the link is for: the answers
+        sent from the browser that opens it carry it as `answered_by`.
         """
         return base_url.rstrip('/') + '/' + self.app.login_path(request_id, name=name)

@@ -23,7 +23,11 @@ __all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
 
 
 class Api:
-    """The JSON endpoints of one app; every error is `{"error": <code>, "message": <what went wrong>}`."""
+    """The JSON endpoints of one app; every error is `{"error": <code>, "message": <what went wrong>}`.
+
+    The `<id>` in each path, and the `id` of each request and event, is the question's `AskUserRequest.key`
+    (its run and its tool call); the tool call id the model gave is `tool_call_id` (see `request_json`).
+    """
 
     def __init__(self, context: AppContext) -> None:
         self.context = context
@@ -100,7 +104,7 @@ class Api:
 
     async def _respond(self, request_id: str, response: AskUserResponse) -> Response:
         try:
-            # The store looks the request up and checks the response against it: one lookup, by id.
+            # The store looks the request up and checks the response against it: one lookup, by key.
             self.context.check_id(request_id)
             await self.context.store.respond(request_id, response)
         except StoreError as error:

@@ -121,8 +121,9 @@ class AskUserApp:
         """A one-time login link, relative to where the app is mounted: `login?code=...`.
 
         The browser that opens it gets a session cookie and lands on the inbox, or on the form of
-        `request_id`. `name` is who the link is for: the answers sent from that session are recorded as
-        answered by `name` (`ValueError` if it is not one printable line of at most 200 characters).
+        `request_id` (a request's `key`, as in every URL of the app). `name` is who the link is for: the
+        answers sent from that session are recorded as answered by `name` (`ValueError` if it is not one
+        printable line of at most 200 characters).
         With an `authorize` hook there is nothing to log in to: the inbox or form path.
         """
         gate = self._context.gate

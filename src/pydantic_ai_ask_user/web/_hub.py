@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -19,12 +20,13 @@ from pydantic_ai_ask_user import (
     UnknownRequestError,
     WithdrawnError,
     check_response,
+    check_same_questions,
 )
 
 __all__ = ('QuestionHub', 'HubRecord', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
 
 DEFAULT_REMEMBER_FINISHED = 1000
-"""How many finished request ids a hub remembers, so that a late answer gets 409 or 410 instead of 404."""
+"""How many finished questions a hub remembers, so that a late answer gets 409 or 410 instead of 404."""
 
 DEFAULT_SUBSCRIBER_BUFFER = 256
 """How many events an `events()` subscriber may fall behind before it is dropped (its iteration then ends)."""
@@ -65,7 +67,10 @@ class QuestionHub:
     `ask(request)` publishes a request and waits for its response. The web pages and the JSON API
     answer through the `QuestionStore` methods. A request leaves the hub as soon as it is answered,
     declined, or withdrawn (its asker was cancelled: a timeout, a cancelled run); the hub then only
-    remembers its id, in a bounded list, to tell a late answer that it came too late.
+    remembers it, in a bounded list, to tell a late answer that it came too late.
+
+    Everything is keyed by `AskUserRequest.key`, the question's run and tool call: providers repeat tool
+    call ids across runs (`call_0`), and two runs that do are two questions, each waiting for its own answer.
     """
 
     def __init__(
@@ -77,7 +82,7 @@ class QuestionHub:
             raise ValueError(f'subscriber_buffer must be 1 or more, not {subscriber_buffer!r}')
         self._pending: dict[str, _Waiting] = {}
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
-        self._answered: dict[str, AskUserResponse] = {}
+        self._answered: dict[str, tuple[AskUserRequest, AskUserResponse]] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -85,37 +90,45 @@ class QuestionHub:
     async def ask(self, request: AskUserRequest) -> AskUserResponse:
         """Publish `request` and wait until a person answers or declines it.
 
-        Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent.
-        An answer the hub accepted before the cancellation landed is returned all the same, since the
-        person was told it was taken. Asking again under the id of a request that is still waiting (a
-        replay of the same tool call) joins that wait, and under the id of an answered one returns its
-        answer: one id is one question, shown once.
+        Cancelling the wait withdraws the request: it leaves the hub and a `withdrawn` event is sent. An
+        answer the hub accepted before a cancel scope's cancellation (`AskUser(timeout=...)`'s deadline)
+        reached the wait is returned all the same, since the person was told it was taken; a bare
+        `task.cancel()` is never swallowed, even then (see `_landed_despite`).
+
+        A question is its `request.key`: its run and its tool call. Asking again under the key of a request
+        that is still waiting (a replay of the same call in the same run) joins that wait, and under the key
+        of an answered one returns its answer, so a replay never asks twice; but only for the very questions
+        it answers: other questions under that key raise `DifferentQuestionsError`, never the stale answer.
+        Another run that repeats the tool call id has another key: a question of its own.
         """
-        waiting = self._pending.get(request.id)
+        key = request.key
+        waiting = self._pending.get(key)
         if waiting is None:
-            if (answered := self._answered.get(request.id)) is not None:
-                return answered
-            self._finished.pop(request.id, None)
+            if (answered := self._answered.get(key)) is not None:
+                stored, response = answered
+                check_same_questions(request, stored)
+                return response
+            self._finished.pop(key, None)
             waiting = _Waiting(request)
-            self._pending[request.id] = waiting
-            self._publish(StoreEvent('requested', request.id, request))
-        elif waiting.request != request:
-            raise ValueError(f'request {request.id!r} is already waiting in this hub with other questions')
+            self._pending[key] = waiting
+            self._publish(StoreEvent('requested', key, request))
+        else:
+            check_same_questions(request, waiting.request)
         waiting.askers += 1
         try:
             await waiting.done.wait()
-        except BaseException:
-            if waiting.response is not None:
+        except anyio.get_cancelled_exc_class():
+            if waiting.response is not None and _landed_despite():
                 return waiting.response
             raise
         finally:
             waiting.askers -= 1
             if waiting.response is None and not waiting.askers:
-                del self._pending[request.id]
-                self._finish(request.id, 'withdrawn')
+                del self._pending[key]
+                self._finish(key, 'withdrawn')
         response = waiting.response
         if response is None:  # pragma: no cover - `done` is only set once a response is stored
-            raise RuntimeError(f'request {request.id!r} was released without a response')
+            raise RuntimeError(f'request {key!r} was released without a response')
         return response
 
     def __len__(self) -> int:
@@ -131,7 +144,7 @@ class QuestionHub:
         return tuple(HubRecord(waiting.request, waiting.created_at) for waiting in self._pending.values())
 
     async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request with this id; the store errors when it is not pending."""
+        """The pending request whose `key` is `request_id`; the store errors when it is not pending."""
         return self._waiting(request_id).request
 
     async def respond(self, request_id: str, response: AskUserResponse) -> None:
@@ -140,7 +153,7 @@ class QuestionHub:
         check_response(waiting.request, response)
         waiting.response = response
         del self._pending[request_id]
-        self._finish(request_id, 'answered', response)
+        self._finish(request_id, 'answered', waiting.request, response)
         waiting.done.set()
 
     def events(self) -> AsyncIterator[StoreEvent]:
@@ -165,11 +178,18 @@ class QuestionHub:
             raise WithdrawnError(request_id)
         raise UnknownRequestError(request_id)
 
-    def _finish(self, request_id: str, outcome: _Outcome, response: AskUserResponse | None = None) -> None:
+    def _finish(
+        self,
+        request_id: str,
+        outcome: _Outcome,
+        request: AskUserRequest | None = None,
+        response: AskUserResponse | None = None,
+    ) -> None:
         if self._remember:
             self._finished[request_id] = outcome
-            if response is not None:
-                self._answered[request_id] = response
+            if request is not None and response is not None:
+                # With the request it answers: a replay asking other questions under this key is refused, not answered.
+                self._answered[request_id] = (request, response)
             while len(self._finished) > self._remember:
                 forgotten, _ = self._finished.popitem(last=False)
                 self._answered.pop(forgotten, None)
@@ -188,6 +208,18 @@ class QuestionHub:
     def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
         self._subscribers.discard(send)
         send.close()
+
+
+def _landed_despite() -> bool:
+    """Whether an answer that landed as the wait was cancelled may be returned instead of the cancellation.
+
+    Only when the cancellation comes from a cancel scope (`AskUser(timeout=...)`'s `move_on_after`, a task
+    group): anyio cancels such a scope at every checkpoint until it exits, so if it was meant for an outer
+    scope, not the wait, it is delivered again at the caller's next await, and nothing is lost. A bare
+    `task.cancel()` (asyncio's, edge-triggered) is delivered once: returning would swallow it and the task
+    would run on, so it is re-raised, and the answer stays recorded in the hub as answered.
+    """
+    return anyio.current_effective_deadline() == -math.inf
 
 
 class _Subscription:

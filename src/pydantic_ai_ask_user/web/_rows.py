@@ -14,9 +14,10 @@ from pydantic_ai_ask_user._text import utc_iso
 __all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
 
 SHORT_ID_LENGTH = 8
-"""How many characters of a request id name its run when the store knows no run: the random end of the id.
+"""How many characters of a run id (or, for a request of no run, its tool call id) name the run: the random end.
 
-Tool call ids share their start (`call_`, `toolu_01`, `pyd_ai_`), so the end is what tells two apart.
+Run ids are UUID7s, which share their time-ordered start, and tool call ids share theirs (`call_`, `toolu_01`,
+`pyd_ai_`), so the end is what tells two apart.
 """
 
 
@@ -54,11 +55,11 @@ class InboxRow:
 
     @property
     def run(self) -> str:
-        """What the inbox calls its run: the workflow id, or the end of the request id."""
+        """What the inbox calls its run: the workflow id, else the end of the run id, else of the tool call id."""
         if self.workflow_id:
             return self.workflow_id
-        request_id = self.request.id
-        return request_id if len(request_id) <= SHORT_ID_LENGTH else '…' + request_id[-SHORT_ID_LENGTH:]
+        name = self.request.run_id or self.request.id
+        return name if len(name) <= SHORT_ID_LENGTH else '…' + name[-SHORT_ID_LENGTH:]
 
     @property
     def asked_iso(self) -> str | None:

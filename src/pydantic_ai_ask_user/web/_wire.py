@@ -21,12 +21,21 @@ class BadBody(ValueError):
 
 
 def request_json(request: AskUserRequest) -> dict[str, Any]:
-    """A request as the API shows it: its `id` and its `questions`, in the shape the model wrote them.
+    """A request as the API shows it: its `id`, `tool_call_id`, `run_id` and `questions` (in the model's shape).
 
+    `id` is the question's `AskUserRequest.key`, its run and its tool call: what every URL of the app and
+    every event names, since providers repeat tool call ids across runs. `tool_call_id` is the id the
+    model gave the call (what chat protocols such as AG-UI and the Vercel AI SDK see), and `run_id` the
+    agent run that asked, or `null` for a request of no run (its `id` is then the tool call id).
     Only when set: `deadline`, when the wait runs out (seconds since the epoch, as `asked_at`), and
     `notes: true` when each answer may carry a `note`.
     """
-    data: dict[str, Any] = {'id': request.id, 'questions': questions_to_json(request)}
+    data: dict[str, Any] = {
+        'id': request.key,
+        'tool_call_id': request.id,
+        'run_id': request.run_id,
+        'questions': questions_to_json(request),
+    }
     if request.deadline is not None:
         data['deadline'] = request.deadline
     if request.notes:
@@ -35,7 +44,7 @@ def request_json(request: AskUserRequest) -> dict[str, Any]:
 
 
 def event_json(event: StoreEvent) -> dict[str, Any]:
-    """An event as the SSE stream sends it: `{"id": ...}`, plus `request` on `requested` events."""
+    """An event as the SSE stream sends it: `{"id": <the question's key>}`, plus `request` on `requested` events."""
     data: dict[str, Any] = {'id': event.request_id}
     if event.request is not None:
         data['request'] = request_json(event.request)

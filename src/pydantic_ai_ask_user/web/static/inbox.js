@@ -1,5 +1,6 @@
 // The live inbox: keeps the list of waiting questions current over server-sent events.
 // Model-written strings only ever reach the page through textContent, never as HTML.
+// A request's `id` is its key (its run and its tool call), what every URL and event names; never the tool call id.
 'use strict';
 (function () {
   const list = document.getElementById('pending');
@@ -75,8 +76,9 @@
     run.className = 'run';
     const runId = document.createElement('span');
     runId.className = 'run-id';
-    runId.textContent = request.run
-      || (request.id.length <= SHORT_ID ? request.id : '…' + request.id.slice(-SHORT_ID));
+    // As the server draws it (InboxRow.run): the workflow, else the end of the run id, else of the tool call id.
+    const name = request.run_id || request.tool_call_id || request.id;
+    runId.textContent = request.run || (name.length <= SHORT_ID ? name : '…' + name.slice(-SHORT_ID));
     run.append(texts.run + ' ', runId);
     meta.append(' · ', run);
     li.append(link, '\n', meta);
