@@ -12,8 +12,8 @@ from ask_user_support import Watch, ask_call, make_request, question, script
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.exceptions import ToolFailed, UserError
-from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -409,3 +409,29 @@ def test_check_tool_result_refuses_extra_keys_beside_a_note() -> None:
     with pytest.raises(ValueError, match='is an object, but not'):
         check_tool_result(request, {'Database': {'answer': ['SQLite'], 'note': 'x', 'by': 'me'}})
     check_tool_result(request, {'Database': {'answer': ['SQLite'], 'note': 'x'}})
+
+
+async def test_a_result_is_checked_against_the_nearest_call_with_its_id() -> None:
+    # One conversation, two turns, both questions under call_0: the second result answers the second question.
+    headers = iter(['Deploy', 'Wipe'])
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(part, UserPromptPart) for part in messages[-1].parts):
+            args = {'questions': [question(next(headers), 'Yes', 'No')]}
+            return ModelResponse(parts=[ToolCallPart('ask_user_question', args, tool_call_id='call_0')])
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        FunctionModel(respond), capabilities=[AskUser(answerer=None)], output_type=[str, DeferredToolRequests]
+    )
+    history: list[ModelMessage] = []
+    for label in ('Yes', 'No'):
+        paused = await agent.run('next', message_history=history)
+        assert isinstance(paused.output, DeferredToolRequests)
+        request = AskUserRequest.from_deferred(paused.output, 'call_0')
+        resumed = await agent.run(
+            message_history=paused.all_messages(), deferred_tool_results=deferred_answer(request, _pick(request, label))
+        )
+        assert resumed.output == 'done'
+        history = resumed.all_messages()
+    assert request.questions[0].header == 'Wipe'

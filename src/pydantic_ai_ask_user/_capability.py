@@ -460,13 +460,13 @@ def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outco
     returns = [part for part in request.parts if isinstance(part, ToolReturnPart) and part.tool_name == TOOL_NAME]
     if not returns:
         return
-    calls = {
-        part.tool_call_id: part
-        for message in messages[-2::-1]
-        if isinstance(message, ModelResponse)
-        for part in message.parts
-        if isinstance(part, ToolCallPart)
-    }
+    # The call a result answers is the nearest one before it with its id: providers repeat ids across turns.
+    calls: dict[str, ToolCallPart] = {}
+    for message in messages[-2::-1]:
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    calls.setdefault(part.tool_call_id, part)
     for returned in returns:
         call = calls.get(returned.tool_call_id)
         if call is None:
