@@ -185,10 +185,11 @@ options:
 usage: ask-user resolve [-h] [--db URL] (--json FILE|- | --fail REASON) TOKEN
 
 End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|-
-(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true},
-"calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is
-denied with REASON). Exit codes: 0 resolved, 2 invalid JSON or not a token, 4 cannot reach the
-database or a missing extra, 7 no run waits on this token any more.
+(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals":
+{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every
+pending approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a
+call left out or not pending, or an answer that does not fit its question (nothing is sent), 4
+cannot reach the database or a missing extra, 7 no run waits on this token any more.
 
 positional arguments:
   TOKEN          the token RequestInput handed to your ask function

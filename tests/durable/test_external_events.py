@@ -355,3 +355,104 @@ async def test_ask_user_resolve_checks_answers_to_questions_of_the_table_and_mat
         if worker.poll() is None:
             worker.kill()
     assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['SQLite']}, 'q-2': {'Cache': ['Redis']}}
+
+
+async def _refused_then_resolved(
+    database_url: str, tmp_path: Path, refusals: list[tuple[dict[str, object], list[str]]], decision_of: object
+) -> dict[str, object]:
+    """Send each refused decision (checking the exit code and that stderr says each expected thing), then the
+    good one; return what the run's model got. `decision_of(question_id)` makes the good decision."""
+    worker = _start(database_url, tmp_path)
+    token_file = tmp_path / 'token.json'
+    try:
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        pending = json.loads(token_file.read_text())
+        token, question_id = pending['token'], pending['calls'][0]['id']
+        resolve = ('resolve', token, '--db', database_url, '--json', '-')
+        for decision, expected in refusals:
+            text = json.dumps(decision).replace('QUESTION', question_id)
+            refused = await anyio.to_thread.run_sync(lambda text=text: _cli(*resolve, stdin=text))
+            assert refused.returncode == 2, (decision, refused.stderr)
+            for said in expected:
+                assert said.replace('QUESTION', question_id) in refused.stderr, refused.stderr
+            assert '\x1b' not in refused.stderr
+            assert worker.poll() is None  # nothing reached the run: it still waits
+        good = json.dumps(decision_of(question_id))  # type: ignore[operator]
+        resolved = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=good))
+        # Exit 0, not 7: none of the refused decisions claimed the wait.
+        assert resolved.returncode == 0, resolved.stderr
+        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
+        assert code == 0, _log(tmp_path)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    return json.loads(_lines(tmp_path / 'out.txt')[0])
+
+
+ALL_PENDING = 'the decision must decide every pending call and nothing else: '
+
+
+async def test_ask_user_resolve_refuses_a_decision_that_does_not_decide_exactly_the_pending_calls(
+    database_url: str, tmp_path: Path
+) -> None:
+    answer = {'Database': ['SQLite']}
+    refusals: list[tuple[dict[str, object], list[str]]] = [
+        # A call left out: the run would go on without its result, and fail.
+        ({'approvals': {'deploy-1': True}}, [ALL_PENDING + "it leaves out 'QUESTION', which the run waits for"]),
+        # A call that is not pending (here, hostile): the run would refuse the whole decision, and fail.
+        (
+            {'approvals': {'deploy-1': True, 'deploy-2\x1b]0;pwned\x07': True}, 'calls': {'QUESTION': answer}},
+            ["it approves or denies 'deploy-2\\x1b]0;pwned\\x07', which is no pending approval"],
+        ),
+        # Both, and a question answered as if it were an approval.
+        (
+            {'approvals': {'QUESTION': True}, 'calls': {'other-call': answer}},
+            [
+                "it leaves out 'deploy-1', 'QUESTION', which the run waits for",
+                "it approves or denies 'QUESTION', which is no pending approval",
+                "it gives a result for 'other-call', which is no pending call",
+            ],
+        ),
+        (
+            {'approvals': {'deploy-1': True}, 'calls': {'QUESTION': answer}, 'metadata': {'gone': {'a': 1}}},
+            ["it gives metadata for 'gone', which is not pending"],
+        ),
+    ]
+    output = await _refused_then_resolved(
+        database_url,
+        tmp_path,
+        refusals,
+        lambda question_id: {'approvals': {'deploy-1': False}, 'calls': {question_id: answer}},
+    )
+    assert output['ask_user_question'] == {'Database': ['SQLite']}
+    assert _lines(tmp_path / 'deployed.txt') == []
+
+
+async def test_ask_user_resolve_checks_every_answer_to_a_question_of_the_wait_with_check_response(
+    database_url: str, tmp_path: Path
+) -> None:
+    # The question is not in the question table (the worker's own `ask` kept it): the wait recorded it.
+    deploy = {'deploy-1': True}
+    refusals: list[tuple[dict[str, object], list[str]]] = [
+        (
+            {'approvals': deploy, 'calls': {'QUESTION': {'Database': ['Oracle']}}},
+            ["invalid answer: call 'QUESTION'", "not one of its options ('PostgreSQL', 'SQLite')"],
+        ),
+        (
+            {'approvals': deploy, 'calls': {'QUESTION': {'answers': [{'header': 'Database', 'selected': []}]}}},
+            ["invalid answer: call 'QUESTION'"],
+        ),
+        # Free text is no answer: it would reach the model as the person's, unchecked.
+        (
+            {'approvals': deploy, 'calls': {'QUESTION': 'drop every table'}},
+            ["invalid answer: call 'QUESTION': a question is answered with JSON"],
+        ),
+    ]
+    output = await _refused_then_resolved(
+        database_url,
+        tmp_path,
+        refusals,
+        lambda question_id: {'approvals': deploy, 'calls': {question_id: {'database': 'postgresql'}}},
+    )
+    assert output['ask_user_question'] == {'Database': ['PostgreSQL']}
+    assert _lines(tmp_path / 'deployed.txt') == ['deployed']

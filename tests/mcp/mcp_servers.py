@@ -112,8 +112,36 @@ FORMS: dict[str, dict[str, Any]] = {
         },
         'required': ['pick'],
     },
+    'redos': {
+        'type': 'object',
+        'properties': {
+            'name': {
+                'type': 'string',
+                'title': 'Name',
+                'default': 'orders',
+                'examples': ['billing'],
+                # Catastrophic on a backtracking engine: 'a' * n + '!' takes 2**n steps there.
+                'allOf': [{'pattern': '^(a+)+$'}],
+            }
+        },
+        'required': ['name'],
+    },
+    'backreference': {
+        'type': 'object',
+        'properties': {
+            'name': {
+                'type': 'string',
+                'title': 'Name',
+                'default': 'orders',
+                'examples': ['billing'],
+                'allOf': [{'pattern': r'^(\w+) \1$'}],
+            }
+        },
+        'required': ['name'],
+    },
 }
-"""Form shapes: `deploy` and `name` can be asked; `age` (a free number) and `many` (nine options) cannot."""
+"""Form shapes: `deploy`, `name` and `redos` can be asked; `age` (a free number), `many` (nine options) and
+`backreference` (a pattern no linear-time engine runs) cannot."""
 
 
 def _asks_twice(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -8,11 +8,16 @@ input-required result that FastMCP's client answers through the same handler and
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import mcp_servers
 import pytest
+import waits
 from fastmcp import Client as FastMCPClient
 from fastmcp.client.transports import StdioTransport
 from mcp_support import server_command
@@ -21,7 +26,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pydantic_ai_ask_user import Answerer, AskUserRequest
+from pydantic_ai_ask_user import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.mcp import DECLINE_REASON_KEY, CannotExpressError, elicitation_handler, request_from_form
 from pydantic_ai_ask_user.testing import DECLINE, Custom, ScriptedAnswerer
 
@@ -172,3 +177,60 @@ def test_long_titles_and_texts_are_cut_to_the_limits() -> None:
     assert question.header == 'T' * 24 + '…'
     assert len(question.question) == 500
     assert isinstance(mapping.request, AskUserRequest)
+
+
+def _answer_the_hostile_pattern(answer: str) -> dict[str, Any]:
+    """What the server got when a person answered its `redos` form with `answer`, from a client in its own process."""
+    command = [sys.executable, str(Path(__file__).with_name('hostile_pattern_client.py')), answer]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=waits.WAIT)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the client's event loop stopped: the server's pattern blocked it") from None
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_catastrophic_pattern_is_matched_in_linear_time_and_the_event_loop_keeps_running() -> None:
+    # `^(a+)+$` against 'a' * 63 + '!' takes 2**63 steps on Python's `re`: the client would never answer.
+    hostile = _answer_the_hostile_pattern('a' * 63 + '!')
+    assert hostile['ticks_after_answer'] >= 3
+    assert hostile['result']['action'] == 'decline'
+    assert 'does not match' in hostile['result']['_meta'][DECLINE_REASON_KEY]
+    # The same pattern still takes what it matches.
+    fitting = _answer_the_hostile_pattern('a' * 63)
+    assert fitting['result']['action'] == 'accept'
+    assert fitting['result']['content'] == {'name': 'a' * 63}
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_a_pattern_a_linear_engine_cannot_run_is_refused_with_the_reason(
+    transport: Callable[[], Any], mode: str
+) -> None:
+    answerer = ScriptedAnswerer()
+    got = await _ask(transport, mode, 'backreference', answerer)
+    assert got['action'] == 'decline'
+    reason = got['_meta'][DECLINE_REASON_KEY]
+    assert "its pattern '^(\\\\w+) \\\\1$' is not one ask-user runs (backreferences are not supported)" in reason
+    assert answerer.requests == []  # refused before anyone was asked
+
+
+@pytest.mark.parametrize(
+    ('schema', 'problem'),
+    [
+        ({'properties': {'a': {'type': 'boolean'}}, 'allOf': [{'pattern': '(?=x)x'}]}, 'look-around'),
+        ({'properties': {'a': {'type': 'boolean'}}, '$defs': {'d': {'pattern': 'a{1000}{1000}'}}}, 'size limit'),
+        ({'properties': {'a': {'type': 'boolean'}}, 'patternProperties': {'^(a+)+$': {}}}, 'patternProperties'),
+    ],
+)
+def test_patterns_are_refused_wherever_they_are_in_the_schema(schema: dict[str, Any], problem: str) -> None:
+    with pytest.raises(CannotExpressError, match='not one ask-user can check') as caught:
+        request_from_form('message', schema)
+    assert problem in str(caught.value)
+
+
+def test_a_mapping_built_by_hand_does_not_run_a_pattern_on_re_either() -> None:
+    schema = {'properties': {'a': {'type': 'boolean'}}, 'additionalProperties': False}
+    mapping = request_from_form('', schema)
+    hostile = replace(mapping, schema={**schema, 'patternProperties': {'^(a+)+$': {}}})
+    with pytest.raises(CannotExpressError, match='patternProperties'):
+        hostile.content(AskUserResponse(answers=(AskUserAnswer(header='a', selected=('Yes',)),)))

@@ -21,10 +21,13 @@ from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVA
 from .i18n import _
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
     from pydantic_ai import DeferredToolResults
 
+    from .._answers import AskUserRequest
     from .._question_store import StoreError
     from ..durable import DBOSQuestionStore, StoredRequest
+    from ..durable._wait_calls import WaitCalls
 
 __all__ = ('register', 'run_pending', 'run_answer', 'run_resolve')
 
@@ -77,10 +80,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         summary='resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here',
         description=(
             "End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|- "
-            '(the DeferredToolResults deciding the pending calls, e.g. {"approvals": {"CALL_ID": true}, '
-            '"calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is denied '
-            'with REASON). Exit codes: 0 resolved, 2 invalid JSON or not a token, 4 cannot reach the database '
-            'or a missing extra, 7 no run waits on this token any more.'
+            '(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": '
+            '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
+            'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
+            'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
+            'the database or a missing extra, 7 no run waits on this token any more.'
         ),
     )
     resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
@@ -117,7 +121,7 @@ def run_resolve(args: argparse.Namespace) -> int:
                 _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
             try:
-                results = _with_answered_by(_questions_checked(results, args.db))
+                results = _with_answered_by(_questions_checked(results, args.db, args.token))
             except ValueError as error:
                 _fail(_('invalid answer: {error}').format(error=error))
                 return EXIT_INVALID
@@ -141,42 +145,84 @@ def run_resolve(args: argparse.Namespace) -> int:
     return EXIT_ANSWERED
 
 
-def _questions_checked(results: DeferredToolResults, database_url: str) -> DeferredToolResults:
-    """`results` with each answer to a question of the question table (`ask_through_store`) checked, labels matched.
+def _questions_checked(results: DeferredToolResults, database_url: str, token: str) -> DeferredToolResults:
+    """`results` checked against the wait of `token`, each answer to an AskUser question checked, labels matched.
 
-    As `ask-user answer` reads it: the shape the model gets or the `AskUserResponse` shape, then `check_response`;
-    a misfit is a `ValueError` naming the call. Answers to calls the table does not hold are sent as they are:
-    their questions are known only to the run.
+    All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for `RequestInput`),
+    `results` must decide exactly those, or it is a `ValueError` naming the calls left out and the ones that
+    are not pending. Each answer to a question (of the question table, `ask_through_store`, or recorded with
+    the wait) is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse`
+    shape, then `check_response`; a misfit is a `ValueError` naming the call. Answers to calls whose questions
+    neither holds (a wait opened by an earlier version) are sent as they are: their questions are known
+    only to the run.
     """
-    from .._answers import ask_user_result
     from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
-    from .answer_json import parse_answer_json
 
-    if not results.calls:
-        return results
     engine = create_engine(database_url)
     try:
-        if not has_table(engine, TABLE_NAME):
+        recorded = _recorded_calls(engine, token)
+        if recorded is not None and (problem := recorded.problem(results)) is not None:
+            raise ValueError(problem)
+        if not results.calls:
             return results
-        ensure_columns(engine)
-        with engine.connect() as conn:
-            stored = select_requests(conn, request_ids=list(results.calls))
+        stored: list[StoredRequest] = []
+        if has_table(engine, TABLE_NAME):
+            ensure_columns(engine)
+            with engine.connect() as conn:
+                stored = select_requests(conn, request_ids=list(results.calls))
     finally:
         engine.dispose()
     calls = dict(results.calls)
     named: dict[str, str] = {}
-    for record in stored:
-        value = calls[record.request.id]
-        if isinstance(value, str):
-            continue  # DECLINED, TIMED_OUT or a message of the operator's own: a result the model reads as it is
+    requests = {record.request.id: record.request for record in stored}
+    for call_id, value in results.calls.items():
         try:
-            response = parse_answer_json(record.request, value)
+            request = requests.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
+            if request is None:
+                continue  # not a question, or one only the run knows
+            checked = _checked_answer(request, value)
         except ValueError as error:
-            raise ValueError(f'call {record.request.id!r}: {error}') from None
-        calls[record.request.id] = ask_user_result(record.request, response)
-        if response.answered_by is not None:
-            named[record.request.id] = response.answered_by  # said in the response shape, as `answer --json` keeps
+            raise ValueError(f'call {call_id!r}: {error}') from None
+        if checked is None:
+            continue
+        calls[call_id], answered_by = checked
+        if answered_by is not None:
+            named[call_id] = answered_by  # said in the response shape, as `answer --json` keeps
     return replace(results, calls=calls, answered_by=named | results.answered_by)
+
+
+def _checked_answer(request: AskUserRequest, value: Any) -> tuple[Any, str | None] | None:
+    """What the model gets for `value` as the answer to `request`, and who answered if it says; `None` to send
+    `value` as it is (`DECLINED`, `TIMED_OUT` or `WITHDRAWN`: the sentence of an outcome, no answer). `ValueError`
+    when it is no answer to `request`.
+    """
+    from .._answers import DECLINED, TIMED_OUT, WITHDRAWN, ask_user_result
+    from .answer_json import parse_answer_json
+
+    if isinstance(value, str):
+        if value in (DECLINED, TIMED_OUT, WITHDRAWN):
+            return None
+        # Free text is not an answer: it would reach the model as the person's, checked by nothing.
+        raise ValueError(
+            'a question is answered with JSON ({"HEADER": ["LABEL"]}, or {"cancelled": true} to decline), '
+            'not with text of your own'
+        )
+    response = parse_answer_json(request, value)
+    return ask_user_result(request, response), response.answered_by
+
+
+def _recorded_calls(engine: sa.Engine, token: str) -> WaitCalls | None:
+    """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
+    or is not open (then `resolve_dbos_event` says why).
+    """
+    from ..durable._db import EVENT_CALLS_TABLE_NAME, has_table, pending_wait_calls
+    from ..durable._wait_calls import WaitCalls
+
+    if not has_table(engine, EVENT_CALLS_TABLE_NAME):
+        return None
+    with engine.connect() as conn:
+        text = pending_wait_calls(conn, token)
+    return None if text is None else WaitCalls.from_json(text)
 
 
 def _with_answered_by(results: DeferredToolResults) -> DeferredToolResults:

@@ -67,6 +67,10 @@ __all__ = (
     'event_waits_table',
     'EVENT_WAITS_TABLE_NAME',
     'EVENT_TABLE_NAME',
+    'event_calls_table',
+    'EVENT_CALLS_TABLE_NAME',
+    'record_wait_calls',
+    'pending_wait_calls',
 )
 
 TABLE_NAME = 'ask_user_requests'
@@ -130,6 +134,21 @@ event_waits_table = sa.Table(
 
 The resolver sends its message in the transaction that claims the row, so a resolution is either the
 one the run goes on with, or refused (`NoWaitError`), never reported as taken and then dropped.
+"""
+
+EVENT_CALLS_TABLE_NAME = 'ask_user_event_calls'
+"""The table holding the calls each `RequestInput` wait decides, so a resolver is checked against them."""
+
+event_calls_table = sa.Table(
+    EVENT_CALLS_TABLE_NAME,
+    _metadata,
+    sa.Column('token', sa.String(500), primary_key=True),
+    sa.Column('calls', sa.Text(), nullable=False),
+)
+"""One row per wait opened by `RequestInput`, written with its `event_waits_table` row: its pending calls as JSON.
+
+A table of its own, not a column of the waits table, so databases made before it get it the way they got
+the others (created when missing), and a wait opened by an earlier version simply has no row.
 """
 
 
@@ -499,6 +518,25 @@ def claim_wait(conn: sa.Connection, token: str) -> bool:
 def expire_wait(conn: sa.Connection, token: str) -> bool:
     """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
     return _move_wait(conn, token, 'expired')
+
+
+def record_wait_calls(conn: sa.Connection, token: str, calls: str) -> None:
+    """Record the pending calls (JSON) the wait of `token` decides; idempotent, as the step calling it may run again."""
+    values = {'token': token, 'calls': calls}
+    conn.execute(
+        _dialect(conn).insert(event_calls_table).values(values).on_conflict_do_nothing(index_elements=['token'])
+    )
+
+
+def pending_wait_calls(conn: sa.Connection, token: str) -> str | None:
+    """The pending calls (JSON) the open wait of `token` decides; `None` when it is not open or recorded none."""
+    joined = event_calls_table.join(event_waits_table, event_calls_table.c.token == event_waits_table.c.token)
+    query = (
+        sa.select(event_calls_table.c.calls)
+        .select_from(joined)
+        .where(event_calls_table.c.token == token, event_waits_table.c.status == 'pending')
+    )
+    return conn.execute(query).scalar_one_or_none()
 
 
 def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> StoredRequest:

@@ -30,6 +30,7 @@ from ._db import (
     insert_pending,
     lock_token,
     open_wait_row,
+    record_wait_calls,
     token_requests,
     transaction,
     withdraw_pending,
@@ -138,10 +139,14 @@ def _results(rows: list[StoredRequest]) -> dict[str, Any]:
     return results
 
 
-def open_wait(database_url: str, token: str, workflow_id: str) -> None:
-    """Record the wait of `token` as open; idempotent, as the step calling it may run again."""
+def open_wait(database_url: str, token: str, workflow_id: str, *, calls: str | None = None) -> None:
+    """Record the wait of `token` as open, with the calls it decides (`WaitCalls` JSON) when known; idempotent,
+    as the step calling it may run again.
+    """
     with transaction(database_url) as conn:
         open_wait_row(conn, token, workflow_id)
+        if calls is not None:
+            record_wait_calls(conn, token, calls)
 
 
 def settle_wait(database_url: str, token: str) -> None:

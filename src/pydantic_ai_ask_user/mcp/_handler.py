@@ -15,6 +15,7 @@ from referencing import Registry
 from .._answers import Answerer, AskUserRequest, AskUserResponse, check_response, format_validation_error
 from .._questions import MAX_HEADER_LENGTH, MAX_LABEL_LENGTH, MAX_OPTIONS, MAX_QUESTION_LENGTH, MAX_QUESTIONS, Question
 from .._text import printable
+from ._patterns import linear_validator_class, pattern_problem
 
 if TYPE_CHECKING:
     from fastmcp.client.elicitation import ElicitationHandler
@@ -62,6 +63,8 @@ class FormMapping:
     def content(self, response: AskUserResponse) -> dict[str, Any]:
         """The form content `response` stands for, valid against the server's schema; `CannotExpressError` if none."""
         check_response(self.request, response)
+        if (problem := pattern_problem(self.schema)) is not None:  # a mapping built by hand skipped the form's check
+            raise CannotExpressError(f'the form cannot check an answer: {problem}')
         by_header = {answer.header: answer for answer in response.answers}
         content: dict[str, Any] = {}
         for item in self.fields:
@@ -86,8 +89,10 @@ class FormMapping:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
-    """A validator of `schema` that resolves no reference outside it (an empty registry)."""
-    return validator_for(schema)(schema, registry=Registry())
+    """A validator of `schema` that resolves no reference outside it (an empty registry) and runs its patterns
+    on a linear-time engine (see `_patterns`), never on Python's backtracking `re`.
+    """
+    return linear_validator_class(validator_for(schema))(schema, registry=Registry[Any]())
 
 
 def _shown_whole(key: str, title: str, *, exact: bool = False) -> str:
@@ -228,8 +233,12 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
         raise CannotExpressError(f'none of the form fields can be asked as a question ({"; ".join(left_out)})')
     if len(questions) > MAX_QUESTIONS:
         raise CannotExpressError(f'the form has {len(questions)} fields; at most {MAX_QUESTIONS} questions are asked')
+    if (problem := pattern_problem(schema)) is not None:
+        raise CannotExpressError(f'the form schema is not one ask-user can check: {problem}')
     try:  # a schema that cannot check answers is declined before the person is asked, not after
-        _validator(dict(schema)).check_schema(dict(schema))
+        # No format checker: the meta-schema's `"format": "regex"` would compile the server's patterns with `re`,
+        # and `pattern_problem` has checked them on the linear engine already.
+        _validator(dict(schema)).check_schema(dict(schema), format_checker=None)
         _validator(dict(schema)).is_valid({})
     except Exception as error:
         raise CannotExpressError(
