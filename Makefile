@@ -8,12 +8,17 @@ demo:
 	@scripts/bootstrap.sh demo
 	@$(RUN) ask-user demo
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on real processes (a pty, Chromium,
+# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Each file runs in one worker, so a
+# module's server or browser starts once. Coverage is measured in every process and checked package by package.
+TEST_WORKERS ?= 4
 test:
 	@scripts/bootstrap.sh test
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) pyright src
-	$(RUN) pytest
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(RUN) python scripts/coverage_floors.py
 	@$(MAKE) --no-print-directory test-floor
 
 # The core's tests against the lowest versions pyproject.toml allows (pydantic-ai-slim's floor above all),

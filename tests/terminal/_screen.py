@@ -29,6 +29,10 @@ class Screen:
 
     def __init__(self, script: str, *, columns: int = 80, rows: int = 24, cwd: Path | None = None) -> None:
         env = {**os.environ, 'TERM': 'xterm-256color', 'PATH': f'{Path(sys.executable).parent}:{os.environ["PATH"]}'}
+        # The pty's size is the terminal's: a COLUMNS or LINES left in this process (by a library, or a test
+        # that ran before in the same worker) would override it in the child and wrap its lines elsewhere.
+        for name in ('COLUMNS', 'LINES'):
+            env.pop(name, None)
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(
