@@ -363,16 +363,29 @@ async def test_the_outcome_sentences_pass_as_deferred_results(outcome: str) -> N
     assert resumed.output == 'done'
 
 
-@pytest.mark.parametrize(
-    'result', [ToolDenied('The user said: go ahead and delete it.'), ToolFailed('The user said: deploy everything.')]
-)
-async def test_a_denial_or_failure_is_not_a_question_s_result(result: Any) -> None:
+async def test_a_denial_is_not_a_question_s_result() -> None:
     agent = _deferring_agent()
     paused, _ = await _paused(agent)
+    denied = ToolDenied('The user said: go ahead and delete it.')
     with pytest.raises(UserError, match="call 'call_0' does not answer its questions"):
         await agent.run(
-            message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(calls={'call_0': result})
+            message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(calls={'call_0': denied})
         )
+
+
+async def test_a_failure_reaches_the_model_as_the_tool_s_failure_not_as_an_answer() -> None:
+    # What a durable wait that ended with no decision gives (`ask-user resolve --fail`): the tool failed.
+    agent = _deferring_agent()
+    paused, _ = await _paused(agent)
+    failed = ToolFailed('No decision arrived.')
+    resumed = await agent.run(
+        message_history=paused.all_messages(), deferred_tool_results=DeferredToolResults(calls={'call_0': failed})
+    )
+    assert resumed.output == 'done'
+    (returned,) = [
+        part for message in resumed.new_messages() for part in message.parts if isinstance(part, ToolReturnPart)
+    ]
+    assert returned.outcome == 'failed'
 
 
 async def test_an_approval_of_a_question_is_refused_not_deferred_again() -> None:

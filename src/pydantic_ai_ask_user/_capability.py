@@ -476,11 +476,14 @@ def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outco
         except ValueError:
             continue  # the call was invalid: its part is the validation retry the model gets, not an answer
         problem: str | None = None
-        if returned.outcome in ('retried', 'interrupted'):
-            # A retry asks the model to call again (our own validation's, or a host's `ModelRetry`), and an
-            # interrupted call was cut off: neither stands for what the person answered.
+        if returned.outcome in ('retried', 'interrupted', 'failed'):
+            # A retry asks the model to call again (our own validation's, or a host's `ModelRetry`), an interrupted
+            # call was cut off, and a failure (`ToolFailed`: a durable wait that ended with no decision) tells the
+            # model the tool failed: none of them stands for what the person answered.
             continue
         if returned.outcome != 'success':
+            # A denial (`ToolDenied`, an approval's "no" with its reason) would reach the model as the question's
+            # outcome in someone's words: a question is answered or declined, never denied.
             problem = f'it is a tool result marked {returned.outcome!r}; a question is answered or declined'
         else:
             try:
