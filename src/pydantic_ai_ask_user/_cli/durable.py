@@ -66,7 +66,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '6 already answered, 7 no longer waiting.'
         ),
     )
-    answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
+    answer.add_argument(
+        'request_id',
+        metavar='REQUEST_ID',
+        help="the question's id as `ask-user pending` shows it (not the tool call id)",
+    )
     _add_db(answer)
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
 
@@ -117,7 +121,7 @@ def run_resolve(args: argparse.Namespace) -> int:
                 _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
             try:
-                results = _with_answered_by(_questions_checked(results, args.db))
+                results = _with_answered_by(_questions_checked(results, args.token, args.db))
             except ValueError as error:
                 _fail(_('invalid answer: {error}').format(error=error))
                 return EXIT_INVALID
@@ -141,26 +145,28 @@ def run_resolve(args: argparse.Namespace) -> int:
     return EXIT_ANSWERED
 
 
-def _questions_checked(results: DeferredToolResults, database_url: str) -> DeferredToolResults:
-    """`results` with each answer to a question of the question table (`ask_through_store`) checked, labels matched.
+def _questions_checked(results: DeferredToolResults, token: str, database_url: str) -> DeferredToolResults:
+    """`results` with each answer to a question `ask_through_store` published for `token` checked, labels matched.
 
     As `ask-user answer` reads it: the shape the model gets or the `AskUserResponse` shape, then `check_response`;
-    a misfit is a `ValueError` naming the call. Answers to calls the table does not hold are sent as they are:
-    their questions are known only to the run.
+    a misfit is a `ValueError` naming the call. Only this wait's questions are looked at (by their tool call ids,
+    which tell apart the calls of one run): another run's question with the same id is none of this decision's.
+    Answers to calls the table does not hold for this token are sent as they are: their questions are known only
+    to the run.
     """
     from .._answers import ask_user_result
-    from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
+    from ..durable._db import EVENT_TABLE_NAME, create_engine, ensure_columns, has_table, token_requests
     from .answer_json import parse_answer_json
 
     if not results.calls:
         return results
     engine = create_engine(database_url)
     try:
-        if not has_table(engine, TABLE_NAME):
+        if not has_table(engine, EVENT_TABLE_NAME):
             return results
         ensure_columns(engine)
         with engine.connect() as conn:
-            stored = select_requests(conn, request_ids=list(results.calls))
+            stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
     finally:
         engine.dispose()
     calls = dict(results.calls)
@@ -257,12 +263,17 @@ def _timestamp(seconds: float) -> str:
 
 
 def _pending_json(record: StoredRequest) -> dict[str, Any]:
-    """One line of `pending --json`: the request as the model asked it, whether it takes notes, and its deadline."""
+    """One line of `pending --json`: the question's key (`id`), its tool call and run, the request as the model asked
+    it, whether it takes notes, and its deadline.
+    """
     from .._json import questions_to_json
 
     request = record.request
     return {
-        'id': request.id,
+        # What `answer` takes: the question's key (its run and its tool call); the tool call id alone is not unique.
+        'id': record.key,
+        'tool_call_id': request.id,
+        'run_id': request.run_id,
         'workflow_id': record.workflow_id,
         'asked_at': _timestamp(record.created_at),
         'questions': questions_to_json(request),
@@ -276,7 +287,7 @@ def _print_pending(record: StoredRequest) -> None:
     request = record.request
     print(
         _('{id}  asked {asked}  workflow {workflow}').format(
-            id=printable(request.id), asked=_timestamp(record.created_at), workflow=printable(record.workflow_id)
+            id=printable(record.key), asked=_timestamp(record.created_at), workflow=printable(record.workflow_id)
         )
     )
     if request.deadline is not None:
