@@ -66,11 +66,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '6 already answered, 7 no longer waiting.'
         ),
     )
-    answer.add_argument(
-        'request_id',
-        metavar='REQUEST_ID',
-        help="the question's id as `ask-user pending` shows it (not the tool call id)",
-    )
+    # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
+    answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
     _add_db(answer)
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
 
