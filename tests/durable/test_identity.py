@@ -21,7 +21,7 @@ from durable_support import WAIT_SECONDS, Worker
 from test_answered_by_and_notes import old_database
 from test_durable_runs import pending_of, pick
 
-from pydantic_ai_ask_user import WITHDRAWN, AlreadyAnsweredError, WithdrawnError
+from pydantic_ai_ask_user import WITHDRAWN, AlreadyAnsweredError, AskUserRequest, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
 from pydantic_ai_ask_user.durable import _dbos_store as dbos_store
 from pydantic_ai_ask_user.durable._db import TABLE_NAME, create_engine, ensure_table, select_requests
@@ -189,12 +189,10 @@ DEFERRED_HOST = Path(__file__).with_name('deferred_host.py')
 
 async def _pause_here_answer_and_resume_elsewhere(
     database_url: str, directory: Path, round_number: int, label: str
-) -> StoredRequest:
+) -> tuple[StoredRequest, AskUserRequest]:
     """One round: pause a new run here, publish and resume it in a host process, answer with `ask-user answer`."""
     from deferred_host import deferred_agent, paused_json
     from pydantic_ai import DeferredToolRequests
-
-    from pydantic_ai_ask_user import AskUserRequest
 
     paused = await deferred_agent().run('migrate')  # a new run, whose model calls its question `call_0` again
     assert isinstance(paused.output, DeferredToolRequests)
@@ -210,14 +208,14 @@ async def _pause_here_answer_and_resume_elsewhere(
     try:
         async with DBOSQuestionStore(database_url) as store:
 
-            async def published() -> StoredRequest | None:
-                assert host.poll() is None, log.read_text()
-                fresh = [record for record in await store.pending_records() if record.key == request.key]
-                return fresh[0] if fresh else None
+            async def published() -> StoredRequest | bool:
+                if host.poll() is not None:
+                    return True  # the run ended without its question being shown
+                fresh = [record for record in await store.pending_records() if record.request.id == 'call_0']
+                return fresh[0] if fresh else False
 
-            record: StoredRequest = await wait_until(published, 'the deferred question to be published')
-        # The host rebuilt the question with the run that deferred it: the key this process computes.
-        assert (record.request.id, record.request.run_id) == ('call_0', paused.run_id)
+            record = await wait_until(published, 'the deferred question to be published')
+        assert isinstance(record, StoredRequest), f'resumed without anyone being asked: {out.read_text()}'
         answer = json.dumps({'Database': [label]})
         done = await anyio.to_thread.run_sync(
             lambda: _cli(database_url, 'answer', record.key, '--json', '-', stdin=answer)
@@ -229,7 +227,7 @@ async def _pause_here_answer_and_resume_elsewhere(
         if host.poll() is None:
             host.kill()
     assert json.loads(out.read_text()) == {'Database': [label]}
-    return record
+    return record, request
 
 
 async def test_a_deferred_question_paused_here_is_answered_and_resumed_elsewhere_twice_with_the_same_call_id(
@@ -237,6 +235,11 @@ async def test_a_deferred_question_paused_here_is_answered_and_resumed_elsewhere
 ) -> None:
     # Before, the second round's wait re-attached to the first round's finished wait (both were `call_0`), and the
     # second run was resumed with the first run's answer, without anyone being asked.
-    first = await _pause_here_answer_and_resume_elsewhere(database_url, tmp_path, 0, 'SQLite')
-    second = await _pause_here_answer_and_resume_elsewhere(database_url, tmp_path, 1, 'PostgreSQL')
-    assert first.key != second.key
+    rounds = [
+        await _pause_here_answer_and_resume_elsewhere(database_url, tmp_path, 0, 'SQLite'),
+        await _pause_here_answer_and_resume_elsewhere(database_url, tmp_path, 1, 'PostgreSQL'),
+    ]
+    # The host rebuilt each question with the run that deferred it: the key this process computes.
+    for record, request in rounds:
+        assert (record.key, record.request.id, record.request.run_id) == (request.key, 'call_0', request.run_id)
+    assert rounds[0][1].run_id != rounds[1][1].run_id

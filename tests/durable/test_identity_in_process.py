@@ -157,11 +157,11 @@ async def test_the_same_key_asked_again_gets_its_answer_once_and_other_questions
 
         group.start_soon(ask)
         record = await _one_pending(store)
-        assert record.key == asked.key
         await store.respond(record.key, _pick(record, 'SQLite'))
     # The same question under the same key: asked once, its answer remembered.
     assert await answerer(asked) == got[0]
-    # Other questions under that key (the run id given twice, say) are refused, never given that answer.
+    # Other questions under that key (the run id given twice, say) are refused, never given that answer, which
+    # before they were.
     other = AskUserRequest(
         questions=(Question(header='Delete', question='Drop the production database?', options=options),),
         id='call_0',
@@ -169,6 +169,7 @@ async def test_the_same_key_asked_again_gets_its_answer_once_and_other_questions
     )
     with pytest.raises(DifferentQuestionsError, match="asks 'Delete', but what is stored under that key asks"):
         await answerer(other)
+    assert record.key == asked.key
 
 
 async def test_a_cancelled_wait_workflow_tells_the_model_the_question_was_withdrawn(
