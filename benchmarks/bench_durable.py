@@ -55,12 +55,14 @@ def _measure(database_url: str, polling_seconds: float) -> dict[str, Any]:
     response = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
 
     def request() -> AskUserRequest:
-        return AskUserRequest(questions=(Question(header='Database', question='Which one?', options=options),))
+        # With a run, as every request `AskUser` makes has: stored and answered under its key.
+        question = Question(header='Database', question='Which one?', options=options)
+        return AskUserRequest(questions=(question,), run_id='bench-run')
 
     async def wait_pending(store: DBOSQuestionStore, count: int) -> list[str]:
         while len(pending := await store.pending()) < count:
             await anyio.sleep(0.005)
-        return [item.id for item in pending]
+        return [item.key for item in pending]
 
     async def run() -> dict[str, Any]:
         async with DBOSQuestionStore(database_url) as store:
@@ -77,7 +79,7 @@ def _measure(database_url: str, polling_seconds: float) -> dict[str, Any]:
                     group.start_soon(ask)
                     await wait_pending(store, 1)
                     started = time.perf_counter()
-                    await store.respond(question.id, response)
+                    await store.respond(question.key, response)
                     await done.wait()
                     latencies.append((time.perf_counter() - started) * 1000)
 

@@ -72,6 +72,8 @@ class Worker:
     timeout: float | None = None
     answerer: str = 'dbos'
     crash: str | None = None
+    call_id: str | None = None
+    record_events: bool = False
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     logs: list[Path] = field(default_factory=list[Path])
@@ -84,6 +86,16 @@ class Worker:
     def out_file(self) -> Path:
         return self.directory / 'out.txt'
 
+    @property
+    def events_file(self) -> Path:
+        return self.directory / 'events.jsonl'
+
+    def answered_events(self) -> list[dict[str, Any]]:
+        """The `AskUserAnsweredEvent`s of every run so far, as the worker recorded them."""
+        if not self.events_file.exists():
+            return []
+        return [json.loads(line) for line in self.events_file.read_text().splitlines() if line.strip()]
+
     def start(self, *, resume: bool = False) -> None:
         command = [sys.executable, str(WORKER), '--db', self.database_url, '--calls', str(self.calls_file)]
         command += ['--out', str(self.out_file), '--runs', str(self.runs)]
@@ -94,6 +106,10 @@ class Worker:
         command += ['--answerer', self.answerer]
         if self.crash is not None:
             command += ['--crash', self.crash]
+        if self.call_id is not None:
+            command += ['--call-id', self.call_id]
+        if self.record_events:
+            command += ['--events', str(self.events_file)]
         self.starts += 1
         log = self.directory / f'worker-{self.starts}.log'
         self.logs.append(log)

@@ -1,12 +1,14 @@
 """A worker whose DBOS-durable agent needs a tool approval and an AskUser answer, through `RequestInput`.
 
     python tests/durable/request_input_worker.py --db URL --dir DIR [--resume] [--inbox [--timeout S]]
+        [--workflow-id ID]
 
 The model's first response calls `deploy` (which requires approval) and `ask_user_question` (deferred,
 `AskUser(answerer=None)`). `RequestInput` hands both to its `ask`, which writes the token and the
 pending calls to `DIR/token.json` and returns `None`; the run then waits durably (`DBOSExternalEvents`)
 until another process calls `resolve_dbos_event`. The model appends a line per call to `DIR/calls.txt`,
-`deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`; with `--inbox`,
+`deploy` appends to `DIR/deployed.txt`, and the run's output goes to `DIR/out.txt`. The run's workflow
+id is `--workflow-id` (`ri-0`); its model's tool call ids are the same in every run; with `--inbox`,
 who answered each resolved call (`DeferredToolResultsEvent.results.answered_by`) goes to `DIR/answered_by.txt`.
 
 With `--inbox`, the model instead asks two questions in two calls, and `RequestInput`'s `ask` is
@@ -68,6 +70,7 @@ def main() -> int:
     parser.add_argument('--dir', required=True, type=Path)
     parser.add_argument('--resume', action='store_true')
     parser.add_argument('--inbox', action='store_true')
+    parser.add_argument('--workflow-id', default='ri-0', help="the run's workflow id")
     parser.add_argument('--timeout', type=float, default=None)
     parser.add_argument(
         '--crash-after-ask', action='store_true', help='SIGKILL once, after ask ran, before DBOS records it'
@@ -174,9 +177,9 @@ def main() -> int:
 
     async def go() -> None:
         if args.resume:
-            handle = await DBOS.retrieve_workflow_async('ri-0')
+            handle = await DBOS.retrieve_workflow_async(args.workflow_id)
         else:
-            with SetWorkflowID('ri-0'):
+            with SetWorkflowID(args.workflow_id):
                 handle = await DBOS.start_workflow_async(run, 'ship it')
         output = await handle.get_result()
         _append(directory / 'out.txt', output)

@@ -39,7 +39,7 @@ async def test_a_question_answered_from_another_process_completes_the_run(worker
         (record,) = await pending_of(store, 1, worker)
         assert record.workflow_id == 'run-0'
         assert [question.header for question in record.request.questions] == ['Database']
-        await store.respond(record.request.id, pick('SQLite'))
+        await store.respond(record.key, pick('SQLite'))
     outputs = await anyio.to_thread.run_sync(worker.wait_finished)
     assert json.loads(outputs['run-0']) == {'Database': ['SQLite']}
 
@@ -55,8 +55,8 @@ async def test_a_worker_killed_while_waiting_resumes_with_the_answer_without_rep
         worker.start(resume=True)
         # The recovered run waits for the same question, under the same id, before it is answered.
         await anyio.sleep(1.0)
-        assert [r.request.id for r in await store.pending_records()] == [record.request.id]
-        await store.respond(record.request.id, pick('PostgreSQL'))
+        assert [r.key for r in await store.pending_records()] == [record.key]
+        await store.respond(record.key, pick('PostgreSQL'))
     outputs = await anyio.to_thread.run_sync(worker.wait_finished)
     assert json.loads(outputs['run-0']) == {'Database': ['PostgreSQL']}
     assert worker.calls() == ['ask run-0', 'final run-0']
@@ -79,7 +79,7 @@ async def test_a_question_is_answered_once_when_several_processes_answer_at_the_
         (record,) = await pending_of(store, 1, worker)
     labels = ['PostgreSQL', 'SQLite', 'PostgreSQL', 'SQLite']
     answerers = [
-        _answer_in_subprocess(database_url, record.request.id, label, tmp_path / str(index))
+        _answer_in_subprocess(database_url, record.key, label, tmp_path / str(index))
         for index, label in enumerate(labels)
         if (tmp_path / str(index)).mkdir() is None
     ]
@@ -104,7 +104,7 @@ async def test_a_durable_wait_that_times_out_tells_the_model_and_refuses_a_late_
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)
         assert outputs['run-0'] == TIMED_OUT
         with pytest.raises(WithdrawnError):
-            await store.respond(record.request.id, pick('SQLite'))
+            await store.respond(record.key, pick('SQLite'))
         assert await store.pending() == []
     assert worker.calls() == ['ask run-0', 'final run-0']
 
@@ -121,7 +121,7 @@ async def test_a_hundred_concurrent_waiting_runs_are_each_answered_exactly_once(
         async def answer(record: StoredRequest) -> None:
             label = 'PostgreSQL' if int(record.workflow_id.split('-')[1]) % 2 else 'SQLite'
             expected[record.workflow_id] = label
-            await store.respond(record.request.id, pick(label))
+            await store.respond(record.key, pick(label))
 
         async with anyio.create_task_group() as group:
             for record in records:
@@ -149,5 +149,5 @@ async def test_a_question_whose_workflow_was_cancelled_is_withdrawn_and_refuses_
             client.destroy()
         assert await store.pending() == []
         with pytest.raises(WithdrawnError):
-            await store.respond(record.request.id, pick('SQLite'))
-        assert (await store.record(record.request.id)).status == 'withdrawn'
+            await store.respond(record.key, pick('SQLite'))
+        assert (await store.record(record.key)).status == 'withdrawn'

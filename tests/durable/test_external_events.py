@@ -38,8 +38,10 @@ def _start(
     inbox: bool = False,
     timeout: float | None = None,
     crash_after_ask: bool = False,
+    workflow_id: str = 'ri-0',
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, str(WORKER), '--db', database_url, '--dir', str(directory)]
+    command += ['--workflow-id', workflow_id]
     command += ['--crash-after-ask'] if crash_after_ask else []
     command += ['--inbox'] if inbox else []
     command += ['--timeout', str(timeout)] if timeout is not None else []
@@ -194,7 +196,11 @@ async def test_questions_of_a_request_input_wait_are_answered_through_the_store_
             records = await pending_of(store, 2, placeholder)
             assert sorted(record.request.id for record in records) == ['q-1', 'q-2']
             assert {record.workflow_id for record in records} == {'ri-0'}
-            await store.respond('q-1', pick('SQLite'))
+            # Each is stored and answered under its key (its run and its call), not under the bare call id.
+            key = {record.request.id: record.key for record in records}
+            assert len(set(key.values())) == 2
+            assert not set(key.values()) & {'q-1', 'q-2'}
+            await store.respond(key['q-1'], pick('SQLite'))
             worker.kill()
             worker.wait(timeout=WAIT_SECONDS)
             worker = _start(database_url, tmp_path, resume=True, inbox=True)
@@ -211,7 +217,7 @@ async def test_questions_of_a_request_input_wait_are_answered_through_the_store_
                     'answer',
                     '--db',
                     database_url,
-                    'q-2',
+                    key['q-2'],
                     '--json',
                     str(answer),
                 ],
@@ -249,13 +255,13 @@ async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_give
         async with DBOSQuestionStore(database_url) as store:
             placeholder = Worker(database_url, tmp_path)
             placeholder.process = worker
-            await pending_of(store, 2, placeholder)
-            await store.respond('q-1', pick('PostgreSQL'))
+            key = {record.request.id: record.key for record in await pending_of(store, 2, placeholder)}
+            await store.respond(key['q-1'], pick('PostgreSQL'))
             code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
             assert code == 0, _log(tmp_path)
             cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('SQLite',)),))
             with pytest.raises(WithdrawnError):
-                await store.respond('q-2', cache)
+                await store.respond(key['q-2'], cache)
             assert await store.pending() == []
     finally:
         if worker.poll() is None:
@@ -284,10 +290,10 @@ async def test_a_worker_killed_after_ask_published_before_dbos_recorded_it_waits
         async with DBOSQuestionStore(database_url) as store:
             placeholder = Worker(database_url, tmp_path)
             placeholder.process = worker
-            await pending_of(store, 2, placeholder)
-            await store.respond('q-1', pick('SQLite'))
+            key = {record.request.id: record.key for record in await pending_of(store, 2, placeholder)}
+            await store.respond(key['q-1'], pick('SQLite'))
             cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('PostgreSQL',)),))
-            await store.respond('q-2', cache)
+            await store.respond(key['q-2'], cache)
         code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
         assert code == 0, _log(tmp_path)
     finally:
@@ -456,3 +462,52 @@ async def test_ask_user_resolve_checks_every_answer_to_a_question_of_the_wait_wi
     )
     assert output['ask_user_question'] == {'Database': ['PostgreSQL']}
     assert _lines(tmp_path / 'deployed.txt') == ['deployed']
+
+
+async def test_two_runs_whose_models_use_the_same_call_ids_each_get_the_answers_to_their_own_questions(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Both models call q-1 and q-2. Keyed by the bare call id, the second run's questions were the first's rows:
+    # never shown, and its wait never resolved.
+    from durable_support import Worker
+    from test_durable_runs import pending_of, pick
+
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+
+    directories = {run: tmp_path / run for run in ('ri-0', 'ri-1')}
+    workers = {}
+    for run, directory in directories.items():
+        directory.mkdir()
+        workers[run] = _start(database_url, directory, inbox=True, workflow_id=run)
+    try:
+        async with DBOSQuestionStore(database_url) as store:
+            placeholder = Worker(database_url, tmp_path)
+            placeholder.process = workers['ri-1']
+            records = await pending_of(store, 4, placeholder)
+            assert sorted((record.workflow_id, record.request.id) for record in records) == [
+                ('ri-0', 'q-1'),
+                ('ri-0', 'q-2'),
+                ('ri-1', 'q-1'),
+                ('ri-1', 'q-2'),
+            ]
+            assert len({record.key for record in records}) == 4
+            labels = {'ri-0': ('SQLite', 'Redis'), 'ri-1': ('PostgreSQL', 'Memcached')}
+            for record in records:
+                database, cache = labels[record.workflow_id]
+                if record.request.id == 'q-1':
+                    await store.respond(record.key, pick(database))
+                else:
+                    custom = AskUserAnswer(header='Cache', custom_answer=cache)
+                    await store.respond(record.key, AskUserResponse(answers=(custom,)))
+        for run, worker in workers.items():
+            code = await anyio.to_thread.run_sync(lambda worker=worker: worker.wait(timeout=WAIT_SECONDS))
+            assert code == 0, _log(directories[run])
+    finally:
+        for worker in workers.values():
+            if worker.poll() is None:
+                worker.kill()
+    for run, (database, cache) in labels.items():
+        assert json.loads(_lines(directories[run] / 'out.txt')[0]) == {
+            'q-1': {'Database': [database]},
+            'q-2': {'Cache': [cache]},
+        }

@@ -35,7 +35,7 @@ async def test_a_worker_killed_while_publishing_shows_one_question_and_the_run_t
     worker.start(resume=True)
     async with DBOSQuestionStore(database_url) as store:
         (record,) = await pending_of(store, 1, worker)
-        await store.respond(record.request.id, pick('SQLite'))
+        await store.respond(record.key, pick('SQLite'))
         # No ghost: one question for one tool call, whatever the crash left behind.
         assert await store.pending() == []
     outputs = await anyio.to_thread.run_sync(worker.wait_finished)
@@ -50,12 +50,12 @@ async def test_a_worker_killed_after_the_answer_resumes_with_it_and_asks_nobody_
     worker.start()
     async with DBOSQuestionStore(database_url) as store:
         (record,) = await pending_of(store, 1, worker)
-        await store.respond(record.request.id, pick('SQLite'))
+        await store.respond(record.key, pick('SQLite'))
         await anyio.to_thread.run_sync(worker.wait_crashed)
         worker.crash = None
         worker.start(resume=True)
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)
-        assert (await store.record(record.request.id)).status == 'answered'
+        assert (await store.record(record.key)).status == 'answered'
         assert await store.pending() == []
     assert json.loads(outputs['run-0']) == {'Database': ['SQLite']}
     assert worker.calls() == ['ask run-0', 'final run-0', 'final run-0']
@@ -119,14 +119,14 @@ async def test_an_answer_cli_killed_while_writing_leaves_the_question_waiting_fo
         (record,) = await pending_of(store, 1, worker)
         answer = tmp_path / 'answer.json'
         answer.write_text(json.dumps({'Database': ['SQLite']}))
-        command = [sys.executable, '-c', _KILLED_WRITER, 'answer', '--db', database_url, record.request.id]
+        command = [sys.executable, '-c', _KILLED_WRITER, 'answer', '--db', database_url, record.key]
         killed = await anyio.to_thread.run_sync(
             lambda: subprocess.run([*command, '--json', str(answer)], capture_output=True, timeout=WAIT_SECONDS)
         )
         assert killed.returncode == -signal.SIGKILL, killed.stderr.decode(errors='replace')
         # Nothing half-written: the question still waits, once, and the run still waits for it.
-        assert [r.request.id for r in await store.pending_records()] == [record.request.id]
-        await store.respond(record.request.id, pick('PostgreSQL'))
+        assert [r.key for r in await store.pending_records()] == [record.key]
+        await store.respond(record.key, pick('PostgreSQL'))
     outputs = await anyio.to_thread.run_sync(worker.wait_finished)
     assert json.loads(outputs['run-0']) == {'Database': ['PostgreSQL']}
 
@@ -156,9 +156,7 @@ async def test_answers_around_the_deadline_are_either_used_or_refused_never_acce
 
         async with anyio.create_task_group() as group:
             for index, record in enumerate(records):
-                group.start_soon(
-                    answer_near_the_deadline, index, record.workflow_id, record.request.id, record.created_at
-                )
+                group.start_soon(answer_near_the_deadline, index, record.workflow_id, record.key, record.created_at)
     outputs = await anyio.to_thread.run_sync(worker.wait_finished)
     assert len(accepted) + len(refused) == 12
     for run, output in outputs.items():
@@ -185,7 +183,7 @@ async def test_a_recovered_wait_keeps_the_deadline_of_the_first_publication(work
         assert time.monotonic() - restarted < timeout
         assert outputs['run-0'] == TIMED_OUT
         with pytest.raises(WithdrawnError):
-            await store.respond(record.request.id, pick('SQLite'))
+            await store.respond(record.key, pick('SQLite'))
     assert worker.calls() == ['ask run-0', 'final run-0']
 
 
@@ -194,10 +192,10 @@ async def test_a_second_answer_after_a_crash_is_refused_as_already_answered(work
     worker.start()
     async with DBOSQuestionStore(database_url) as store:
         (record,) = await pending_of(store, 1, worker)
-        await store.respond(record.request.id, pick('SQLite'))
+        await store.respond(record.key, pick('SQLite'))
         await anyio.to_thread.run_sync(worker.wait_crashed)
         with pytest.raises(AlreadyAnsweredError):
-            await store.respond(record.request.id, pick('PostgreSQL'))
+            await store.respond(record.key, pick('PostgreSQL'))
         worker.crash = None
         worker.start(resume=True)
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from ask_user_support import make_request
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, response_to_json
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn, response_to_json
 from pydantic_ai_ask_user.durable._db import (
     WITHDRAWN_MESSAGE,
     answer_message,
@@ -57,8 +59,10 @@ def test_a_response_is_encoded_once_and_its_message_carries_that_encoding(respon
     assert decode_message(message) == response
 
 
-def test_the_withdrawal_message_reads_as_declined() -> None:
-    assert decode_message(WITHDRAWN_MESSAGE) == AskUserResponse(cancelled=True)
+def test_the_withdrawal_message_reads_as_withdrawn_never_as_declined() -> None:
+    # It used to read as `AskUserResponse(cancelled=True)`, which the model was told was the person's decline.
+    with pytest.raises(QuestionWithdrawn):
+        decode_message(WITHDRAWN_MESSAGE)
 
 
 def test_a_request_round_trips_through_its_encoding() -> None:
@@ -77,7 +81,8 @@ def test_a_request_is_claimed_once_and_reads_back_in_every_shape(url: str) -> No
     with transaction(url) as conn:
         insert_pending(conn, request, 'wf-1')
         insert_pending(conn, make_request('Other', id='r1'), 'wf-2')  # a replay keeps the first row
-        workflow_id, status, created_at = publication(conn, 'r1')
+        workflow_id, status, created_at, questions = publication(conn, 'r1')
+        assert questions == encode_request(request)
         assert (workflow_id, status) == ('wf-1', 'pending')
         assert claim_answer(conn, 'r1', encode_response(ANSWER))
         assert not claim_answer(conn, 'r1', encode_response(AskUserResponse(cancelled=True)))
@@ -134,3 +139,34 @@ def test_a_request_decoded_before_is_not_decoded_again(url: str) -> None:
     assert stored['seen'] is earlier
     assert decoded == {'seen': earlier, 'new': stored['new']}
     assert stored['new'] == make_request('Other', id='new')
+
+
+def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool_call_and_run(url: str) -> None:
+    first, second = (replace(make_request(id='call_0'), run_id=run) for run in ('run-1', 'run-2'))
+    with transaction(url) as conn:
+        insert_pending(conn, first, 'wf-1')
+        insert_pending(conn, second, 'wf-2')  # the same tool call id in another run: another question
+        insert_pending(conn, make_request(id='call_0'), 'wf-3')  # and a request of no run, keyed by its id
+        stored = {item.key: item for item in select_requests(conn)}
+    assert stored.keys() == {first.key, second.key, 'call_0'}
+    assert len({first.key, second.key, 'call_0'}) == 3
+    for request in (first, second):
+        read = stored[request.key].request
+        assert (read.id, read.run_id, read.key, read) == ('call_0', request.run_id, request.key, request)
+    assert (stored['call_0'].request.id, stored['call_0'].request.run_id) == ('call_0', None)
+
+
+def test_a_claim_given_the_workflow_succeeds_only_while_that_workflow_waits(url: str) -> None:
+    engine = shared_engine(url)
+    with engine.begin() as conn:
+        # The two columns of DBOS's own table that the claim reads.
+        conn.execute(sa.text('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)'))
+        conn.execute(sa.text("INSERT INTO workflow_status VALUES ('wf-live', 'PENDING'), ('wf-gone', 'CANCELLED')"))
+        insert_pending(conn, make_request(id='live'), 'wf-live')
+        insert_pending(conn, make_request(id='ended'), 'wf-gone')
+        insert_pending(conn, make_request(id='deleted'), 'wf-deleted')
+        answer = encode_response(ANSWER)
+        assert claim_answer(conn, 'live', answer, workflow_id='wf-live')
+        assert not claim_answer(conn, 'ended', answer, workflow_id='wf-gone')
+        assert not claim_answer(conn, 'deleted', answer, workflow_id='wf-deleted')
+        assert [request_status(conn, key) for key in ('live', 'ended', 'deleted')] == ['answered', 'pending', 'pending']

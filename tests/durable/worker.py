@@ -1,7 +1,7 @@
 """A worker process for the durable tests: runs DBOS-durable agents that ask one question each.
 
     python tests/durable/worker.py --db URL --calls FILE --out FILE [--runs N] [--timeout S] [--resume]
-        [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer]
+        [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer] [--call-id ID] [--events FILE]
 
 The model is a `FunctionModel` that appends one line per call to `--calls` ("ask RUN" before the
 question, "final RUN" after it), so a test can tell whether a call was repeated after a restart.
@@ -13,6 +13,10 @@ at some UI: it appends the request id to `asked.txt` and returns the answer a te
 point, once (a marker file in the working directory says it happened): before the question's row is
 written, after it is committed but before DBOS records the publish step, or after the answer came
 back but before the next model step.
+
+`--call-id ID` makes the model give every call that tool call id, in every run, as providers that
+repeat ids do (`call_0`); `--call-id ''` gives none at all. Without it, each call gets a new id.
+`--events FILE` appends one JSON line per `AskUserAnsweredEvent` (`request_id`, `withdrawn`, ...).
 """
 
 from __future__ import annotations
@@ -23,15 +27,17 @@ import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._json import response_from_json
 from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
 from pydantic_ai_ask_user.durable import _answerer as durable_answerer
@@ -94,12 +100,27 @@ async def plain_answerer(request: AskUserRequest) -> AskUserResponse:
         return response_from_json(json.load(handle))
 
 
+class RecordAnswered(AbstractCapability[Any]):
+    """Appends each `AskUserAnsweredEvent` of a run to a file, one JSON object a line."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    @on_event(AskUserAnsweredEvent)
+    async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
+        flags = {'withdrawn': event.withdrawn, 'timed_out': event.timed_out, 'failed': event.failed}
+        _append(self.path, json.dumps({'request_id': event.request_id, 'run_id': event.run_id, **flags}))
+
+
 def build_agent(
     database_url: str,
     calls_file: str,
     timeout: float | None,
     answerer_kind: str = 'dbos',
     crash: str | None = None,
+    call_id: str | None = None,
+    events_file: str | None = None,
 ) -> Agent[None, str]:
     """The agent: asks once, then reports the tool result it got."""
 
@@ -110,7 +131,9 @@ def build_agent(
         returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
         if not returns:
             _append(calls_file, f'ask {prompt}')
-            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS)])
+            if call_id is None:
+                return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS)])
+            return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id=call_id)])
         _append(calls_file, f'final {prompt}')
         crash_once(crash, 'after-answer')
         content = returns[-1].content
@@ -118,10 +141,21 @@ def build_agent(
 
     install_crash_points(crash)
     answerer = DBOSAnswerer(database_url, recheck_seconds=600) if answerer_kind == 'dbos' else plain_answerer
+    capabilities: list[AbstractCapability[Any]] = [DBOSDurability(), AskUser(answerer=answerer, timeout=timeout)]
+    if events_file is None:
+        return Agent(FunctionModel(model), name='durable_test_agent', capabilities=capabilities)
+
+    async def stream_model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+        # The same turns, streamed: a run with an event listener streams its model responses.
+        for index, part in enumerate(model(messages, info).parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
+
+    capabilities.append(RecordAnswered(events_file))
     return Agent(
-        FunctionModel(model),
-        name='durable_test_agent',
-        capabilities=[DBOSDurability(), AskUser(answerer=answerer, timeout=timeout)],
+        FunctionModel(model, stream_function=stream_model), name='durable_test_agent', capabilities=capabilities
     )
 
 
@@ -136,9 +170,11 @@ def main() -> int:
     parser.add_argument('--resume', action='store_true', help='only wait for the runs recovered at launch')
     parser.add_argument('--answerer', choices=['dbos', 'plain'], default='dbos')
     parser.add_argument('--crash', choices=['before-publish', 'after-publish', 'after-answer'], default=None)
+    parser.add_argument('--call-id', default=None, help="the tool call id of every call ('' for none)")
+    parser.add_argument('--events', default=None, help='append the answered events here')
     args = parser.parse_args()
 
-    agent = build_agent(args.db, args.calls, args.timeout, args.answerer, args.crash)
+    agent = build_agent(args.db, args.calls, args.timeout, args.answerer, args.crash, args.call_id, args.events)
 
     @DBOS.workflow(name='durable_test.run')
     async def run(prompt: str) -> str:

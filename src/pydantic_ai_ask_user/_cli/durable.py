@@ -69,6 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '6 already answered, 7 no longer waiting.'
         ),
     )
+    # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
     answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
     _add_db(answer)
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
@@ -154,9 +155,10 @@ def _questions_checked(results: DeferredToolResults, database_url: str, token: s
     the wait) is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse`
     shape, then `check_response`; a misfit is a `ValueError` naming the call. Answers to calls whose questions
     neither holds (a wait opened by an earlier version) are sent as they are: their questions are known
-    only to the run.
+    only to the run. Only this wait's questions are looked at (by their tool call ids, which tell apart the calls
+    of one run): another run's question with the same id is none of this decision's.
     """
-    from ..durable._db import TABLE_NAME, create_engine, ensure_columns, has_table, select_requests
+    from ..durable._db import EVENT_TABLE_NAME, create_engine, ensure_columns, has_table, token_requests
 
     engine = create_engine(database_url)
     try:
@@ -166,10 +168,10 @@ def _questions_checked(results: DeferredToolResults, database_url: str, token: s
         if not results.calls:
             return results
         stored: list[StoredRequest] = []
-        if has_table(engine, TABLE_NAME):
+        if has_table(engine, EVENT_TABLE_NAME):
             ensure_columns(engine)
             with engine.connect() as conn:
-                stored = select_requests(conn, request_ids=list(results.calls))
+                stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
     finally:
         engine.dispose()
     calls = dict(results.calls)
@@ -303,12 +305,17 @@ def _timestamp(seconds: float) -> str:
 
 
 def _pending_json(record: StoredRequest) -> dict[str, Any]:
-    """One line of `pending --json`: the request as the model asked it, whether it takes notes, and its deadline."""
+    """One line of `pending --json`: the question's key (`id`), its tool call and run, the request as the model asked
+    it, whether it takes notes, and its deadline.
+    """
     from .._json import questions_to_json
 
     request = record.request
     return {
-        'id': request.id,
+        # What `answer` takes: the question's key (its run and its tool call); the tool call id alone is not unique.
+        'id': record.key,
+        'tool_call_id': request.id,
+        'run_id': request.run_id,
         'workflow_id': record.workflow_id,
         'asked_at': _timestamp(record.created_at),
         'questions': questions_to_json(request),
@@ -322,7 +329,7 @@ def _print_pending(record: StoredRequest) -> None:
     request = record.request
     print(
         _('{id}  asked {asked}  workflow {workflow}').format(
-            id=printable(request.id), asked=_timestamp(record.created_at), workflow=printable(record.workflow_id)
+            id=printable(record.key), asked=_timestamp(record.created_at), workflow=printable(record.workflow_id)
         )
     )
     if request.deadline is not None:

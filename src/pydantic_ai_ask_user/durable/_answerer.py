@@ -14,19 +14,23 @@ import anyio
 import anyio.to_thread
 import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowID
+from dbos import error as dbos_errors
 
-from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse
+from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
 from ._db import (
     DEFAULT_DATABASE_URL,
     WITHDRAWN_MESSAGE,
+    Identity,
     answer_message,
     create_engine,
     decode_message,
+    decode_request,
     encode_request,
     ensure_table,
     insert_encoded,
     message_topic,
     publication,
+    select_requests,
     status_and_response,
     withdraw_pending,
 )
@@ -52,6 +56,13 @@ class DBOSAnswerer:
 
     Called outside a workflow, it starts a small DBOS workflow of its own for the wait, so the
     question still survives in the database, but the caller's own run does not.
+
+    A question is stored, waited on and answered under its `AskUserRequest.key` (its run and its tool
+    call), so another run whose model repeats the tool call id (`call_0` in every run) asks its own
+    question, while a replay or recovery of the same run waits for the same one. A key found stored with
+    other questions is refused with `DifferentQuestionsError`, never answered with what is stored. A wait
+    that ends without anyone answering (withdrawn by its caller, or its workflow cancelled and resumed)
+    raises `QuestionWithdrawn`, so the model is told so, never that the person declined.
 
     It is a `DurableAnswerer`: `AskUser(timeout=...)` hands it the timeout, and the deadline, counted
     from the first publication, survives restarts too.
@@ -88,7 +99,9 @@ class DBOSAnswerer:
         database records, so a recovered wait has only the time left. When it passes, the question
         is withdrawn in the same atomic update that an answer would claim it with: an answer
         recorded first is returned, however late it is read; an answer after that is refused with
-        `WithdrawnError`. Returns `None` when the time ran out.
+        `WithdrawnError`. Returns `None` when the time ran out; raises `QuestionWithdrawn` when the
+        question was withdrawn before anyone answered, and `DifferentQuestionsError` when its key is
+        stored already with other questions.
 
         The row keeps the request's `notes` and `deadline` (when `timeout` is given and the request has none,
         the deadline is `timeout` from now), so the inbox and `ask-user answer` offer notes and show the time
@@ -100,10 +113,11 @@ class DBOSAnswerer:
             # Shown to the person only; the wait itself counts from the row's first publication.
             request = replace(request, deadline=min(time.time() + timeout, LATEST_DEADLINE))
         if DBOS.workflow_id is not None and DBOS.step_id is None:
-            message = await self._wait_in_workflow(request.id, encode_request(request), DBOS.workflow_id, timeout)
+            identity = Identity.of(request)
+            message = await self._wait_in_workflow(identity, encode_request(request), DBOS.workflow_id, timeout)
         else:
             message = await self._wait_in_own_workflow(request, timeout)
-        # The request was encoded once, above; the answer is decoded once, here.
+        # The request was encoded once, above; the answer is decoded once, here (`QuestionWithdrawn` if withdrawn).
         return None if message is None else decode_message(message)
 
     def engine(self) -> sa.Engine:
@@ -132,18 +146,27 @@ class DBOSAnswerer:
         return await DBOS.run_step_async({'name': f'ask_user.{name}'}, run)
 
     async def _wait_in_workflow(
-        self, request_id: str, questions_json: str, workflow_id: str, timeout: float | None
+        self, identity: Identity, questions_json: str, workflow_id: str, timeout: float | None
     ) -> str | None:
         """Publish the request (encoded by `encode_request`) and wait: the answer's message, or `None` on timeout."""
-        # Steps, so a recovered workflow waits under the id the person saw (the tool call id, which its
-        # recorded model response carries), with the deadline of the first publication, and replays
-        # every decision below from recorded values, never from the clock of the replay.
-        published = await self._step('publish', lambda: self._publish(request_id, questions_json, workflow_id))
+        # Steps, so a recovered workflow waits under the key the person saw, with the deadline of the first
+        # publication, and replays every decision below from recorded values, never from the clock of the replay.
+        published = await self._step('publish', lambda: self._publish(identity, questions_json, workflow_id))
+        # The key the question was published under, as recorded: a replay whose request has another id (a model
+        # that sent none gets a new one each time) still waits for the question the person sees. Records of
+        # versions before keys have none: their question was published under its tool call id.
+        key = published.key or identity.tool_call_id
+        if published.stored_questions is not None:
+            # The key was stored already (a publication whose record a crash lost, or a run id given twice):
+            # its answer is this question's only if it asks the same.
+            asked = decode_request(questions_json, identity.tool_call_id, run_id=identity.run_id)
+            stored = decode_request(published.stored_questions, identity.tool_call_id, run_id=identity.run_id)
+            check_same_questions(asked, stored)
         if published.status == 'withdrawn':  # its caller gave up before this workflow started
             return WITHDRAWN_MESSAGE
         deadline = None if timeout is None else published.created_at + timeout
         now = published.now
-        topic = message_topic(request_id)
+        topic = message_topic(key)
         # No withdrawal on the way out: a plain cancellation of the task leaves the workflow PENDING, and
         # DBOS recovers it later, replaying these same steps, so a step recorded here would not be where
         # the replay looks for it. The question stays answerable for the recovered run; a workflow that
@@ -155,12 +178,12 @@ class DBOSAnswerer:
                     # But counted on the live clock: DBOS keeps the end of a recv it recorded, and one that a
                     # crash cut off before it was recorded must wait only for the time left, not start over.
                     wait = max(0.0, min(self.recheck_seconds, deadline - time.time()))
-                # Only the store sends answers, and only after claiming the request; a withdrawal by an
-                # own-workflow caller sends `WITHDRAWN_MESSAGE`.
+                # Only the store sends answers, and only after claiming the request; a withdrawal (by an
+                # own-workflow caller, or by the store when the workflow had ended) sends `WITHDRAWN_MESSAGE`.
                 message: str | None = await DBOS.recv_async(topic, timeout_seconds=wait)
                 if message is not None:
                     return message
-            checked = await self._step('check', lambda: self._check(request_id, deadline))
+            checked = await self._step('check', lambda: self._check(key, deadline))
             if checked.outcome == 'answered':
                 assert checked.response is not None
                 return answer_message(checked.response)
@@ -170,25 +193,30 @@ class DBOSAnswerer:
                 return None
             now = checked.now
 
-    def _publish(self, request_id: str, questions_json: str, workflow_id: str) -> _Published:
+    def _publish(self, identity: Identity, questions_json: str, workflow_id: str) -> _Published:
         with self.engine().begin() as conn:
-            insert_encoded(conn, request_id, questions_json, workflow_id)
-            published_in, status, created_at = publication(conn, request_id)
+            insert_encoded(conn, identity, questions_json, workflow_id)
+            published_in, status, created_at, stored_questions = publication(conn, identity.key)
         if published_in != workflow_id:
             raise ValueError(
-                f'request id {request_id!r} is already waiting in workflow {published_in!r}: a tool call id '
-                'must not be reused by another run (a model that numbers its tool calls from 1 in every run '
-                'cannot share a durable question table)'
+                f'question {identity.key!r} (tool call {identity.tool_call_id!r} of run {identity.run_id!r}) belongs '
+                f'to workflow {published_in!r}, not to this one: two runs were given the same run id'
             )
-        return _Published(status=status, created_at=created_at, now=time.time())
+        return _Published(
+            status=status,
+            created_at=created_at,
+            now=time.time(),
+            key=identity.key,
+            stored_questions=None if stored_questions == questions_json else stored_questions,
+        )
 
-    def _check(self, request_id: str, deadline: float | None) -> _Checked:
+    def _check(self, key: str, deadline: float | None) -> _Checked:
         """Read the answer; past the deadline, withdraw the request unless an answer claimed it first."""
         with self.engine().begin() as conn:
             now = time.time()
             if deadline is not None and now >= deadline:
-                withdraw_pending(conn, [request_id])
-            status, response = status_and_response(conn, request_id)
+                withdraw_pending(conn, [key])
+            status, response = status_and_response(conn, key)
         if status == 'answered':
             return _Checked('answered', response, now)
         if status == 'withdrawn':
@@ -196,34 +224,59 @@ class DBOSAnswerer:
         return _Checked('pending', None, now)
 
     async def _wait_in_own_workflow(self, request: AskUserRequest, timeout: float | None) -> str | None:
-        workflow_id = f'ask-user-{request.id}'
+        identity = Identity.of(request)
+        # Named by the key: a second run repeating the tool call id has a workflow of its own, and the same
+        # request asked again (same key) re-attaches to its workflow, which has the answer, if it asks the same.
+        workflow_id = f'ask-user-{identity.key}'
         questions_json = encode_request(request)
+        await self._in_thread(lambda: self._check_stored(request))
         try:
             # The workflow publishes the question itself, so nobody can answer before it exists.
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(
-                    _wait_workflow, self.database_url, request.id, questions_json, self.recheck_seconds, timeout
+                    _wait_workflow,
+                    self.database_url,
+                    identity.key,
+                    questions_json,
+                    self.recheck_seconds,
+                    timeout,
+                    identity.tool_call_id,
+                    identity.run_id,
                 )
-            return await handle.get_result()
+            message = await handle.get_result()
+        except dbos_errors.DBOSAwaitedWorkflowCancelledError:
+            # Its wait workflow was cancelled (`DBOS.cancel_workflow`): nobody answered, and nobody will.
+            await self._in_thread(lambda: self._withdraw(identity, workflow_id, questions_json))
+            raise QuestionWithdrawn('the wait workflow of the question was cancelled') from None
         except BaseException:
             with anyio.CancelScope(shield=True):
-                if await self._in_thread(lambda: self._withdraw(request.id, workflow_id, questions_json)):
+                if await self._in_thread(lambda: self._withdraw(identity, workflow_id, questions_json)):
                     # Wake the wait workflow so it ends now rather than at its next recheck. If it has
                     # not published yet, there is nothing to wake: it finds the withdrawal when it does.
                     with contextlib.suppress(Exception):
-                        await DBOS.send_async(workflow_id, WITHDRAWN_MESSAGE, message_topic(request.id))
+                        await DBOS.send_async(workflow_id, WITHDRAWN_MESSAGE, message_topic(identity.key))
             raise
+        # A workflow started a moment earlier under this key by another caller may have published other questions.
+        await self._in_thread(lambda: self._check_stored(request))
+        return message
 
-    def _withdraw(self, request_id: str, workflow_id: str, questions_json: str) -> bool:
+    def _check_stored(self, request: AskUserRequest) -> None:
+        """Refuse (`DifferentQuestionsError`) to join a question stored under `request.key` that asks otherwise."""
+        with self.engine().connect() as conn:
+            found = select_requests(conn, request_id=request.key)
+        if found:
+            check_same_questions(request, found[0].request)
+
+    def _withdraw(self, identity: Identity, workflow_id: str, questions_json: str) -> bool:
         """Mark the request withdrawn if it is pending; True if it was.
 
         A request not published yet is recorded as withdrawn, so its workflow ends as soon as it tries to
         publish it.
         """
         with self.engine().begin() as conn:
-            if withdraw_pending(conn, [request_id]) == 1:
+            if withdraw_pending(conn, [identity.key]) == 1:
                 return True
-            insert_encoded(conn, request_id, questions_json, workflow_id, status='withdrawn')
+            insert_encoded(conn, identity, questions_json, workflow_id, status='withdrawn')
             return False
 
 
@@ -239,6 +292,12 @@ class _Published:
 
     now: float
     """The time of this step, so the first wait is decided from a recorded value."""
+
+    key: str | None = None
+    """The key the question was published under; `None` in the records of versions before keys (the tool call id)."""
+
+    stored_questions: str | None = None
+    """The questions stored under the key, when they are not the ones this step published (it found the row)."""
 
 
 @dataclass(frozen=True)
@@ -269,13 +328,22 @@ def _answerer_for(database_url: str, recheck_seconds: float) -> DBOSAnswerer:
 
 @DBOS.workflow(name='pydantic_ai_ask_user.durable.wait')
 async def _wait_workflow(
-    database_url: str, request_id: str, questions: str, recheck_seconds: float, timeout: float | None = None
+    database_url: str,
+    key: str,
+    questions: str,
+    recheck_seconds: float,
+    timeout: float | None = None,
+    tool_call_id: str | None = None,
+    run_id: str | None = None,
 ) -> str | None:
     """The wait of a `DBOSAnswerer` called outside any workflow: the answer's message, or `None` on timeout.
 
-    `questions` is the request as `encode_request` wrote it, published as is: its caller validated it.
+    `questions` is the request as `encode_request` wrote it, published as is: its caller validated it. `key` is the
+    request's key; `tool_call_id` and `run_id` are new arguments, which waits started by earlier versions (whose key
+    was the tool call id) do not have.
     """
     answerer = _answerer_for(database_url, recheck_seconds)
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
-    return await answerer._wait_in_workflow(request_id, questions, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]
+    identity = Identity(key=key, tool_call_id=key if tool_call_id is None else tool_call_id, run_id=run_id)
+    return await answerer._wait_in_workflow(identity, questions, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]

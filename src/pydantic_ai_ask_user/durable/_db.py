@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
-from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse
+from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -28,6 +28,8 @@ __all__ = (
     'DEFAULT_DATABASE_URL',
     'Status',
     'StoredRequest',
+    'Identity',
+    'ACTIVE_WORKFLOW_STATUSES',
     'create_engine',
     'ensure_table',
     'ensure_columns',
@@ -90,6 +92,7 @@ _metadata = sa.MetaData()
 requests_table = sa.Table(
     TABLE_NAME,
     _metadata,
+    # The question's key (`AskUserRequest.key`), not the bare tool call id, which other runs repeat.
     sa.Column('id', sa.String(200), primary_key=True),
     sa.Column('workflow_id', sa.String(500), nullable=False),
     sa.Column('questions', sa.Text(), nullable=False),
@@ -98,11 +101,20 @@ requests_table = sa.Table(
     sa.Column('created_at', sa.Float(), nullable=False),
     sa.Column('updated_at', sa.Float(), nullable=False),
     sa.Column('answered_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
+    sa.Column('run_id', sa.Text(), nullable=True),
+    sa.Column('tool_call_id', sa.Text(), nullable=True),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
+`id` is the question's `AskUserRequest.key`: what the store, `ask-user answer` and the wait look it up by.
+`run_id` and `tool_call_id` are the run that asked and the call's own id, so a row reads back as the request
+that was asked (`id` the tool call id, `key` the row's `id`). Both are `NULL` on rows of earlier versions,
+whose `id` was the tool call id: such a row reads back as a request without a run, whose key is that id, so
+it keeps its address. A request without a run is stored the same way (its key is its id).
+
 `answered_by` is who answered (`AskUserResponse.answered_by`), set with the answer; `NULL` while pending, when
-withdrawn, and when the answer did not say. Databases made before it existed get it at start-up (`ensure_columns`).
+withdrawn, and when the answer did not say. Databases made before these columns existed get them at start-up
+(`ensure_columns`).
 """
 
 EVENT_TABLE_NAME = 'ask_user_event_requests'
@@ -114,7 +126,7 @@ event_requests_table = sa.Table(
     sa.Column('request_id', sa.String(200), primary_key=True),
     sa.Column('token', sa.String(500), nullable=False, index=True),
 )
-"""One row per question published by `ask_through_store`: its id and the `DBOSEventWaiter` token its answer resolves.
+"""One row per question published by `ask_through_store`: its key and the `DBOSEventWaiter` token its answer resolves.
 
 The questions of one token are answered one by one; the answer that completes the set resolves the token.
 """
@@ -157,7 +169,7 @@ class StoredRequest:
     """One row of the table, decoded."""
 
     request: AskUserRequest
-    """The questions, under the durable request id."""
+    """The questions as asked: `request.id` is the tool call id, `request.key` the row's id."""
 
     workflow_id: str
     """The DBOS workflow that waits for the answer."""
@@ -173,6 +185,11 @@ class StoredRequest:
 
     answered_by: str | None = None
     """Who answered, from the `answered_by` column, once `status` is `answered` and the answer said who."""
+
+    @property
+    def key(self) -> str:
+        """The question's key, the row's id: what `DBOSQuestionStore.get`, `respond` and `ask-user answer` take."""
+        return self.request.key
 
 
 def shown_database_url(database_url: str) -> str:
@@ -260,7 +277,7 @@ def ensure_table(engine: sa.Engine) -> None:
     ensure_columns(engine)
 
 
-_ADDED_COLUMNS = (requests_table.c.answered_by,)
+_ADDED_COLUMNS = (requests_table.c.answered_by, requests_table.c.run_id, requests_table.c.tool_call_id)
 """The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
 
 
@@ -305,23 +322,44 @@ def _has_column(engine: sa.Engine, name: str) -> bool:
 def insert_pending(
     conn: sa.Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending'
 ) -> None:
-    """Publish `request` as pending (or `status`), unless a row with its id exists already (a replay)."""
-    insert_encoded(conn, request.id, encode_request(request), workflow_id, status=status)
+    """Publish `request` as pending (or `status`), unless a row with its key exists already (a replay)."""
+    insert_encoded(conn, Identity.of(request), encode_request(request), workflow_id, status=status)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a stored question is: its key (the row's id), and the run and tool call it was made from."""
+
+    key: str
+    """`AskUserRequest.key`: the row's id."""
+
+    tool_call_id: str
+    """`AskUserRequest.id`: the tool call id, as the model and the UIs see it."""
+
+    run_id: str | None = None
+    """`AskUserRequest.run_id`: the run that asked, or `None` for a request that belongs to no run."""
+
+    @classmethod
+    def of(cls, request: AskUserRequest) -> Identity:
+        """The identity of `request`."""
+        return cls(key=request.key, tool_call_id=request.id, run_id=request.run_id)
 
 
 def insert_encoded(
-    conn: sa.Connection, request_id: str, questions_json: str, workflow_id: str, *, status: Status = 'pending'
+    conn: sa.Connection, identity: Identity, questions_json: str, workflow_id: str, *, status: Status = 'pending'
 ) -> None:
     """`insert_pending` for a request already encoded by `encode_request`."""
     now = time.time()
     values = {
-        'id': request_id,
+        'id': identity.key,
         'workflow_id': workflow_id,
         'questions': questions_json,
         'status': status,
         'response': None,
         'created_at': now,
         'updated_at': now,
+        'run_id': identity.run_id,
+        'tool_call_id': identity.tool_call_id,
     }
     conn.execute(_dialect(conn).insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
 
@@ -373,9 +411,9 @@ def select_requests(
     request_ids: Sequence[str] | None = None,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
 ) -> list[StoredRequest]:
-    """The decoded rows with this status, this id or these ids (all when no filter is given), oldest first.
+    """The decoded rows with this status, this key or these keys (all when no filter is given), oldest first.
 
-    `decoded` holds requests decoded before, by id: a row's questions never change once published, so a
+    `decoded` holds requests decoded before, by key: a row's questions never change once published, so a
     request found there is not decoded (and validated) again, and one decoded here is added to it.
     """
     query = sa.select(requests_table)
@@ -395,11 +433,18 @@ def select_requests(
     return stored
 
 
-def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float]:
-    """The workflow id, status and creation time of a published request."""
-    columns = (requests_table.c.workflow_id, requests_table.c.status, requests_table.c.created_at)
-    workflow_id, status, created_at = conn.execute(sa.select(*columns).where(requests_table.c.id == request_id)).one()
-    return workflow_id, status, float(created_at)
+def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float, str]:
+    """The workflow id, status, creation time and questions (as `encode_request` wrote them) of a published request."""
+    columns = (
+        requests_table.c.workflow_id,
+        requests_table.c.status,
+        requests_table.c.created_at,
+        requests_table.c.questions,
+    )
+    workflow_id, status, created_at, questions = conn.execute(
+        sa.select(*columns).where(requests_table.c.id == request_id)
+    ).one()
+    return workflow_id, status, float(created_at), questions
 
 
 def status_and_response(conn: sa.Connection, request_id: str) -> tuple[Status, str | None]:
@@ -426,13 +471,47 @@ def changes_since(conn: sa.Connection, since: float) -> list[tuple[str, Status, 
     return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
 
 
-def claim_answer(conn: sa.Connection, request_id: str, response_json: str, answered_by: str | None = None) -> bool:
+ACTIVE_WORKFLOW_STATUSES = ('PENDING', 'ENQUEUED', 'DELAYED')
+"""DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
+
+_dbos_workflows = sa.Table(
+    'workflow_status',
+    sa.MetaData(),  # DBOS's own table: never created or altered here
+    sa.Column('workflow_uuid', sa.Text(), primary_key=True),
+    sa.Column('status', sa.Text()),
+)
+"""The two columns of DBOS's `workflow_status` table that a claim reads (in schema `dbos` on PostgreSQL)."""
+
+_dbos_workflows_postgres = _dbos_workflows.to_metadata(sa.MetaData(), schema='dbos')
+
+
+def claim_answer(
+    conn: sa.Connection,
+    request_id: str,
+    response_json: str,
+    answered_by: str | None = None,
+    *,
+    workflow_id: str | None = None,
+) -> bool:
     """Move a pending request to answered with `response_json` and who answered; False when it was not pending
-    (whoever raced it).
+    (whoever raced it), or, given the `workflow_id` waiting for it, when that DBOS workflow no longer waits.
+
+    One conditional UPDATE decides it. With `workflow_id`, the workflow's status row is share-locked by the same
+    statement on PostgreSQL, so a cancellation either commits first (no claim) or waits until the answer is
+    recorded and sent; SQLite's writers take the database lock when they begin, which orders them the same way.
     """
+    conditions = [requests_table.c.id == request_id, requests_table.c.status == 'pending']
+    if workflow_id is not None:
+        workflows = _dbos_workflows_postgres if conn.dialect.name == 'postgresql' else _dbos_workflows
+        waiting = (
+            sa.select(workflows.c.workflow_uuid)
+            .where(workflows.c.workflow_uuid == workflow_id, workflows.c.status.in_(ACTIVE_WORKFLOW_STATUSES))
+            .with_for_update(read=True)
+        )
+        conditions.append(requests_table.c.workflow_id.in_(waiting))
     claimed = conn.execute(
         sa.update(requests_table)
-        .where(requests_table.c.id == request_id, requests_table.c.status == 'pending')
+        .where(*conditions)
         .values(status='answered', response=response_json, answered_by=answered_by, updated_at=time.time())
     )
     return claimed.rowcount == 1
@@ -456,7 +535,7 @@ def withdraw_pending(conn: sa.Connection, request_ids: Sequence[str] = (), *, to
 
 
 def insert_event_request(conn: sa.Connection, request_id: str, token: str) -> None:
-    """Tie the question `request_id` to the wait of `token`; idempotent."""
+    """Tie the question whose key is `request_id` to the wait of `token`; idempotent."""
     conn.execute(
         _dialect(conn)
         .insert(event_requests_table)
@@ -466,7 +545,9 @@ def insert_event_request(conn: sa.Connection, request_id: str, token: str) -> No
 
 
 def lock_event_token(conn: sa.Connection, request_id: str) -> str | None:
-    """The token `request_id` was published under, with every row of that token locked; `None` for a plain question."""
+    """The token the question keyed `request_id` was published under, with every row of that token locked; `None` for
+    a plain question.
+    """
     token = conn.execute(
         sa.select(event_requests_table.c.token).where(event_requests_table.c.request_id == request_id)
     ).scalar_one_or_none()
@@ -547,8 +628,13 @@ def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> Store
     decoded = decode_response(response) if response is not None else None
     if decoded is not None and decoded.answered_by is None and answered_by is not None:
         decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
+    if request is None:
+        # Rows of earlier versions have neither: their id is the tool call id, and the request belongs to no run.
+        run_id = mapping.get('run_id')
+        tool_call_id = mapping.get('tool_call_id')
+        request = decode_request(mapping['questions'], tool_call_id or mapping['id'], run_id=run_id or None)
     return StoredRequest(
-        request=request if request is not None else decode_request(mapping['questions'], mapping['id']),
+        request=request,
         workflow_id=mapping['workflow_id'],
         status=cast(Status, mapping['status']),
         response=decoded,
@@ -571,15 +657,18 @@ def encode_request(request: AskUserRequest) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def decode_request(text: str, request_id: str) -> AskUserRequest:
-    """The request stored as `text`, validated again as the tool would; `notes` is False when the row has none."""
+def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> AskUserRequest:
+    """The request stored as `text`, validated again as the tool would; `notes` is False when the row has none.
+
+    `request_id` is the tool call id, `run_id` the run that asked (`None` for a request that belongs to no run).
+    """
     data = json.loads(text)
     if not isinstance(data, dict):
         return AskUserRequest.from_tool_args(text, id=request_id)  # refused, with the tool's own message
     arguments = cast(dict[str, Any], data)
     notes = arguments.pop('notes', False)
     deadline = arguments.pop('deadline', None)
-    request = AskUserRequest.from_tool_args(arguments, id=request_id, notes=notes is True)
+    request = AskUserRequest.from_tool_args(arguments, id=request_id, notes=notes is True, run_id=run_id)
     if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
         request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
     return request
@@ -596,7 +685,10 @@ def decode_response(text: str) -> AskUserResponse:
 
 
 WITHDRAWN_MESSAGE = '{"withdrawn": true}'
-"""The DBOS message that ends the wait of a request withdrawn by its own caller: it reads as declined."""
+"""The DBOS message that ends the wait of a withdrawn request (by its caller, or because its workflow ended).
+
+It reads as `QuestionWithdrawn`, never as a decline: nobody answered.
+"""
 
 
 def answer_message(response_json: str) -> str:
@@ -608,13 +700,13 @@ def answer_message(response_json: str) -> str:
 
 
 def decode_message(message: str) -> AskUserResponse:
-    """The response an `answer_message` (or `WITHDRAWN_MESSAGE`, a decline) carries."""
+    """The response an `answer_message` carries; `QuestionWithdrawn` for `WITHDRAWN_MESSAGE`."""
     data = json.loads(message)
     if data.get('withdrawn'):
-        return AskUserResponse(cancelled=True)
+        raise QuestionWithdrawn()
     return response_from_json(data['response'])
 
 
 def message_topic(request_id: str) -> str:
-    """The DBOS message topic the waiting workflow receives its answer on."""
+    """The DBOS message topic the waiting workflow receives the answer to the question with this key on."""
     return f'ask_user:{request_id}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -18,8 +19,10 @@ from dbos import DBOSClient
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
+    ACTIVE_WORKFLOW_STATUSES,
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
+    WITHDRAWN_MESSAGE,
     Status,
     StoredRequest,
     answer_message,
@@ -57,6 +60,9 @@ class DBOSQuestionStore:
     launch, only the database. An answer is checked with `check_response`, recorded, and sent to
     the waiting workflow in one transaction, so a request is answered once, however many processes
     try at the same time.
+
+    Questions are identified by their `AskUserRequest.key` (their run and their tool call): every
+    `request_id` taken or given here is such a key. `ask-user pending` shows it.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -144,21 +150,35 @@ class DBOSQuestionStore:
     def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
         ended = self._ended_workflows({record.workflow_id for record in records})
         if ended:
-            self._withdraw([record.request.id for record in records if record.workflow_id in ended])
+            self._withdraw_ended([record for record in records if record.workflow_id in ended])
         return [record for record in records if record.workflow_id not in ended]
 
     def _ended_workflows(self, workflow_ids: set[str]) -> set[str]:
+        """Those of these workflows that wait no more: ended (cancelled, failed, finished) or deleted."""
         if not workflow_ids:
             return set()
         _, client = self._connect()
         found = client.list_workflows(workflow_ids=sorted(workflow_ids), load_input=False, load_output=False)
-        active = {workflow.workflow_id for workflow in found if workflow.status in _ACTIVE_WORKFLOW_STATUSES}
+        active = {workflow.workflow_id for workflow in found if workflow.status in ACTIVE_WORKFLOW_STATUSES}
         return workflow_ids - active
 
-    def _withdraw(self, request_ids: list[str]) -> None:
-        engine, _ = self._connect()
+    def _withdraw_ended(self, records: Sequence[StoredRequest]) -> None:
+        """Withdraw the pending questions of workflows that ended, and tell each workflow, in case it is resumed.
+
+        A cancelled workflow can be resumed (`DBOS.resume_workflow`); it then reads `WITHDRAWN_MESSAGE` at once,
+        and its model is told the question was withdrawn, rather than waiting a recheck to find the row so.
+        """
+        engine, client = self._connect()
         with engine.begin() as conn:
-            withdraw_pending(conn, request_ids)
+            withdrawn = {record.key for record in records if withdraw_pending(conn, [record.key]) == 1}
+        for record in records:
+            if record.key in withdrawn:
+                # Best effort, after the withdrawal committed: a workflow deleted since has nobody to tell, and one
+                # that misses the message finds the row withdrawn at its next recheck all the same.
+                with contextlib.suppress(Exception):
+                    client.send(
+                        record.workflow_id, WITHDRAWN_MESSAGE, message_topic(record.key), f'{record.key}:withdrawn'
+                    )
 
     def _table_ready(self, engine: sa.Engine) -> bool:
         if not self._has_table:
@@ -189,14 +209,14 @@ class DBOSQuestionStore:
             return changes_since(conn, since)
 
     async def record(self, request_id: str) -> StoredRequest:
-        """The request with this id in whatever state it is; `UnknownRequestError` if there is none."""
+        """The request with this key in whatever state it is; `UnknownRequestError` if there is none."""
         found = await self._in_thread(lambda: self._select(request_id=request_id))
         if not found:
             raise UnknownRequestError(request_id)
         return found[0]
 
     async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request with this id.
+        """The pending request with this key (`AskUserRequest.key`).
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """
@@ -205,13 +225,14 @@ class DBOSQuestionStore:
         return stored.request
 
     async def respond(self, request_id: str, response: AskUserResponse) -> None:
-        """Answer (or decline) a pending request, once, and wake the workflow waiting for it.
+        """Answer (or decline) the pending request with this key, once, and wake the workflow waiting for it.
 
         Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and
         the errors of `get` when the request is not pending, including when another process answered
-        it a moment before. Who answered, `response.answered_by`, is recorded with the answer (the
-        `answered_by` column); front ends set it (the web inbox: the name of the login; `ask-user answer`:
-        the OS user and host).
+        it a moment before, and `WithdrawnError` when its workflow has ended (cancelled, say), even a moment
+        before: the claim and that check are one statement. Who answered, `response.answered_by`, is recorded
+        with the answer (the `answered_by` column); front ends set it (the web inbox: the name of the login;
+        `ask-user answer`: the OS user and host).
         """
         await self._in_thread(lambda: self._respond(request_id, response))
 
@@ -224,20 +245,22 @@ class DBOSQuestionStore:
         stored = found[0]
         _raise_unless_pending(stored)
         check_response(stored.request, response)
-        # Checked before the transaction, which must not wait for a second pooled connection.
-        if self._ended_workflows({stored.workflow_id}):
-            self._withdraw([request_id])
-            raise WithdrawnError(request_id)
         response_json = encode_response(response)  # encoded once: stored as is, and sent inside the message
         with engine.begin() as conn:
             # Questions of one `RequestInput` wait are claimed one at a time (their token's rows locked first),
             # so exactly one answer sees the set complete and resolves the token.
             token = self._event_token(conn, request_id)
-            # The claim: only one UPDATE can move the row out of `pending`, whatever races it.
-            if not claim_answer(conn, request_id, response_json, response.answered_by):
-                _raise_for_status(request_id, request_status(conn, request_id))
+            # The claim: one conditional UPDATE moves the row out of `pending`, and only while its workflow still
+            # waits, so of two answers, or of an answer and a cancellation or a withdrawal, exactly one wins.
+            claimed = claim_answer(
+                conn, request_id, response_json, response.answered_by, workflow_id=stored.workflow_id
+            )
+            if not claimed:
+                status = request_status(conn, request_id)
+                if status != 'pending':
+                    _raise_for_status(request_id, status)
             # In the same transaction: the answer is recorded and sent together, or not at all.
-            if token is None:
+            elif token is None:
                 message = answer_message(response_json)
                 client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
             elif (results := completed_results(conn, token)) is not None:
@@ -246,6 +269,10 @@ class DBOSQuestionStore:
                 if not claim_wait(conn, token):
                     raise WithdrawnError(request_id)
                 client.send_in_transaction(conn, stored.workflow_id, results, event_topic(token), token)
+        if not claimed:
+            # Still pending, but its workflow waits no more: nobody would read the answer.
+            self._withdraw_ended([stored])
+            raise WithdrawnError(request_id)
 
     def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
         if not self._has_event_table:
@@ -259,7 +286,7 @@ class DBOSQuestionStore:
         once, for a request this iteration has not seen yet.
         """
         known: dict[str, tuple[Status, float]] = {
-            stored.request.id: (stored.status, stored.created_at) for stored in await self.pending_records()
+            stored.key: (stored.status, stored.created_at) for stored in await self.pending_records()
         }
         started = since = time.time() - 1.0
         while True:
@@ -275,7 +302,7 @@ class DBOSQuestionStore:
             requests: dict[str, AskUserRequest] = {}
             if new:
                 decoded = await self._in_thread(partial(self._select, request_ids=new))
-                requests = {stored.request.id: stored.request for stored in decoded}
+                requests = {stored.key: stored.request for stored in decoded}
             for request_id, status, created_at in changed:
                 before = known.get(request_id)
                 if before is None and request_id in requests:
@@ -293,7 +320,7 @@ class DBOSQuestionStore:
 
 
 class _DecodedRequests(MutableMapping[str, AskUserRequest]):
-    """The requests a store has decoded, by id, the most recent `_REMEMBER_DECODED`; safe across threads.
+    """The requests a store has decoded, by key, the most recent `_REMEMBER_DECODED`; safe across threads.
 
     Two threads may decode the same request at once; both get equal requests, and either is kept.
     """
@@ -328,12 +355,9 @@ class _DecodedRequests(MutableMapping[str, AskUserRequest]):
 _REMEMBER_DECODED = 1000
 """How many decoded requests a `DBOSQuestionStore` keeps, so that reading one again does not validate it again."""
 
-_ACTIVE_WORKFLOW_STATUSES = frozenset({'PENDING', 'ENQUEUED', 'DELAYED'})
-"""DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
-
 
 def _raise_unless_pending(stored: StoredRequest) -> None:
-    _raise_for_status(stored.request.id, stored.status)
+    _raise_for_status(stored.key, stored.status)
 
 
 def _raise_for_status(request_id: str, status: Status | None) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -75,8 +76,9 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
     `RequestInput(ask=ask_through_store(url))`, with `DBOSExternalEvents(database_url=url)` and
     `AskUser(answerer=None)`, on a DBOS-durable agent. Only questions can be answered this way: a wait
     that also holds tool approvals or other deferred calls is refused with a `UserError` (resolve such
-    a wait with `resolve_dbos_event` or `ask-user resolve` instead). Publishing is idempotent (keyed
-    on the tool call ids), as an `ask` that DBOS may retry must be.
+    a wait with `resolve_dbos_event` or `ask-user resolve` instead). Each question is stored under its
+    `AskUserRequest.key` (the run that deferred it and its tool call), so runs whose model repeats tool
+    call ids do not share a row; publishing is idempotent, as an `ask` that DBOS may retry must be.
 
     Pass `notes=True` when the agent's `AskUser` has `notes=True`: the deferred calls do not say so, and the
     inbox and `ask-user answer` offer a note per answer only on questions published with it.
@@ -96,17 +98,27 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
                 f'ask_through_store answers AskUser questions only, but this wait also needs {", ".join(others)}: '
                 'resolve such a wait with resolve_dbos_event or `ask-user resolve`, from your own ask function.'
             )
-        questions = [AskUserRequest.from_tool_call(call, notes=notes) for call in requests.calls]
+        questions = [_deferred_request(ctx, requests, call.tool_call_id, notes) for call in requests.calls]
         await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, workflow_id, token))
 
     return ask
+
+
+def _deferred_request(
+    ctx: RunContext[Any], requests: DeferredToolRequests, call_id: str, notes: bool
+) -> AskUserRequest:
+    """The request of a deferred call, with the run that deferred it (this run, when the call does not say)."""
+    request = AskUserRequest.from_deferred(requests, call_id, notes=notes)
+    if request.run_id is None and ctx.run_id is not None:
+        request = replace(request, run_id=ctx.run_id)
+    return request
 
 
 def _publish(database_url: str, questions: list[AskUserRequest], workflow_id: str, token: str) -> None:
     with transaction(database_url) as conn:
         for request in questions:
             insert_pending(conn, request, workflow_id)
-            insert_event_request(conn, request.id, token)
+            insert_event_request(conn, request.key, token)
 
 
 def completed_results(conn: sa.Connection, token: str) -> str | None:
@@ -121,7 +133,8 @@ def completed_results(conn: sa.Connection, token: str) -> str | None:
 
 
 def _results(rows: list[StoredRequest]) -> dict[str, Any]:
-    """The JSON form of the `DeferredToolResults` the questions of a wait resolve it with: each answer (as
+    """The JSON form of the `DeferredToolResults` the questions of a wait resolve it with, by tool call id (the
+    questions of one wait are the calls of one run, so their ids tell them apart): each answer (as
     `deferred_answer` makes it: `ask_user_result` and who answered), `TIMED_OUT` for a question not answered.
     """
     calls: dict[str, Any] = {}
