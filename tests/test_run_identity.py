@@ -7,6 +7,7 @@ import sys
 import textwrap
 from typing import Any
 
+import anyio
 import pytest
 from ask_user_support import Watch, ask_call, make_request, question, script
 from pydantic import TypeAdapter
@@ -18,6 +19,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai_ask_user import (
     DECLINED,
     RUN_ID_METADATA_KEY,
+    RUN_STEP_METADATA_KEY,
     TIMED_OUT,
     WITHDRAWN,
     AskUser,
@@ -149,7 +151,7 @@ async def test_a_deferred_question_keeps_the_run_that_deferred_it_across_two_pau
     for label in ('Yes', 'No'):
         paused = await agent.run('deploy')
         assert isinstance(paused.output, DeferredToolRequests)
-        assert paused.output.metadata['call_0'] == {RUN_ID_METADATA_KEY: paused.run_id}
+        assert paused.output.metadata['call_0'] == {RUN_ID_METADATA_KEY: paused.run_id, RUN_STEP_METADATA_KEY: 1}
         # What another process does with the stored DeferredToolRequests: rebuild, answer, resume in a new run.
         stored = _REQUESTS.validate_json(_REQUESTS.dump_json(paused.output))
         request = AskUserRequest.from_deferred(stored, 'call_0')
@@ -448,3 +450,82 @@ async def test_a_result_is_checked_against_the_nearest_call_with_its_id() -> Non
         assert resumed.output == 'done'
         history = resumed.all_messages()
     assert request.questions[0].header == 'Wipe'
+
+
+# --- One run can repeat an id too: providers that number calls per response ---
+
+
+def _asks_twice_per_run(headers: tuple[str, str]) -> FunctionModel:
+    """A model that, like providers numbering calls per response, asks under `functions.ask_user_question:0` twice."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        asked = sum(isinstance(message, ModelResponse) for message in messages)
+        if asked < 2:
+            args = {'questions': [question(headers[asked], 'Yes', 'No')]}
+            return ModelResponse(
+                parts=[ToolCallPart('ask_user_question', args, tool_call_id='functions.ask_user_question:0')]
+            )
+        return ModelResponse(parts=[TextPart('done')])
+
+    return FunctionModel(respond)
+
+
+async def test_two_turns_of_one_run_with_the_same_call_id_are_two_questions() -> None:
+    asked: list[AskUserRequest] = []
+
+    async def answerer(request: AskUserRequest) -> AskUserResponse:
+        asked.append(request)
+        return _pick(request, 'Yes')
+
+    agent = Agent(_asks_twice_per_run(('Continue', 'Continue')), capabilities=[AskUser(answerer=answerer)])
+    result = await agent.run('go')
+    first, second = asked
+    assert first.id == second.id == 'functions.ask_user_question:0'
+    assert first.run_id == second.run_id == result.run_id
+    assert (first.run_step, second.run_step) == (1, 2)
+    assert first.key != second.key
+
+
+async def test_a_hub_asks_the_second_turn_again_though_the_question_and_the_id_repeat() -> None:
+    from pydantic_ai_ask_user.web import QuestionHub
+
+    hub = QuestionHub()
+    labels = iter(['Yes', 'No'])
+    events = hub.events()  # subscribed before the run starts, so no question is missed
+
+    async def answer_each() -> None:
+        async for event in events:
+            if event.kind == 'requested':
+                assert event.request is not None
+                await hub.respond(event.request_id, _pick(event.request, next(labels)))
+                if event.request.run_step == 2:
+                    return
+
+    agent = Agent(_asks_twice_per_run(('Continue', 'Continue')), capabilities=[AskUser(answerer=hub.ask)])
+    async with anyio.create_task_group() as group:
+        group.start_soon(answer_each)
+        result = await agent.run('go')
+    returned = [
+        part.content for message in result.all_messages() for part in message.parts if isinstance(part, ToolReturnPart)
+    ]
+    assert returned == [{'Continue': ['Yes']}, {'Continue': ['No']}]
+
+
+def test_the_step_is_part_of_the_key_and_is_checked() -> None:
+    questions = make_request('Continue').questions
+    first = AskUserRequest(questions, id='call_0', run_id='run-1', run_step=1)
+    second = AskUserRequest(questions, id='call_0', run_id='run-1', run_step=2)
+    assert first.key != second.key
+    assert first.key == request_key('run-1', 'call_0', 1)
+    with pytest.raises(ValueError, match='run_step must be a step number'):
+        AskUserRequest(questions, run_id='run-1', run_step=-1)
+
+
+def test_the_refusal_survives_pickling_as_a_durable_engine_records_it() -> None:
+    import pickle
+
+    asked = AskUserRequest(make_request('Delete prod').questions, id='call_0', run_id='run-1')
+    stored = AskUserRequest(make_request('Deploy').questions, id='call_0', run_id='run-1')
+    error = pickle.loads(pickle.dumps(DifferentQuestionsError(asked, stored)))
+    assert isinstance(error, DifferentQuestionsError)
+    assert str(error) == str(DifferentQuestionsError(asked, stored))

@@ -24,6 +24,7 @@ __all__ = (
     'TIMED_OUT',
     'WITHDRAWN',
     'RUN_ID_METADATA_KEY',
+    'RUN_STEP_METADATA_KEY',
     'AskUserRequest',
     'AskUserAnswer',
     'AskUserResponse',
@@ -74,6 +75,9 @@ The run that resumes with `DeferredToolResults` is a new run with a new `run_id`
 one the deferring run published, and `AskUserRequest.from_deferred` reads its run from here.
 """
 
+RUN_STEP_METADATA_KEY = 'ask_user_run_step'
+"""Beside `RUN_ID_METADATA_KEY`: the step of the deferring run in which the model made the call (`run_step`)."""
+
 MAX_CUSTOM_ANSWER_LENGTH = 2000
 """The longest custom answer, in characters: `check_custom_answer` refuses a longer one, so every front end does.
 
@@ -102,11 +106,17 @@ def _new_request_id() -> str:
     return uuid4().hex
 
 
-def request_key(run_id: str, tool_call_id: str) -> str:
-    """`AskUserRequest.key` of the call `tool_call_id` in the run `run_id`: 32 hex digits, the same in every process."""
-    # JSON keeps the two apart whatever characters they hold ('a:b' + 'c' is not 'a' + 'b:c').
-    joined = json.dumps([run_id, tool_call_id], ensure_ascii=True)
+def request_key(run_id: str, tool_call_id: str, run_step: int | None = None) -> str:
+    """`AskUserRequest.key` of call `tool_call_id` in step `run_step` of run `run_id`: 32 hex digits, in any process."""
+    # JSON keeps the parts apart whatever characters they hold ('a:b' + 'c' is not 'a' + 'b:c').
+    parts: list[str | int] = [run_id, tool_call_id] if run_step is None else [run_id, tool_call_id, run_step]
+    joined = json.dumps(parts, ensure_ascii=True)
     return hashlib.sha256(joined.encode('ascii')).hexdigest()[:32]
+
+
+def _check_run_step(run_step: object) -> None:
+    if run_step is not None and (isinstance(run_step, bool) or not isinstance(run_step, int) or run_step < 0):
+        raise ValueError(f'AskUserRequest.run_step must be a step number (0 or more) or None, not {run_step!r}')
 
 
 def format_validation_error(error: ValidationError) -> list[str]:
@@ -160,17 +170,25 @@ class AskUserRequest:
     Like `deadline`, it is not part of what is asked: equality compares the questions, the id and `notes`.
     """
 
+    run_step: int | None = field(default=None, compare=False)
+    """The step of the run in which the model made the call (`RunContext.run_step`: its n-th model response).
+
+    Part of the key beside `run_id`, because some providers number calls per response (`functions.<tool>:0` in
+    every turn), so one run can repeat an id too. `None` for a request of no run, or one rebuilt without it.
+    """
+
     @property
     def key(self) -> str:
-        """Where this question is stored, waited on, answered and signed: its run and its tool call, as one string.
+        """Where this question is stored, waited on, answered and signed: its run, step and tool call, as one string.
 
         The tool call id itself (`id`) when the request belongs to no run, else 32 hex digits of a SHA-256 over
-        the run id and the call id: the same for every replay of one call in one run, different for another
-        run that repeats the id, and safe in a URL, a file name or a workflow id whatever the provider sent.
+        the run id, the step and the call id: the same for every replay of one call in one run, different for
+        another run, or another turn of the same run, that repeats the id, and safe in a URL, a file name or a
+        workflow id whatever the provider sent.
         """
         if self.run_id is None:
             return self.id
-        return request_key(self.run_id, self.id)
+        return request_key(self.run_id, self.id, self.run_step)
 
     def __post_init__(self) -> None:
         questions = tuple(self.questions)
@@ -184,6 +202,7 @@ class AskUserRequest:
             raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
         if self.run_id is not None and (not isinstance(self.run_id, str) or not self.run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
+        _check_run_step(self.run_step)
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -201,6 +220,7 @@ class AskUserRequest:
         id: str | None = None,
         notes: bool = False,
         run_id: str | None = None,
+        run_step: int | None = None,
     ) -> AskUserRequest:
         """Validate the model's `ask_user_question` arguments (a JSON string or a dict) exactly as the tool does.
 
@@ -214,7 +234,13 @@ class AskUserRequest:
             arguments = ToolArguments.model_validate_json(args)
         else:
             arguments = ToolArguments.model_validate(args if args is not None else {})
-        return cls._trusted(arguments.questions, _new_request_id() if id is None else id, notes=notes, run_id=run_id)
+        return cls._trusted(
+            arguments.questions,
+            _new_request_id() if id is None else id,
+            notes=notes,
+            run_id=run_id,
+            run_step=run_step,
+        )
 
     @classmethod
     def _trusted(
@@ -225,6 +251,7 @@ class AskUserRequest:
         notes: bool = False,
         deadline: float | None = None,
         run_id: str | None = None,
+        run_step: int | None = None,
     ) -> AskUserRequest:
         """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
 
@@ -234,16 +261,20 @@ class AskUserRequest:
             raise ValueError('AskUserRequest.id must be a non-empty string')
         if run_id is not None and (not isinstance(run_id, str) or not run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
+        _check_run_step(run_step)
         request = object.__new__(cls)
         object.__setattr__(request, 'questions', questions)
         object.__setattr__(request, 'id', id)
         object.__setattr__(request, 'notes', notes)
         object.__setattr__(request, 'deadline', deadline)
         object.__setattr__(request, 'run_id', run_id)
+        object.__setattr__(request, 'run_step', run_step)
         return request
 
     @classmethod
-    def from_tool_call(cls, call: ToolCallPart, *, notes: bool = False, run_id: str | None = None) -> AskUserRequest:
+    def from_tool_call(
+        cls, call: ToolCallPart, *, notes: bool = False, run_id: str | None = None, run_step: int | None = None
+    ) -> AskUserRequest:
         """Rebuild the request of a deferred `ask_user_question` call; its `id` is the tool call id.
 
         Prefer `from_deferred`, which also knows the run that asked: without `run_id`, the request's `key` is
@@ -252,7 +283,7 @@ class AskUserRequest:
         """
         if call.tool_name != TOOL_NAME:
             raise ValueError(f'tool call {call.tool_call_id!r} is a call to {call.tool_name!r}, not {TOOL_NAME!r}')
-        return cls.from_tool_args(call.args, id=call.tool_call_id, notes=notes, run_id=run_id)
+        return cls.from_tool_args(call.args, id=call.tool_call_id, notes=notes, run_id=run_id, run_step=run_step)
 
     @classmethod
     def from_deferred(
@@ -269,8 +300,14 @@ class AskUserRequest:
         found = next((pending for pending in requests.calls if pending.tool_call_id == call_id), None)
         if found is None:
             raise ValueError(f'these DeferredToolRequests have no pending call with id {call_id!r}')
-        run_id = requests.metadata.get(call_id, {}).get(RUN_ID_METADATA_KEY)
-        return cls.from_tool_call(found, notes=notes, run_id=run_id if isinstance(run_id, str) and run_id else None)
+        metadata = requests.metadata.get(call_id, {})
+        run_id, run_step = metadata.get(RUN_ID_METADATA_KEY), metadata.get(RUN_STEP_METADATA_KEY)
+        return cls.from_tool_call(
+            found,
+            notes=notes,
+            run_id=run_id if isinstance(run_id, str) and run_id else None,
+            run_step=run_step if isinstance(run_step, int) and not isinstance(run_step, bool) else None,
+        )
 
     def question(self, header: str) -> Question:
         """The question with this header; `KeyError` if there is none."""
@@ -588,6 +625,10 @@ class DifferentQuestionsError(ValueError):
             f'key asks {_headers(stored)}: an answer is used only for the exact questions it answers, so it is not '
             'returned. Give each run its own run_id, or clear the stored question.'
         )
+
+    def __reduce__(self) -> tuple[type[DifferentQuestionsError], tuple[AskUserRequest, AskUserRequest]]:
+        # Built again from its fields, so it survives pickling: a durable engine records a run's error that way.
+        return type(self), (self.asked, self.stored)
 
 
 def _headers(request: AskUserRequest) -> str:

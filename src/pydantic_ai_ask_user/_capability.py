@@ -20,6 +20,7 @@ from pydantic_ai.tools import AgentDepsT
 from ._answers import (
     DECLINED,
     RUN_ID_METADATA_KEY,
+    RUN_STEP_METADATA_KEY,
     TIMED_OUT,
     TOOL_NAME,
     WITHDRAWN,
@@ -349,7 +350,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
         # A tool call id is unique only within its run: the request is identified by both (`request.key`).
         # `ctx.run_id` is the durable engine's replay-stable one inside a workflow, so a replay asks the same question.
         request = AskUserRequest._trusted(  # pyright: ignore[reportPrivateUsage]
-            questions, ctx.tool_call_id or uuid4().hex, notes=self.notes, deadline=deadline, run_id=ctx.run_id
+            questions,
+            ctx.tool_call_id or uuid4().hex,
+            notes=self.notes,
+            deadline=deadline,
+            run_id=ctx.run_id,
+            run_step=ctx.run_step if ctx.run_id is not None else None,
         )
         if ctx.tool_call_approved:
             # A host resumed the call with an approval (`ToolApproved`, `approvals={id: True}`): a question is
@@ -366,7 +372,11 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('deferred')
             # A question, not an external job: hosts and UI adapters tell them apart by `kind`. The run that
             # resumes is a new run; the metadata keeps the question the one this run published.
-            metadata = {RUN_ID_METADATA_KEY: ctx.run_id} if ctx.run_id is not None else None
+            metadata = (
+                {RUN_ID_METADATA_KEY: ctx.run_id, RUN_STEP_METADATA_KEY: ctx.run_step}
+                if ctx.run_id is not None
+                else None
+            )
             raise CallDeferred(metadata, kind='question')
         observation.restart_clock()
 

@@ -112,6 +112,10 @@ def _signed_material(
     }
     if version != _LEGACY_VERSION:
         material['run_id'] = request.run_id
+        if request.run_step is not None:
+            # Signed, not carried: a receipt of one turn of a run does not verify for another turn that repeats
+            # the call id, because the request it is checked against has its own step.
+            material['run_step'] = request.run_step
     return canonical_json(material)
 
 

@@ -644,16 +644,19 @@ def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> Store
 
 
 def encode_request(request: AskUserRequest) -> str:
-    """The questions as the JSON arguments of an `ask_user_question` call, with `notes` and `deadline` when set.
+    """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` if set.
 
-    `{"questions": [...]}` for a request with neither, as earlier versions wrote every request; `recommended`
-    is kept in each question that has one.
+    `{"questions": [...]}` for a request with none, as earlier versions wrote every request; `recommended`
+    is kept in each question that has one. The run step is part of the key (a run may repeat a call id in
+    another turn), so a row reads back as the request it was, key and all, without a column of its own.
     """
     data: dict[str, Any] = {'questions': questions_to_json(request)}
     if request.notes:
         data['notes'] = True
     if request.deadline is not None:
         data['deadline'] = request.deadline
+    if request.run_step is not None:
+        data['run_step'] = request.run_step
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -668,7 +671,11 @@ def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> 
     arguments = cast(dict[str, Any], data)
     notes = arguments.pop('notes', False)
     deadline = arguments.pop('deadline', None)
-    request = AskUserRequest.from_tool_args(arguments, id=request_id, notes=notes is True, run_id=run_id)
+    step = arguments.pop('run_step', None)
+    run_step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and run_id else None
+    request = AskUserRequest.from_tool_args(
+        arguments, id=request_id, notes=notes is True, run_id=run_id, run_step=run_step
+    )
     if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
         request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
     return request

@@ -120,6 +120,13 @@ class PendingCalls:
     `key`. `None` when the history does not say, as a history a client sends over AG-UI or Vercel does not.
     """
 
+    run_step: int | None = None
+    """The step of that run in which its model made the calls (`RunContext.run_step`): its n-th response.
+
+    Counted from the history (the responses of `run_id` up to this one), as Pydantic AI numbers the steps of a
+    run; `None` with `run_id`.
+    """
+
     def question(self, tool_call_id: str) -> ToolCallPart | None:
         """The waiting `ask_user_question` call with this id; `None` if the call is not waiting or is another tool's."""
         call = self.calls.get(tool_call_id)
@@ -127,7 +134,7 @@ class PendingCalls:
 
     def request(self, call: ToolCallPart, *, notes: bool = False) -> AskUserRequest:
         """The request of a waiting question, with the run that deferred it; `UserError` as `request_for`."""
-        return request_for(call, notes=notes, run_id=self.run_id)
+        return request_for(call, notes=notes, run_id=self.run_id, run_step=self.run_step)
 
 
 def pending_calls(history: Sequence[ModelMessage]) -> PendingCalls:
@@ -149,13 +156,24 @@ def pending_calls(history: Sequence[ModelMessage]) -> PendingCalls:
         for part in response.parts
         if isinstance(part, ToolCallPart) and part.tool_call_id not in answered
     }
-    return PendingCalls(calls, response.run_id)
+    run_id = response.run_id
+    run_step = None
+    if run_id is not None:
+        # Pydantic AI's step n of a run is the run's n-th model response.
+        run_step = sum(
+            isinstance(message, ModelResponse) and message.run_id == run_id for message in history[: last + 1]
+        )
+    return PendingCalls(calls, run_id, run_step)
 
 
-def request_for(call: ToolCallPart, *, notes: bool = False, run_id: str | None = None) -> AskUserRequest:
-    """The request of `call`, asked in the run `run_id`, or `UserError`: a call the tool refused has no question."""
+def request_for(
+    call: ToolCallPart, *, notes: bool = False, run_id: str | None = None, run_step: int | None = None
+) -> AskUserRequest:
+    """The request of `call`, asked in step `run_step` of run `run_id`, or `UserError`: a call the tool refused has no
+    question.
+    """
     try:
-        return AskUserRequest.from_tool_call(call, notes=notes, run_id=run_id)
+        return AskUserRequest.from_tool_call(call, notes=notes, run_id=run_id, run_step=run_step)
     except ValueError:
         raise UserError(
             f'tool call {printable(call.tool_call_id)!r} to {TOOL_NAME} holds no valid question, so it has no answer'
