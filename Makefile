@@ -9,15 +9,16 @@ demo:
 	@$(RUN) ask-user demo
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on real processes (a pty, Chromium,
-# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Each file runs in one worker, so a
-# module's server or browser starts once. Coverage is measured in every process and checked package by package.
+# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Tests are shared out one by one and
+# idle workers take queued ones (worksteal): the kill -9 matrix's minutes-long tests no longer hold one worker with
+# a whole file behind them. Coverage is measured in every process and checked package by package.
 TEST_WORKERS ?= 4
 test:
 	@scripts/bootstrap.sh test
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) pyright src
-	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --durations=20
+	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal --durations=20
 	$(RUN) python scripts/coverage_floors.py
 	@$(MAKE) --no-print-directory test-floor
 
