@@ -8,9 +8,12 @@ answer. So inside a durable run the answer is recorded by the engine before the 
   the recorded response and never calls the answerer again. The deadline of `AskUser(timeout=...)`
   is recorded by a step of its own, so a recovered wait resumes with the time left.
 - A `DurableAnswerer` (such as `DBOSAnswerer`) records its own wait; it is called as it is.
-- Temporal, Prefect and any other engine: a live wait is refused at run start. There, the tool call
-  runs inside an activity or task with its own timeout and retries, which is no place to wait for a
-  person; defer the call instead (`AskUser(answerer=None)`).
+- Temporal: the tool runs in workflow code (its `'temporal': False` metadata), where a deferred call
+  emits its event to the run's event stream handler and pauses the run. A live wait is refused at run
+  start: an ordinary answerer would do its I/O in workflow code, which Temporal forbids.
+- Prefect and any other engine: a live wait is refused at run start. There, the tool call runs inside
+  a task with its own timeout and retries, which is no place to wait for a person; defer the call
+  instead (`AskUser(answerer=None)`).
 
 Nothing here imports an engine: an engine is only looked at when its module is already loaded.
 """
@@ -26,7 +29,7 @@ import anyio
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse
 
-__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message')
+__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message', 'temporal_workflow_time', 'replaying')
 
 
 def durable_engine(capabilities: Iterable[Any]) -> str | None:
@@ -51,6 +54,24 @@ def durable_engine(capabilities: Iterable[Any]) -> str | None:
     if prefect is not None and cast(Any, prefect).FlowRunContext.get() is not None:
         return 'Prefect'
     return None
+
+
+def temporal_workflow_time() -> float | None:
+    """The time (`time.time()` seconds) as the running Temporal workflow sees it, or `None` outside one.
+
+    Workflow code may not read the clock: Temporal's sandbox refuses it, and a replay would read another
+    time. The workflow's own time is the same on every replay.
+    """
+    temporal = sys.modules.get('temporalio.workflow')
+    if temporal is not None and cast(Any, temporal).in_workflow():
+        return float(cast(Any, temporal).time())
+    return None
+
+
+def replaying() -> bool:
+    """Whether this code is a Temporal workflow replaying what it already did (and recorded) before."""
+    temporal: Any = sys.modules.get('temporalio.workflow')
+    return bool(temporal is not None and temporal.in_workflow() and temporal.unsafe.is_replaying())
 
 
 def refusal_message(engine: str) -> str:
