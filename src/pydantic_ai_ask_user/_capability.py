@@ -312,7 +312,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
 
     def _check_engine(self, ctx: RunContext[Any]) -> str | None:
         engine = durable_engine(ctx.capabilities.values())
-        if engine is not None and engine != 'DBOS' and self.answerer is not None:
+        # A durable answerer made for this engine (`TemporalAnswerer`) waits in the engine's own way.
+        if (
+            engine not in (None, 'DBOS')
+            and self.answerer is not None
+            and getattr(durable_answerer(self.answerer), 'durable_engine', None) != engine
+        ):
             raise UserError(refusal_message(engine))
         return engine
 

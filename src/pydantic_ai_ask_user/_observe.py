@@ -22,7 +22,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import Instrumentation
 
 from ._answers import AskUserRequest, AskUserResponse
-from ._durable import replaying, temporal_workflow_time
+from ._durable import temporal_workflow_time
 from ._json import questions_to_json, response_to_json
 
 __all__ = ('Outcome', 'AskObservation', 'WAIT_HISTOGRAM', 'WAIT_BUCKETS')
@@ -136,8 +136,8 @@ class AskObservation:
                     span.set_attribute(QUESTIONS, json.dumps(questions_to_json(self.request), ensure_ascii=False))
                     if response is not None:
                         span.set_attribute(RESPONSE, json.dumps(response_to_json(response), ensure_ascii=False))
-        # A replaying workflow recorded this wait the first time round.
-        if outcome != 'deferred' and not replaying():
+        # Not from Temporal workflow code, which may take no lock and would record it again on every replay.
+        if outcome != 'deferred' and temporal_workflow_time() is None:
             meter = instrumentation.settings.meter if instrumentation is not None else _default_meter()
             _histogram(meter).record(wait, {OUTCOME: outcome})
 

@@ -7,11 +7,15 @@ this module again, and the worker registers the agents' activities by name.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+import anyio
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
 from pydantic_ai.durable_exec.temporal import PydanticAIWorkflow, TemporalAgent, TemporalDurability
 from pydantic_ai.messages import (
@@ -27,6 +31,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from temporalio import workflow
 
 from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse
+from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer
 
 TASK_QUEUE = 'ask-user-tests'
 """The task queue every test worker polls."""
@@ -73,6 +78,9 @@ async def _ask_then_report_streamed(
 ) -> AsyncIterator[str | DeltaToolCalls]:
     # With an event stream handler, Temporal's model activity streams the response.
     if (answer := _answer_seen(messages)) is not None:
+        if hold := os.environ.get(HOLD_FILE_VARIABLE):
+            Path(hold).write_text(json.dumps(answer))
+            await anyio.sleep_forever()
         yield ANSWER_PREFIX + json.dumps(answer, sort_keys=True)
     else:
         yield {0: DeltaToolCall('ask_user_question', json.dumps(QUESTIONS), tool_call_id=CALL_ID)}
@@ -86,12 +94,22 @@ def asking_model() -> FunctionModel:
 EVENTS: list[AskUserRequestedEvent] = []
 """The `AskUserRequestedEvent`s the run's event stream handler received in this process (the worker runs here)."""
 
+EVENTS_FILE_VARIABLE = 'ASK_USER_TEST_EVENTS_FILE'
+"""Environment variable of a worker process: the file it appends the key of each `AskUserRequestedEvent` to."""
+
+HOLD_FILE_VARIABLE = 'ASK_USER_TEST_HOLD_FILE'
+"""Environment variable of a worker process: once the model has the answer, it writes this file and never returns,
+so the test can kill the worker after the answer was accepted but before the run finished with it."""
+
 
 async def record_events(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
     """The run's event stream handler: keeps every `AskUserRequestedEvent` it is given."""
     async for event in events:
         if isinstance(event, AskUserRequestedEvent):
             EVENTS.append(event)
+            if path := os.environ.get(EVENTS_FILE_VARIABLE):
+                with open(path, 'a') as file:
+                    file.write(event.request.key + '\n')
 
 
 def _ask_user() -> AskUser[Any]:
@@ -187,3 +205,84 @@ class LiveAskWorkflow(PydanticAIWorkflow):
     async def run(self, turn: Turn) -> Outcome:
         result = await live_agent.run(turn.prompt)
         return Outcome(result.output, result.all_messages())
+
+
+WAIT_TIMEOUT = 3.0
+"""`AskUser(timeout=...)` of `timed_agent`, in seconds: a durable timer in the workflow."""
+
+_FAST_RECOVERY = TemporalDurability(
+    event_stream_handler=record_events,
+    # A worker killed with -9 stops heartbeating: its activities are retried elsewhere within seconds, not 60.
+    activity_config={'start_to_close_timeout': timedelta(seconds=600), 'heartbeat_timeout': timedelta(seconds=2)},
+)
+
+answering_agent = Agent(
+    asking_model(),
+    name='answering_asker',
+    capabilities=[_FAST_RECOVERY, AskUser(answerer=TemporalAnswerer(), recommended_options=True, notes=True)],
+)
+"""AskUser waiting in the workflow with `TemporalAnswerer`, answered by Update or Signal."""
+
+timed_agent = Agent(
+    asking_model(),
+    name='timed_asker',
+    capabilities=[
+        TemporalDurability(),
+        AskUser(answerer=TemporalAnswerer(), timeout=WAIT_TIMEOUT, recommended_options=True, notes=True),
+    ],
+)
+"""As `answering_agent`, with a deadline."""
+
+unprepared_agent = Agent(
+    asking_model(),
+    name='unprepared_asker',
+    capabilities=[TemporalDurability(), AskUser(answerer=TemporalAnswerer(), recommended_options=True)],
+)
+"""`TemporalAnswerer` in a workflow that does not inherit `AskUserWorkflow`."""
+
+
+@workflow.defn
+class AnsweredAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `answering_agent` once; the question waits in this workflow."""
+
+    __pydantic_ai_agents__ = (answering_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await answering_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class TimedAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `timed_agent` once."""
+
+    __pydantic_ai_agents__ = (timed_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await timed_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class UnpreparedAskWorkflow(PydanticAIWorkflow):
+    """Runs `unprepared_agent` once, without `AskUserWorkflow`."""
+
+    __pydantic_ai_agents__ = (unprepared_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await unprepared_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+ALL_WORKFLOWS = (
+    DurableAskWorkflow,
+    WrappedAskWorkflow,
+    LiveAskWorkflow,
+    AnsweredAskWorkflow,
+    TimedAskWorkflow,
+    UnpreparedAskWorkflow,
+)
+"""Every workflow a test worker runs."""
