@@ -105,3 +105,4 @@ async def test_a_live_answerer_is_refused_inside_a_temporal_workflow_with_the_wa
     assert cause.type == 'UserError'
     assert cause.message.startswith('AskUser cannot wait for a person inside a Temporal run')
     assert 'AskUser(answerer=None)' in cause.message
+    assert 'TemporalAnswerer' in cause.message  # the answerer that does wait under Temporal

@@ -25,6 +25,7 @@ from temporal_support import (
     EVENTS,
     EVENTS_FILE_VARIABLE,
     HOLD_FILE_VARIABLE,
+    QUESTIONS,
     TASK_QUEUE,
     WAIT_TIMEOUT,
     AnsweredAskWorkflow,
@@ -284,3 +285,13 @@ async def _finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> No
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     executions = [execution async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')]
     assert len(executions) == 1
+
+
+async def test_temporal_answerer_outside_a_workflow_says_it_waits_only_inside_one() -> None:
+    from pydantic_ai.exceptions import UserError
+
+    from pydantic_ai_ask_user.temporal import TemporalAnswerer
+
+    request = AskUserRequest.from_tool_args(QUESTIONS)
+    with pytest.raises(UserError, match='TemporalAnswerer waits inside a Temporal workflow'):
+        await TemporalAnswerer()(request)
