@@ -241,6 +241,31 @@ unprepared_agent = Agent(
 """`TemporalAnswerer` in a workflow that does not inherit `AskUserWorkflow`."""
 
 
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')  # TemporalAgent is deprecated; users still run it
+    wrapped_answering_agent = TemporalAgent(
+        Agent(
+            asking_model(),
+            name='wrapped_answering_asker',
+            capabilities=[AskUser(answerer=TemporalAnswerer(), recommended_options=True, notes=True)],
+        ),
+        event_stream_handler=record_events,
+    )
+"""`TemporalAnswerer` under the (deprecated) `TemporalAgent` wrapper."""
+
+
+@workflow.defn
+class WrappedAnsweredAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `wrapped_answering_agent` once; the question waits in this workflow."""
+
+    __pydantic_ai_agents__ = (wrapped_answering_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await wrapped_answering_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
 @workflow.defn
 class AnsweredAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
     """Runs `answering_agent` once; the question waits in this workflow."""
@@ -282,6 +307,7 @@ ALL_WORKFLOWS = (
     WrappedAskWorkflow,
     LiveAskWorkflow,
     AnsweredAskWorkflow,
+    WrappedAnsweredAskWorkflow,
     TimedAskWorkflow,
     UnpreparedAskWorkflow,
 )

@@ -33,6 +33,7 @@ from temporal_support import (
     TimedAskWorkflow,
     Turn,
     UnpreparedAskWorkflow,
+    WrappedAnsweredAskWorkflow,
 )
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -108,9 +109,14 @@ def _told(request: AskUserRequest, response: AskUserResponse) -> str:
     return ANSWER_PREFIX + json.dumps(ask_user_result(request, response), sort_keys=True)
 
 
-async def test_a_question_waits_in_the_workflow_and_an_update_answers_it(client: Client, worker: str) -> None:
+@pytest.mark.parametrize(
+    'workflow', [AnsweredAskWorkflow, WrappedAnsweredAskWorkflow], ids=['TemporalDurability', 'TemporalAgent']
+)
+async def test_a_question_waits_in_the_workflow_and_an_update_answers_it(
+    client: Client, worker: str, workflow: Any
+) -> None:
     EVENTS.clear()
-    handle = await _start(client, worker, AnsweredAskWorkflow)
+    handle = await _start(client, worker, workflow)
     request = await _waiting_question(handle)
     assert request.id == CALL_ID
 
