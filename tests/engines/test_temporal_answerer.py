@@ -159,6 +159,20 @@ async def test_an_answer_to_a_question_of_another_run_is_refused(client: Client,
     assert (await first.result()).output == (await second.result()).output == _told(asked_first, ANSWER)
 
 
+async def test_of_two_answers_sent_at_once_one_is_recorded_and_the_other_refused(client: Client, worker: str) -> None:
+    handle = await _start(client, worker, AnsweredAskWorkflow)
+    request = await _waiting_question(handle)
+    declined = AskUserResponse(cancelled=True)
+    sent = await asyncio.gather(
+        answer_question(handle, request, ANSWER), answer_question(handle, request, declined), return_exceptions=True
+    )
+    refused = [outcome for outcome in sent if isinstance(outcome, WorkflowUpdateFailedError)]
+    assert len(refused) == 1, sent
+    [used] = [response for response, outcome in zip((ANSWER, declined), sent, strict=True) if outcome is None]
+    assert (await handle.result()).output == ANSWER_PREFIX + json.dumps(ask_user_result(request, used), sort_keys=True)
+    await _finished_once(client, handle)
+
+
 async def test_a_signal_answers_too_and_a_signalled_answer_that_does_not_fit_is_dropped(
     client: Client, worker: str
 ) -> None:
