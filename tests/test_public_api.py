@@ -33,6 +33,7 @@ SEED_NAMES = {
 }
 
 HEAVY = ['prompt_toolkit', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'mcp', 'dbos', 'psycopg', 'sqlalchemy']
+HEAVY += ['temporalio']  # imported only by `pydantic_ai_ask_user.temporal`
 HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `pydantic_ai_ask_user.ui.ag_ui`
 
 

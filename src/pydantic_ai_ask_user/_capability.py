@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from uuid import uuid4
@@ -34,7 +34,7 @@ from ._answers import (
     durable_answerer,
 )
 from ._asking import wait_for_answer
-from ._durable import ask_in_dbos_step, durable_engine, refusal_message
+from ._durable import ask_in_dbos_step, durable_engine, refusal_message, temporal_workflow_time
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
@@ -66,6 +66,15 @@ A wait without a limit is `timeout=None`, not a huge number.
 
 DEFAULT_ID = 'ask_user'
 """The toolset's `id` unless the capability has one: durable engines name their steps and activities after it."""
+
+TOOL_METADATA: Mapping[str, Any] = {'temporal': False}
+"""The metadata of `ask_user_question`: under Temporal, the tool runs in workflow code, not in an activity.
+
+Deferred, it does no I/O (it emits `AskUserRequestedEvent` and defers), and emitting works only in workflow code,
+where the event reaches the run's event stream handler; a `TemporalAnswerer` waits there on a durable timer and
+an Update. Any other live answerer is refused under Temporal before the tool can run. An activity would also
+send the validated questions through a JSON round trip their schema is not made for.
+"""
 
 INSTRUCTIONS = (
     f'You can put multiple-choice questions to the user with the `{TOOL_NAME}` tool. '
@@ -304,7 +313,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
 
     def _check_engine(self, ctx: RunContext[Any]) -> str | None:
         engine = durable_engine(ctx.capabilities.values())
-        if engine is not None and engine != 'DBOS' and self.answerer is not None:
+        # A durable answerer made for this engine (`TemporalAnswerer`) waits in the engine's own way.
+        if (
+            engine not in (None, 'DBOS')
+            and self.answerer is not None
+            and getattr(durable_answerer(self.answerer), 'durable_engine', None) != engine
+        ):
             raise UserError(refusal_message(engine))
         return engine
 
@@ -329,7 +343,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
             'return': AnswerResult if self.notes else PlainResult,
         }
         toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
-        toolset.add_function(ask_user_question, name=TOOL_NAME, description=self._description())
+        toolset.add_function(
+            ask_user_question, name=TOOL_NAME, description=self._description(), metadata=dict(TOOL_METADATA)
+        )
         return toolset
 
     def _description(self) -> str:
@@ -345,7 +361,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
         return description
 
     async def _ask(self, ctx: RunContext[Any], questions: tuple[Question, ...]) -> AnswerResult:
-        deadline = None if self.timeout is None else time.time() + self.timeout
+        deadline = None if self.timeout is None else (temporal_workflow_time() or time.time()) + self.timeout
         # The tool's validator checked `questions` already: the request trusts them (one check per call).
         # A tool call id is unique only within its run: the request is identified by both (`request.key`).
         # `ctx.run_id` is the durable engine's replay-stable one inside a workflow, so a replay asks the same question.

@@ -8,9 +8,13 @@ answer. So inside a durable run the answer is recorded by the engine before the 
   the recorded response and never calls the answerer again. The deadline of `AskUser(timeout=...)`
   is recorded by a step of its own, so a recovered wait resumes with the time left.
 - A `DurableAnswerer` (such as `DBOSAnswerer`) records its own wait; it is called as it is.
-- Temporal, Prefect and any other engine: a live wait is refused at run start. There, the tool call
-  runs inside an activity or task with its own timeout and retries, which is no place to wait for a
-  person; defer the call instead (`AskUser(answerer=None)`).
+- Temporal: the tool runs in workflow code (its `'temporal': False` metadata), where a deferred call
+  emits its event to the run's event stream handler and pauses the run, and `TemporalAnswerer` waits
+  there on a durable timer for an Update. Any other live answerer is refused at run start: it would do
+  its I/O in workflow code, which Temporal forbids, and a replay would ask again.
+- Prefect and any other engine: a live wait is refused at run start. There, the tool call runs inside
+  a task with its own timeout and retries, which is no place to wait for a person; defer the call
+  instead (`AskUser(answerer=None)`).
 
 Nothing here imports an engine: an engine is only looked at when its module is already loaded.
 """
@@ -26,7 +30,7 @@ import anyio
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse
 
-__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message')
+__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message', 'temporal_workflow_time')
 
 
 def durable_engine(capabilities: Iterable[Any]) -> str | None:
@@ -53,13 +57,36 @@ def durable_engine(capabilities: Iterable[Any]) -> str | None:
     return None
 
 
+def temporal_workflow_time() -> float | None:
+    """The time (`time.time()` seconds) as the running Temporal workflow sees it, or `None` outside one.
+
+    Workflow code may not read the clock: Temporal's sandbox refuses it, and a replay would read another
+    time. The workflow's own time is the same on every replay.
+    """
+    temporal = sys.modules.get('temporalio.workflow')
+    if temporal is not None and cast(Any, temporal).in_workflow():
+        return float(cast(Any, temporal).time())
+    return None
+
+
 def refusal_message(engine: str) -> str:
     """Why a live answerer cannot wait inside a durable run of `engine`, and what to do instead."""
+    if engine == 'Temporal':
+        why = (
+            'the tool call runs in workflow code, where an answerer may do no I/O, and the answer would not be '
+            'recorded by the run itself, so a replay would ask the person again. Wait with '
+            'pydantic_ai_ask_user.temporal.TemporalAnswerer, which waits in the workflow on a durable timer and '
+            'takes the answer by Update, or defer the call'
+        )
+    else:
+        why = (
+            f'the tool call runs as a {engine} activity or task, with its own timeout and retries, so the wait '
+            'would be cut short or the person asked again on a retry, and the answer would not be recorded by '
+            'the run itself. Defer the call instead'
+        )
     return (
-        f'AskUser cannot wait for a person inside a {engine} run: the tool call runs as a {engine} '
-        'activity or task, with its own timeout and retries, so the wait would be cut short or the person '
-        'asked again on a retry, and the answer would not be recorded by the run itself. Defer the call '
-        'instead: AskUser(answerer=None) ends the run with DeferredToolRequests, and you start a new run with '
+        f'AskUser cannot wait for a person inside a {engine} run: {why}: AskUser(answerer=None) ends the run with '
+        'DeferredToolRequests, and you start a new run with '
         'DeferredToolResults(calls={call.tool_call_id: ask_user_result(request, response)}) once the person '
         'has answered. On DBOS, an ordinary answerer or DBOSAnswerer waits durably inside the run.'
     )

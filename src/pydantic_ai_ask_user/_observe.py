@@ -22,6 +22,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.capabilities import Instrumentation
 
 from ._answers import AskUserRequest, AskUserResponse
+from ._durable import temporal_workflow_time
 from ._json import questions_to_json, response_to_json
 
 __all__ = ('Outcome', 'AskObservation', 'WAIT_HISTOGRAM', 'WAIT_BUCKETS')
@@ -90,6 +91,12 @@ def _default_meter() -> Meter:
     return _global_meter[0]
 
 
+def _now() -> float:
+    """Seconds on a clock that only goes forward; inside a Temporal workflow, which may not read one, the workflow's."""
+    workflow_time = temporal_workflow_time()
+    return time.monotonic() if workflow_time is None else workflow_time
+
+
 @dataclass
 class AskObservation:
     """One ask, watched from the request to its outcome."""
@@ -103,16 +110,16 @@ class AskObservation:
     timeout: float | None
     """`AskUser(timeout=...)`."""
 
-    started: float = field(default_factory=time.monotonic)
-    """When the wait started (`time.monotonic()`)."""
+    started: float = field(default_factory=_now)
+    """When the wait started (`time.monotonic()`, or the workflow's time in a Temporal workflow)."""
 
     def restart_clock(self) -> None:
         """Start measuring the wait now: the answerer is about to be called."""
-        self.started = time.monotonic()
+        self.started = _now()
 
     def finish(self, outcome: Outcome, response: AskUserResponse | None = None) -> None:
         """Put the outcome on the tool span and, unless the call was deferred, record the wait."""
-        wait = time.monotonic() - self.started
+        wait = _now() - self.started
         instrumentation = _instrumentation(self.ctx)
         if instrumentation is not None:
             span = trace.get_current_span()
@@ -129,7 +136,8 @@ class AskObservation:
                     span.set_attribute(QUESTIONS, json.dumps(questions_to_json(self.request), ensure_ascii=False))
                     if response is not None:
                         span.set_attribute(RESPONSE, json.dumps(response_to_json(response), ensure_ascii=False))
-        if outcome != 'deferred':
+        # Not from Temporal workflow code, which may take no lock and would record it again on every replay.
+        if outcome != 'deferred' and temporal_workflow_time() is None:
             meter = instrumentation.settings.meter if instrumentation is not None else _default_meter()
             _histogram(meter).record(wait, {OUTCOME: outcome})
 

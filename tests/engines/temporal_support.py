@@ -1,0 +1,314 @@
+"""Agents and workflows for the Temporal tests: AskUser under `TemporalDurability` and under `TemporalAgent`.
+
+Module-level, as a Temporal worker needs them: the workflows run in Temporal's sandbox, which imports
+this module again, and the worker registers the agents' activities by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
+from pydantic_ai.durable_exec.temporal import PydanticAIWorkflow, TemporalAgent, TemporalDurability
+from pydantic_ai.messages import (
+    AgentStreamEvent,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from temporalio import workflow
+
+from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse
+from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer
+
+TASK_QUEUE = 'ask-user-tests'
+"""The task queue every test worker polls."""
+
+CALL_ID = 'call_0'
+"""The tool call id the model uses in every run, as real providers and `FunctionModel` repeat theirs."""
+
+QUESTIONS: dict[str, Any] = {
+    'questions': [
+        {
+            'header': 'Database',
+            'question': 'Which database should the service use?',
+            'options': [
+                {'label': 'PostgreSQL', 'description': 'the one the team runs'},
+                {'label': 'SQLite'},
+            ],
+            'recommended': 'PostgreSQL',
+        },
+        # No `recommended` here: a question without one must cross the engine as it was asked.
+        {'header': 'Region', 'question': 'Where?', 'options': [{'label': 'EU'}, {'label': 'US'}]},
+    ]
+}
+"""What the model asks: two questions, one with a recommended option."""
+
+ANSWER_PREFIX = 'the person said: '
+"""How the model's final text starts, followed by the tool result it got."""
+
+
+def _answer_seen(messages: list[ModelMessage]) -> object:
+    last = messages[-1]
+    assert isinstance(last, ModelRequest)
+    returned = [part for part in last.parts if isinstance(part, ToolReturnPart)]
+    return returned[0].content if returned else None
+
+
+def _ask_then_report(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if (answer := _answer_seen(messages)) is not None:
+        return ModelResponse(parts=[TextPart(ANSWER_PREFIX + json.dumps(answer, sort_keys=True))])
+    return ModelResponse(parts=[ToolCallPart('ask_user_question', QUESTIONS, tool_call_id=CALL_ID)])
+
+
+async def _ask_then_report_streamed(
+    messages: list[ModelMessage], info: AgentInfo
+) -> AsyncIterator[str | DeltaToolCalls]:
+    # With an event stream handler, Temporal's model activity streams the response.
+    if (answer := _answer_seen(messages)) is not None:
+        if hold := os.environ.get(HOLD_FILE_VARIABLE):
+            Path(hold).write_text(json.dumps(answer))
+            await anyio.sleep_forever()
+        yield ANSWER_PREFIX + json.dumps(answer, sort_keys=True)
+    else:
+        yield {0: DeltaToolCall('ask_user_question', json.dumps(QUESTIONS), tool_call_id=CALL_ID)}
+
+
+def asking_model() -> FunctionModel:
+    """A model that asks `QUESTIONS` as call `CALL_ID`, then reports the result it got."""
+    return FunctionModel(_ask_then_report, stream_function=_ask_then_report_streamed)
+
+
+EVENTS: list[AskUserRequestedEvent] = []
+"""The `AskUserRequestedEvent`s the run's event stream handler received in this process (the worker runs here)."""
+
+EVENTS_FILE_VARIABLE = 'ASK_USER_TEST_EVENTS_FILE'
+"""Environment variable of a worker process: the file it appends the key of each `AskUserRequestedEvent` to."""
+
+HOLD_FILE_VARIABLE = 'ASK_USER_TEST_HOLD_FILE'
+"""Environment variable of a worker process: once the model has the answer, it writes this file and never returns,
+so the test can kill the worker after the answer was accepted but before the run finished with it."""
+
+
+async def record_events(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
+    """The run's event stream handler: keeps every `AskUserRequestedEvent` it is given."""
+    async for event in events:
+        if isinstance(event, AskUserRequestedEvent):
+            EVENTS.append(event)
+            if path := os.environ.get(EVENTS_FILE_VARIABLE):
+                with open(path, 'a') as file:
+                    file.write(event.request.key + '\n')
+
+
+def _ask_user() -> AskUser[Any]:
+    return AskUser(answerer=None, recommended_options=True, notes=True)
+
+
+durable_agent = Agent(
+    asking_model(),
+    name='durable_asker',
+    output_type=[str, DeferredToolRequests],
+    capabilities=[TemporalDurability(event_stream_handler=record_events), _ask_user()],
+)
+"""AskUser under the `TemporalDurability` capability."""
+
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')  # TemporalAgent is deprecated; users still run it
+    wrapped_agent = TemporalAgent(
+        Agent(
+            asking_model(),
+            name='wrapped_asker',
+            output_type=[str, DeferredToolRequests],
+            capabilities=[_ask_user()],
+        ),
+        event_stream_handler=record_events,
+    )
+"""AskUser under the (deprecated) `TemporalAgent` wrapper."""
+
+
+async def _never_asked(request: AskUserRequest) -> AskUserResponse:
+    raise AssertionError('a live answerer is refused under Temporal before it is called')  # pragma: no cover
+
+
+live_agent = Agent(
+    asking_model(),
+    name='live_asker',
+    capabilities=[TemporalDurability(), AskUser(answerer=_never_asked)],
+)
+"""AskUser with an ordinary live answerer under `TemporalDurability`: refused at run start."""
+
+
+@dataclass
+class Turn:
+    """One run's input: the prompt, or the history and the answers a paused run resumes with."""
+
+    prompt: str | None = None
+    history: list[ModelMessage] = field(default_factory=list[ModelMessage])
+    answers: DeferredToolResults | None = None
+
+
+@dataclass
+class Outcome:
+    """One run's output: what it ended with, and its messages to resume from."""
+
+    output: str | DeferredToolRequests
+    messages: list[ModelMessage]
+
+
+@workflow.defn
+class DurableAskWorkflow(PydanticAIWorkflow):
+    """Runs `durable_agent` once."""
+
+    __pydantic_ai_agents__ = (durable_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await durable_agent.run(
+            turn.prompt, message_history=turn.history or None, deferred_tool_results=turn.answers
+        )
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class WrappedAskWorkflow(PydanticAIWorkflow):
+    """Runs `wrapped_agent` once."""
+
+    __pydantic_ai_agents__ = (wrapped_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await wrapped_agent.run(
+            turn.prompt, message_history=turn.history or None, deferred_tool_results=turn.answers
+        )
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class LiveAskWorkflow(PydanticAIWorkflow):
+    """Runs `live_agent` once."""
+
+    __pydantic_ai_agents__ = (live_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await live_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+WAIT_TIMEOUT = 3.0
+"""`AskUser(timeout=...)` of `timed_agent`, in seconds: a durable timer in the workflow."""
+
+_FAST_RECOVERY = TemporalDurability(
+    event_stream_handler=record_events,
+    # A worker killed with -9 stops heartbeating: its activities are retried elsewhere within seconds, not 60.
+    activity_config={'start_to_close_timeout': timedelta(seconds=600), 'heartbeat_timeout': timedelta(seconds=2)},
+)
+
+answering_agent = Agent(
+    asking_model(),
+    name='answering_asker',
+    capabilities=[_FAST_RECOVERY, AskUser(answerer=TemporalAnswerer(), recommended_options=True, notes=True)],
+)
+"""AskUser waiting in the workflow with `TemporalAnswerer`, answered by Update or Signal."""
+
+timed_agent = Agent(
+    asking_model(),
+    name='timed_asker',
+    capabilities=[
+        TemporalDurability(),
+        AskUser(answerer=TemporalAnswerer(), timeout=WAIT_TIMEOUT, recommended_options=True, notes=True),
+    ],
+)
+"""As `answering_agent`, with a deadline."""
+
+unprepared_agent = Agent(
+    asking_model(),
+    name='unprepared_asker',
+    capabilities=[TemporalDurability(), AskUser(answerer=TemporalAnswerer(), recommended_options=True)],
+)
+"""`TemporalAnswerer` in a workflow that does not inherit `AskUserWorkflow`."""
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')  # TemporalAgent is deprecated; users still run it
+    wrapped_answering_agent = TemporalAgent(
+        Agent(
+            asking_model(),
+            name='wrapped_answering_asker',
+            capabilities=[AskUser(answerer=TemporalAnswerer(), recommended_options=True, notes=True)],
+        ),
+        event_stream_handler=record_events,
+    )
+"""`TemporalAnswerer` under the (deprecated) `TemporalAgent` wrapper."""
+
+
+@workflow.defn
+class WrappedAnsweredAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `wrapped_answering_agent` once; the question waits in this workflow."""
+
+    __pydantic_ai_agents__ = (wrapped_answering_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await wrapped_answering_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class AnsweredAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `answering_agent` once; the question waits in this workflow."""
+
+    __pydantic_ai_agents__ = (answering_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await answering_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class TimedAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `timed_agent` once."""
+
+    __pydantic_ai_agents__ = (timed_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await timed_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class UnpreparedAskWorkflow(PydanticAIWorkflow):
+    """Runs `unprepared_agent` once, without `AskUserWorkflow`."""
+
+    __pydantic_ai_agents__ = (unprepared_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await unprepared_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+ALL_WORKFLOWS = (
+    DurableAskWorkflow,
+    WrappedAskWorkflow,
+    LiveAskWorkflow,
+    AnsweredAskWorkflow,
+    WrappedAnsweredAskWorkflow,
+    TimedAskWorkflow,
+    UnpreparedAskWorkflow,
+)
+"""Every workflow a test worker runs."""
