@@ -1,7 +1,8 @@
 """What the durable test workers share: the question they ask, how they record and die, how they run under DBOS.
 
 Imported by the worker programs (`worker.py`, `request_input_worker.py`, `deferred_host.py`), which the tests
-start as scripts from this folder; it imports nothing of the tests themselves.
+start as scripts from this folder, and by the tests that launch DBOS in their own process; it imports nothing of
+the tests themselves, so a worker starts without pytest.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,17 +66,24 @@ def streamed(model: ModelFunction) -> Callable[[list[ModelMessage], AgentInfo], 
     return stream
 
 
-def run_under_dbos(
-    database_url: str, name: str, application_version: str, work: Callable[[], Coroutine[Any, Any, None]]
-) -> None:
-    """Launch DBOS on `database_url`, run `work()` to its end, and shut DBOS down without waiting for other workflows.
+@contextmanager
+def dbos_launched(database_url: str, name: str, application_version: str) -> Iterator[None]:
+    """DBOS launched in this process on `database_url` while inside; shut down at the end without waiting for
+    the workflows still running (a test's, or a worker's that another worker recovers).
 
-    `application_version` is fixed per worker program, so a restarted worker recovers the workflows of the one
-    it replaces.
+    `application_version` is fixed per program, so a restarted worker recovers the workflows of the one it replaces.
     """
     DBOS(config=dbos_config(database_url, name=name, application_version=application_version))
     DBOS.launch()
     try:
-        asyncio.run(work())
+        yield
     finally:
         DBOS.destroy(workflow_completion_timeout_sec=0)
+
+
+def run_under_dbos(
+    database_url: str, name: str, application_version: str, work: Callable[[], Coroutine[Any, Any, None]]
+) -> None:
+    """Run `work()` to its end with DBOS launched (`dbos_launched`): the main of a worker program."""
+    with dbos_launched(database_url, name, application_version):
+        asyncio.run(work())
