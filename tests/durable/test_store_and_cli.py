@@ -165,6 +165,23 @@ async def test_events_report_a_question_asked_and_then_answered(
     assert seen[0].request == AskUserRequest(questions=request.questions, id=request.id)
 
 
+async def test_pending_lists_each_waiting_question_with_its_id_and_options(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = database_question('Evil\x1b[2J') if False else database_question('Target')
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        code, out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched])
+        json_code, json_out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched, '--json'])
+        group.cancel_scope.cancel()
+    assert (code, json_code) == (0, 0)
+    assert f'{request.id}  asked ' in out
+    assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n' in out
+    listed = {item['id']: item for item in map(json.loads, json_out.splitlines())}
+    assert listed[request.id]['questions'][0]['options'][1] == {'label': 'SQLite', 'description': 'A file.'}
+
+
 @pytest.mark.parametrize(
     ('answer', 'expected', 'code'),
     [
