@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from ask_user_support import free_port
-from durable_support import Worker, as_postgres, fresh_postgres_database, pg_bin
+from durable_support import RequestInputWorker, Worker, as_postgres, fresh_postgres_database, pg_bin
 
 
 @pytest.fixture(scope='session')
@@ -73,8 +73,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path, anyio_backend: 
 @pytest.fixture
 def worker(database_url: str, tmp_path: Path) -> Iterator[Worker]:
     """A worker on the test's database; killed at the end if still running."""
-    made = Worker(database_url, tmp_path)
-    try:
+    with Worker(database_url, tmp_path) as made:
         yield made
-    finally:
-        made.stop()
+
+
+@pytest.fixture
+def request_input_worker(database_url: str, tmp_path: Path) -> Iterator[RequestInputWorker]:
+    """A worker whose run waits through `RequestInput`, on the test's database; killed at the end if still running."""
+    with RequestInputWorker(database_url, tmp_path) as made:
+        yield made

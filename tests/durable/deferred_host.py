@@ -12,13 +12,11 @@ messages and its `DeferredToolRequests`, as Pydantic AI serializes them. The hos
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import (
@@ -30,20 +28,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from worker_support import QUESTIONS, run_under_dbos
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserRequest, deferred_answer
-from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
-
-QUESTIONS = {
-    'questions': [
-        {
-            'header': 'Database',
-            'question': 'Which database should the migration target?',
-            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
-        }
-    ]
-}
-"""What every run asks, always as the call `call_0`."""
+from pydantic_ai_ask_user.durable import DBOSAnswerer
 
 REQUESTS = TypeAdapter(DeferredToolRequests)
 """How the paused run's `DeferredToolRequests` travel between the processes."""
@@ -53,6 +41,7 @@ def _model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
     if returns:
         return ModelResponse(parts=[TextPart(json.dumps(returns[-1].content))])
+    # Always as the call `call_0`, as providers that number their calls per run do.
     return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id='call_0')])
 
 
@@ -90,13 +79,12 @@ def main() -> int:
     parser.add_argument('--paused', required=True, type=Path)
     parser.add_argument('--out', required=True, type=Path)
     args = parser.parse_args()
-    DBOS(config=dbos_config(args.db, name='ask-user-deferred-host', application_version='deferred-host-1'))
-    DBOS.launch()
-    try:
-        output = asyncio.run(host(args.db, json.loads(args.paused.read_text())))
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
-    args.out.write_text(output)
+    paused = json.loads(args.paused.read_text())
+
+    async def resume() -> None:
+        args.out.write_text(await host(args.db, paused))
+
+    run_under_dbos(args.db, 'ask-user-deferred-host', 'deferred-host-1', resume)
     return 0
 
 

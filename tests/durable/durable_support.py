@@ -1,8 +1,11 @@
-"""Helpers and fixtures for the durable tests: a private PostgreSQL server, fresh databases, worker processes."""
+"""Helpers for the durable tests: a private PostgreSQL server, fresh databases, the worker processes a test
+starts, kills and restarts, and the questions they leave pending.
+"""
 
 from __future__ import annotations
 
 import glob
+import io
 import itertools
 import json
 import os
@@ -10,16 +13,24 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+import anyio.to_thread
 import psycopg
 import waits
+from ask_user_support import wait_until
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
+from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
 
 WORKER = Path(__file__).with_name('worker.py')
 """The worker program the tests run, kill and restart."""
+
+REQUEST_INPUT_WORKER = Path(__file__).with_name('request_input_worker.py')
+"""The worker program whose run waits through `RequestInput`."""
 
 WAIT_SECONDS = waits.WAIT
 """How long a test waits for a condition before failing; generous, the machine is shared and noisy."""
@@ -63,20 +74,112 @@ def fresh_postgres_database(server: str) -> str:
 
 
 @dataclass
-class Worker:
-    """A worker process running durable agents, which a test can kill with SIGKILL and restart."""
+class WorkerProcess:
+    """A worker program run as a process of its own, which a test starts, kills with SIGKILL, restarts and waits for.
+
+    Each start logs to `worker-N.log` in `directory`; `log_text()` is what failures show. Used as a context
+    manager (or through a fixture), the process is killed at the end if it still runs.
+    """
 
     database_url: str
+    """The DBOS system database the worker runs on."""
+
     directory: Path
+    """Where the worker writes its files and logs, and its working directory."""
+
+    process: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    """The process of the latest start, or `None` before the first."""
+
+    starts: int = field(default=0, kw_only=True)
+    """How many times it was started."""
+
+    logs: list[Path] = field(default_factory=list[Path], kw_only=True)
+    """The log of every start, in order."""
+
+    def command(self, *, resume: bool) -> list[str]:
+        """The command line of a start; `resume` starts it to recover the runs of the worker it replaces."""
+        raise NotImplementedError
+
+    def start(self, *, resume: bool = False) -> None:
+        """Start the worker (again), logging to a file of this start's own."""
+        self.starts += 1
+        log = self.directory / f'worker-{self.starts}.log'
+        self.logs.append(log)
+        with open(log, 'wb') as handle:
+            self.process = subprocess.Popen(
+                self.command(resume=resume), stdout=handle, stderr=subprocess.STDOUT, cwd=self.directory
+            )
+
+    def running(self) -> bool:
+        """Whether the latest start is still running."""
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """Kill the worker with SIGKILL, as a crash would, and reap it."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def wait_ended(self, timeout: float = WAIT_SECONDS) -> int:
+        """Wait for the worker to end on its own, and return its exit code."""
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f'the worker did not end:\n{self.log_text()}') from None
+
+    def wait_crashed(self, timeout: float = WAIT_SECONDS) -> None:
+        """Wait for the worker to kill itself at its crash point."""
+        code = self.wait_ended(timeout)
+        assert code == -signal.SIGKILL, f'the worker ended with {code}, not SIGKILL:\n{self.log_text()}'
+
+    def wait_succeeded(self, timeout: float = WAIT_SECONDS) -> None:
+        """Wait for the worker to finish its runs and exit with 0."""
+        code = self.wait_ended(timeout)
+        assert code == 0, f'the worker failed with exit code {code}:\n{self.log_text()}'
+
+    def log_text(self) -> str:
+        """The end of every start's log, for a failure to show."""
+        return '\n'.join(log.read_text(errors='replace')[-3000:] for log in self.logs if log.exists())
+
+    def lines(self, name: str) -> list[str]:
+        """The lines of the file `name` the worker wrote in `directory`; none when it wrote no such file."""
+        path = self.directory / name
+        return path.read_text().splitlines() if path.exists() else []
+
+    def stop(self) -> None:
+        """Kill the worker if it still runs: the end of a test, whatever happened in it."""
+        if self.running():
+            self.kill()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@dataclass
+class Worker(WorkerProcess):
+    """`worker.py`: runs DBOS-durable agents that ask one question each, answered by `DBOSAnswerer` or a plain one."""
+
     runs: int = 1
+    """How many runs it starts, `run-0` to `run-N`."""
+
     timeout: float | None = None
+    """`AskUser(timeout=...)` of its agent."""
+
     answerer: str = 'dbos'
+    """`dbos` for `DBOSAnswerer`, `plain` for an async function standing in for a person at some UI."""
+
     crash: str | None = None
+    """Where it kills itself with SIGKILL, once: `before-publish`, `after-publish` or `after-answer`."""
+
     call_id: str | None = None
+    """The tool call id of every call its model makes (`''` for none); a new one each call when `None`."""
+
     record_events: bool = False
-    process: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    logs: list[Path] = field(default_factory=list[Path])
+    """Whether it records the runs' `AskUserAnsweredEvent`s (see `answered_events`)."""
 
     @property
     def calls_file(self) -> Path:
@@ -92,11 +195,9 @@ class Worker:
 
     def answered_events(self) -> list[dict[str, Any]]:
         """The `AskUserAnsweredEvent`s of every run so far, as the worker recorded them."""
-        if not self.events_file.exists():
-            return []
-        return [json.loads(line) for line in self.events_file.read_text().splitlines() if line.strip()]
+        return [json.loads(line) for line in self.lines(self.events_file.name) if line.strip()]
 
-    def start(self, *, resume: bool = False) -> None:
+    def command(self, *, resume: bool) -> list[str]:
         command = [sys.executable, str(WORKER), '--db', self.database_url, '--calls', str(self.calls_file)]
         command += ['--out', str(self.out_file), '--runs', str(self.runs)]
         if self.timeout is not None:
@@ -110,25 +211,11 @@ class Worker:
             command += ['--call-id', self.call_id]
         if self.record_events:
             command += ['--events', str(self.events_file)]
-        self.starts += 1
-        log = self.directory / f'worker-{self.starts}.log'
-        self.logs.append(log)
-        with open(log, 'wb') as handle:
-            self.process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, cwd=self.directory)
-
-    def wait_crashed(self, timeout: float = WAIT_SECONDS) -> None:
-        """Wait for the worker to kill itself at its crash point."""
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f'the worker did not crash:\n{self.log_text()}') from None
-        assert code == -signal.SIGKILL, f'the worker ended with {code}, not SIGKILL:\n{self.log_text()}'
+        return command
 
     def asked(self) -> list[str]:
         """The request ids the plain answerer was called with, in order (one line per time a person was asked)."""
-        path = self.directory / 'asked.txt'
-        return path.read_text().splitlines() if path.exists() else []
+        return self.lines('asked.txt')
 
     def answer_plainly(self, request_id: str, label: str) -> None:
         """What the person picks at the plain answerer's UI."""
@@ -138,33 +225,99 @@ class Worker:
         temporary.write_text(json.dumps(answer))
         temporary.replace(path)
 
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
     def calls(self) -> list[str]:
-        return self.calls_file.read_text().splitlines() if self.calls_file.exists() else []
+        """The model calls so far, one line each: `ask RUN` before the question, `final RUN` after it."""
+        return self.lines(self.calls_file.name)
 
     def outputs(self) -> dict[str, str]:
-        if not self.out_file.exists():
-            return {}
-        lines = [json.loads(line) for line in self.out_file.read_text().splitlines() if line.strip()]
+        """The output of every finished run, by run name."""
+        lines = [json.loads(line) for line in self.lines(self.out_file.name) if line.strip()]
         return {line['run']: line['output'] for line in lines}
 
     def wait_finished(self, timeout: float = WAIT_SECONDS) -> dict[str, str]:
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f'the worker did not finish:\n{self.log_text()}') from None
-        assert code == 0, f'the worker failed with exit code {code}:\n{self.log_text()}'
+        """Wait for every run to finish and the worker to exit with 0; the runs' outputs."""
+        self.wait_succeeded(timeout)
         return self.outputs()
 
-    def log_text(self) -> str:
-        return '\n'.join(log.read_text(errors='replace')[-3000:] for log in self.logs if log.exists())
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
+@dataclass
+class RequestInputWorker(WorkerProcess):
+    """`request_input_worker.py`: one DBOS-durable run (`workflow_id`) whose calls wait through `RequestInput`.
+
+    Without `inbox` the run needs a tool approval and an answer, and its `ask` writes the token and the pending
+    calls to `token.json`; with it, the model asks two questions (`q-1`, `q-2`) that `ask_through_store` puts in
+    the question table.
+    """
+
+    inbox: bool = False
+    """Whether its questions wait in the question table (`ask_through_store`)."""
+
+    timeout: float | None = None
+    """`RequestInput(timeout=...)`, in seconds."""
+
+    crash_after_ask: bool = False
+    """Whether it kills itself with SIGKILL once, after `ask` ran and before DBOS recorded it."""
+
+    workflow_id: str = 'ri-0'
+    """The run's workflow id."""
+
+    def command(self, *, resume: bool) -> list[str]:
+        command = [sys.executable, str(REQUEST_INPUT_WORKER), '--db', self.database_url, '--dir', str(self.directory)]
+        command += ['--workflow-id', self.workflow_id]
+        command += ['--crash-after-ask'] if self.crash_after_ask else []
+        command += ['--inbox'] if self.inbox else []
+        command += ['--timeout', str(self.timeout)] if self.timeout is not None else []
+        return [*command, *(['--resume'] if resume else [])]
+
+    async def pending_calls(self) -> dict[str, Any]:
+        """What its `ask` was handed, once it was: `{"token": ..., "approvals": [...], "calls": [...]}`."""
+        token_file = self.directory / 'token.json'
+        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
+        return json.loads(token_file.read_text())
+
+    def output(self) -> Any:
+        """What the run's model got, as its final response says (JSON)."""
+        return json.loads(self.lines('out.txt')[0])
+
+
+async def pending_of(store: DBOSQuestionStore, count: int, worker: WorkerProcess) -> Sequence[StoredRequest]:
+    """The questions pending in `store`, once there are `count` of them; fails at once if `worker` dies first."""
+
+    async def enough() -> Sequence[StoredRequest] | None:
+        assert worker.process is None or worker.process.poll() is None, worker.log_text()
+        records = await store.pending_records()
+        return records if len(records) >= count else None
+
+    return await wait_until(enough, f'{count} pending question(s)')
+
+
+async def killed_while_waiting(
+    worker: WorkerProcess, store: DBOSQuestionStore, count: int = 1
+) -> Sequence[StoredRequest]:
+    """Start `worker`, wait until its `count` questions are pending in `store`, then kill it with SIGKILL.
+
+    The runs are left waiting, as after a crash; returns their questions, as published before it.
+    """
+    worker.start()
+    records = await pending_of(store, count, worker)
+    worker.kill()
+    return records
+
+
+def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
+    """`ask-user ARGV` in this process (where the test may have launched DBOS), with its output captured."""
+    from pydantic_ai_ask_user._cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+    try:
+        code = main(argv)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+def pick(label: str) -> AskUserResponse:
+    """The answer that picks `label` for the workers' one question, `Database`."""
+    return AskUserResponse(answers=(AskUserAnswer(header='Database', selected=(label,)),))

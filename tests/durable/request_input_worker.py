@@ -19,12 +19,9 @@ or `ask-user answer`; `--timeout` bounds the wait.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import signal
 import sys
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,27 +38,11 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser
-from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store, dbos_config
-
-QUESTIONS = {
-    'questions': [
-        {
-            'header': 'Database',
-            'question': 'Which database should the migration target?',
-            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
-        }
-    ]
-}
-
-
-def _append(path: Path, line: str) -> None:
-    with open(path, 'a', encoding='utf-8') as handle:
-        handle.write(line + '\n')
-        handle.flush()
-        os.fsync(handle.fileno())
+from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store
 
 
 def main() -> int:
@@ -81,24 +62,24 @@ def main() -> int:
     def inbox_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = {p.tool_call_id: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
         if not returns:
-            _append(directory / 'calls.txt', 'ask')
+            append_line(directory / 'calls.txt', 'ask')
             second = {'questions': [{**QUESTIONS['questions'][0], 'header': 'Cache'}]}
             calls = [
                 ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id='q-1'),
                 ToolCallPart(TOOL_NAME, second, tool_call_id='q-2'),
             ]
             return ModelResponse(parts=calls)
-        _append(directory / 'calls.txt', 'final')
+        append_line(directory / 'calls.txt', 'final')
         return ModelResponse(parts=[TextPart(json.dumps(returns, sort_keys=True))])
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
         if not returns:
-            _append(directory / 'calls.txt', 'ask')
+            append_line(directory / 'calls.txt', 'ask')
             return ModelResponse(
                 parts=[ToolCallPart('deploy', {}, tool_call_id='deploy-1'), ToolCallPart(TOOL_NAME, QUESTIONS)]
             )
-        _append(directory / 'calls.txt', 'final')
+        append_line(directory / 'calls.txt', 'final')
         by_tool = {part.tool_name: part.content for part in returns}
         return ModelResponse(parts=[TextPart(json.dumps(by_tool, sort_keys=True))])
 
@@ -119,24 +100,15 @@ def main() -> int:
 
     async def publish_then_maybe_die(ctx: RunContext[None], requests: DeferredToolRequests, token: str) -> None:
         await publish(ctx, requests, token)
-        _append(directory / 'tokens.txt', token)
-        marker = directory / 'crashed-after-ask'
-        if args.crash_after_ask and not marker.exists():
-            _append(marker, 'x')
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    async def stream_inbox_model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
-        # The same turns, streamed: the run streams, so that its event stream handler sees who answered.
-        for index, part in enumerate(inbox_model(messages, info).parts):
-            if isinstance(part, TextPart):
-                yield part.content
-            elif isinstance(part, ToolCallPart):
-                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
+        append_line(directory / 'tokens.txt', token)
+        if args.crash_after_ask:
+            die_once(directory / 'crashed-after-ask')
 
     if args.inbox:
         timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
         agent = Agent(
-            FunctionModel(inbox_model, stream_function=stream_inbox_model),
+            # Streamed, so that the run's event stream handler sees who answered.
+            FunctionModel(inbox_model, stream_function=streamed(inbox_model)),
             name='request_input_inbox_agent',
             capabilities=[
                 DBOSDurability(),
@@ -159,21 +131,18 @@ def main() -> int:
 
     @agent.tool_plain(requires_approval=True)
     def deploy() -> str:
-        _append(directory / 'deployed.txt', 'deployed')
+        append_line(directory / 'deployed.txt', 'deployed')
         return 'deployed'
 
     async def record_who_answered(ctx: RunContext[None], events: AsyncIterable[AgentStreamEvent]) -> None:
         async for event in events:
             if isinstance(event, DeferredToolResultsEvent):
-                _append(directory / 'answered_by.txt', json.dumps(event.results.answered_by, sort_keys=True))
+                append_line(directory / 'answered_by.txt', json.dumps(event.results.answered_by, sort_keys=True))
 
     @DBOS.workflow(name='request_input_test.run')
     async def run(prompt: str) -> str:
         handler = record_who_answered if args.inbox else None
         return (await agent.run(prompt, event_stream_handler=handler)).output
-
-    DBOS(config=dbos_config(args.db, name='ask-user-request-input', application_version='request-input-1'))
-    DBOS.launch()
 
     async def go() -> None:
         if args.resume:
@@ -182,12 +151,9 @@ def main() -> int:
             with SetWorkflowID(args.workflow_id):
                 handle = await DBOS.start_workflow_async(run, 'ship it')
         output = await handle.get_result()
-        _append(directory / 'out.txt', output)
+        append_line(directory / 'out.txt', output)
 
-    try:
-        asyncio.run(go())
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
+    run_under_dbos(args.db, 'ask-user-request-input', 'request-input-1', go)
     return 0
 
 

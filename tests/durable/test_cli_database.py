@@ -6,7 +6,6 @@ empty list. A failure after the question was read is exit 4 too, never a traceba
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import sqlite3
@@ -22,24 +21,11 @@ import anyio
 import psycopg
 import pytest
 from ask_user_support import free_port
-from durable_support import as_postgres, fresh_postgres_database, pg_bin
+from durable_support import as_postgres, fresh_postgres_database, pg_bin, run_cli
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
-from pydantic_ai_ask_user._cli import main
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, NotAQuestionDatabaseError
 from pydantic_ai_ask_user.durable._db import create_engine, ensure_table, insert_pending
-
-
-def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
-    """`ask-user ARGV` in this process, with its output captured."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved
-    return code, out.getvalue(), err.getvalue()
 
 
 def _tables(path: Path) -> list[str]:

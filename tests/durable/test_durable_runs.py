@@ -5,32 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 import pytest
-from ask_user_support import wait_until
 from dbos import DBOSClient
-from durable_support import WAIT_SECONDS, Worker
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick
 
-from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserResponse, WithdrawnError
+from pydantic_ai_ask_user import TIMED_OUT, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
 
 pytestmark = pytest.mark.anyio
-
-
-async def pending_of(store: DBOSQuestionStore, count: int, worker: Worker) -> Sequence[StoredRequest]:
-    async def enough() -> Sequence[StoredRequest] | None:
-        assert worker.process is None or worker.process.poll() is None, worker.log_text()
-        records = await store.pending_records()
-        return records if len(records) >= count else None
-
-    return await wait_until(enough, f'{count} pending question(s)')
-
-
-def pick(label: str) -> AskUserResponse:
-    return AskUserResponse(answers=(AskUserAnswer(header='Database', selected=(label,)),))
 
 
 async def test_a_question_answered_from_another_process_completes_the_run(worker: Worker, database_url: str) -> None:
@@ -47,10 +32,8 @@ async def test_a_question_answered_from_another_process_completes_the_run(worker
 async def test_a_worker_killed_while_waiting_resumes_with_the_answer_without_repeating_the_first_model_call(
     worker: Worker, database_url: str
 ) -> None:
-    worker.start()
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await pending_of(store, 1, worker)
-        worker.kill()
+        (record,) = await killed_while_waiting(worker, store)
         assert worker.calls() == ['ask run-0']
         worker.start(resume=True)
         # The recovered run waits for the same question, under the same id, before it is answered.
@@ -138,10 +121,8 @@ async def test_a_hundred_concurrent_waiting_runs_are_each_answered_exactly_once(
 async def test_a_question_whose_workflow_was_cancelled_is_withdrawn_and_refuses_an_answer(
     worker: Worker, database_url: str
 ) -> None:
-    worker.start()
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await pending_of(store, 1, worker)
-        worker.kill()
+        (record,) = await killed_while_waiting(worker, store)
         client = DBOSClient(system_database_url=database_url)
         try:
             await client.cancel_workflow_async(record.workflow_id)

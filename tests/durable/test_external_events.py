@@ -10,90 +10,54 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, wait_for
+from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, wait_for
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 
 from pydantic_ai_ask_user import (
+    TIMED_OUT,
     TOOL_NAME,
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
+    WithdrawnError,
     ask_user_result,
     os_user_at_host,
 )
-from pydantic_ai_ask_user.durable import NoWaitError, fail_dbos_event, resolve_dbos_event
+from pydantic_ai_ask_user.durable import DBOSQuestionStore, NoWaitError, fail_dbos_event, resolve_dbos_event
 
 pytestmark = pytest.mark.anyio
 
-WORKER = Path(__file__).with_name('request_input_worker.py')
-
-
-def _start(
-    database_url: str,
-    directory: Path,
-    *,
-    resume: bool = False,
-    inbox: bool = False,
-    timeout: float | None = None,
-    crash_after_ask: bool = False,
-    workflow_id: str = 'ri-0',
-) -> subprocess.Popen[bytes]:
-    command = [sys.executable, str(WORKER), '--db', database_url, '--dir', str(directory)]
-    command += ['--workflow-id', workflow_id]
-    command += ['--crash-after-ask'] if crash_after_ask else []
-    command += ['--inbox'] if inbox else []
-    command += ['--timeout', str(timeout)] if timeout is not None else []
-    log = open(directory / f'worker-{"resume" if resume else "first"}.log', 'wb')  # noqa: SIM115 - closed by the OS
-    return subprocess.Popen([*command, *(['--resume'] if resume else [])], stdout=log, stderr=subprocess.STDOUT)
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def _log(directory: Path) -> str:
-    return '\n'.join(log.read_text(errors='replace')[-3000:] for log in sorted(directory.glob('worker-*.log')))
-
 
 async def test_an_approval_and_a_question_survive_kill_9_and_are_resolved_from_another_process(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str, tmp_path: Path
 ) -> None:
-    worker = _start(database_url, tmp_path)
+    worker = request_input_worker
     token_file = tmp_path / 'token.json'
-    try:
-        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
-        first = json.loads(token_file.read_text())
-        worker.kill()
-        worker.wait(timeout=WAIT_SECONDS)
-        assert first['approvals'] == ['deploy-1']
-        (question,) = first['calls']
-        assert question['kind'] == 'question'
+    worker.start()
+    first = await worker.pending_calls()
+    worker.kill()
+    assert first['approvals'] == ['deploy-1']
+    (question,) = first['calls']
+    assert question['kind'] == 'question'
 
-        token_file.unlink()
-        worker = _start(database_url, tmp_path, resume=True)
-        # The recovered run waits on the token it recorded: `ask` is not called again, no second token.
-        request = AskUserRequest.from_tool_call(ToolCallPart(TOOL_NAME, question['args'], tool_call_id=question['id']))
-        answer = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
-        results = DeferredToolResults(
-            approvals={'deploy-1': True}, calls={request.id: ask_user_result(request, answer)}
-        )
-        await anyio.to_thread.run_sync(lambda: resolve_dbos_event(first['token'], results, database_url=database_url))
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait(timeout=WAIT_SECONDS)
+    token_file.unlink()
+    worker.start(resume=True)
+    # The recovered run waits on the token it recorded: `ask` is not called again, no second token.
+    request = AskUserRequest.from_tool_call(ToolCallPart(TOOL_NAME, question['args'], tool_call_id=question['id']))
+    answer = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
+    results = DeferredToolResults(approvals={'deploy-1': True}, calls={request.id: ask_user_result(request, answer)})
+    await anyio.to_thread.run_sync(lambda: resolve_dbos_event(first['token'], results, database_url=database_url))
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
     # `ask` ran once; if the kill landed between it and DBOS recording it, it ran again with the same token.
     assert not token_file.exists() or json.loads(token_file.read_text())['token'] == first['token']
-    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+    assert worker.output() == {
         'ask_user_question': {'Database': ['SQLite']},
         'deploy': 'deployed',
     }
-    assert _lines(tmp_path / 'deployed.txt') == ['deployed']
-    assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+    assert worker.lines('deployed.txt') == ['deployed']
+    assert worker.lines('calls.txt') == ['ask', 'final']
     # The run is over: its token resolves nothing any more.
     with pytest.raises(UserError, match='No wait has this token'):
         await anyio.to_thread.run_sync(lambda: fail_dbos_event(first['token'], 'too late', database_url=database_url))
@@ -104,67 +68,57 @@ def _cli(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=WAIT_SECONDS)
 
 
-async def test_a_failed_event_denies_the_approval_and_tells_the_model(database_url: str, tmp_path: Path) -> None:
-    worker = _start(database_url, tmp_path)
-    token_file = tmp_path / 'token.json'
-    try:
-        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
-        token = json.loads(token_file.read_text())['token']
-        failed = await anyio.to_thread.run_sync(
-            lambda: _cli('resolve', token, '--db', database_url, '--fail', 'nobody is on call')
-        )
-        assert failed.returncode == 0, failed.stderr
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+async def test_a_failed_event_denies_the_approval_and_tells_the_model(
+    request_input_worker: RequestInputWorker, database_url: str
+) -> None:
+    worker = request_input_worker
+    worker.start()
+    token = (await worker.pending_calls())['token']
+    failed = await anyio.to_thread.run_sync(
+        lambda: _cli('resolve', token, '--db', database_url, '--fail', 'nobody is on call')
+    )
+    assert failed.returncode == 0, failed.stderr
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    output = worker.output()
     assert 'nobody is on call' in output['deploy']
     assert 'nobody is on call' in json.dumps(output['ask_user_question'])
-    assert _lines(tmp_path / 'deployed.txt') == []
+    assert worker.lines('deployed.txt') == []
 
 
 async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str
 ) -> None:
-    worker = _start(database_url, tmp_path)
-    token_file = tmp_path / 'token.json'
-    try:
-        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
-        pending = json.loads(token_file.read_text())
-        token, question_id = pending['token'], pending['calls'][0]['id']
-        bad = await anyio.to_thread.run_sync(
-            lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin='{"approvals": 3}')
+    worker = request_input_worker
+    worker.start()
+    pending = await worker.pending_calls()
+    token, question_id = pending['token'], pending['calls'][0]['id']
+    bad = await anyio.to_thread.run_sync(
+        lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin='{"approvals": 3}')
+    )
+    assert bad.returncode == 2
+    assert 'not a DeferredToolResults' in bad.stderr
+    assert worker.running()  # the run still waits
+    decision = {'approvals': {'deploy-1': False}, 'calls': {question_id: {'Database': ['PostgreSQL']}}}
+    for answered_by, problem in [
+        ({question_id: 'root\x1b]0;pwned\x07'}, f"answered_by of call '{question_id}'"),
+        ({'not-a-call': 'mallory'}, "answered_by names call 'not-a-call', which this decision does not decide"),
+    ]:
+        claimed = json.dumps({**decision, 'answered_by': answered_by})
+        refused = await anyio.to_thread.run_sync(
+            lambda claimed=claimed: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=claimed)
         )
-        assert bad.returncode == 2
-        assert 'not a DeferredToolResults' in bad.stderr
-        assert worker.poll() is None  # the run still waits
-        decision = {'approvals': {'deploy-1': False}, 'calls': {question_id: {'Database': ['PostgreSQL']}}}
-        for answered_by, problem in [
-            ({question_id: 'root\x1b]0;pwned\x07'}, f"answered_by of call '{question_id}'"),
-            ({'not-a-call': 'mallory'}, "answered_by names call 'not-a-call', which this decision does not decide"),
-        ]:
-            claimed = json.dumps({**decision, 'answered_by': answered_by})
-            refused = await anyio.to_thread.run_sync(
-                lambda claimed=claimed: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=claimed)
-            )
-            assert refused.returncode == 2, refused.stderr
-            assert f'invalid answer: {problem}' in refused.stderr
-            assert '\x1b' not in refused.stderr
-        assert worker.poll() is None  # the run still waits
-        good = await anyio.to_thread.run_sync(
-            lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=json.dumps(decision))
-        )
-        assert good.returncode == 0, good.stderr
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+        assert refused.returncode == 2, refused.stderr
+        assert f'invalid answer: {problem}' in refused.stderr
+        assert '\x1b' not in refused.stderr
+    assert worker.running()  # the run still waits
+    good = await anyio.to_thread.run_sync(
+        lambda: _cli('resolve', token, '--db', database_url, '--json', '-', stdin=json.dumps(decision))
+    )
+    assert good.returncode == 0, good.stderr
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    output = worker.output()
     assert output['ask_user_question'] == {'Database': ['PostgreSQL']}
-    assert _lines(tmp_path / 'deployed.txt') == []
+    assert worker.lines('deployed.txt') == []
     again = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
     assert again.returncode == 7
     assert 'no wait has this token' in again.stderr
@@ -181,146 +135,92 @@ def test_a_token_that_is_not_ours_is_refused_with_a_clear_error() -> None:
 
 
 async def test_questions_of_a_request_input_wait_are_answered_through_the_store_and_the_cli_across_kill_9(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str, tmp_path: Path
 ) -> None:
-    from durable_support import Worker
-    from test_durable_runs import pending_of, pick
-
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
-
-    worker = _start(database_url, tmp_path, inbox=True)
-    try:
-        async with DBOSQuestionStore(database_url) as store:
-            placeholder = Worker(database_url, tmp_path)
-            placeholder.process = worker
-            records = await pending_of(store, 2, placeholder)
-            assert sorted(record.request.id for record in records) == ['q-1', 'q-2']
-            assert {record.workflow_id for record in records} == {'ri-0'}
-            # Each is stored and answered under its key (its run and its call), not under the bare call id.
-            key = {record.request.id: record.key for record in records}
-            assert len(set(key.values())) == 2
-            assert not set(key.values()) & {'q-1', 'q-2'}
-            await store.respond(key['q-1'], pick('SQLite'))
-            worker.kill()
-            worker.wait(timeout=WAIT_SECONDS)
-            worker = _start(database_url, tmp_path, resume=True, inbox=True)
-            # One question answered is not a decision yet: the recovered run still waits for the other.
-            assert [record.request.id for record in await store.pending_records()] == ['q-2']
-        answer = tmp_path / 'cache.json'
-        answer.write_text(json.dumps({'Cache': ['postgresql']}))  # a label, whatever its case
-        done = await anyio.to_thread.run_sync(
-            lambda: subprocess.run(
-                [
-                    sys.executable,
-                    '-m',
-                    'pydantic_ai_ask_user._cli',
-                    'answer',
-                    '--db',
-                    database_url,
-                    key['q-2'],
-                    '--json',
-                    str(answer),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=WAIT_SECONDS,
-            )
-        )
-        assert done.returncode == 0, done.stderr
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+    worker = request_input_worker
+    worker.inbox = True
+    worker.start()
+    async with DBOSQuestionStore(database_url) as store:
+        records = await pending_of(store, 2, worker)
+        assert sorted(record.request.id for record in records) == ['q-1', 'q-2']
+        assert {record.workflow_id for record in records} == {'ri-0'}
+        # Each is stored and answered under its key (its run and its call), not under the bare call id.
+        key = {record.request.id: record.key for record in records}
+        assert len(set(key.values())) == 2
+        assert not set(key.values()) & {'q-1', 'q-2'}
+        await store.respond(key['q-1'], pick('SQLite'))
+        worker.kill()
+        worker.start(resume=True)
+        # One question answered is not a decision yet: the recovered run still waits for the other.
+        assert [record.request.id for record in await store.pending_records()] == ['q-2']
+    answer = tmp_path / 'cache.json'
+    answer.write_text(json.dumps({'Cache': ['postgresql']}))  # a label, whatever its case
+    done = await anyio.to_thread.run_sync(
+        lambda: _cli('answer', '--db', database_url, key['q-2'], '--json', str(answer))
+    )
+    assert done.returncode == 0, done.stderr
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output() == {
         'q-1': {'Database': ['SQLite']},
         'q-2': {'Cache': ['PostgreSQL']},
     }
-    assert _lines(tmp_path / 'calls.txt') == ['ask', 'final']
+    assert worker.lines('calls.txt') == ['ask', 'final']
     # Who answered reaches the run: the store's caller named nobody for q-1, `ask-user answer` the OS user for q-2.
-    assert set(_lines(tmp_path / 'answered_by.txt')) == {json.dumps({'q-2': os_user_at_host()})}
+    assert set(worker.lines('answered_by.txt')) == {json.dumps({'q-2': os_user_at_host()})}
 
 
 async def test_at_the_deadline_open_questions_are_withdrawn_and_the_answers_given_in_time_are_used(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str
 ) -> None:
-    from durable_support import Worker
-    from test_durable_runs import pending_of, pick
-
-    from pydantic_ai_ask_user import TIMED_OUT, WithdrawnError
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
-
-    worker = _start(database_url, tmp_path, inbox=True, timeout=8.0)
-    try:
-        async with DBOSQuestionStore(database_url) as store:
-            placeholder = Worker(database_url, tmp_path)
-            placeholder.process = worker
-            key = {record.request.id: record.key for record in await pending_of(store, 2, placeholder)}
-            await store.respond(key['q-1'], pick('PostgreSQL'))
-            code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-            assert code == 0, _log(tmp_path)
-            cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('SQLite',)),))
-            with pytest.raises(WithdrawnError):
-                await store.respond(key['q-2'], cache)
-            assert await store.pending() == []
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['PostgreSQL']}, 'q-2': TIMED_OUT}
+    worker = request_input_worker
+    worker.inbox, worker.timeout = True, 8.0
+    worker.start()
+    async with DBOSQuestionStore(database_url) as store:
+        key = {record.request.id: record.key for record in await pending_of(store, 2, worker)}
+        await store.respond(key['q-1'], pick('PostgreSQL'))
+        await anyio.to_thread.run_sync(worker.wait_succeeded)
+        cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('SQLite',)),))
+        with pytest.raises(WithdrawnError):
+            await store.respond(key['q-2'], cache)
+        assert await store.pending() == []
+    assert worker.output() == {'q-1': {'Database': ['PostgreSQL']}, 'q-2': TIMED_OUT}
 
 
 async def test_a_worker_killed_after_ask_published_before_dbos_recorded_it_waits_on_the_same_token(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str
 ) -> None:
-    from durable_support import Worker
-    from test_durable_runs import pending_of, pick
-
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
-
-    worker = _start(database_url, tmp_path, inbox=True, crash_after_ask=True)
-    try:
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == -9, _log(tmp_path)
-        worker = _start(database_url, tmp_path, resume=True, inbox=True)
-        await anyio.to_thread.run_sync(
-            lambda: wait_for(lambda: len(_lines(tmp_path / 'tokens.txt')) == 2, 'ask to run again')
-        )
-        first, second = _lines(tmp_path / 'tokens.txt')
-        assert first == second  # the retried ask got the token it published under
-        async with DBOSQuestionStore(database_url) as store:
-            placeholder = Worker(database_url, tmp_path)
-            placeholder.process = worker
-            key = {record.request.id: record.key for record in await pending_of(store, 2, placeholder)}
-            await store.respond(key['q-1'], pick('SQLite'))
-            cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('PostgreSQL',)),))
-            await store.respond(key['q-2'], cache)
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {
+    worker = request_input_worker
+    worker.inbox = worker.crash_after_ask = True
+    worker.start()
+    await anyio.to_thread.run_sync(worker.wait_crashed)
+    worker.crash_after_ask = False
+    worker.start(resume=True)
+    await anyio.to_thread.run_sync(lambda: wait_for(lambda: len(worker.lines('tokens.txt')) == 2, 'ask to run again'))
+    first, second = worker.lines('tokens.txt')
+    assert first == second  # the retried ask got the token it published under
+    async with DBOSQuestionStore(database_url) as store:
+        key = {record.request.id: record.key for record in await pending_of(store, 2, worker)}
+        await store.respond(key['q-1'], pick('SQLite'))
+        cache = AskUserResponse(answers=(AskUserAnswer(header='Cache', selected=('PostgreSQL',)),))
+        await store.respond(key['q-2'], cache)
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output() == {
         'q-1': {'Database': ['SQLite']},
         'q-2': {'Cache': ['PostgreSQL']},
     }
 
 
 async def test_a_resolution_after_the_deadline_or_a_second_or_a_forged_one_is_refused_not_reported_as_taken(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str
 ) -> None:
-    worker = _start(database_url, tmp_path, timeout=waits.scaled(5.0))
-    token_file = tmp_path / 'token.json'
-    try:
-        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
-        token = json.loads(token_file.read_text())['token']
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    output = json.loads(_lines(tmp_path / 'out.txt')[0])
+    worker = request_input_worker
+    worker.timeout = waits.scaled(5.0)
+    worker.start()
+    token = (await worker.pending_calls())['token']
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    output = worker.output()
     assert 'No decision on this tool call arrived' in output['deploy']
-    assert _lines(tmp_path / 'deployed.txt') == []
+    assert worker.lines('deployed.txt') == []
     late = await anyio.to_thread.run_sync(lambda: _cli('resolve', token, '--db', database_url, '--fail', 'late'))
     assert late.returncode == 7, late.stderr
     forged = token.replace(token[len('dbos1.') : len('dbos1.') + 4], 'AAAA', 1)
@@ -331,75 +231,58 @@ async def test_a_resolution_after_the_deadline_or_a_second_or_a_forged_one_is_re
 
 
 async def test_ask_user_resolve_checks_answers_to_questions_of_the_table_and_matches_their_labels(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker, database_url: str
 ) -> None:
-    from durable_support import Worker
-    from test_durable_runs import pending_of
-
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
-
-    worker = _start(database_url, tmp_path, inbox=True)
-    try:
-        async with DBOSQuestionStore(database_url) as store:
-            placeholder = Worker(database_url, tmp_path)
-            placeholder.process = worker
-            await pending_of(store, 2, placeholder)
-        token = _lines(tmp_path / 'tokens.txt')[0]
-        resolve = ('resolve', token, '--db', database_url, '--json', '-')
-        misfit = {'calls': {'q-1': {'Database': ['Oracle']}, 'q-2': {'Cache': ['SQLite']}}}
-        bad = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(misfit)))
-        assert bad.returncode == 2
-        assert "call 'q-1'" in bad.stderr
-        assert "not one of its options ('PostgreSQL', 'SQLite')" in bad.stderr
-        assert worker.poll() is None  # nothing reached the run
-        folded = {'calls': {'q-1': {'Database': ['sqlite']}, 'q-2': {'Cache': {'custom': 'Redis'}}}}
-        good = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(folded)))
-        assert good.returncode == 0, good.stderr
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    assert json.loads(_lines(tmp_path / 'out.txt')[0]) == {'q-1': {'Database': ['SQLite']}, 'q-2': {'Cache': ['Redis']}}
+    worker = request_input_worker
+    worker.inbox = True
+    worker.start()
+    async with DBOSQuestionStore(database_url) as store:
+        await pending_of(store, 2, worker)
+    token = worker.lines('tokens.txt')[0]
+    resolve = ('resolve', token, '--db', database_url, '--json', '-')
+    misfit = {'calls': {'q-1': {'Database': ['Oracle']}, 'q-2': {'Cache': ['SQLite']}}}
+    bad = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(misfit)))
+    assert bad.returncode == 2
+    assert "call 'q-1'" in bad.stderr
+    assert "not one of its options ('PostgreSQL', 'SQLite')" in bad.stderr
+    assert worker.running()  # nothing reached the run
+    folded = {'calls': {'q-1': {'Database': ['sqlite']}, 'q-2': {'Cache': {'custom': 'Redis'}}}}
+    good = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(folded)))
+    assert good.returncode == 0, good.stderr
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output() == {'q-1': {'Database': ['SQLite']}, 'q-2': {'Cache': ['Redis']}}
 
 
 async def _refused_then_resolved(
-    database_url: str, tmp_path: Path, refusals: list[tuple[dict[str, object], list[str]]], decision_of: object
+    worker: RequestInputWorker, refusals: list[tuple[dict[str, object], list[str]]], decision_of: object
 ) -> dict[str, object]:
     """Send each refused decision (checking the exit code and that stderr says each expected thing), then the
     good one; return what the run's model got. `decision_of(question_id)` makes the good decision."""
-    worker = _start(database_url, tmp_path)
-    token_file = tmp_path / 'token.json'
-    try:
-        await anyio.to_thread.run_sync(lambda: wait_for(token_file.exists, 'the token to be handed out'))
-        pending = json.loads(token_file.read_text())
-        token, question_id = pending['token'], pending['calls'][0]['id']
-        resolve = ('resolve', token, '--db', database_url, '--json', '-')
-        for decision, expected in refusals:
-            text = json.dumps(decision).replace('QUESTION', question_id)
-            refused = await anyio.to_thread.run_sync(lambda text=text: _cli(*resolve, stdin=text))
-            assert refused.returncode == 2, (decision, refused.stderr)
-            for said in expected:
-                assert said.replace('QUESTION', question_id) in refused.stderr, refused.stderr
-            assert '\x1b' not in refused.stderr
-            assert worker.poll() is None  # nothing reached the run: it still waits
-        good = json.dumps(decision_of(question_id))  # type: ignore[operator]
-        resolved = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=good))
-        # Exit 0, not 7: none of the refused decisions claimed the wait.
-        assert resolved.returncode == 0, resolved.stderr
-        code = await anyio.to_thread.run_sync(lambda: worker.wait(timeout=WAIT_SECONDS))
-        assert code == 0, _log(tmp_path)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    return json.loads(_lines(tmp_path / 'out.txt')[0])
+    worker.start()
+    pending = await worker.pending_calls()
+    token, question_id = pending['token'], pending['calls'][0]['id']
+    resolve = ('resolve', token, '--db', worker.database_url, '--json', '-')
+    for decision, expected in refusals:
+        text = json.dumps(decision).replace('QUESTION', question_id)
+        refused = await anyio.to_thread.run_sync(lambda text=text: _cli(*resolve, stdin=text))
+        assert refused.returncode == 2, (decision, refused.stderr)
+        for said in expected:
+            assert said.replace('QUESTION', question_id) in refused.stderr, refused.stderr
+        assert '\x1b' not in refused.stderr
+        assert worker.running()  # nothing reached the run: it still waits
+    good = json.dumps(decision_of(question_id))  # type: ignore[operator]
+    resolved = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=good))
+    # Exit 0, not 7: none of the refused decisions claimed the wait.
+    assert resolved.returncode == 0, resolved.stderr
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    return worker.output()
 
 
 ALL_PENDING = 'the decision must decide every pending call and nothing else: '
 
 
 async def test_ask_user_resolve_refuses_a_decision_that_does_not_decide_exactly_the_pending_calls(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker,
 ) -> None:
     answer = {'Database': ['SQLite']}
     refusals: list[tuple[dict[str, object], list[str]]] = [
@@ -425,17 +308,16 @@ async def test_ask_user_resolve_refuses_a_decision_that_does_not_decide_exactly_
         ),
     ]
     output = await _refused_then_resolved(
-        database_url,
-        tmp_path,
+        request_input_worker,
         refusals,
         lambda question_id: {'approvals': {'deploy-1': False}, 'calls': {question_id: answer}},
     )
     assert output['ask_user_question'] == {'Database': ['SQLite']}
-    assert _lines(tmp_path / 'deployed.txt') == []
+    assert request_input_worker.lines('deployed.txt') == []
 
 
 async def test_ask_user_resolve_checks_every_answer_to_a_question_of_the_wait_with_check_response(
-    database_url: str, tmp_path: Path
+    request_input_worker: RequestInputWorker,
 ) -> None:
     # The question is not in the question table (the worker's own `ask` kept it): the wait recorded it.
     deploy = {'deploy-1': True}
@@ -455,13 +337,12 @@ async def test_ask_user_resolve_checks_every_answer_to_a_question_of_the_wait_wi
         ),
     ]
     output = await _refused_then_resolved(
-        database_url,
-        tmp_path,
+        request_input_worker,
         refusals,
         lambda question_id: {'approvals': deploy, 'calls': {question_id: {'database': 'postgresql'}}},
     )
     assert output['ask_user_question'] == {'Database': ['PostgreSQL']}
-    assert _lines(tmp_path / 'deployed.txt') == ['deployed']
+    assert request_input_worker.lines('deployed.txt') == ['deployed']
 
 
 async def test_two_runs_whose_models_use_the_same_call_ids_each_get_the_answers_to_their_own_questions(
@@ -469,21 +350,15 @@ async def test_two_runs_whose_models_use_the_same_call_ids_each_get_the_answers_
 ) -> None:
     # Both models call q-1 and q-2. Keyed by the bare call id, the second run's questions were the first's rows:
     # never shown, and its wait never resolved.
-    from durable_support import Worker
-    from test_durable_runs import pending_of, pick
-
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
-
-    directories = {run: tmp_path / run for run in ('ri-0', 'ri-1')}
-    workers = {}
-    for run, directory in directories.items():
-        directory.mkdir()
-        workers[run] = _start(database_url, directory, inbox=True, workflow_id=run)
-    try:
+    workers = {
+        run: RequestInputWorker(database_url, tmp_path / run, inbox=True, workflow_id=run) for run in ('ri-0', 'ri-1')
+    }
+    with workers['ri-0'], workers['ri-1']:
+        for worker in workers.values():
+            worker.directory.mkdir()
+            worker.start()
         async with DBOSQuestionStore(database_url) as store:
-            placeholder = Worker(database_url, tmp_path)
-            placeholder.process = workers['ri-1']
-            records = await pending_of(store, 4, placeholder)
+            records = await pending_of(store, 4, workers['ri-1'])
             assert sorted((record.workflow_id, record.request.id) for record in records) == [
                 ('ri-0', 'q-1'),
                 ('ri-0', 'q-2'),
@@ -499,15 +374,10 @@ async def test_two_runs_whose_models_use_the_same_call_ids_each_get_the_answers_
                 else:
                     custom = AskUserAnswer(header='Cache', custom_answer=cache)
                     await store.respond(record.key, AskUserResponse(answers=(custom,)))
-        for run, worker in workers.items():
-            code = await anyio.to_thread.run_sync(lambda worker=worker: worker.wait(timeout=WAIT_SECONDS))
-            assert code == 0, _log(directories[run])
-    finally:
         for worker in workers.values():
-            if worker.poll() is None:
-                worker.kill()
+            await anyio.to_thread.run_sync(worker.wait_succeeded)
     for run, (database, cache) in labels.items():
-        assert json.loads(_lines(directories[run] / 'out.txt')[0]) == {
+        assert workers[run].output() == {
             'q-1': {'Database': [database]},
             'q-2': {'Cache': [cache]},
         }

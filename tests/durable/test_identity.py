@@ -17,9 +17,8 @@ import pytest
 import sqlalchemy as sa
 from ask_user_support import wait_until
 from dbos import DBOSClient
-from durable_support import WAIT_SECONDS, Worker
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick
 from test_answered_by_and_notes import old_database
-from test_durable_runs import pending_of, pick
 
 from pydantic_ai_ask_user import WITHDRAWN, AlreadyAnsweredError, AskUserRequest, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
@@ -81,10 +80,8 @@ async def test_a_run_whose_model_sends_no_call_id_survives_kill_9_and_waits_for_
     # With no id from the model, each execution of the tool makes one up. Before the published key was recorded,
     # the recovered run waited for a question nobody was shown, and never took the answer.
     worker.call_id = ''
-    worker.start()
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await pending_of(store, 1, worker)
-        worker.kill()
+        (record,) = await killed_while_waiting(worker, store)
         worker.start(resume=True)
         await store.respond(record.key, pick('PostgreSQL'))
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)
@@ -124,10 +121,9 @@ async def test_a_run_cancelled_while_waiting_and_then_resumed_tells_the_model_th
 async def test_an_answer_racing_the_cancellation_of_its_run_is_refused_rather_than_recorded_for_nobody(
     worker: Worker, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    worker.start()
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await pending_of(store, 1, worker)
-        worker.kill()  # the workflow stays PENDING, as it would while its worker restarts
+        # The workflow stays PENDING, as it would while its worker restarts.
+        (record,) = await killed_while_waiting(worker, store)
         client = DBOSClient(system_database_url=database_url)
         encode_response = dbos_store.encode_response
 

@@ -6,7 +6,7 @@ The models number their tool calls from `call_0` in every run, as providers that
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -17,7 +17,8 @@ from durable_support import fresh_postgres_database
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from worker_support import dbos_launched, streamed
 
 from pydantic_ai_ask_user import (
     TOOL_NAME,
@@ -31,7 +32,7 @@ from pydantic_ai_ask_user import (
     Question,
     QuestionOption,
 )
-from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, StoredRequest, dbos_config
+from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, StoredRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -43,12 +44,8 @@ def launched(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         url = f'sqlite:///{tmp_path_factory.mktemp("dbos") / "identity.sqlite"}'
     else:
         url = fresh_postgres_database(request.getfixturevalue('postgres_server'))
-    DBOS(config=dbos_config(url, name='ask-user-identity-tests', application_version='identity-tests-1'))
-    DBOS.launch()
-    try:
+    with dbos_launched(url, 'ask-user-identity-tests', 'identity-tests-1'):
         yield url
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
 
 
 @pytest.fixture
@@ -75,15 +72,8 @@ def _numbered_model(questions: int) -> FunctionModel:
         call = ToolCallPart(TOOL_NAME, {'questions': [_question(header)]}, tool_call_id=f'call_{len(returns)}')
         return ModelResponse(parts=[call])
 
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
-        # The same turns, streamed: a run with an event listener (`Watch`) streams its model responses.
-        for index, part in enumerate(model(messages, info).parts):
-            if isinstance(part, TextPart):
-                yield part.content
-            elif isinstance(part, ToolCallPart):
-                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
-
-    return FunctionModel(model, stream_function=stream)
+    # The same turns, streamed: a run with an event listener (`Watch`) streams its model responses.
+    return FunctionModel(model, stream_function=streamed(model))
 
 
 def _pick(stored: StoredRequest, label: str) -> AskUserResponse:

@@ -15,8 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, Worker, wait_for
-from test_durable_runs import pending_of, pick
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, wait_for
 
 from pydantic_ai_ask_user import TIMED_OUT, AlreadyAnsweredError, WithdrawnError
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
@@ -170,10 +169,8 @@ async def test_a_recovered_wait_keeps_the_deadline_of_the_first_publication(work
     # Far longer than a restart takes even on a loaded machine, so that finishing within it after the
     # restart can only mean the deadline counted from the first publication.
     worker.timeout = timeout = waits.WAIT
-    worker.start()
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await pending_of(store, 1, worker)
-        worker.kill()
+        (record,) = await killed_while_waiting(worker, store)
         # Wait, without the worker, until the deadline counted from the first publication has passed.
         await anyio.sleep(max(0.0, record.created_at + timeout - time.time()))
         restarted = time.monotonic()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -18,7 +17,9 @@ import pytest
 import waits
 from ask_user_support import make_request, wait_until
 from dbos import DBOS
+from durable_support import run_cli
 from test_answered_by_and_notes import ALICE, noted_request
+from worker_support import dbos_launched
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -33,8 +34,7 @@ from pydantic_ai_ask_user import (
     WithdrawnError,
     os_user_at_host,
 )
-from pydantic_ai_ask_user._cli import main
-from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
+from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
 pytestmark = pytest.mark.anyio
@@ -46,12 +46,8 @@ WAIT = waits.WAIT
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """DBOS launched in this process on a fresh SQLite file; yields the database URL."""
     url = f'sqlite:///{tmp_path_factory.mktemp("dbos") / "questions.sqlite"}'
-    DBOS(config=dbos_config(url, name='ask-user-store-tests', application_version='store-tests-1'))
-    DBOS.launch()
-    try:
+    with dbos_launched(url, 'ask-user-store-tests', 'store-tests-1'):
         yield url
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
 
 
 @pytest.fixture
@@ -167,18 +163,6 @@ async def test_events_report_a_question_asked_and_then_answered(
             await store.respond(request.id, pick('SQLite'))
     assert [event.kind for event in seen] == ['requested', 'answered']
     assert seen[0].request == AskUserRequest(questions=request.questions, id=request.id)
-
-
-def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
-    """`ask-user ARGV` in this process (DBOS's singleton is here), with its output captured."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved
-    return code, out.getvalue(), err.getvalue()
 
 
 async def test_pending_lists_each_waiting_question_with_its_id_and_options(

@@ -13,9 +13,9 @@ from pydantic_ai import Agent
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from worker_support import dbos_launched
 
 from pydantic_ai_ask_user import DECLINED, TOOL_NAME, AskUser, AskUserRequest, AskUserResponse, AskUserTimeoutError
-from pydantic_ai_ask_user.durable import dbos_config
 
 pytestmark = pytest.mark.anyio
 
@@ -24,12 +24,8 @@ pytestmark = pytest.mark.anyio
 def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """DBOS launched in this process on a fresh SQLite file; yields the database URL."""
     url = f'sqlite:///{tmp_path_factory.mktemp("dbos") / "timeout-policy.sqlite"}'
-    DBOS(config=dbos_config(url, name='ask-user-timeout-policy-tests', application_version='timeout-policy-1'))
-    DBOS.launch()
-    try:
+    with dbos_launched(url, 'ask-user-timeout-policy-tests', 'timeout-policy-1'):
         yield url
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
 
 
 async def _never(request: AskUserRequest) -> AskUserResponse:

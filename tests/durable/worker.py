@@ -25,9 +25,7 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
@@ -35,41 +33,22 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._json import response_from_json
-from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
+from pydantic_ai_ask_user.durable import DBOSAnswerer
 from pydantic_ai_ask_user.durable import _answerer as durable_answerer
 
 APPLICATION_VERSION = 'ask-user-tests-1'
 """Fixed, so a restarted worker recovers the workflows of the one it replaces."""
 
-QUESTIONS = {
-    'questions': [
-        {
-            'header': 'Database',
-            'question': 'Which database should the migration target?',
-            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
-        }
-    ]
-}
-"""What every run asks."""
-
-
-def _append(path: str, line: str) -> None:
-    with open(path, 'a', encoding='utf-8') as handle:
-        handle.write(line + '\n')
-        handle.flush()
-        os.fsync(handle.fileno())
-
 
 def crash_once(point: str | None, here: str) -> None:
     """Die by SIGKILL at `here` if it is the crash point asked for and the worker has not died there yet."""
-    if point != here or os.path.exists(f'crashed-{here}'):
-        return
-    _append(f'crashed-{here}', 'x')
-    os.kill(os.getpid(), signal.SIGKILL)
+    if point == here:
+        die_once(f'crashed-{here}')
 
 
 def install_crash_points(point: str | None) -> None:
@@ -92,7 +71,7 @@ def install_crash_points(point: str | None) -> None:
 
 async def plain_answerer(request: AskUserRequest) -> AskUserResponse:
     """A person at some UI: the question is shown (a line in asked.txt), the answer read from a file."""
-    _append('asked.txt', request.id)
+    append_line('asked.txt', request.id)
     path = f'answer-{request.id}.json'
     while not os.path.exists(path):
         await asyncio.sleep(0.05)
@@ -110,7 +89,7 @@ class RecordAnswered(AbstractCapability[Any]):
     @on_event(AskUserAnsweredEvent)
     async def answered(self, ctx: RunContext[Any], event: AskUserAnsweredEvent) -> None:
         flags = {'withdrawn': event.withdrawn, 'timed_out': event.timed_out, 'failed': event.failed}
-        _append(self.path, json.dumps({'request_id': event.request_id, 'run_id': event.run_id, **flags}))
+        append_line(self.path, json.dumps({'request_id': event.request_id, 'run_id': event.run_id, **flags}))
 
 
 def build_agent(
@@ -130,11 +109,11 @@ def build_agent(
         )
         returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
         if not returns:
-            _append(calls_file, f'ask {prompt}')
+            append_line(calls_file, f'ask {prompt}')
             if call_id is None:
                 return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS)])
             return ModelResponse(parts=[ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id=call_id)])
-        _append(calls_file, f'final {prompt}')
+        append_line(calls_file, f'final {prompt}')
         crash_once(crash, 'after-answer')
         content = returns[-1].content
         return ModelResponse(parts=[TextPart(json.dumps(content) if not isinstance(content, str) else content)])
@@ -145,17 +124,10 @@ def build_agent(
     if events_file is None:
         return Agent(FunctionModel(model), name='durable_test_agent', capabilities=capabilities)
 
-    async def stream_model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
-        # The same turns, streamed: a run with an event listener streams its model responses.
-        for index, part in enumerate(model(messages, info).parts):
-            if isinstance(part, TextPart):
-                yield part.content
-            elif isinstance(part, ToolCallPart):
-                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)}
-
     capabilities.append(RecordAnswered(events_file))
+    # A run with an event listener streams its model responses: the same turns, streamed.
     return Agent(
-        FunctionModel(model, stream_function=stream_model), name='durable_test_agent', capabilities=capabilities
+        FunctionModel(model, stream_function=streamed(model)), name='durable_test_agent', capabilities=capabilities
     )
 
 
@@ -180,9 +152,6 @@ def main() -> int:
     async def run(prompt: str) -> str:
         return (await agent.run(prompt)).output
 
-    DBOS(config=dbos_config(args.db, name='ask-user-tests', application_version=APPLICATION_VERSION))
-    DBOS.launch()
-
     async def go() -> None:
         names = [f'{args.prefix}-{index}' for index in range(args.runs)]
 
@@ -193,14 +162,11 @@ def main() -> int:
                 with SetWorkflowID(name):
                     handle = await DBOS.start_workflow_async(run, name)
             output = await handle.get_result()
-            _append(args.out, json.dumps({'run': name, 'output': output}))
+            append_line(args.out, json.dumps({'run': name, 'output': output}))
 
         await asyncio.gather(*(one(name) for name in names))
 
-    try:
-        asyncio.run(go())
-    finally:
-        DBOS.destroy(workflow_completion_timeout_sec=0)
+    run_under_dbos(args.db, 'ask-user-tests', APPLICATION_VERSION, go)
     return 0
 
 
