@@ -114,7 +114,10 @@ def request_key(run_id: str, tool_call_id: str, run_step: int | None = None) -> 
     return hashlib.sha256(joined.encode('ascii')).hexdigest()[:32]
 
 
-def _check_run_step(run_step: object) -> None:
+def _check_run(run_id: object, run_step: object) -> None:
+    """`ValueError` unless `run_id` and `run_step` can say where a request was asked: both checks of a request's run."""
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
     if run_step is not None and (isinstance(run_step, bool) or not isinstance(run_step, int) or run_step < 0):
         raise ValueError(f'AskUserRequest.run_step must be a step number (0 or more) or None, not {run_step!r}')
 
@@ -200,9 +203,7 @@ class AskUserRequest:
             raise ValueError('AskUserRequest.id must be a non-empty string')
         if not isinstance(self.notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
-        if self.run_id is not None and (not isinstance(self.run_id, str) or not self.run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
-        _check_run_step(self.run_step)
+        _check_run(self.run_id, self.run_step)
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -259,9 +260,7 @@ class AskUserRequest:
         """
         if not id:
             raise ValueError('AskUserRequest.id must be a non-empty string')
-        if run_id is not None and (not isinstance(run_id, str) or not run_id):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError('AskUserRequest.run_id must be a non-empty string or None')
-        _check_run_step(run_step)
+        _check_run(run_id, run_step)
         request = object.__new__(cls)
         object.__setattr__(request, 'questions', questions)
         object.__setattr__(request, 'id', id)

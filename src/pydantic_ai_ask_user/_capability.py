@@ -495,18 +495,16 @@ def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outco
                     calls.setdefault(part.tool_call_id, part)
     for returned in returns:
         call = calls.get(returned.tool_call_id)
-        if call is None:
+        if call is None or returned.outcome in ('retried', 'interrupted', 'failed'):
+            # A retry asks the model to call again (our own validation's, or a host's `ModelRetry`), an interrupted
+            # call was cut off, and a failure (`ToolFailed`: a durable wait that ended with no decision) tells the
+            # model the tool failed: none of them stands for what the person answered.
             continue
         try:
             asked = AskUserRequest.from_tool_call(call, notes=notes)
         except ValueError:
             continue  # the call was invalid: its part is the validation retry the model gets, not an answer
         problem: str | None = None
-        if returned.outcome in ('retried', 'interrupted', 'failed'):
-            # A retry asks the model to call again (our own validation's, or a host's `ModelRetry`), an interrupted
-            # call was cut off, and a failure (`ToolFailed`: a durable wait that ended with no decision) tells the
-            # model the tool failed: none of them stands for what the person answered.
-            continue
         if returned.outcome != 'success':
             # A denial (`ToolDenied`, an approval's "no" with its reason) would reach the model as the question's
             # outcome in someone's words: a question is answered or declined, never denied.
