@@ -181,6 +181,9 @@ class Worker(WorkerProcess):
     record_events: bool = False
     """Whether it records the runs' `AskUserAnsweredEvent`s (see `answered_events`)."""
 
+    clock_offset: float = 0.0
+    """How many seconds ahead of the real wall clock its next start's clock runs (a restart that late)."""
+
     @property
     def calls_file(self) -> Path:
         return self.directory / 'calls.txt'
@@ -211,6 +214,8 @@ class Worker(WorkerProcess):
             command += ['--call-id', self.call_id]
         if self.record_events:
             command += ['--events', str(self.events_file)]
+        if self.clock_offset:
+            command += ['--clock-offset', str(self.clock_offset)]
         return command
 
     def asked(self) -> list[str]:

@@ -2,6 +2,7 @@
 
     python tests/durable/worker.py --db URL --calls FILE --out FILE [--runs N] [--timeout S] [--resume]
         [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer] [--call-id ID] [--events FILE]
+        [--clock-offset S]
 
 The model is a `FunctionModel` that appends one line per call to `--calls` ("ask RUN" before the
 question, "final RUN" after it), so a test can tell whether a call was repeated after a restart.
@@ -17,6 +18,8 @@ back but before the next model step.
 `--call-id ID` makes the model give every call that tool call id, in every run, as providers that
 repeat ids do (`call_0`); `--call-id ''` gives none at all. Without it, each call gets a new id.
 `--events FILE` appends one JSON line per `AskUserAnsweredEvent` (`request_id`, `withdrawn`, ...).
+`--clock-offset S` sets this process's wall clock (`time.time`) S seconds ahead, as if it were restarted S
+seconds later: a deadline test need not sleep through the deadline.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from typing import Any
 
 from dbos import DBOS, SetWorkflowID
@@ -144,7 +148,13 @@ def main() -> int:
     parser.add_argument('--crash', choices=['before-publish', 'after-publish', 'after-answer'], default=None)
     parser.add_argument('--call-id', default=None, help="the tool call id of every call ('' for none)")
     parser.add_argument('--events', default=None, help='append the answered events here')
+    parser.add_argument('--clock-offset', type=float, default=0.0, help='seconds to set the wall clock ahead')
     args = parser.parse_args()
+    if args.clock_offset:
+        # Every wall-clock reading (DBOS's durable sleeps, the answerer's deadline checks) goes through
+        # `time.time`; the event loop's timers use `time.monotonic` and are left alone.
+        real_time = time.time
+        time.time = lambda: real_time() + args.clock_offset
 
     agent = build_agent(args.db, args.calls, args.timeout, args.answerer, args.crash, args.call_id, args.events)
 
