@@ -34,7 +34,7 @@ test-floor:
 		python -c "from importlib.metadata import version; print('floor: pydantic-ai-slim', version('pydantic-ai-slim'))"
 	$(UV) run --isolated --no-dev --resolution lowest-direct \
 		--with 'pytest>=8' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
-		python -m pytest -q -p no:cacheprovider -o addopts='' -m 'not extras' $(FLOOR_TESTS) \
+		env HYPOTHESIS_PROFILE=floor python -m pytest -q -p no:cacheprovider -o addopts='' -m 'not extras' $(FLOOR_TESTS) \
 		--deselect tests/test_public_api.py::test_the_check_of_imported_modules_would_see_a_heavy_import
 
 bench:
