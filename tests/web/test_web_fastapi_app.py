@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
@@ -172,3 +173,25 @@ async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdr
     log = server.log
     assert f'run {run["run_id"]} finished: {WITHDRAWN}' in log, log
     assert TIMED_OUT not in log
+
+
+async def test_a_one_time_login_code_never_reaches_the_servers_access_log(browser: Browser, server: Server) -> None:
+    context = await browser.new_context(viewport={'width': 1280, 'height': 844})
+    context.set_default_timeout(WAIT * 1000)
+    try:
+        page = await context.new_page()
+        run = await start_run(page, server)
+        await page.goto(server.base + run['login'].lstrip('/'))
+        await expect(page.get_by_role('link', name='Window')).to_be_visible()  # signed in: the code worked
+        # A code hidden in another spelling of its name, as the app reads it, is hidden too.
+        other = await context.new_page()
+        await other.goto(server.base + 'ask/login?c%6Fde=' + 'x' * 20 + 'Secret&next=')
+    finally:
+        await context.close()
+    code = parse_qs(urlsplit(run['login']).query)['code'][0]
+    with anyio.fail_after(WAIT):
+        while server.log.count('GET /ask/login?') < 2:
+            await anyio.sleep(0.05)
+    assert 'GET /ask/login?code=REDACTED HTTP/1.1" 303' in server.log
+    assert code not in server.log
+    assert 'Secret' not in server.log
