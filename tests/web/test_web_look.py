@@ -169,7 +169,9 @@ async def test_the_notify_button_stays_inside_the_header_beside_a_long_title(bro
         await context.close()
     bar, brand, button = boxes['bar'], boxes['brand'], boxes['button']
     # Inside the dark bar, within the screen, and never over the title.
-    assert bar['top'] <= button['top'] and button['bottom'] <= bar['bottom'], boxes
+    assert bar['top'] <= button['top'], boxes
+    assert button['bottom'] <= bar['bottom'], boxes
     assert button['right'] <= boxes['width'], boxes
-    assert brand['bottom'] <= bar['bottom'] and brand['right'] <= boxes['width'], boxes
+    assert brand['bottom'] <= bar['bottom'], boxes
+    assert brand['right'] <= boxes['width'], boxes
     assert button['left'] >= brand['right'] or button['top'] >= brand['bottom'], boxes
