@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -201,8 +202,11 @@ def keep_banner_off_the_menu() -> None:
     starts, and the menu of that run's first question is drawn right under it, on the same screen. Pydantic AI
     lets a caller that knows a banner would land in the wrong place spend the claim without showing anything
     (`claim_banner`); without that function (another version), `PYDANTIC_AI_NO_BANNER=1` or
-    `pydantic_ai.BANNER_ENABLED = False` does the same, as the README says.
+    `pydantic_ai.BANNER_ENABLED = False` does the same, as the README says. Only once Pydantic AI is imported
+    (an agent is about): `ask-user ask` draws the menu without it, and must not pay for importing it.
     """
+    if 'pydantic_ai' not in sys.modules:
+        return
     try:
         from pydantic_ai import _display  # pyright: ignore[reportPrivateUsage]
     except ImportError:  # pragma: no cover - a Pydantic AI without the banner
