@@ -35,6 +35,7 @@ EXTRA_OF_MODULE = {
     'pydantic_ai_ask_user.durable': 'dbos',
     'dbos': 'dbos',
     'starlette': 'web',
+    'sse_starlette': 'web',
     'pydantic_ai_ask_user.ui.ag_ui': 'ag-ui',
     'pydantic_ai_ask_user.ui.vercel_ai': 'vercel-ai',
     'pydantic_ai_ask_user.mcp': 'mcp',

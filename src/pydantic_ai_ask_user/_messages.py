@@ -141,7 +141,6 @@ WEB = (
     N_('Your note contains {character}; only plain text and line breaks are allowed.'),
     N_('Your note is blank: write something, or clear it.'),
     N_('Your note is {length} characters long; please keep it to {limit}.'),
-    N_('Your own answer replaces the options: untick the options, or untick "Other".'),
     N_('just now'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from

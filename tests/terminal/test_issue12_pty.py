@@ -54,8 +54,10 @@ def _request(*, notes: bool = False, deadline: float | None = None, multi: bool 
     )
 
 
-async def _ask(answerer: TerminalAnswerer, request: AskUserRequest, pty: PtyPair, keys: Any) -> AskUserResponse:
-    """Ask `request`, run `keys(pty)` (the person), and return the response once the menu is gone."""
+async def _ask(
+    answerer: TerminalAnswerer, request: AskUserRequest, pty: PtyPair, keys: Any, *, drawn: str = '1/1 Database'
+) -> AskUserResponse:
+    """Ask `request`, run `keys(pty)` (the person) once `drawn` is on the screen, and return the response."""
     got: list[AskUserResponse] = []
 
     async def run() -> None:
@@ -64,7 +66,7 @@ async def _ask(answerer: TerminalAnswerer, request: AskUserRequest, pty: PtyPair
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(run)
-            await pty.wait_for('1/1 Database')
+            await pty.wait_for(drawn)
             await keys(pty)
     finally:
         answerer.close()

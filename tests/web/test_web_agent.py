@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from web_support import WAIT, asgi_client, bearer
 
-from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUser
 from pydantic_ai_ask_user.web import WebAnswerer
 
 pytestmark = pytest.mark.anyio
@@ -67,3 +67,27 @@ async def test_a_timeout_withdraws_the_question_and_tells_the_model(web: WebAnsw
     assert len(web.hub) == 0
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web.app), base_url='http://t') as client:
         assert (await client.get('/api/requests', headers=bearer(web))).json() == {'requests': []}
+
+
+async def test_closing_the_answerer_withdraws_the_open_question_and_the_model_is_told_withdrawn_at_once(
+    web: WebAnswerer,
+) -> None:
+    # A shutdown mid-question: the run must not wait for the hour-long timeout, nor be told TIMED_OUT.
+    agent = Agent(model(), capabilities=[AskUser(answerer=web, timeout=3600)])
+    outputs: list[str] = []
+
+    async def run() -> None:
+        outputs.append((await agent.run('migrate')).output)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            while not len(web.hub):
+                await anyio.sleep(0.01)
+            assert web.close() == 1
+        # A model that asks again after the shutdown is told at once too, without waiting for anyone.
+        outputs.append((await agent.run('migrate again')).output)
+    assert outputs == [WITHDRAWN, WITHDRAWN]
+    assert web.closed
+    assert web.app.finished
+    assert len(web.hub) == 0

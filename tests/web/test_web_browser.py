@@ -171,3 +171,30 @@ async def test_the_form_is_answered_with_the_keyboard_alone(tab: Tab, web: WebAn
         assert await job.response() == AskUserResponse(
             answers=(AskUserAnswer('Database', ('SQLite',)), AskUserAnswer('Environments', ('dev', 'production')))
         )
+
+
+@pytest.mark.parametrize('width', [390, 1280])
+async def test_choosing_other_in_a_multi_select_question_unticks_the_options_as_the_terminal_does(
+    tab: Tab, web: WebAnswerer, live: str, width: int
+) -> None:
+    await tab.page.set_viewport_size({'width': width, 'height': 900})
+    async with asking(web, ask_one(multi())) as job:
+        await open_form(tab.page, web, live, job.request)
+        page = tab.page
+        dev, production, other = page.locator('#q0-o0'), page.locator('#q0-o2'), page.locator('#q0-other')
+        await dev.check()
+        await production.check()
+        await other.check()  # "Other" replaces the options: the ticks go, as in the terminal
+        await expect(dev).not_to_be_checked()
+        await expect(production).not_to_be_checked()
+        await dev.check()  # and an option ticked again takes the place of "Other", as a radio button would
+        await expect(other).not_to_be_checked()
+        await page.locator('#q0-custom').fill('only the preview environment')  # typing chooses "Other" again
+        await expect(other).to_be_checked()
+        await expect(dev).not_to_be_checked()
+        await page.get_by_role('button', name='Submit').click()
+        await expect(page.locator('#confirmation')).to_be_visible()
+        assert (await job.response()).answers == (
+            AskUserAnswer('Environments', custom_answer='only the preview environment'),
+        )
+    assert tab.errors == []

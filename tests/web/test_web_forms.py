@@ -15,6 +15,7 @@ from web_support import WAIT, answer_body, ask_one, asking, bearer, csrf_of, mul
 
 from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
+    AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
     StoreError,
@@ -213,3 +214,25 @@ async def test_a_note_sent_after_another_answer_is_given_back_too(client: httpx.
         )
     assert late.status_code == AlreadyAnsweredError.http_status
     assert '<p class="written">only after &lt;the backup&gt;</p>' in late.text
+
+
+async def test_other_with_ticked_options_sends_the_own_answer_as_the_page_and_the_terminal_do(
+    client: httpx.AsyncClient, web: WebAnswerer
+) -> None:
+    # Without scripts nothing unticks the options when "Other" is chosen; the server reads it as the page does:
+    # "Other" with words in its box replaces the options (the box says "instead of the options").
+    async with asking(web, ask_one(multi())) as job:
+        token = csrf_of((await client.get(f'/requests/{job.request.key}')).text)
+        sent = await client.post(
+            f'/requests/{job.request.key}',
+            data={
+                FIELDS.csrf: token,
+                FIELDS.action: FIELDS.answer,
+                FIELDS.choice(0): ['0', '2', FIELDS.other],
+                FIELDS.other_text(0): 'only the preview environment',
+            },
+        )
+        assert sent.status_code == 200, sent.text
+        assert (await job.response()).answers == (
+            AskUserAnswer('Environments', custom_answer='only the preview environment'),
+        )

@@ -8,7 +8,7 @@ import tracemalloc
 
 import anyio
 import pytest
-from web_support import ask_one, multi, single, wait_pending
+from web_support import WAIT, ask_one, multi, single, wait_pending
 
 from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
@@ -16,6 +16,7 @@ from pydantic_ai_ask_user import (
     AskUserRequest,
     AskUserResponse,
     DifferentQuestionsError,
+    QuestionWithdrawn,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -322,3 +323,32 @@ async def test_pending_records_say_when_each_request_was_asked() -> None:
         assert record.workflow_id is None
         group.cancel_scope.cancel()
     assert await hub.pending_records() == ()
+
+
+async def test_withdraw_all_ends_every_wait_with_question_withdrawn_and_a_late_answer_is_refused() -> None:
+    hub = QuestionHub()
+    first, second = ask_one(single('First')), ask_one(multi('Second'))
+    raised: list[str] = []
+    events = hub.events()
+
+    async def ask(request: AskUserRequest) -> None:
+        try:
+            await hub.ask(request)
+        except QuestionWithdrawn as error:
+            raised.append(error.reason)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, first)
+            group.start_soon(ask, first)  # a replay joins the same wait, and is withdrawn too
+            group.start_soon(ask, second)
+            await wait_pending(hub, first.id)
+            await wait_pending(hub, second.id)
+            assert hub.withdraw_all('shutting down') == 2
+    assert raised == ['shutting down'] * 3
+    assert len(hub) == 0
+    with pytest.raises(WithdrawnError):
+        await hub.respond(first.key, AskUserResponse(cancelled=True))
+    kinds = [(await anext(events)).kind for _ in range(4)]
+    assert kinds == ['requested', 'requested', 'withdrawn', 'withdrawn']
+    assert hub.withdraw_all() == 0

@@ -136,3 +136,42 @@ async def test_inbox_rows_with_long_run_ids_fit_a_phone_screen(phone: Page) -> N
         await expect(phone.locator('#pending time').first).to_have_text('asked 2 minutes ago')
         await phone.screenshot(path=str(ARTIFACTS / 'web-phone-inbox-runs.png'), full_page=True)
         assert await phone.evaluate(NO_OVERFLOW), await phone.evaluate('document.scrollingElement.scrollWidth')
+
+
+LONG_TITLE = 'Questions from the quarterly migration agent of the payments platform team'
+"""A title longer than a phone's header is wide."""
+
+NOTIFY_PERMISSION_DEFAULT = "Object.defineProperty(Notification, 'permission', { get: () => 'default' });"
+"""As in a browser that has not been asked yet: the inbox offers "Notify me"."""
+
+HEADER_BOXES = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {bar: box(document.querySelector('header.bar')), brand: box(document.querySelector('.brand')),
+          button: box(document.getElementById('notify-me')), width: document.documentElement.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize('width', [390, 1280])
+async def test_the_notify_button_stays_inside_the_header_beside_a_long_title(browser: Browser, width: int) -> None:
+    web = WebAnswerer(title=LONG_TITLE)
+    context = await browser.new_context(viewport={'width': width, 'height': 844})
+    context.set_default_timeout(WAIT * 1000)
+    await context.add_init_script(NOTIFY_PERMISSION_DEFAULT)
+    try:
+        async with serve(web.app) as live:
+            page = await context.new_page()
+            await page.goto(web.login_url(live))
+            await expect(page.locator('#notify-me')).to_be_visible()
+            boxes = await page.evaluate(HEADER_BOXES)
+            ARTIFACTS.mkdir(exist_ok=True)
+            await page.screenshot(path=str(ARTIFACTS / f'web-header-{width}.png'))
+    finally:
+        await context.close()
+    bar, brand, button = boxes['bar'], boxes['brand'], boxes['button']
+    # Inside the dark bar, within the screen, and never over the title.
+    assert bar['top'] <= button['top'], boxes
+    assert button['bottom'] <= bar['bottom'], boxes
+    assert button['right'] <= boxes['width'], boxes
+    assert brand['bottom'] <= bar['bottom'], boxes
+    assert brand['right'] <= boxes['width'], boxes
+    assert button['left'] >= brand['right'] or button['top'] >= brand['bottom'], boxes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -118,6 +119,8 @@ class TerminalAnswerer(RenamedCustomOptions):
         self._lock_loop = None
         self._menus = []
         self._redraw = None
+        if tty is None:
+            keep_banner_off_the_menu()
 
     def terminal(self) -> Terminal:
         """The terminal this answerer asks in, opened on first use; `CannotAskError` when there is none."""
@@ -190,3 +193,24 @@ class TerminalAnswerer(RenamedCustomOptions):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.close()
+
+
+def keep_banner_off_the_menu() -> None:
+    """Spend Pydantic AI's once-per-process first-run banner, so that it never prints just above the menu.
+
+    The banner (the agent, the model, where to set up Logfire) goes to the terminal's stderr as the first run
+    starts, and the menu of that run's first question is drawn right under it, on the same screen. Pydantic AI
+    lets a caller that knows a banner would land in the wrong place spend the claim without showing anything
+    (`claim_banner`); without that function (another version), `PYDANTIC_AI_NO_BANNER=1` or
+    `pydantic_ai.BANNER_ENABLED = False` does the same, as the README says. Only once Pydantic AI is imported
+    (an agent is about): `ask-user ask` draws the menu without it, and must not pay for importing it.
+    """
+    if 'pydantic_ai' not in sys.modules:
+        return
+    try:
+        from pydantic_ai import _display  # pyright: ignore[reportPrivateUsage]
+    except ImportError:  # pragma: no cover - a Pydantic AI without the banner
+        return
+    claim: object = getattr(_display, 'claim_banner', None)
+    if callable(claim):
+        claim()

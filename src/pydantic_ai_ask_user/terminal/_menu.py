@@ -21,7 +21,7 @@ from .._answers import (
 from .._i18n import DEFAULT_LANGUAGE, N_, translator
 from .._questions import Question
 from .._text import find_forbidden_character
-from ._render import Fragment, Line, cell_width, clean, wrap
+from ._render import Fragment, Line, cell_width, clean, wrap, wrap_parts
 
 __all__ = (
     'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH',
@@ -100,6 +100,9 @@ class RenamedCustomOptions:
 
 CUSTOM_ROW_LABEL = N_('Type my own answer')
 """The label of the row that opens the text field."""
+
+HELP_SEPARATOR = ' · '
+"""Between two key hints of the help row."""
 
 _CARET = '\ue000'
 """A private-use character marking the caret inside the text while it is wrapped; drawn as `_CARET_GLYPH`."""
@@ -560,7 +563,7 @@ class Menu(RenamedCustomOptions):
             rows.extend(self._note_rows(width))
         if self.message:
             rows.extend([('class:message', row)] for row in wrap(self.message, width))
-        rows.extend([('class:help', row)] for row in wrap(self._help(), width))
+        rows.extend([('class:help', row)] for row in wrap_parts(self._help(), HELP_SEPARATOR, width))
         return rows
 
     def _add_time_left(self, rows: list[Line], width: int) -> None:
@@ -581,7 +584,8 @@ class Menu(RenamedCustomOptions):
         index = number - 1
         option = self.question.options[index]
         current = self.state.cursor == index
-        pointer = '❯ ' if current else '  '
+        # One `❯`, where the keys go: while a note is edited it is on the note, and this row keeps only its highlight.
+        pointer = '❯ ' if current and not self.noting else '  '
         if self.question.multi_select:
             pointer += '[x] ' if index in self.state.picked else '[ ] '
         lead = f'{pointer}{number}. '
@@ -654,10 +658,11 @@ class Menu(RenamedCustomOptions):
             return []
         return [[('class:note', self._one_row('  + ', f'{label} {state.note}', width))]]
 
-    def _help(self) -> str:
+    def _help(self) -> list[str]:
+        """The key hints for the present state, each drawn whole (`wrap_parts` breaks the help between hints)."""
         _ = self._
         if self.noting:
-            return ' · '.join((_('Enter or Tab done'), _('←→ move in text'), _('Esc decline')))
+            return [_('Enter or Tab done'), _('←→ move in text'), _('Esc decline')]
         parts: list[str] = []
         if self.typing:
             parts.append(_('Enter confirm the ticked options') if self.state.picked else _('Enter send'))
@@ -677,4 +682,4 @@ class Menu(RenamedCustomOptions):
         if self.request.notes:
             parts.append(_('Tab note'))
         parts.append(_('Esc decline'))
-        return ' · '.join(parts)
+        return parts

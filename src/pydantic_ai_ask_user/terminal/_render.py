@@ -8,7 +8,7 @@ from wcwidth import wcwidth  # pyright: ignore[reportUnknownVariableType]
 
 from .._text import printable
 
-__all__ = ('Fragment', 'Line', 'cell_width', 'clean', 'wrap', 'to_fragments')
+__all__ = ('Fragment', 'Line', 'cell_width', 'clean', 'wrap', 'wrap_parts', 'to_fragments')
 
 Fragment = tuple[str, str]
 """A run of text and the prompt_toolkit style it is drawn in: `(style, text)`."""
@@ -83,6 +83,29 @@ def wrap(text: str, width: int) -> list[str]:
     rows: list[str] = []
     for paragraph in text.split('\n'):
         rows.extend(_wrap_paragraph(clean(paragraph), width))
+    return rows
+
+
+def wrap_parts(parts: Sequence[str], separator: str, width: int) -> list[str]:
+    """`parts` joined by `separator` in rows of at most `width` cells, broken between parts, never inside one.
+
+    A key hint cut in two ("Esc 답하지" / "않기") reads as two hints; a part wider than a row on its own is
+    wrapped at its spaces (`wrap`). Widths are display cells, so a Korean letter counts two.
+    """
+    width = max(width, 1)
+    rows: list[str] = []
+    row = ''
+    for part in (clean(part) for part in parts):
+        joined = f'{row}{separator}{part}' if row else part
+        if cell_width(joined) <= width:
+            row = joined
+            continue
+        if row:
+            rows.append(row)
+        *whole, row = wrap(part, width) or ['']
+        rows.extend(whole)
+    if row:
+        rows.append(row)
     return rows
 
 

@@ -7,7 +7,7 @@ import logging
 import urllib.parse
 from typing import Any
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user._notify import WebhookNotifier
 from pydantic_ai_ask_user._text import printable
 
@@ -26,7 +26,8 @@ class WebAnswerer:
     Serve `.app` (an ASGI app; mount it under any prefix of a Starlette or FastAPI application, or run
     it with `serve`), give the person a link from `login_url`, and pass the answerer to
     `AskUser(answerer=...)`. The run waits inside the tool call until the form is submitted; cancelling
-    the run or a timeout withdraws the question, and the page says it is no longer waiting.
+    the run or a timeout withdraws the question, and the page says it is no longer waiting. As the
+    server shuts down, `close()` withdraws every open question, and each waiting run's model is told so.
 
     `options` (a `WebOptions`) says how the pages and the API behave; its fields may also be given as
     keyword arguments: `WebAnswerer(title='Deploys')`. `hub` is where the requests wait (a new
@@ -59,6 +60,7 @@ class WebAnswerer:
         self.base_url = base_url
         """Where `app` is served, absolute: the start of the link in each webhook."""
         self._sending: set[asyncio.Task[bool]] = set()
+        self._closed: str | None = None
 
     def __repr__(self) -> str:
         notify = '' if self.notify is None else f', notify={self.notify!r}'
@@ -76,7 +78,12 @@ class WebAnswerer:
         return self.options.max_custom_answer_length
 
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
-        """Show `request` in the inbox and wait for the person's answer (or their decline)."""
+        """Show `request` in the inbox and wait for the person's answer (or their decline).
+
+        After `close()`, raises `QuestionWithdrawn` at once: nobody is left to answer.
+        """
+        if self._closed is not None:
+            raise QuestionWithdrawn(self._closed)
         if self.notify is None:
             return await self.hub.ask(request)
         waiting = [True]
@@ -85,6 +92,26 @@ class WebAnswerer:
             return await self.hub.ask(request)
         finally:
             waiting[0] = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called: questions are withdrawn, not shown."""
+        return self._closed is not None
+
+    def close(self, reason: str = 'the server is shutting down') -> int:
+        """Withdraw every open question and every later one, as the server shuts down; returns how many were open.
+
+        Call it when your application stops (a FastAPI or Starlette lifespan's shutdown). Each run waiting on
+        a question gets `QuestionWithdrawn(reason)` from this answerer, so `AskUser` gives its model `WITHDRAWN`
+        (nobody answered, nobody declined) and the run goes on at once, instead of holding the shutdown until
+        `AskUser(timeout=...)` runs out and then telling the model `TIMED_OUT`. A question asked after it is
+        withdrawn at once, so a model that asks again cannot hold the shutdown either. Open pages are told
+        the server has finished (`AskUserApp.finish`). Calling it again does nothing more.
+        """
+        if self._closed is None:
+            self._closed = reason
+        self.app.finish()
+        return self.hub.withdraw_all(self._closed)
 
     def question_url(self, request_id: str) -> str | None:
         """The absolute link to the page of a question on this server, from `base_url`; `None` without one.

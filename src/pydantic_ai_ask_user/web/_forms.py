@@ -198,8 +198,8 @@ def _judge(question: Question, entered: Entered, limit: int, t: Translator) -> t
     _ = t.gettext
     written = bool(entered.text.strip())
     if entered.other or (written and not entered.picked):
-        if entered.picked:
-            return _('Your own answer replaces the options: untick the options, or untick "Other".'), None
+        # "Other" replaces the options: the page unticks them when it is chosen, as the terminal does, and a form
+        # sent without the page's script (options and "Other" both ticked) means the same: the words in the box.
         if not written:
             return _('Write your answer in the box under "Other", or pick one of the options.'), None
         text = entered.text.replace('\r\n', '\n').replace('\r', '\n')

@@ -16,6 +16,7 @@ from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
     AskUserRequest,
     AskUserResponse,
+    QuestionWithdrawn,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -51,13 +52,14 @@ class HubRecord:
 class _Waiting:
     """One pending request, and the event its asker waits on."""
 
-    __slots__ = ('askers', 'created_at', 'done', 'request', 'response')
+    __slots__ = ('askers', 'created_at', 'done', 'request', 'response', 'withdrawn')
 
     def __init__(self, request: AskUserRequest) -> None:
         self.request = request
         self.created_at = time.time()
         self.done = anyio.Event()
         self.response: AskUserResponse | None = None
+        self.withdrawn: str | None = None
         self.askers = 0
 
 
@@ -123,9 +125,11 @@ class QuestionHub:
             raise
         finally:
             waiting.askers -= 1
-            if waiting.response is None and not waiting.askers:
+            if waiting.response is None and waiting.withdrawn is None and not waiting.askers:
                 del self._pending[key]
                 self._finish(key, 'withdrawn')
+        if waiting.withdrawn is not None:
+            raise QuestionWithdrawn(waiting.withdrawn)
         response = waiting.response
         if response is None:  # pragma: no cover - `done` is only set once a response is stored
             raise RuntimeError(f'request {key!r} was released without a response')
@@ -155,6 +159,22 @@ class QuestionHub:
         del self._pending[request_id]
         self._finish(request_id, 'answered', waiting.request, response)
         waiting.done.set()
+
+    def withdraw_all(self, reason: str = 'the server is shutting down') -> int:
+        """Withdraw every waiting request, e.g. as the server shuts down; returns how many there were.
+
+        Each asker's wait raises `QuestionWithdrawn(reason)`, so `AskUser` gives its model `WITHDRAWN` (never
+        `TIMED_OUT` or `DECLINED`: nobody answered, nobody declined) and the run goes on at once instead of
+        waiting for its timeout. A `withdrawn` event is sent for each; a late answer gets `WithdrawnError`.
+        Requests asked afterwards wait as usual (`WebAnswerer.close` refuses them too).
+        """
+        withdrawn = tuple(self._pending.values())
+        self._pending.clear()
+        for waiting in withdrawn:
+            waiting.withdrawn = reason
+            self._finish(waiting.request.key, 'withdrawn')
+            waiting.done.set()
+        return len(withdrawn)
 
     def events(self) -> AsyncIterator[StoreEvent]:
         """Events from this call on: requested, answered, withdrawn. Stop iterating (or `aclose()`) to unsubscribe."""

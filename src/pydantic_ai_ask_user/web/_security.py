@@ -10,6 +10,7 @@ import re
 import secrets
 import time
 import traceback
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -255,7 +256,9 @@ def _digest(value: str) -> bytes:
 class SecurityHeaders:
     """ASGI middleware adding the strict CSP, nosniff, no framing, no referrer and no caching to every response.
 
-    It wraps everything else, Starlette's own error responses included.
+    It wraps everything else, Starlette's own error responses included. As the response starts it also takes a
+    one-time login code out of the request's query (`hide_login_code`): the server's access log (uvicorn's) is
+    written at that moment, from this very scope, so it shows `code=REDACTED`, never the code.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -268,6 +271,7 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message['type'] == 'http.response.start':
+                hide_login_code(scope)
                 headers: list[tuple[bytes, bytes]] = list(message.get('headers', []))
                 present = {name.lower() for name, _ in headers}
                 for name, value in _HEADERS:
@@ -277,6 +281,28 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+REDACTED = 'REDACTED'
+"""What a one-time login code reads as in the query a server logs."""
+
+
+def hide_login_code(scope: Scope) -> None:
+    """Replace the value of every `code` parameter of the request's query with `REDACTED`, in place.
+
+    Once the app has read the code (a login redeems it before it answers): a server logs the request's path and
+    query from the scope it handed the app, when the response starts, and a code in its log would be a login for
+    whoever reads the log while the code is still fresh. The key is compared decoded, as the app reads it (so
+    `c%6Fde=` is hidden too); a query with no code is left as it was.
+    """
+    query: bytes = scope.get('query_string', b'')
+    if not query:
+        return
+    pairs = urllib.parse.parse_qsl(query.decode('latin-1'), keep_blank_values=True)
+    if all(name != 'code' for name, _ in pairs):
+        return
+    hidden = [(name, REDACTED if name == 'code' else value) for name, value in pairs]
+    scope['query_string'] = urllib.parse.urlencode(hidden).encode('ascii')
 
 
 _HEADERS: tuple[tuple[bytes, bytes], ...] = (

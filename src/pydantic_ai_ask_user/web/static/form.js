@@ -1,5 +1,8 @@
 // Small helps on the answer form; it works without them.
 // - Typing in an "Other" box ticks its "Other" choice.
+// - In a multi-select question "Other" replaces the options, as in the terminal: choosing it unticks them,
+//   and ticking an option unticks "Other" (radio buttons do both by themselves). The server reads a form
+//   sent without this help the same way: "Other" with words in its box is the answer.
 // - Errors from the server take the focus; otherwise the first choice does.
 // - If the question is answered elsewhere (another tab, another person), the agent stops waiting,
 //   or the server finishes, the form says so at once and can no longer be sent; what was typed stays.
@@ -8,10 +11,28 @@
   const form = document.getElementById('answer-form');
   if (!form) return;
 
+  function chooseOther(other) {
+    form.querySelectorAll('input[type="checkbox"]').forEach(function (box) {
+      if (box.name === other.name && box !== other) box.checked = false;
+    });
+  }
+
   form.querySelectorAll('textarea[data-other]').forEach(function (box) {
+    const other = document.getElementById(box.dataset.other);
+    if (!other) return;
     box.addEventListener('input', function () {
-      const other = document.getElementById(box.dataset.other);
-      if (other && box.value.trim() !== '' && !other.checked) other.checked = true;
+      if (box.value.trim() === '' || other.checked) return;
+      other.checked = true;
+      if (other.type === 'checkbox') chooseOther(other);
+    });
+    if (other.type !== 'checkbox') return;
+    form.querySelectorAll('input[type="checkbox"]').forEach(function (option) {
+      if (option.name !== other.name) return;
+      option.addEventListener('change', function () {
+        if (!option.checked) return;
+        if (option === other) chooseOther(other);
+        else other.checked = false;
+      });
     });
   });
 

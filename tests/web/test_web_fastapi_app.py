@@ -1,0 +1,197 @@
+"""The README's FastAPI application, served by the real uvicorn, driven by Chromium at phone and desktop widths.
+
+The example is taken from README.md as written, saved as `app.py`, and run by `uvicorn.run('app:api')` in
+a process of its own, with its signal handlers: the shutdown test sends it a real SIGTERM mid-question.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import pytest
+from anyio.abc import Process
+from playwright.async_api import Browser, Page, expect
+from pytest_examples import find_examples
+from web_support import WAIT
+
+from pydantic_ai_ask_user import TIMED_OUT, WITHDRAWN
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+README = Path(__file__).resolve().parents[2] / 'README.md'
+
+LAUNCHER = """\
+import logging
+
+import uvicorn
+
+logging.basicConfig(level=logging.INFO, format='%(name)s %(levelname)s %(message)s')
+uvicorn.run('app:api', host='127.0.0.1', port=0)
+"""
+"""How a user starts it (`uvicorn app:api`), with the application's own log lines shown too."""
+
+WIDTHS = [pytest.param(390, id='phone'), pytest.param(1280, id='desktop')]
+
+
+def readme_app() -> str:
+    (example,) = [example for example in find_examples(str(README)) if 'FastAPI(lifespan=lifespan)' in example.source]
+    return example.source
+
+
+@dataclass
+class Server:
+    """The example served by uvicorn in its own process, and everything it logged."""
+
+    process: Process
+    base: str = ''
+    output: list[str] = field(default_factory=list[str])
+
+    @property
+    def log(self) -> str:
+        return '\n'.join(self.output)
+
+
+async def _read(server: Server, started: anyio.Event) -> None:
+    assert server.process.stdout is not None
+    buffered = ''
+    async for chunk in server.process.stdout:
+        buffered += chunk.decode(errors='replace')
+        *lines, buffered = buffered.split('\n')
+        server.output.extend(lines)
+        for line in lines:
+            if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
+                server.base = found.group(1) + '/'
+                started.set()
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    (tmp_path / 'app.py').write_text(readme_app(), encoding='utf-8')
+    (tmp_path / 'launch.py').write_text(LAUNCHER, encoding='utf-8')
+    process = await anyio.open_process(
+        [sys.executable, 'launch.py'], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    served = Server(process)
+    started = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read, served, started)
+        try:
+            with anyio.fail_after(WAIT):
+                await started.wait()
+            yield served
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            group.cancel_scope.cancel()
+
+
+async def start_run(page: Page, server: Server) -> dict[str, Any]:
+    """`POST /runs` from the page, and follow the run's events; returns what the request returned at once."""
+    # A page of the application's origin outside the inbox, whose security policy would refuse the test's scripts.
+    await page.goto(server.base + 'openapi.json')
+    started: dict[str, Any] = await page.evaluate(
+        """async () => {
+            const reply = await fetch('/runs?task=' + encodeURIComponent('Migrate the orders database'), {method: 'POST'});
+            const run = await reply.json();
+            window.seen = [];
+            const events = new EventSource(run.events);
+            for (const kind of ['question', 'answered', 'withdrawn', 'output', 'failed']) {
+                events.addEventListener(kind, (event) => window.seen.push(JSON.parse(event.data)));
+            }
+            events.addEventListener('output', () => events.close());
+            return run;
+        }"""
+    )
+    return started
+
+
+async def seen(page: Page, kind: str) -> dict[str, str]:
+    await page.wait_for_function(f'window.seen.some((event) => event.kind === {kind!r})', timeout=WAIT * 1000)
+    events: list[dict[str, str]] = await page.evaluate('window.seen')
+    return next(event for event in events if event['kind'] == kind)
+
+
+@pytest.mark.parametrize('width', WIDTHS)
+async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows_it_to_the_answer(
+    browser: Browser, server: Server, width: int
+) -> None:
+    context = await browser.new_context(viewport={'width': width, 'height': 844})
+    context.set_default_timeout(WAIT * 1000)
+    try:
+        follower, answerer = await context.new_page(), await context.new_page()
+        run = await start_run(follower, server)
+        assert set(run) == {'run_id', 'events', 'login'}
+        question = await seen(follower, 'question')
+        # The one-time link signs this browser in; the question's page comes from the run's own event.
+        await answerer.goto(server.base + run['login'].lstrip('/'))
+        inbox_link = answerer.get_by_role('link', name='Window')
+        await expect(inbox_link).to_be_visible()
+        await answerer.goto(server.base + question['page'].lstrip('/'))
+        await answerer.get_by_label('Tonight', exact=True).check()
+        await answerer.get_by_role('button', name='Submit').click()
+        await expect(answerer.locator('#confirmation')).to_be_visible()
+        await seen(follower, 'answered')
+        assert (await seen(follower, 'output'))['text'] == '{"Window":["Tonight"]}'
+        # Each request makes its own link: the one already used signs nobody in.
+        assert (await start_run(follower, server))['login'] != run['login']
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize('width', WIDTHS)
+async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdrawn_not_timed_out(
+    browser: Browser, server: Server, width: int
+) -> None:
+    context = await browser.new_context(viewport={'width': width, 'height': 844})
+    context.set_default_timeout(WAIT * 1000)
+    try:
+        follower, answerer = await context.new_page(), await context.new_page()
+        run = await start_run(follower, server)
+        question = await seen(follower, 'question')
+        await answerer.goto(server.base + run['login'].lstrip('/'))
+        await answerer.goto(server.base + question['page'].lstrip('/'))
+        await expect(answerer.locator('#answer-form')).to_be_visible()
+        # The question is open in a browser and followed by another page: the server is told to stop.
+        server.process.send_signal(signal.SIGTERM)
+        # AskUser's timeout is 600 s: had the shutdown waited for it, this bound would run out first.
+        with anyio.fail_after(min(WAIT, 300)):
+            returncode = await server.process.wait()
+    finally:
+        await context.close()
+    # uvicorn ends by re-raising the signal it caught, as a process killed by it would end.
+    assert returncode in (0, -signal.SIGTERM), server.log
+    log = server.log
+    assert f'run {run["run_id"]} finished: {WITHDRAWN}' in log, log
+    assert TIMED_OUT not in log
+
+
+async def test_a_one_time_login_code_never_reaches_the_servers_access_log(browser: Browser, server: Server) -> None:
+    context = await browser.new_context(viewport={'width': 1280, 'height': 844})
+    context.set_default_timeout(WAIT * 1000)
+    try:
+        page = await context.new_page()
+        run = await start_run(page, server)
+        await page.goto(server.base + run['login'].lstrip('/'))
+        await expect(page.get_by_role('link', name='Window')).to_be_visible()  # signed in: the code worked
+        # A code hidden in another spelling of its name, as the app reads it, is hidden too.
+        other = await context.new_page()
+        await other.goto(server.base + 'ask/login?c%6Fde=' + 'x' * 20 + 'Secret&next=')
+    finally:
+        await context.close()
+    code = parse_qs(urlsplit(run['login']).query)['code'][0]
+    with anyio.fail_after(WAIT):
+        while server.log.count('GET /ask/login?') < 2:
+            await anyio.sleep(0.05)
+    assert 'GET /ask/login?code=REDACTED HTTP/1.1" 303' in server.log
+    assert code not in server.log
+    assert 'Secret' not in server.log
