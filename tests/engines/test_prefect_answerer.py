@@ -181,3 +181,50 @@ def test_a_question_suspends_the_run_survives_kill_9_and_resumes_without_calling
 async def _pending_after(flow_run_id: UUID, pending_questions: Any) -> Any:
     # The run is scheduled, runs, and suspends again under the next key: the question waits once it is suspended.
     return await pending_questions(flow_run_id) if (await _state(flow_run_id)).is_paused() else []
+
+
+def _agent(*capabilities: Any, timeout: float | None = None) -> Any:
+    from pydantic_ai import Agent
+
+    from pydantic_ai_ask_user import AskUser
+    from pydantic_ai_ask_user.prefect import PrefectAnswerer
+    from pydantic_ai_ask_user.testing import asking_model
+
+    return Agent(
+        asking_model(),
+        name='asker',
+        capabilities=[*capabilities, AskUser(answerer=PrefectAnswerer(), timeout=timeout)],
+    )
+
+
+def _ask_in_a_flow(agent: Any) -> str:
+    """Run `agent` in a flow run of this process (no deployment); the error it ends with."""
+    from prefect import flow
+
+    @flow(name='ask-here')
+    async def ask_here() -> str:
+        try:
+            await agent.run('migrate')
+        except Exception as error:
+            return f'{type(error).__name__}: {error}'
+        return 'no error'
+
+    return asyncio.run(ask_here())  # pyright: ignore[reportArgumentType]
+
+
+def test_a_prefect_answerer_refuses_a_timeout_and_an_agent_without_prefect_durability(served: Served) -> None:
+    from pydantic_ai.durable_exec.prefect import PrefectDurability
+
+    # A suspended run runs no code, so nothing could act at the deadline: refused before the run is suspended.
+    timed = _ask_in_a_flow(_agent(PrefectDurability(), timeout=60))
+    assert timed.startswith('UserError: PrefectAnswerer cannot apply AskUser(timeout=...)'), timed
+    # Without PrefectDurability the model call is no task, and the run id is random: the resumed run would ask anew.
+    bare = _ask_in_a_flow(_agent())
+    assert bare.startswith('UserError: PrefectAnswerer needs the agent to run with PrefectDurability'), bare
+
+
+def test_a_prefect_answerer_outside_a_flow_says_where_it_waits() -> None:
+    from pydantic_ai.exceptions import UserError
+
+    with pytest.raises(UserError, match='PrefectAnswerer suspends the Prefect flow run that runs the agent'):
+        asyncio.run(_agent().run('migrate'))
