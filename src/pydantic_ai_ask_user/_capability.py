@@ -34,7 +34,7 @@ from ._answers import (
     durable_answerer,
 )
 from ._asking import wait_for_answer
-from ._durable import ask_in_dbos_step, durable_engine, refusal_message, temporal_workflow_time
+from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
@@ -422,7 +422,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
             raise
-        except BaseException:
+        except BaseException as error:
+            if is_suspension(error):
+                # The engine stopped the run to wait (`PrefectAnswerer` suspended the flow run): the question is handed
+                # out, not withdrawn, and the resumed run gets its answer from this same call.
+                observation.finish('deferred')
+                raise
             observation.finish('withdrawn')
             # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
             # The error that ended the wait is the one to raise, not one of an engine refusing steps once cancelled.

@@ -34,7 +34,7 @@ import anyio
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse
 
-__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message', 'temporal_workflow_time')
+__all__ = ('durable_engine', 'ask_in_dbos_step', 'is_suspension', 'refusal_message', 'temporal_workflow_time')
 
 
 def durable_engine(capabilities: Iterable[Any]) -> str | None:
@@ -59,6 +59,14 @@ def durable_engine(capabilities: Iterable[Any]) -> str | None:
     if prefect is not None and cast(Any, prefect).FlowRunContext.get() is not None:
         return 'Prefect'
     return None
+
+
+def is_suspension(error: BaseException) -> bool:
+    """Whether `error` is an engine stopping the run to wait, to resume it later: Prefect's `Pause`, raised when a
+    flow run is suspended. The run's process exits; the run is not cancelled, and its question not withdrawn.
+    """
+    prefect = sys.modules.get('prefect.exceptions')
+    return prefect is not None and isinstance(error, cast(Any, prefect).Pause)
 
 
 def temporal_workflow_time() -> float | None:
