@@ -478,9 +478,19 @@ async def test_a_second_ask_user_given_to_one_run_is_refused_when_the_run_starts
     model = script([ask_call(question('Database'))])
     agent = _agent(model, answerer)
     with pytest.raises(UserError, match='This agent has 2 AskUser capabilities'):
-        await agent.run('migrate', capabilities=[AskUser(answerer=ScriptedAnswerer(default=1))])
+        await agent.run('migrate', capabilities=[AskUser(answerer=ScriptedAnswerer(default=1), id='other')])
     assert answerer.requests == []
     assert model.seen == []
+
+
+async def test_an_ask_user_given_to_one_run_with_the_same_id_replaces_the_agents_for_that_run() -> None:
+    # Pydantic AI's rule for a run-level capability with the id of an agent-level one: it overrides it, whole.
+    agents, runs = ScriptedAnswerer(default=0), ScriptedAnswerer(default=1)
+    model = script([ask_call(question('Database'))])
+    await _agent(model, agents).run('migrate', capabilities=[AskUser(answerer=runs)])
+    assert agents.requests == []
+    assert [request.questions[0].header for request in runs.requests] == ['Database']
+    assert _only_result(model) == {'Database': ['SQLite']}
 
 
 def test_combining_two_ask_user_is_refused() -> None:

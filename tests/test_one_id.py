@@ -8,7 +8,8 @@ import anyio
 import pytest
 from ask_user_support import Watch, ask_call, question, script
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
-from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import (
     TIMED_OUT,
@@ -69,6 +70,22 @@ async def test_a_validation_retry_keeps_the_id_of_the_call_that_is_finally_asked
 def test_the_toolset_has_a_stable_id() -> None:
     assert AskUser(answerer=None).get_toolset().id == DEFAULT_ID == 'ask_user'
     assert AskUser(answerer=None, id='questions').get_toolset().id == 'questions'
+
+
+async def test_the_tool_the_model_is_sent_names_the_same_capability_in_every_run() -> None:
+    # Durable engines hash the tool definitions into the key that replays a model request (Prefect's task cache
+    # key). Pydantic AI names a capability without an id anew in every run ('<ask_user:5f3a2c>'), so with that
+    # name a resumed Prefect flow run would miss the recorded response and call the model again.
+    seen: list[str | None] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.extend(tool.capability_id for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    agent = Agent(FunctionModel(model), capabilities=[AskUser(answerer=None)])
+    await agent.run('one')
+    await agent.run('two')
+    assert seen == [DEFAULT_ID, DEFAULT_ID]
 
 
 # --- An answer the person was told was taken is never dropped ---

@@ -34,6 +34,7 @@ SEED_NAMES = {
 
 HEAVY = ['prompt_toolkit', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'mcp', 'dbos', 'psycopg', 'sqlalchemy']
 HEAVY += ['temporalio']  # imported only by `pydantic_ai_ask_user.temporal`
+HEAVY += ['prefect']  # imported only by `pydantic_ai_ask_user.prefect`
 HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `pydantic_ai_ask_user.ui.ag_ui`
 
 
@@ -46,6 +47,7 @@ PUBLIC_MODULES = [
     pytest.param('pydantic_ai_ask_user.web', id='web', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.durable', id='durable', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.mcp', id='mcp', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.prefect', id='prefect', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.ui.ag_ui', id='ui.ag_ui', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.ui.vercel_ai', id='ui.vercel_ai', marks=pytest.mark.extras),
 ]

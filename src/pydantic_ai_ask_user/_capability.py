@@ -34,7 +34,7 @@ from ._answers import (
     durable_answerer,
 )
 from ._asking import wait_for_answer
-from ._durable import ask_in_dbos_step, durable_engine, refusal_message, temporal_workflow_time
+from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
@@ -65,15 +65,17 @@ A wait without a limit is `timeout=None`, not a huge number.
 """
 
 DEFAULT_ID = 'ask_user'
-"""The toolset's `id` unless the capability has one: durable engines name their steps and activities after it."""
+"""The capability's and its toolset's `id` unless you give one: durable engines name steps and key replays after it."""
 
-TOOL_METADATA: Mapping[str, Any] = {'temporal': False}
-"""The metadata of `ask_user_question`: under Temporal, the tool runs in workflow code, not in an activity.
+TOOL_METADATA: Mapping[str, Any] = {'temporal': False, 'prefect': False}
+"""The metadata of `ask_user_question`: under Temporal and Prefect, the tool runs in workflow or flow code, not in
+an activity or a task.
 
 Deferred, it does no I/O (it emits `AskUserRequestedEvent` and defers), and emitting works only in workflow code,
 where the event reaches the run's event stream handler; a `TemporalAnswerer` waits there on a durable timer and
 an Update. Any other live answerer is refused under Temporal before the tool can run. An activity would also
-send the validated questions through a JSON round trip their schema is not made for.
+send the validated questions through a JSON round trip their schema is not made for. Under Prefect, only flow
+code may suspend the flow run, which is how `PrefectAnswerer` waits; a task may not.
 """
 
 INSTRUCTIONS = (
@@ -216,6 +218,15 @@ class AskUser(AbstractCapability[AgentDepsT]):
     Adds the optional `recommended` field to the tool's schema and a sentence to its description; front
     ends show the recommendation and put the cursor on it, and the person still picks. Off by default: the
     field is not in the schema, and a call that sets it gets a validation retry.
+    """
+
+    id: str | None = DEFAULT_ID
+    """The capability's id within a run (Pydantic AI's `AbstractCapability.id`), `'ask_user'` unless you name it.
+
+    A stable default, not Pydantic AI's random per-run one for a capability without an id: the id is in the tool
+    definitions every model request sends, which durable engines hash into the key that replays the request.
+    With a random one, Prefect could not find the recorded model response after a flow run resumes, and would
+    call the model again. The toolset has the same id, which engines name their steps and activities after.
     """
 
     receipt_key: bytes | str | None = field(default=None, repr=False)
@@ -411,7 +422,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
             raise
-        except BaseException:
+        except BaseException as error:
+            if is_suspension(error):
+                # The engine stopped the run to wait (`PrefectAnswerer` suspended the flow run): the question is handed
+                # out, not withdrawn, and the resumed run gets its answer from this same call.
+                observation.finish('deferred')
+                raise
             observation.finish('withdrawn')
             # Cancelled (or aborted by a durable engine) while waiting: release the listeners all the same.
             # The error that ended the wait is the one to raise, not one of an engine refusing steps once cancelled.

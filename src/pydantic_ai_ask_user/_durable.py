@@ -12,8 +12,12 @@ answer. So inside a durable run the answer is recorded by the engine before the 
   emits its event to the run's event stream handler and pauses the run, and `TemporalAnswerer` waits
   there on a durable timer for an Update. Any other live answerer is refused at run start: it would do
   its I/O in workflow code, which Temporal forbids, and a replay would ask again.
-- Prefect and any other engine: a live wait is refused at run start. There, the tool call runs inside
-  a task with its own timeout and retries, which is no place to wait for a person; defer the call
+- Prefect: the tool runs in flow code (its `'prefect': False` metadata), where `PrefectAnswerer` suspends
+  the flow run until it is resumed with the answer; the model requests before it are tasks whose persisted
+  results the resumed run replays. Any other live answerer is refused at run start: a flow run killed
+  while it waits would ask again when it is run again, since nothing recorded the answer.
+- Any other engine: a live wait is refused at run start. There, the tool call runs inside an activity
+  or task with its own timeout and retries, which is no place to wait for a person; defer the call
   instead (`AskUser(answerer=None)`).
 
 Nothing here imports an engine: an engine is only looked at when its module is already loaded.
@@ -30,7 +34,7 @@ import anyio
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse
 
-__all__ = ('durable_engine', 'ask_in_dbos_step', 'refusal_message', 'temporal_workflow_time')
+__all__ = ('durable_engine', 'ask_in_dbos_step', 'is_suspension', 'refusal_message', 'temporal_workflow_time')
 
 
 def durable_engine(capabilities: Iterable[Any]) -> str | None:
@@ -57,6 +61,14 @@ def durable_engine(capabilities: Iterable[Any]) -> str | None:
     return None
 
 
+def is_suspension(error: BaseException) -> bool:
+    """Whether `error` is an engine stopping the run to wait, to resume it later: Prefect's `Pause`, raised when a
+    flow run is suspended. The run's process exits; the run is not cancelled, and its question not withdrawn.
+    """
+    prefect = sys.modules.get('prefect.exceptions')
+    return prefect is not None and isinstance(error, cast(Any, prefect).Pause)
+
+
 def temporal_workflow_time() -> float | None:
     """The time (`time.time()` seconds) as the running Temporal workflow sees it, or `None` outside one.
 
@@ -77,6 +89,13 @@ def refusal_message(engine: str) -> str:
             'recorded by the run itself, so a replay would ask the person again. Wait with '
             'pydantic_ai_ask_user.temporal.TemporalAnswerer, which waits in the workflow on a durable timer and '
             'takes the answer by Update, or defer the call'
+        )
+    elif engine == 'Prefect':
+        why = (
+            'a flow run that stops while the answerer waits (a crash, a kill) runs again from its start, and '
+            'nothing recorded the answer, so the person would be asked again. Wait with '
+            'pydantic_ai_ask_user.prefect.PrefectAnswerer, which suspends the flow run until it is resumed with '
+            'the answer, or defer the call'
         )
     else:
         why = (

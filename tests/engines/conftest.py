@@ -1,4 +1,4 @@
-"""Fixtures for the engine tests: a private Temporal dev server, one per test session and xdist worker."""
+"""Fixtures for the engine tests: a private Temporal dev server and a private Prefect server, one per session and worker."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from ask_user_support import free_port
 from waits import WAIT
@@ -81,3 +82,56 @@ def _wait_until_serving(binary: Path, address: str, server: subprocess.Popen[byt
         if probe.returncode == 0:
             return
     pytest.fail(f'the Temporal dev server did not serve within {WAIT:.0f} s:\n{log.read_text()[-3000:]}')
+
+
+def prefect_server_env(home: Path) -> dict[str, str]:
+    """The environment of a Prefect process with its own home: no analytics, no telemetry, no UI, no profile of yours."""
+    return {
+        **os.environ,
+        'PREFECT_HOME': str(home),
+        'PREFECT_PROFILES_PATH': str(home / 'profiles.toml'),
+        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
+        'PREFECT_SERVER_UI_ENABLED': 'false',
+        'PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY': 'false',
+        'PREFECT_LOGGING_LEVEL': 'WARNING',
+    }
+
+
+@pytest.fixture(scope='session')
+def prefect_api_url() -> Iterator[str]:
+    """`PREFECT_API_URL` of a real Prefect server (`prefect server start`) on a free port with a private SQLite database."""
+    binary = Path(sys.executable).with_name('prefect')
+    if not binary.is_file():
+        pytest.fail('the prefect CLI is not installed beside this interpreter: run `uv sync --group dev`')
+    root = Path(tempfile.mkdtemp(prefix='ask-user-prefect-'))
+    port = free_port()
+    env = prefect_server_env(root)
+    env.pop('PREFECT_API_URL', None)
+    env['PREFECT_API_DATABASE_CONNECTION_URL'] = f'sqlite+aiosqlite:///{root / "prefect.db"}'
+    command = [str(binary), 'server', 'start', '--host', '127.0.0.1', '--port', str(port), '--no-ui', '--analytics-off']
+    log = (root / 'server.log').open('wb')
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env)
+    url = f'http://127.0.0.1:{port}/api'
+    try:
+        deadline = time.monotonic() + WAIT * 2  # migrations of a new database come first
+        while True:
+            if server.poll() is not None:
+                pytest.fail(
+                    f'the Prefect server exited with {server.returncode}:\n{(root / "server.log").read_text()[-3000:]}'
+                )
+            try:
+                if httpx.get(f'{url}/health', timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass  # not listening yet: each probe is a connect attempt with its own timeout
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f'the Prefect server did not serve within {WAIT * 2:.0f} s:\n{(root / "server.log").read_text()[-3000:]}'
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.kill()
+        server.wait()
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)

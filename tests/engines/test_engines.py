@@ -40,10 +40,11 @@ def test_an_agent_with_ask_user_builds_under_temporal_durability(answerer: objec
     agent = Agent(_model(), name='migrator', capabilities=[durability, AskUser(answerer=answerer)])  # type: ignore[arg-type]
     AgentPlugin(agent)  # what a Temporal worker is configured with
     # Activities get Temporal's default 60 s timeout: no place to wait for a person. `ask_user_question` runs in
-    # workflow code instead (its `'temporal': False` metadata), where only `TemporalAnswerer` may wait.
+    # workflow code instead (its `'temporal': False` metadata), where only `TemporalAnswerer` may wait; under
+    # Prefect in flow code (`'prefect': False`), where only `PrefectAnswerer` may wait, by suspending the flow run.
     assert durability.activity_config['start_to_close_timeout'] == timedelta(seconds=60)
     [tool] = AskUser(answerer=None).get_toolset().tools.values()  # type: ignore[attr-defined]
-    assert tool.metadata == {'temporal': False}
+    assert tool.metadata == {'temporal': False, 'prefect': False}
 
 
 def test_the_temporal_agent_wrapper_names_the_ask_user_activity_after_the_stable_toolset_id() -> None:
