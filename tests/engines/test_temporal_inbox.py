@@ -1,0 +1,113 @@
+"""Questions waiting in Temporal workflows, listed and answered from another process: `ask-user` and the web inbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from cli_support import run_cli
+from conftest import TemporalServer
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, CALL_ID, TASK_QUEUE, AnsweredAskWorkflow, Outcome, Turn
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+from waits import WAIT
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user.temporal import TemporalQuestionStore
+from pydantic_ai_ask_user.web import create_app, serve
+
+pytestmark = pytest.mark.anyio
+
+ANSWER_JSON = {'Database': ['SQLite'], 'Region': {'answer': ['US'], 'note': 'near the users'}}
+"""The answer `ask-user answer --json -` reads, in the shape the model gets."""
+
+ANSWER = AskUserResponse(
+    answers=(
+        AskUserAnswer(header='Database', selected=('SQLite',)),
+        AskUserAnswer(header='Region', selected=('US',), note='near the users'),
+    )
+)
+"""`ANSWER_JSON` as a response."""
+
+
+async def _connect(address: str) -> Client:
+    return await Client.connect(address, plugins=[PydanticAIPlugin()])
+
+
+async def _start(client: Client, queue: str) -> WorkflowHandle[Any, Outcome]:
+    return await client.start_workflow(
+        AnsweredAskWorkflow.run,
+        Turn(prompt='Set up the service'),
+        id=f'inbox-{uuid.uuid4().hex}',
+        task_queue=queue,
+        execution_timeout=timedelta(seconds=WAIT * 3),
+        result_type=Outcome,
+    )
+
+
+async def _cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """`ask-user ARGS` in a process of its own (so its Temporal client starts and ends with it)."""
+    done = await asyncio.to_thread(run_cli, *args, stdin=stdin)
+    return done.returncode, done.stdout, done.stderr
+
+
+async def _listed(address: str, workflow_id: str) -> dict[str, Any]:
+    """The line of `ask-user pending --temporal ADDRESS --json` for the question of `workflow_id`, once listed."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        code, out, err = await _cli('pending', '--temporal', address, '--json')
+        assert code == 0, err
+        lines = [json.loads(line) for line in out.splitlines()]
+        mine = [line for line in lines if line['workflow_id'] == workflow_id]
+        if mine:
+            [line] = mine
+            return line
+        assert time.monotonic() < deadline, f'{workflow_id} was not listed within {WAIT:.0f} s: {out}'
+
+
+def _told(request: AskUserRequest, response: AskUserResponse) -> str:
+    return ANSWER_PREFIX + json.dumps(ask_user_result(request, response), sort_keys=True)
+
+
+@pytest.fixture
+async def worker(temporal_address: str) -> AsyncIterator[tuple[Client, str]]:
+    client = await _connect(temporal_address)
+    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
+    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+        yield client, queue
+
+
+async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_user_answer_answers_it_once(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    client, queue = worker
+    handle = await _start(client, queue)
+    line = await _listed(temporal_address, handle.id)
+    assert line['tool_call_id'] == CALL_ID
+    assert [question['header'] for question in line['questions']] == ['Database', 'Region']
+    assert line['notes'] is True
+    key = line['id']
+    records = await TemporalQuestionStore(client=client).pending_records()
+    [request] = [record.request for record in records if record.key == key]
+
+    code, out, err = await _cli('answer', key, '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON))
+    assert (code, err) == (0, '')
+    assert json.loads(out) == ask_user_result(request, ANSWER)
+    outcome = await handle.result()
+    assert outcome.output == _told(request, ANSWER)
+
+    code, _, err = await _cli('answer', key, '--temporal', temporal_address, '--json', '-', stdin='{"cancelled": true}')
+    assert code == 6, err
+    assert 'already been answered' in err
+    history = await handle.fetch_history()
+    kinds = [event.WhichOneof('attributes') for event in history.events]
+    assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
+    assert kinds.count('workflow_execution_completed_event_attributes') == 1
