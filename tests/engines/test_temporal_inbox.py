@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from waits import WAIT
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore
 from pydantic_ai_ask_user.web import create_app, serve
 
@@ -98,7 +98,9 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     records = await TemporalQuestionStore(client=client).pending_records()
     [request] = [record.request for record in records if record.key == key]
 
-    code, out, err = await _cli('answer', key, '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON))
+    code, out, err = await _cli(
+        'answer', key, '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
+    )
     assert (code, err) == (0, '')
     assert json.loads(out) == ask_user_result(request, ANSWER)
     outcome = await handle.result()
@@ -111,3 +113,77 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     kinds = [event.WhichOneof('attributes') for event in history.events]
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     assert kinds.count('workflow_execution_completed_event_attributes') == 1
+
+
+async def test_a_question_is_answered_by_its_key_only_never_by_the_tool_call_id_another_run_repeats(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    client, queue = worker
+    first, second = await _start(client, queue), await _start(client, queue)
+    asked_first, asked_second = await _listed(temporal_address, first.id), await _listed(temporal_address, second.id)
+    assert asked_first['tool_call_id'] == asked_second['tool_call_id'] == CALL_ID
+    assert asked_first['id'] != asked_second['id']
+
+    code, _, err = await _cli('answer', CALL_ID, '--temporal', temporal_address, '--json', '-', stdin='{}')
+    assert code == 5, err  # the bare tool call id names no question: both runs said `call_0`
+    code, out, err = await _cli(
+        'answer', asked_first['id'], '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
+    )
+    assert code == 0, err
+    assert (await first.result()).output.startswith(ANSWER_PREFIX)
+    # The second run still waits for its own question, untouched by the answer to the first.
+    assert (await _listed(temporal_address, second.id))['id'] == asked_second['id']
+    store = TemporalQuestionStore(client=client)
+    with pytest.raises(AlreadyAnsweredError):
+        await store.respond(asked_first['id'], ANSWER)
+    await store.respond(asked_second['id'], ANSWER)
+    assert (await second.result()).output == (await first.result()).output
+
+
+async def test_the_web_inbox_on_the_temporal_store_lists_the_question_and_an_answer_sent_through_it_resumes_the_run(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    client, queue = worker
+    handle = await _start(client, queue)
+    app = create_app(TemporalQuestionStore(temporal_address), access_token='s3cret-token')
+    headers = {'Authorization': 'Bearer s3cret-token'}
+    async with serve(app) as base, httpx.AsyncClient(base_url=base, headers=headers, timeout=WAIT) as web:
+        item = await _until(lambda: _web_item(web, handle.id))
+        assert [question['header'] for question in item['questions']] == ['Database', 'Region']
+        assert (await web.post(f'api/requests/{CALL_ID}/answer', json=_body(ANSWER))).status_code == 404
+        first = await web.post(f'api/requests/{item["id"]}/answer', json=_body(ANSWER))
+        second = await web.post(f'api/requests/{item["id"]}/decline', json={})
+        assert first.status_code == 200, first.text
+        assert (second.status_code, second.json()['error']) == (409, 'already_answered')
+        outcome = await handle.result()
+        assert outcome.output.startswith(ANSWER_PREFIX)
+        assert json.loads(outcome.output.removeprefix(ANSWER_PREFIX)) == {
+            'Database': ['SQLite'],
+            'Region': {'answer': ['US'], 'note': 'near the users'},
+        }
+        await _until(lambda: _web_item(web, handle.id, gone=True))
+
+
+def _body(response: AskUserResponse) -> dict[str, Any]:
+    from pydantic_ai_ask_user._json import response_to_json
+
+    return response_to_json(response)
+
+
+async def _web_item(web: httpx.AsyncClient, workflow_id: str, *, gone: bool = False) -> Any:
+    """The inbox's item for the question of `workflow_id` (or `True` once it is gone, with `gone`); `None` else."""
+    listed = await web.get('api/requests')
+    assert listed.status_code == 200, listed.text
+    mine = [item for item in listed.json()['requests'] if item['run'] == workflow_id]
+    if gone:
+        return True if not mine else None
+    return mine[0] if mine else None
+
+
+async def _until(look: Any) -> Any:
+    """What `look()` returns once it is not `None`, looking again until `WAIT` runs out."""
+    deadline = time.monotonic() + WAIT
+    while (found := await look()) is None:
+        assert time.monotonic() < deadline, f'not seen within {WAIT:.0f} s'
+        await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
+    return found

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable, terminal_json
-from .arguments import command
+from .arguments import END_AT_ONCE, command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 from .i18n import _
 
@@ -291,6 +291,7 @@ def _open_store(args: argparse.Namespace) -> Store | str:
         from .install import install_hint
 
         return _('{error}; {hint}').format(error=error, hint=install_hint('temporal'))
+    setattr(args, END_AT_ONCE, True)  # the Temporal client's runtime may abort the interpreter's clean-up
     return TemporalQuestionStore(args.temporal, namespace=args.namespace or DEFAULT_NAMESPACE)
 
 
@@ -396,9 +397,7 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
 
 
 def _cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:
-    return _('cannot read the questions in {database}: {error}').format(
-        database=_where(args), error=_first_line(error)
-    )
+    return _('cannot read the questions in {database}: {error}').format(database=_where(args), error=_first_line(error))
 
 
 def _read_json(file: str) -> Any:

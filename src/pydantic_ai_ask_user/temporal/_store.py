@@ -27,7 +27,10 @@ from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING,
 __all__ = (
     'TemporalQuestionStore',
     'TemporalRecord',
-    'MissingSearchAttributeError', 'DEFAULT_ADDRESS', 'DEFAULT_NAMESPACE')
+    'MissingSearchAttributeError',
+    'DEFAULT_ADDRESS',
+    'DEFAULT_NAMESPACE',
+)
 
 DEFAULT_ADDRESS = 'localhost:7233'
 """Where a Temporal server listens unless told otherwise (`temporal server start-dev`'s default)."""
