@@ -12,10 +12,20 @@ from typing import Any
 
 import httpx
 import pytest
+from ask_user_support import free_port
 from cli_support import run_cli
 from conftest import TemporalServer
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, CALL_ID, TASK_QUEUE, AnsweredAskWorkflow, Outcome, Turn
+from temporal_support import (
+    ALL_WORKFLOWS,
+    ANSWER_PREFIX,
+    CALL_ID,
+    EVENTS,
+    TASK_QUEUE,
+    AnsweredAskWorkflow,
+    Outcome,
+    Turn,
+)
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from waits import WAIT
@@ -126,7 +136,7 @@ async def test_a_question_is_answered_by_its_key_only_never_by_the_tool_call_id_
 
     code, _, err = await _cli('answer', CALL_ID, '--temporal', temporal_address, '--json', '-', stdin='{}')
     assert code == 5, err  # the bare tool call id names no question: both runs said `call_0`
-    code, out, err = await _cli(
+    code, _, err = await _cli(
         'answer', asked_first['id'], '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
     )
     assert code == 0, err
@@ -187,3 +197,58 @@ async def _until(look: Any) -> Any:
         assert time.monotonic() < deadline, f'not seen within {WAIT:.0f} s'
         await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
     return found
+
+
+async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_and_it_is_answered_once(
+    temporal_server: TemporalServer,
+) -> None:
+    EVENTS.clear()
+    client = await _connect(temporal_server.address)
+    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
+    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+        handle = await _start(client, queue)
+        key = (await _listed(temporal_server.address, handle.id))['id']
+        temporal_server.stop()  # kill -9: the question waits in the server's database file, and the worker retries
+        temporal_server.start()  # the same port and file
+
+        assert (await _listed(temporal_server.address, handle.id))['id'] == key
+        code, out, err = await _cli(
+            'answer', key, '--temporal', temporal_server.address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
+        )
+        assert code == 0, err
+        outcome = await handle.result()
+    [request] = {event.request for event in EVENTS}
+    assert request.key == key
+    assert len(EVENTS) == 1  # asked once
+    assert json.loads(out) == ask_user_result(request, ANSWER)
+    assert outcome.output == _told(request, ANSWER)
+    history = await handle.fetch_history()
+    kinds = [event.WhichOneof('attributes') for event in history.events]
+    assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
+    assert kinds.count('workflow_execution_completed_event_attributes') == 1
+
+
+@pytest.mark.parametrize('temporal_server', [False], ids=['no-index'], indirect=True)
+async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_register_it(
+    temporal_server: TemporalServer,
+) -> None:
+    for command in (['pending'], ['answer', 'abc', '--json', '-']):
+        code, out, err = await _cli(*command, '--temporal', temporal_server.address, stdin='{}')
+        assert (code, out) == (4, ''), err
+        assert 'no search attribute AskUserQuestions' in err
+        assert '--name AskUserQuestions --type KeywordList' in err
+
+
+async def test_an_unreachable_temporal_server_is_exit_4_every_time_never_an_abort_at_exit() -> None:
+    address = f'127.0.0.1:{free_port()}'  # nothing listens there
+    for _ in range(3):  # the client's runtime aborted the interpreter's clean-up in most such runs, before
+        code, out, err = await _cli('pending', '--temporal', address)
+        assert (code, out) == (4, ''), err
+        assert err.startswith(f'ask-user: cannot read the questions in the Temporal namespace default at {address}')
+        assert 'Fatal Python error' not in err
+
+
+async def test_namespace_without_temporal_is_refused() -> None:
+    code, _, err = await _cli('pending', '--namespace', 'prod')
+    assert code == 4
+    assert '--namespace is a Temporal namespace' in err

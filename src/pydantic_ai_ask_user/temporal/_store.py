@@ -227,7 +227,8 @@ class MissingSearchAttributeError(ConnectionError):
 
 class _reaching:
     """Turns an RPC error that says the server cannot be reached into a `ConnectionError` (an `OSError`), which the
-    web inbox answers with 503 and the command line with exit code 4."""
+    web inbox answers with 503 and the command line with exit code 4.
+    """
 
     def __init__(self, store: TemporalQuestionStore) -> None:
         self.address = store.address
