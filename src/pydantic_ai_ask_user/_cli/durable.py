@@ -4,7 +4,8 @@
 Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
 terminal, a missing extra, the database or the Temporal server unreachable, missing or not a question
 database, a namespace without the search attribute `AskUserQuestions`), 5 no question under that id,
-6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4. Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
+6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
 """
 
 from __future__ import annotations
