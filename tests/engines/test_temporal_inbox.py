@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -252,3 +257,39 @@ async def test_namespace_without_temporal_is_refused() -> None:
     code, _, err = await _cli('pending', '--namespace', 'prod')
     assert code == 4
     assert '--namespace is a Temporal namespace' in err
+
+
+def _readme_files() -> dict[str, str]:
+    """The files of the README's complete Temporal example: each ```python block that starts `# NAME.py`."""
+    readme = (Path(__file__).parents[2] / 'README.md').read_text(encoding='utf-8')
+    blocks = re.findall(r'```python[^\n]*\n(# (\w+\.py)\n.*?)```', readme, re.DOTALL)
+    return {name: source for source, name in blocks}
+
+
+async def test_the_readme_temporal_example_runs_as_copied_and_ask_user_answer_answers_it(
+    temporal_address: str, tmp_path: Path
+) -> None:
+    files = _readme_files()
+    assert set(files) == {'migrate.py', 'worker.py', 'start.py'}
+    for name, source in files.items():
+        (tmp_path / name).write_text(source, encoding='utf-8')
+    env = {**os.environ, 'TEMPORAL_ADDRESS': temporal_address}
+    worker = subprocess.Popen([sys.executable, 'worker.py'], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert worker.stdout is not None
+        assert await asyncio.to_thread(worker.stdout.readline) == 'worker ready\n'
+        start = subprocess.Popen([sys.executable, 'start.py'], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+        assert start.stdout is not None
+        first = await asyncio.to_thread(start.stdout.readline)
+        workflow_id, _, said = first.partition(' ')
+        assert said == f'waits for an answer: ask-user pending --temporal {temporal_address}\n'
+        key = (await _listed(temporal_address, workflow_id))['id']
+        code, out, err = await _cli(
+            'answer', key, '--temporal', temporal_address, '--json', '-', stdin='{"Database": ["SQLite"]}'
+        )
+        assert (code, json.loads(out)) == (0, {'Database': ['SQLite']}), err
+        rest, _ = await asyncio.to_thread(start.communicate, timeout=WAIT)
+        assert (start.returncode, rest) == (0, 'Migrating to SQLite.\n')
+    finally:
+        worker.kill()
+        worker.wait()
