@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
@@ -11,6 +12,7 @@ import anyio
 from temporalio.api.common.v1 import Payload
 from temporalio.client import (
     Client,
+    RPCTimeoutOrCancelledError,
     WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowHandle,
@@ -21,7 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
-from ._answerer import answer_question
+from ._answerer import UPDATE_NAME, QuestionAnswer
 from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING, WAITING_MEMO, WaitingQuestion, entry
 
 __all__ = (
@@ -44,6 +46,9 @@ DEFAULT_EVENTS_POLL_SECONDS = 0.5
 _KEY = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
 """What a question's key may look like (as in the web inbox's paths); anything else is unknown without a lookup, and
 never reaches a visibility query as text."""
+
+_UPDATE_ATTEMPTS = 5
+"""How many times `respond` sends its Update while the question still waits and no reply came."""
 
 _UNREACHABLE = frozenset({RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED})
 """The RPC statuses that mean the server cannot be reached (now), not that the request was wrong."""
@@ -144,13 +149,25 @@ class TemporalQuestionStore:
         """
         request, handle = await self._waiting(request_id)
         check_response(request, response)
-        try:
-            async with _reaching(self):
-                await answer_question(handle, request, response)
-        except (WorkflowUpdateFailedError, RPCError) as error:
-            # Refused by the workflow (or it closed first): say why, from the workflow's own state.
-            await self._waiting(request_id)
-            raise WithdrawnError(request_id) from error  # it still says waiting: it no longer takes this answer
+        # One id for every attempt of this answer: a resend after a lost reply is the same Update to the server,
+        # which returns the outcome it recorded rather than applying it twice.
+        update_id = f'ask-user-{uuid.uuid4().hex}'
+        answer = QuestionAnswer(key=request.key, response=response)
+        for attempt in range(_UPDATE_ATTEMPTS):
+            try:
+                async with _reaching(self):
+                    await handle.execute_update(UPDATE_NAME, answer, id=update_id)  # pyright: ignore[reportUnknownMemberType]
+                return
+            except WorkflowUpdateFailedError as error:
+                # Refused by the workflow's validator: answered by someone else, or no longer waiting.
+                await self._waiting(request_id)
+                raise WithdrawnError(request_id) from error  # still listed, but it takes no answer any more
+            except (RPCError, RPCTimeoutOrCancelledError):
+                # Not delivered, or its reply lost (a workflow task that failed or timed out on a busy worker, the
+                # workflow closing first): send it again while the question still waits.
+                await self._waiting(request_id)
+                if attempt + 1 == _UPDATE_ATTEMPTS:
+                    raise
 
     async def _waiting(self, request_id: str) -> tuple[AskUserRequest, WorkflowHandle[Any, Any]]:
         """The waiting question `request_id` and its workflow, read from the workflow itself; the store errors else."""
