@@ -234,7 +234,7 @@ async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_a
 
 
 @pytest.mark.parametrize('temporal_server', [False], ids=['no-index'], indirect=True)
-async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_register_it(
+async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_register_it_and_the_run_waits_for_it(
     temporal_server: TemporalServer,
 ) -> None:
     for command in (['pending'], ['answer', 'abc', '--json', '-']):
@@ -242,6 +242,27 @@ async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_
         assert (code, out) == (4, ''), err
         assert 'no search attribute AskUserQuestions' in err
         assert '--name AskUserQuestions --type KeywordList' in err
+
+    client = await _connect(temporal_server.address)
+    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
+    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+        handle = await _start(client, queue)
+        # The workflow task that records the question fails (the attribute is unknown), and Temporal retries it.
+        await _until(lambda: _failed_task(handle))
+        register = [str(temporal_server.binary), 'operator', 'search-attribute', 'create', '--address']
+        register += [temporal_server.address, '--name', 'AskUserQuestions', '--type', 'KeywordList']
+        await asyncio.to_thread(subprocess.run, register, check=True, capture_output=True, timeout=WAIT)
+        key = (await _listed(temporal_server.address, handle.id))['id']
+        code, _, err = await _cli(
+            'answer', key, '--temporal', temporal_server.address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
+        )
+        assert code == 0, err
+        assert (await handle.result()).output.startswith(ANSWER_PREFIX)
+
+
+async def _failed_task(handle: WorkflowHandle[Any, Any]) -> bool:
+    history = await handle.fetch_history()
+    return any(event.HasField('workflow_task_failed_event_attributes') for event in history.events)
 
 
 async def test_an_unreachable_temporal_server_is_exit_4_every_time_never_an_abort_at_exit() -> None:
