@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'pending',
         run_pending,
-        summary='list the questions waiting for an answer in a DBOS database',
+        summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
         description=(
             'List every question waiting in the database (or, with --temporal, in the running workflows of the '
             'Temporal namespace), across all workflows, oldest first.'
