@@ -10,7 +10,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
-from pydantic_ai_ask_user.temporal import TemporalQuestionStore
+from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord
 from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio
@@ -314,3 +315,33 @@ async def test_the_readme_temporal_example_runs_as_copied_and_ask_user_answer_an
     finally:
         worker.kill()
         worker.wait()
+
+
+async def test_the_store_events_say_a_question_was_requested_then_answered(worker: tuple[Client, str]) -> None:
+    client, queue = worker
+    store = _ListingStore(client=client, events_poll_seconds=0.1)
+    events = store.events()
+    first = asyncio.ensure_future(anext(events))
+    await asyncio.wait_for(store.listed.wait(), WAIT)  # what waits before is not news: start after the first look
+    handle = await _start(client, queue)
+    requested = await asyncio.wait_for(first, WAIT)
+    while requested.request is None or requested.kind != 'requested':  # another test's workflow may end meanwhile
+        requested = await asyncio.wait_for(anext(events), WAIT)
+    assert requested.request.id == CALL_ID
+    await store.respond(requested.request_id, ANSWER)
+    settled = await asyncio.wait_for(anext(events), WAIT)
+    assert (settled.kind, settled.request_id) == ('answered', requested.request_id)
+    assert (await handle.result()).output.startswith(ANSWER_PREFIX)
+    await events.aclose()
+
+
+@dataclass
+class _ListingStore(TemporalQuestionStore):
+    """The store, telling when it has listed the waiting questions."""
+
+    listed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+
+    async def pending_records(self) -> Sequence[TemporalRecord]:
+        records = await super().pending_records()
+        self.listed.set()
+        return records
