@@ -94,7 +94,7 @@ positional arguments:
     demo      run an agent that asks you two clarifying questions
     ask       ask the questions of a JSON file in the terminal or a browser, print the answers as
               JSON
-    pending   list the questions waiting for an answer in a DBOS database
+    pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
     answer    answer a waiting question in the terminal menu, or from JSON
     resolve   resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here
     mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
@@ -152,18 +152,23 @@ options:
                      OSC 777)
 """),
     'pending': snapshot("""\
-usage: ask-user pending [-h] [--db URL] [--json]
+usage: ask-user pending [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json]
 
-List every question waiting in the database, across all workflows, oldest first.
+List every question waiting in the database (or, with --temporal, in the running workflows of the
+Temporal namespace), across all workflows, oldest first.
 
 options:
-  -h, --help  show this help message and exit
-  --db URL    the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default:
-              sqlite:///ask_user.sqlite)
-  --json      print one JSON object per line instead of text
+  -h, --help            show this help message and exit
+  --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                        (default: sqlite:///ask_user.sqlite)
+  --temporal HOST:PORT  the questions waiting in Temporal workflows (TemporalAnswerer), on this
+                        Temporal server, instead
+  --namespace NAME      the Temporal namespace (default: default)
+  --json                print one JSON object per line instead of text
 """),
     'answer': snapshot("""\
-usage: ask-user answer [-h] [--db URL] [--json FILE|-] REQUEST_ID
+usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json FILE|-]
+                       REQUEST_ID
 
 Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either
 {"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}],
@@ -173,13 +178,16 @@ own words. Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask he
 6 already answered, 7 no longer waiting.
 
 positional arguments:
-  REQUEST_ID     the id `ask-user pending` shows
+  REQUEST_ID            the id `ask-user pending` shows
 
 options:
-  -h, --help     show this help message and exit
-  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
-                 (default: sqlite:///ask_user.sqlite)
-  --json FILE|-  read the answer from FILE or stdin (-)
+  -h, --help            show this help message and exit
+  --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                        (default: sqlite:///ask_user.sqlite)
+  --temporal HOST:PORT  the questions waiting in Temporal workflows (TemporalAnswerer), on this
+                        Temporal server, instead
+  --namespace NAME      the Temporal namespace (default: default)
+  --json FILE|-         read the answer from FILE or stdin (-)
 """),
     'resolve': snapshot("""\
 usage: ask-user resolve [-h] [--db URL] (--json FILE|- | --fail REASON) TOKEN

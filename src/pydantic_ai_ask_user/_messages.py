@@ -182,6 +182,8 @@ CLI = (
     N_('question {id} is no longer waiting for an answer'),
     N_('install the {extra} extra: uv sync --all-extras (in {path}), or {command}'),
     N_('install the {extra} extra: {command}'),
+    N_('--namespace is a Temporal namespace: give --temporal HOST:PORT with it'),
+    N_('the Temporal namespace {namespace} at {address}'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

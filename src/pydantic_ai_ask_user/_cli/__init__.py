@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn, cast
 
 from .._text import printable
 from . import ask, demo, durable, mcp
+from .arguments import END_AT_ONCE
 from .exit_codes import EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
 from .i18n import _
 
@@ -64,6 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `ask-user` and return its exit code."""
     args = build_parser().parse_args(argv)
+    code = _run(args)
+    if argv is None and getattr(args, END_AT_ONCE, False):
+        # Run as the program (not called with arguments from Python): its output out, it ends here, with its code.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command `args` names and return its exit code; an error is one line (or its traceback, if asked)."""
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

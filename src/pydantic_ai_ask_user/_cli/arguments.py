@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ('command', 'seconds', 'port')
+__all__ = ('command', 'seconds', 'port', 'END_AT_ONCE')
+
+END_AT_ONCE = 'end_at_once'
+"""The attribute a command sets to `True` on its arguments when the process must end as soon as it returns, without
+the interpreter's clean-up: it started the Temporal client, whose runtime can abort that clean-up (temporalio 1.35:
+`Fatal Python error: PyGILState_Release`, exit 134 instead of the command's own code)."""
 
 
 def command(

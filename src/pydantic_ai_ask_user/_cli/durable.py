@@ -1,9 +1,11 @@
-"""`ask-user pending` and `ask-user answer`: the questions waiting in a DBOS database, from the command line.
+"""`ask-user pending` and `ask-user answer`: the questions waiting in a DBOS database, or in Temporal workflows
+(`--temporal ADDRESS`, see `pydantic_ai_ask_user.temporal.TemporalQuestionStore`), from the command line.
 
 Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
-terminal, a missing extra, the database unreachable, missing or not a question database), 5 no question
-under that id, 6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending`
-exits 0, or 4. Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
+terminal, a missing extra, the database or the Temporal server unreachable, missing or not a question
+database, a namespace without the search attribute `AskUserQuestions`), 5 no question under that id,
+6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable, terminal_json
-from .arguments import command
+from .arguments import END_AT_ONCE, command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 from .i18n import _
 
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
     from .._question_store import StoreError
     from ..durable import DBOSQuestionStore, StoredRequest
     from ..durable._wait_calls import WaitCalls
+    from ..temporal import TemporalQuestionStore, TemporalRecord
+
+    Store = DBOSQuestionStore | TemporalQuestionStore
+    """Where `pending` and `answer` find the questions: a DBOS database, or a Temporal namespace."""
 
 __all__ = ('register', 'run_pending', 'run_answer', 'run_resolve')
 
@@ -38,8 +44,24 @@ _DB_HELP = (
 )
 
 
+_DEFAULT_DB = 'sqlite:///ask_user.sqlite'
+"""The DBOS database `--db` names when neither it nor `--temporal` is given."""
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--db', default='sqlite:///ask_user.sqlite', metavar='URL', help=_DB_HELP)
+    parser.add_argument('--db', default=_DEFAULT_DB, metavar='URL', help=_DB_HELP)
+
+
+def _add_source(parser: argparse.ArgumentParser) -> None:
+    """`--db URL`, or `--temporal ADDRESS` with `--namespace`: where the questions wait."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument('--db', metavar='URL', help=_DB_HELP)
+    source.add_argument(
+        '--temporal',
+        metavar='HOST:PORT',
+        help='the questions waiting in Temporal workflows (TemporalAnswerer), on this Temporal server, instead',
+    )
+    parser.add_argument('--namespace', metavar='NAME', help='the Temporal namespace (default: default)')
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
@@ -48,10 +70,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'pending',
         run_pending,
-        summary='list the questions waiting for an answer in a DBOS database',
-        description='List every question waiting in the database, across all workflows, oldest first.',
+        summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
+        description=(
+            'List every question waiting in the database (or, with --temporal, in the running workflows of the '
+            'Temporal namespace), across all workflows, oldest first.'
+        ),
     )
-    _add_db(pending)
+    _add_source(pending)
     pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
 
     answer = command(
@@ -71,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
     answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
-    _add_db(answer)
+    _add_source(answer)
     answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
 
     resolve = command(
@@ -253,7 +278,25 @@ def _read_text(path: str) -> str | None:
         return None
 
 
-def _open_store(url: str) -> DBOSQuestionStore | str:
+def _open_store(args: argparse.Namespace) -> Store | str:
+    """The store `--db` or `--temporal` names, or what stops it from opening."""
+    if args.temporal is None:
+        if args.namespace is not None:
+            return _('--namespace is a Temporal namespace: give --temporal HOST:PORT with it')
+        if args.db is None:
+            args.db = _DEFAULT_DB
+        return _open_dbos_store(args.db)
+    try:
+        from ..temporal import DEFAULT_NAMESPACE, TemporalQuestionStore
+    except ImportError as error:
+        from .install import install_hint
+
+        return _('{error}; {hint}').format(error=error, hint=install_hint('temporal'))
+    setattr(args, END_AT_ONCE, True)  # the Temporal client's runtime may abort the interpreter's clean-up
+    return TemporalQuestionStore(args.temporal, namespace=args.namespace or DEFAULT_NAMESPACE)
+
+
+def _open_dbos_store(url: str) -> DBOSQuestionStore | str:
     try:
         from ..durable import DBOSQuestionStore
     except ImportError as error:
@@ -267,6 +310,15 @@ def _open_store(url: str) -> DBOSQuestionStore | str:
         return str(error)
 
 
+def _where(args: argparse.Namespace) -> str:
+    """Where the questions are, as an error names it: the database (its password hidden) or the Temporal namespace."""
+    if args.temporal is None:
+        return _shown(args.db)
+    return _('the Temporal namespace {namespace} at {address}').format(
+        namespace=args.namespace or 'default', address=args.temporal
+    )
+
+
 def _fail(message: str) -> None:
     print(f'ask-user: {printable(message)}', file=sys.stderr)
 
@@ -275,7 +327,7 @@ def run_pending(args: argparse.Namespace) -> int:
     """List the waiting questions."""
     import anyio
 
-    store = _open_store(args.db)
+    store = _open_store(args)
     if isinstance(store, str):
         _fail(store)
         return EXIT_CANNOT_ASK
@@ -283,8 +335,8 @@ def run_pending(args: argparse.Namespace) -> int:
     async def list_them() -> int:
         try:
             records = await store.pending_records()
-        except Exception as error:  # the database is unreachable or not a DBOS database
-            _fail(_cannot_read_questions(args.db, error))
+        except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
+            _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
@@ -304,7 +356,7 @@ def _timestamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec='seconds')
 
 
-def _pending_json(record: StoredRequest) -> dict[str, Any]:
+def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
     """One line of `pending --json`: the question's key (`id`), its tool call and run, the request as the model asked
     it, whether it takes notes, and its deadline.
     """
@@ -324,7 +376,7 @@ def _pending_json(record: StoredRequest) -> dict[str, Any]:
     }
 
 
-def _print_pending(record: StoredRequest) -> None:
+def _print_pending(record: StoredRequest | TemporalRecord) -> None:
     """One waiting request as `pending` shows it to a person, every string from the model made printable."""
     request = record.request
     print(
@@ -345,10 +397,8 @@ def _print_pending(record: StoredRequest) -> None:
             print(f'    - {printable(option.label)}{mark}')
 
 
-def _cannot_read_questions(database_url: str, error: Exception) -> str:
-    return _('cannot read the questions in {database}: {error}').format(
-        database=_shown(database_url), error=_first_line(error)
-    )
+def _cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:
+    return _('cannot read the questions in {database}: {error}').format(database=_where(args), error=_first_line(error))
 
 
 def _read_json(file: str) -> Any:
@@ -367,7 +417,7 @@ def run_answer(args: argparse.Namespace) -> int:
     """Answer one waiting question and print what its model gets."""
     import anyio
 
-    store = _open_store(args.db)
+    store = _open_store(args)
     if isinstance(store, str):
         _fail(store)
         return EXIT_CANNOT_ASK
@@ -377,7 +427,7 @@ def run_answer(args: argparse.Namespace) -> int:
         store.close()
 
 
-async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
+async def _answer(store: Store, args: argparse.Namespace) -> int:
     from .._answers import CannotAskError, ask_user_result
     from .._question_store import StoreError
     from .._receipt import os_user_at_host
@@ -389,7 +439,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
     except StoreError as error:
         return _store_error(error)
     except Exception as error:
-        _fail(_cannot_read_questions(args.db, error))
+        _fail(_cannot_read_questions(args, error))
         return EXIT_CANNOT_ASK
     if args.json_file is not None:
         try:
@@ -430,7 +480,7 @@ async def _answer(store: DBOSQuestionStore, args: argparse.Namespace) -> int:
             _(
                 'cannot send the answer to {database}: {error}; '
                 '`ask-user pending` shows whether the question still waits'
-            ).format(database=_shown(args.db), error=_first_line(error))
+            ).format(database=_where(args), error=_first_line(error))
         )
         return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')

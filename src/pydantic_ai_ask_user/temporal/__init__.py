@@ -15,6 +15,14 @@ from ._answerer import (
     answer_question,
     pending_questions,
 )
+from ._store import (
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    MissingSearchAttributeError,
+    TemporalQuestionStore,
+    TemporalRecord,
+)
+from ._visibility import QUESTIONS_ATTRIBUTE_NAME
 
 __all__ = (
     'TemporalAnswerer',
@@ -25,4 +33,10 @@ __all__ = (
     'UPDATE_NAME',
     'SIGNAL_NAME',
     'QUERY_NAME',
+    'TemporalQuestionStore',
+    'TemporalRecord',
+    'MissingSearchAttributeError',
+    'QUESTIONS_ATTRIBUTE_NAME',
+    'DEFAULT_ADDRESS',
+    'DEFAULT_NAMESPACE',
 )

@@ -12,6 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._text import printable
+from ._visibility import publish_waits
 
 __all__ = (
     'TemporalAnswerer',
@@ -131,6 +132,11 @@ class TemporalAnswerer:
     durable_engine: ClassVar[str] = 'Temporal'
     """The engine this answerer waits in: `AskUser` accepts it under Temporal, where it refuses other answerers."""
 
+    listed: bool = True
+    """Show the waiting questions to `TemporalQuestionStore` (`ask-user pending --temporal`, the web inbox) through
+    the search attribute `AskUserQuestions` and the workflow's memo (see `_visibility`); the namespace must have
+    that search attribute. `False`: only `pending_questions` and `answer_question` see them, nothing to register."""
+
     async def __call__(self, request: AskUserRequest, /) -> AskUserResponse:
         """Wait for the answer to `request` without a deadline."""
         response = await self.ask_durably(request, timeout=None)
@@ -154,6 +160,8 @@ class TemporalAnswerer:
         waits = _waits(instance)
         key = request.key
         waits.pending[key] = request
+        if self.listed:
+            publish_waits(waits.pending)
         try:
             await workflow.wait_condition(lambda: key in waits.answers, timeout=timeout)
         except TimeoutError:
@@ -161,6 +169,8 @@ class TemporalAnswerer:
         finally:
             # No longer waiting: a late answer is refused to its sender, never accepted and dropped.
             waits.pending.pop(key, None)
+            if self.listed:
+                publish_waits(waits.pending, ('answered' if key in waits.answers else 'withdrawn', key))
         return waits.answers[key]
 
 

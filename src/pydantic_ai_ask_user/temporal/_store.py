@@ -1,0 +1,267 @@
+"""`TemporalQuestionStore`: the questions waiting in Temporal workflows, listed and answered from any process."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Literal
+
+import anyio
+from temporalio.api.common.v1 import Payload
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
+
+from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from ._answerer import UPDATE_NAME, QuestionAnswer
+from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING, WAITING_MEMO, WaitingQuestion, entry
+
+__all__ = (
+    'TemporalQuestionStore',
+    'TemporalRecord',
+    'MissingSearchAttributeError',
+    'DEFAULT_ADDRESS',
+    'DEFAULT_NAMESPACE',
+)
+
+DEFAULT_ADDRESS = 'localhost:7233'
+"""Where a Temporal server listens unless told otherwise (`temporal server start-dev`'s default)."""
+
+DEFAULT_NAMESPACE = 'default'
+"""The namespace used unless told otherwise."""
+
+DEFAULT_EVENTS_POLL_SECONDS = 0.5
+"""How often `events()` lists the waiting questions to find what changed."""
+
+_KEY = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
+"""What a question's key may look like (as in the web inbox's paths); anything else is unknown without a lookup, and
+never reaches a visibility query as text."""
+
+_UPDATE_ATTEMPTS = 5
+"""How many times `respond` sends its Update while the question still waits and no reply came."""
+
+_UNREACHABLE = frozenset({RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED})
+"""The RPC statuses that mean the server cannot be reached (now), not that the request was wrong."""
+
+
+@dataclass(frozen=True)
+class TemporalRecord:
+    """A question waiting in a Temporal workflow, as `pending_records()` lists it."""
+
+    request: AskUserRequest
+    """The question."""
+
+    workflow_id: str
+    """The workflow waiting for the answer."""
+
+    created_at: float
+    """When the workflow started waiting for it, in seconds since the epoch."""
+
+    @property
+    def key(self) -> str:
+        """The question's key, its id in the store."""
+        return self.request.key
+
+
+@dataclass
+class TemporalQuestionStore:
+    """The answering side of `TemporalAnswerer`: a `QuestionStore` over every workflow of one namespace.
+
+    Use it from any process with a connection to the Temporal server (the web inbox: `create_app(store)`; the
+    command line: `ask-user pending --temporal ADDRESS`). Waiting questions are found through Temporal's visibility
+    (the search attribute `AskUserQuestions`, which the namespace must have, and each workflow's memo; see
+    `_visibility`); an answer is checked with `check_response` and sent as the Update `UPDATE_NAME`, which the
+    workflow validates again and accepts once. A question is identified by its `AskUserRequest.key` (its run and its
+    tool call), never by the tool call id alone.
+    """
+
+    address: str = DEFAULT_ADDRESS
+    """The Temporal server's `host:port`."""
+
+    _: KW_ONLY
+
+    namespace: str = DEFAULT_NAMESPACE
+    """The namespace the workflows run in."""
+
+    client: Client | None = None
+    """A connected client to use instead of connecting to `address` and `namespace`."""
+
+    events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
+    """How often `events()` lists the waiting questions."""
+
+    _connected: Client | None = field(default=None, init=False, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Forget the connection this store made (a client passed in is the caller's); it connects again if used."""
+        self._connected = None
+
+    async def _client(self) -> Client:
+        if self.client is not None:
+            return self.client
+        if self._connected is None:
+            try:
+                self._connected = await Client.connect(
+                    self.address, namespace=self.namespace, data_converter=pydantic_data_converter
+                )
+            except RuntimeError as error:  # the SDK's "Failed client connect: ..."
+                raise ConnectionError(f'cannot connect to the Temporal server at {self.address}: {error}') from error
+        return self._connected
+
+    async def pending(self) -> Sequence[AskUserRequest]:
+        """Every question waiting for an answer, across the namespace's running workflows, oldest first."""
+        return [record.request for record in await self.pending_records()]
+
+    async def pending_records(self) -> Sequence[TemporalRecord]:
+        """Every waiting question with its workflow and when it was asked, oldest first."""
+        query = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
+        records: list[TemporalRecord] = []
+        async with _reaching(self):
+            client = await self._client()
+            async for execution in client.list_workflows(query):
+                records.extend(_waiting(execution))
+        records.sort(key=lambda record: (record.created_at, record.workflow_id))
+        return records
+
+    async def get(self, request_id: str) -> AskUserRequest:
+        """The waiting question whose key this is.
+
+        Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not waiting.
+        """
+        request, _ = await self._waiting(request_id)
+        return request
+
+    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+        """Answer (or decline) the waiting question with this key, once; returns when its workflow has recorded it.
+
+        Raises `ValueError` if `check_response` rejects the response (nothing is sent then), the errors of `get`
+        when it is not waiting, and `AlreadyAnsweredError` or `WithdrawnError` when, by the time the Update arrived,
+        another answer was recorded or the wait ended: the workflow refuses it, and records nothing.
+        """
+        request, handle = await self._waiting(request_id)
+        check_response(request, response)
+        # One id for every attempt of this answer: a resend after a lost reply is the same Update to the server,
+        # which returns the outcome it recorded rather than applying it twice.
+        update_id = f'ask-user-{uuid.uuid4().hex}'
+        answer = QuestionAnswer(key=request.key, response=response)
+        for attempt in range(_UPDATE_ATTEMPTS):
+            try:
+                async with _reaching(self):
+                    await handle.execute_update(UPDATE_NAME, answer, id=update_id)  # pyright: ignore[reportUnknownMemberType]
+                return
+            except WorkflowUpdateFailedError as error:
+                # Refused by the workflow's validator: answered by someone else, or no longer waiting.
+                await self._waiting(request_id)
+                raise WithdrawnError(request_id) from error  # still listed, but it takes no answer any more
+            except (RPCError, RPCTimeoutOrCancelledError):
+                # Not delivered, or its reply lost (a workflow task that failed or timed out on a busy worker, the
+                # workflow closing first): send it again while the question still waits.
+                await self._waiting(request_id)
+                if attempt + 1 == _UPDATE_ATTEMPTS:
+                    raise
+
+    async def _waiting(self, request_id: str) -> tuple[AskUserRequest, WorkflowHandle[Any, Any]]:
+        """The waiting question `request_id` and its workflow, read from the workflow itself; the store errors else."""
+        if not _KEY.fullmatch(request_id):
+            raise UnknownRequestError(request_id[:200])
+        states = ', '.join(f'"{entry(state, request_id)}"' for state in ('waiting', 'answered', 'withdrawn'))
+        query = f'{QUESTIONS_ATTRIBUTE_NAME} IN ({states})'
+        async with _reaching(self):
+            client = await self._client()
+            # The index says which workflow asked; `describe` says what it is now (visibility may lag behind).
+            found = [execution async for execution in client.list_workflows(query, limit=10)]
+            found.sort(key=lambda execution: execution.status != WorkflowExecutionStatus.RUNNING)
+            for execution in found:
+                handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+                now = await handle.describe()
+                entries = now.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ()
+                if entry('answered', request_id) in entries:
+                    raise AlreadyAnsweredError(request_id)
+                if now.status == WorkflowExecutionStatus.RUNNING:
+                    for record in _waiting(now):
+                        if record.key == request_id:
+                            return record.request, handle
+                if entry('withdrawn', request_id) in entries or entry('waiting', request_id) in entries:
+                    raise WithdrawnError(request_id)  # its wait ended unanswered, or its workflow did
+        raise UnknownRequestError(request_id)
+
+    async def events(self) -> AsyncIterator[StoreEvent]:
+        """Events from now on, found by listing the waiting questions every `events_poll_seconds`."""
+        known = {record.key: record for record in await self.pending_records()}
+        while True:
+            await anyio.sleep(self.events_poll_seconds)
+            now = {record.key: record for record in await self.pending_records()}
+            for key, record in now.items():
+                if key not in known:
+                    yield StoreEvent('requested', key, record.request)
+            for key in known.keys() - now.keys():
+                yield StoreEvent(await self._settled(key), key)
+            known = now
+
+    async def _settled(self, request_id: str) -> Literal['answered', 'withdrawn']:
+        """How the question that no longer waits ended: `answered` or `withdrawn`."""
+        try:
+            await self._waiting(request_id)
+        except AlreadyAnsweredError:
+            return 'answered'
+        except (WithdrawnError, UnknownRequestError):
+            return 'withdrawn'
+        return 'answered'  # the listing lagged: it still waits, and will show again as requested if it does
+
+
+def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
+    """The questions the memo of `execution` says it waits for; a memo this version cannot read shows none."""
+    payload: Payload | None = execution.raw_info.memo.fields.get(WAITING_MEMO)
+    if payload is None:
+        return []
+    try:
+        [waiting] = pydantic_data_converter.payload_converter.from_payloads([payload], [dict[str, WaitingQuestion]])
+    except Exception:  # written by another version, or by hand: not a question to show or answer
+        return []
+    return [
+        TemporalRecord(question.request, execution.id, question.asked_at)
+        for key, question in waiting.items()
+        if key == question.request.key
+    ]
+
+
+class MissingSearchAttributeError(ConnectionError):
+    """The namespace has no search attribute `AskUserQuestions`, so no question can be found in it.
+
+    A `ConnectionError`: like an unreachable server, the store cannot serve until its operator acts (the web inbox
+    answers 503 and logs this message, `ask-user` exits 4 with it).
+    """
+
+
+class _reaching:
+    """Turns an RPC error that says the server cannot be reached into a `ConnectionError` (an `OSError`), which the
+    web inbox answers with 503 and the command line with exit code 4.
+    """
+
+    def __init__(self, store: TemporalQuestionStore) -> None:
+        self.address = store.address
+        self.namespace = store.namespace
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, _: object) -> None:
+        if not isinstance(error, RPCError):
+            return
+        if error.status in _UNREACHABLE:
+            raise ConnectionError(f'cannot reach the Temporal server at {self.address}: {error}') from error
+        if error.status == RPCStatusCode.INVALID_ARGUMENT and QUESTIONS_ATTRIBUTE_NAME in str(error):
+            raise MissingSearchAttributeError(
+                f'the namespace {self.namespace!r} has no search attribute {QUESTIONS_ATTRIBUTE_NAME}, which '
+                'TemporalAnswerer lists its questions in; register it once: temporal operator search-attribute '
+                f'create --namespace {self.namespace} --name {QUESTIONS_ATTRIBUTE_NAME} --type KeywordList'
+            ) from error

@@ -1,0 +1,97 @@
+"""How a workflow shows the questions it waits for to `TemporalQuestionStore`, `ask-user pending` and the web inbox.
+
+Decided: Temporal's own visibility, not the DBOS question table. A waiting question lives in the workflow's
+state and is answered by an Update that the workflow validates; copying it to a database of ours would need an
+activity per change, a second source of truth to keep in step with the workflow's, and a database that a
+Temporal user may not run. Instead, whenever what it waits for changes, the workflow (in workflow code, so the
+change is in its history, made again the same way on every replay, and costs no activity):
+
+- sets the search attribute `AskUserQuestions` (a `KeywordList`, which the namespace must have registered) to
+  `waiting` while anything waits, `waiting:KEY` per waiting question, and `answered:KEY` / `withdrawn:KEY` for
+  the last `SETTLED_KEPT` questions it stopped waiting for: the index. `AskUserQuestions = "waiting"` lists the
+  workflows with a question to answer; `AskUserQuestions IN ("waiting:KEY", ...)` finds the one that asked KEY;
+- sets the memo `ask_user_waiting` to the waiting questions themselves, with when each was asked: listing and
+  showing them needs no worker (a Query would hang while the workers are down, say restarting), and one list
+  call returns a page of questions rather than one round trip per workflow.
+
+Visibility is eventually consistent (a question appears in the list a moment after it is asked); what the store
+decides with (is it waiting, answered, withdrawn) is read from the workflow itself with `describe`, which is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey
+
+from .._answers import AskUserRequest
+
+__all__ = (
+    'QUESTIONS_ATTRIBUTE',
+    'QUESTIONS_ATTRIBUTE_NAME',
+    'WAITING_MEMO',
+    'WAITING',
+    'SETTLED_KEPT',
+    'WaitingQuestion',
+    'publish_waits',
+    'entry',
+)
+
+QUESTIONS_ATTRIBUTE_NAME = 'AskUserQuestions'
+"""The search attribute (type `KeywordList`) a workflow lists its questions in; register it once per namespace."""
+
+QUESTIONS_ATTRIBUTE = SearchAttributeKey.for_keyword_list(QUESTIONS_ATTRIBUTE_NAME)
+"""`QUESTIONS_ATTRIBUTE_NAME` as a typed key."""
+
+WAITING_MEMO = 'ask_user_waiting'
+"""The memo field holding the waiting questions, `{key: WaitingQuestion}`; absent when none waits."""
+
+WAITING = 'waiting'
+"""The entry of `AskUserQuestions` present while the workflow waits for any answer."""
+
+SETTLED_KEPT = 10
+"""How many answered or withdrawn questions `AskUserQuestions` keeps, newest last, so that a late answer is told
+"already answered" rather than "unknown". Bounded: Temporal limits a search attribute's size (2 KB by default)."""
+
+State = Literal['waiting', 'answered', 'withdrawn']
+"""Where a question is, as its entry in `AskUserQuestions` says."""
+
+
+@dataclass(frozen=True)
+class WaitingQuestion:
+    """One question in the memo: the request, and when the workflow started waiting for it."""
+
+    request: AskUserRequest
+    """The question, as the model asked it."""
+
+    asked_at: float
+    """When it was asked, workflow time (deterministic), in seconds since the epoch."""
+
+
+def entry(state: State, key: str) -> str:
+    """The entry of `AskUserQuestions` that says the question `key` is in `state`."""
+    return f'{state}:{key}'
+
+
+def publish_waits(pending: Mapping[str, AskUserRequest], settled: tuple[State, str] | None = None) -> None:
+    """In workflow code: show that `pending` waits now, and that the question `settled` names stopped waiting.
+
+    Each waiting question keeps the time it was first shown at, from the memo.
+    """
+    info = workflow.info()
+    current = list(info.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ())
+    kept = [item for item in current if item.startswith(('answered:', 'withdrawn:'))]
+    if settled is not None:
+        kept.append(entry(*settled))
+    entries = [WAITING] if pending else []
+    entries += [entry('waiting', key) for key in pending] + kept[-SETTLED_KEPT:]
+    workflow.upsert_search_attributes([QUESTIONS_ATTRIBUTE.value_set(entries)])  # pyright: ignore[reportUnknownMemberType]
+    none: dict[str, WaitingQuestion] = {}
+    asked = workflow.memo_value(WAITING_MEMO, none, type_hint=dict[str, WaitingQuestion])
+    now = workflow.now().timestamp()
+    memo = {key: asked[key] if key in asked else WaitingQuestion(request, now) for key, request in pending.items()}
+    # `None` removes the field: a workflow that waits for nothing carries no questions in its memo.
+    workflow.upsert_memo({WAITING_MEMO: memo or None})
