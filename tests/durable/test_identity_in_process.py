@@ -168,9 +168,7 @@ async def test_a_cancelled_wait_workflow_tells_the_model_the_question_was_withdr
     # Before, cancelling `DBOSAnswerer`'s own wait workflow failed the run with DBOS's error. A cancel does not wake
     # the wait; its next recheck finds it, so the test rechecks every second instead of every 30.
     watch = Watch()
-    agent = Agent(
-        _numbered_model(1), capabilities=[AskUser(answerer=DBOSAnswerer(launched, recheck_seconds=1)), watch]
-    )
+    agent = Agent(_numbered_model(1), capabilities=[AskUser(answerer=DBOSAnswerer(launched, recheck_seconds=1)), watch])
     outputs: list[str] = []
     async with anyio.create_task_group() as group:
 
