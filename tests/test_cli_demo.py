@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import waits
-from cli_support import COMMAND, run_cli
+from cli_support import COMMAND, WITHOUT_PACKAGES, run_cli
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
@@ -21,16 +21,6 @@ from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS, run_demo
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 pytestmark = pytest.mark.anyio
-
-
-# Runs the command with the provider packages it names hidden, as if `pydantic-ai-slim[openai]` were not installed.
-WITHOUT_PACKAGES = (
-    'import sys\n'
-    'for name in sys.argv[1].split(","):\n'
-    '    sys.modules[name] = None\n'
-    'from pydantic_ai_ask_user._cli import main\n'
-    'sys.exit(main(sys.argv[2:]))\n'
-)
 
 
 README = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
