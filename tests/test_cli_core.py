@@ -109,6 +109,19 @@ def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr()
     assert '\x1b' not in done.stderr
 
 
+def test_a_misspelled_field_in_a_question_file_is_named_with_the_field_meant() -> None:
+    misspelled = {
+        'questions': [
+            {'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}], 'multiSelect': True}
+        ]
+    }
+    done = _run_ask(stdin=json.dumps(misspelled))
+    assert done.returncode == EXIT_INVALID
+    assert done.stderr == (
+        "ask-user: questions.0.multiSelect: Extra inputs are not permitted; did you mean 'multi_select'?\n"
+    )
+
+
 def test_ask_with_invalid_input_from_a_file_exits_2(tmp_path: Path) -> None:
     path = tmp_path / 'questions.json'
     path.write_text(json.dumps({'questions': []}), encoding='utf-8')

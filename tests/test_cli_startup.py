@@ -85,7 +85,7 @@ def test_pending_and_answer_do_not_load_pydantic_ai(record: Path, tmp_path: Path
 def test_the_command_list_reads_as_documented(record: Path) -> None:
     done, _ = run_recording(record, '--help')
     assert done.stdout == snapshot("""\
-usage: ask-user [-h] COMMAND ...
+usage: ask-user [-h] [--version] COMMAND ...
 
 Ask a person structured multiple-choice questions, for agents and scripts.
 
@@ -101,6 +101,7 @@ positional arguments:
 
 options:
   -h, --help  show this help message and exit
+  --version   show the version of ask-user and exit
 """)
 
 
