@@ -252,7 +252,7 @@ async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.Cap
         }
     )
     assert await ask_and_print(request, _opener(ScriptedAnswerer(default=1)), None) == 0
-    assert capsys.readouterr().out == '{"데이터베이스": ["아니요"]}\n'
+    assert capsys.readouterr().out == '{"데이터베이스":["아니요"]}\n'
 
 
 def test_an_interrupted_command_says_so_and_exits_130(
@@ -345,8 +345,10 @@ async def test_the_demo_timeline_reports_timed_out_and_failed_waits() -> None:
         raise RuntimeError('the UI crashed')
 
     out = io.StringIO()
-    await Agent(demo_model(), capabilities=[AskUser(answerer=slow, timeout=0.05), Timeline(out=out)]).run('go')
+    await Agent(demo_model(), capabilities=[AskUser(answerer=slow, timeout=0.05), Timeline(out=out, width=200)]).run(
+        'go'
+    )
     assert 'timed out' in out.getvalue()
     with pytest.raises(RuntimeError):
-        await Agent(demo_model(), capabilities=[AskUser(answerer=broken), Timeline(out=out)]).run('go')
+        await Agent(demo_model(), capabilities=[AskUser(answerer=broken), Timeline(out=out, width=200)]).run('go')
     assert 'failed' in out.getvalue()

@@ -116,6 +116,19 @@ async def test_the_demo_prints_each_question_once_when_the_answerer_shows_them()
     assert out.getvalue().count('Which one should') == 1
 
 
+async def test_the_demo_shows_whole_ids_that_ask_user_answer_would_take() -> None:
+    import re
+
+    out = io.StringIO()
+    await run_demo(answerer=ScriptedAnswerer(default=0), who='a test', out=out, width=200)
+    asked = re.findall(r'AskUserRequestedEvent  request (\S+), 2 question', out.getvalue())
+    answered = re.findall(r'AskUserAnsweredEvent   request (\S+), answered', out.getvalue())
+    # The request's key (what `pending` lists and `answer` takes), whole: 32 hex digits, not cut to 8.
+    assert len(asked) == 1
+    assert re.fullmatch('[0-9a-f]{32}', asked[0])
+    assert answered == asked
+
+
 async def test_the_demo_wraps_to_the_width_it_is_given() -> None:
     out = io.StringIO()
     await run_demo(answerer=ScriptedAnswerer(default=0), who='a test', out=out, width=40)

@@ -55,6 +55,7 @@ __all__ = (
     'open_wait_row',
     'claim_wait',
     'expire_wait',
+    'open_wait_tokens',
     'encode_request',
     'decode_request',
     'encode_response',
@@ -599,6 +600,12 @@ def claim_wait(conn: sa.Connection, token: str) -> bool:
 def expire_wait(conn: sa.Connection, token: str) -> bool:
     """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
     return _move_wait(conn, token, 'expired')
+
+
+def open_wait_tokens(conn: sa.Connection) -> list[str]:
+    """The tokens of every wait still open (neither resolved nor expired), oldest first."""
+    query = sa.select(event_waits_table.c.token).where(event_waits_table.c.status == 'pending')
+    return list(conn.execute(query.order_by(event_waits_table.c.updated_at)).scalars())
 
 
 def record_wait_calls(conn: sa.Connection, token: str, calls: str) -> None:
