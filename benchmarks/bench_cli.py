@@ -1,4 +1,5 @@
-"""`ask-user` start-up: the first frame of `ask-user ask` in a real pty, and `ask-user --help`, against a floor.
+"""`ask-user` start-up: the first frame of `ask-user ask` in a real pty, `ask-user --help`, and the durable commands
+`pending`, `answer` and `resolve` on a SQLite file with questions waiting, against a floor.
 
 The floor is `python -c "import pydantic"` in the same run. Each round runs the floor, `--help` and `ask`
 one after another in fresh interpreters, so a load that comes and goes affects all three alike; the figure
@@ -94,6 +95,58 @@ def _summary(name: str, ratios: list[float], seconds: list[float], goal: float |
 BASE_MODEL = 'from pydantic import BaseModel\nclass A(BaseModel):\n    x: int'
 """Where the time goes, 1: a fresh interpreter that defines one pydantic model, the least any validation costs."""
 
+DURABLE_GOAL = 0.5
+"""Goal, in seconds: `pending`, `answer` and `resolve` each done within half a second on SQLite."""
+
+WAITING_WORKER = """
+import sys
+import anyio
+from dbos import DBOS
+from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
+from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
+
+url, count = sys.argv[1], int(sys.argv[2])
+DBOS(config=dbos_config(url, name='bench-cli', application_version='bench-cli-1'))
+DBOS.launch()
+answerer = DBOSAnswerer(url)
+
+@DBOS.workflow()
+async def ask(number: int) -> None:
+    options = (QuestionOption(label='PostgreSQL', description='The server.'), QuestionOption(label='SQLite'))
+    question = Question(header='Database', question=f'Which? ({number})', options=options)
+    await answerer(AskUserRequest(questions=(question,)))
+
+async def main() -> None:
+    for number in range(count):
+        await DBOS.start_workflow_async(ask, number)
+    await anyio.sleep_forever()  # killed once the questions wait
+
+anyio.run(main)
+"""
+"""A DBOS worker that starts COUNT workflows, each waiting on one question, and is then killed: the questions stay
+waiting in the file, their workflows PENDING, as after a worker that went away."""
+
+
+def _waiting_questions(url: str, count: int) -> list[str]:
+    """Leave `count` questions waiting in the SQLite database `url`; their ids, oldest first."""
+    worker = subprocess.Popen([sys.executable, '-c', WAITING_WORKER, url, str(count)], env=_env())
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            listed = subprocess.run(
+                [ASK_USER, 'pending', '--json', '--db', url], capture_output=True, text=True, env=_env()
+            )
+            ids = [json.loads(line)['id'] for line in listed.stdout.splitlines()]
+            if len(ids) >= count:
+                return ids
+            if time.monotonic() > deadline:
+                raise TimeoutError(f'the worker left {len(ids)} of {count} questions waiting in 300 s')
+            time.sleep(0.5)
+    finally:
+        worker.kill()
+        worker.wait()
+
+
 MODELS_AND_MENU = 'import pydantic_ai_ask_user._answers, pydantic_ai_ask_user._asking, pydantic_ai_ask_user.terminal'
 """Where the time goes, 2: the question models and the terminal menu imported, nothing drawn."""
 
@@ -126,6 +179,57 @@ def main() -> None:
     print('where the first frame goes (no goal):')
     print(_summary('  a fresh interpreter defining one pydantic model', _ratios(models, floors), models, None))
     print(_summary('  the question models and the terminal menu imported', _ratios(imports, floors), imports, None))
+    _durable_commands()
+
+
+def _durable_commands() -> None:
+    """`pending` with 3 questions waiting, `answer --json` of one of them (a real answer, sent to its workflow), and
+    `resolve --json` (a decision checked against the database; its token has no wait: exit 7), round by round.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        listed_url = f'sqlite:///{Path(folder) / "listed.sqlite"}'
+        answered_url = f'sqlite:///{Path(folder) / "answered.sqlite"}'
+        _waiting_questions(listed_url, 3)
+        to_answer = _waiting_questions(answered_url, ROUNDS + 1)
+        answer_file = Path(folder) / 'answer.json'
+        answer_file.write_text('{"Database": ["SQLite"]}', encoding='utf-8')
+        decision = Path(folder) / 'decision.json'
+        decision.write_text('{"approvals": {"deploy-1": true}}', encoding='utf-8')
+        floor_argv = [sys.executable, '-c', 'import pydantic']
+        pending_argv = [ASK_USER, 'pending', '--db', listed_url]
+        resolve_argv = [ASK_USER, 'resolve', 'dbos1.none.wf', '--db', listed_url, '--json', str(decision)]
+
+        def answer_argv(request_id: str) -> list[str]:
+            return [ASK_USER, 'answer', request_id, '--db', answered_url, '--json', str(answer_file)]
+
+        _run(floor_argv), _run(pending_argv), _run(answer_argv(to_answer.pop())), _timed(resolve_argv, 7)
+        floors: list[float] = []
+        pendings: list[float] = []
+        answers: list[float] = []
+        resolves: list[float] = []
+        for _ in range(ROUNDS):
+            floors.append(_run(floor_argv))
+            pendings.append(_run(pending_argv))
+            answers.append(_run(answer_argv(to_answer.pop())))
+            resolves.append(_timed(resolve_argv, 7))
+    print(f"durable commands on SQLite (goal: each within {DURABLE_GOAL} s; floor as above, this round's):")
+    for name, seconds in [
+        ('ask-user pending, 3 questions waiting', pendings),
+        ('ask-user answer --json, sent to its workflow', answers),
+        ('ask-user resolve --json, checked (no wait: exit 7)', resolves),
+    ]:
+        median = statistics.median(seconds)
+        verdict = 'meets' if median <= DURABLE_GOAL else 'misses'
+        print(f'{_summary(name, _ratios(seconds, floors), seconds, None)}; {verdict} the {DURABLE_GOAL} s goal')
+
+
+def _timed(argv: list[str], code: int) -> float:
+    """Seconds `argv` takes, which must exit with `code`."""
+    started = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(), check=False)
+    if done.returncode != code:
+        raise RuntimeError(f'{argv[1]} exited {done.returncode}, not {code}: {done.stderr!r}')
+    return time.perf_counter() - started
 
 
 def _ratios(measured: list[float], floors: list[float]) -> list[float]:

@@ -31,6 +31,27 @@ RECORDING_MAIN = (
 """`ask-user`, writing the top-level modules it has imported to the file `argv[1]` as it exits (argparse's too)."""
 
 
+WITHOUT_PACKAGES = (
+    'import sys\n'
+    'for name in sys.argv[1].split(","):\n'
+    '    sys.modules[name] = None\n'
+    'from pydantic_ai_ask_user._cli import main\n'
+    'sys.exit(main(sys.argv[2:]))\n'
+)
+"""`ask-user`, with the packages named in `argv[1]` (comma-separated) hidden, as if their extra were not installed."""
+
+
+def run_without(packages: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `ask-user ARGS` with `packages` hidden, without a terminal (stdin empty)."""
+    return subprocess.run(
+        [sys.executable, '-c', WITHOUT_PACKAGES, packages, *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=waits.WAIT,
+    )
+
+
 def recording_command(record: Path, *args: str) -> list[str]:
     """The argv that runs `ask-user ARGS` and records its imports in `record`."""
     return [sys.executable, '-c', RECORDING_MAIN, str(record), *args]

@@ -214,6 +214,38 @@ async def test_a_field_the_schema_does_not_have_is_a_validation_retry() -> None:
     assert len(answerer.requests) == 1
 
 
+async def test_a_misspelled_field_gets_a_retry_that_says_which_field_was_meant() -> None:
+    misspelled = {**question('Database'), 'multiselect': True}
+    misspelled['options'] = [{'label': 'PostgreSQL'}, {'lable': 'SQLite', 'Description': 'A file.'}]
+    model = script([ask_call(misspelled)], [ask_call(question('Database'))])
+    answerer = ScriptedAnswerer(default=0)
+    await _agent(model, answerer).run('migrate')
+    (retry,) = model.returns(1)
+    assert retry.outcome == 'retried'
+    text = retry.model_response_str()
+    assert "Extra inputs are not permitted; did you mean 'multi_select'?" in text
+    assert "Extra inputs are not permitted; did you mean 'label'?" in text
+    assert "Extra inputs are not permitted; did you mean 'description'?" in text
+    assert 'Field required' in text  # the other problems of the call are still all reported
+    assert len(answerer.requests) == 1
+
+
+async def test_a_field_like_none_of_the_schema_gets_no_guess() -> None:
+    model = script([ask_call(question('Database', priority='high'))], [ask_call(question('Database'))])
+    await _agent(model, ScriptedAnswerer(default=0)).run('migrate')
+    (retry,) = model.returns(1)
+    assert 'did you mean' not in retry.model_response_str()
+
+
+async def test_a_recommendation_the_default_tool_does_not_offer_is_no_misspelling() -> None:
+    # With recommended_options off, `recommended` is refused as any unknown field, and not "corrected" to another.
+    model = script([ask_call(question('Database', recommended='PostgreSQL'))], [ask_call(question('Database'))])
+    await _agent(model, ScriptedAnswerer(default=0)).run('migrate')
+    (retry,) = model.returns(1)
+    assert 'Extra inputs are not permitted' in retry.model_response_str()
+    assert 'did you mean' not in retry.model_response_str()
+
+
 async def test_a_control_character_in_a_call_is_a_retry_that_names_it_without_reaching_the_answerer() -> None:
     model = script([ask_call(question('Data\x1b[31mbase'))], [ask_call(question('Database'))])
     answerer = ScriptedAnswerer(default=0)

@@ -109,6 +109,19 @@ def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr()
     assert '\x1b' not in done.stderr
 
 
+def test_a_misspelled_field_in_a_question_file_is_named_with_the_field_meant() -> None:
+    misspelled = {
+        'questions': [
+            {'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}], 'multiSelect': True}
+        ]
+    }
+    done = _run_ask(stdin=json.dumps(misspelled))
+    assert done.returncode == EXIT_INVALID
+    assert done.stderr == (
+        "ask-user: questions.0.multiSelect: Extra inputs are not permitted; did you mean 'multi_select'?\n"
+    )
+
+
 def test_ask_with_invalid_input_from_a_file_exits_2(tmp_path: Path) -> None:
     path = tmp_path / 'questions.json'
     path.write_text(json.dumps({'questions': []}), encoding='utf-8')
@@ -239,7 +252,7 @@ async def test_ask_and_print_keeps_non_ascii_answers_readable(capsys: pytest.Cap
         }
     )
     assert await ask_and_print(request, _opener(ScriptedAnswerer(default=1)), None) == 0
-    assert capsys.readouterr().out == '{"데이터베이스": ["아니요"]}\n'
+    assert capsys.readouterr().out == '{"데이터베이스":["아니요"]}\n'
 
 
 def test_an_interrupted_command_says_so_and_exits_130(
@@ -332,8 +345,10 @@ async def test_the_demo_timeline_reports_timed_out_and_failed_waits() -> None:
         raise RuntimeError('the UI crashed')
 
     out = io.StringIO()
-    await Agent(demo_model(), capabilities=[AskUser(answerer=slow, timeout=0.05), Timeline(out=out)]).run('go')
+    await Agent(demo_model(), capabilities=[AskUser(answerer=slow, timeout=0.05), Timeline(out=out, width=200)]).run(
+        'go'
+    )
     assert 'timed out' in out.getvalue()
     with pytest.raises(RuntimeError):
-        await Agent(demo_model(), capabilities=[AskUser(answerer=broken), Timeline(out=out)]).run('go')
+        await Agent(demo_model(), capabilities=[AskUser(answerer=broken), Timeline(out=out, width=200)]).run('go')
     assert 'failed' in out.getvalue()

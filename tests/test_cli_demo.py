@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import waits
-from cli_support import COMMAND, run_cli
+from cli_support import COMMAND, WITHOUT_PACKAGES, run_cli
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
@@ -21,16 +21,6 @@ from pydantic_ai_ask_user._cli.demo_agent import DEMO_QUESTIONS, run_demo
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 pytestmark = pytest.mark.anyio
-
-
-# Runs the command with the provider packages it names hidden, as if `pydantic-ai-slim[openai]` were not installed.
-WITHOUT_PACKAGES = (
-    'import sys\n'
-    'for name in sys.argv[1].split(","):\n'
-    '    sys.modules[name] = None\n'
-    'from pydantic_ai_ask_user._cli import main\n'
-    'sys.exit(main(sys.argv[2:]))\n'
-)
 
 
 README = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
@@ -124,6 +114,19 @@ async def test_the_demo_prints_each_question_once_when_the_answerer_shows_them()
     out = io.StringIO()
     await run_demo(answerer=ScriptedAnswerer(default=0), who='a test', out=out, width=80)
     assert out.getvalue().count('Which one should') == 1
+
+
+async def test_the_demo_shows_whole_ids_that_ask_user_answer_would_take() -> None:
+    import re
+
+    out = io.StringIO()
+    await run_demo(answerer=ScriptedAnswerer(default=0), who='a test', out=out, width=200)
+    asked = re.findall(r'AskUserRequestedEvent  request (\S+), 2 question', out.getvalue())
+    answered = re.findall(r'AskUserAnsweredEvent   request (\S+), answered', out.getvalue())
+    # The request's key (what `pending` lists and `answer` takes), whole: 32 hex digits, not cut to 8.
+    assert len(asked) == 1
+    assert re.fullmatch('[0-9a-f]{32}', asked[0])
+    assert answered == asked
 
 
 async def test_the_demo_wraps_to_the_width_it_is_given() -> None:

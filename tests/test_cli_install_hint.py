@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_without
 
 import pydantic_ai_ask_user._cli.install as cli_install
 from pydantic_ai_ask_user._cli import main
@@ -100,3 +101,24 @@ def test_an_install_from_somewhere_that_is_not_a_local_path_gets_the_registry_hi
 ) -> None:
     _installed_from(monkeypatch, {'url': url, 'archive_info': {}})
     assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
+
+
+@pytest.mark.parametrize(
+    ('hidden', 'args', 'extra'),
+    [
+        pytest.param('mcp', [], 'mcp', id='mcp'),
+        pytest.param('prompt_toolkit', [], 'terminal', id='terminal'),
+        pytest.param('jinja2', ['--web'], 'web', id='web'),
+        pytest.param('dbos', ['--db', 'sqlite:///questions.sqlite'], 'dbos', id='dbos'),
+    ],
+)
+def test_ask_user_mcp_without_an_extra_gives_the_hint_every_command_gives(
+    hidden: str, args: list[str], extra: str
+) -> None:
+    done = run_without(hidden, 'mcp', *args)
+    assert done.returncode == 4, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith('ask-user: ')
+    # The install that works where this ask-user came from (a clone here), not the registry's name.
+    assert line.endswith(f'; {install_hint(extra)}'), line
+    assert f"pip install 'pydantic-ai-ask-user[{extra}]'" not in line

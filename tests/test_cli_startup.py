@@ -71,21 +71,51 @@ def test_answer_with_a_bad_answer_file_loads_neither_the_menu_nor_the_web(record
     done, heavy = run_recording(record, 'answer', 'abc', '--db', f'sqlite:///{tmp_path / "none.sqlite"}')
     assert done.returncode == 4
     assert heavy.isdisjoint({'prompt_toolkit', 'starlette', 'uvicorn', 'mcp'})
-    assert 'dbos' in heavy
 
 
-@pytest.mark.parametrize('command', [pytest.param('pending', id='pending'), pytest.param('answer', id='answer')])
-def test_pending_and_answer_do_not_load_pydantic_ai(record: Path, tmp_path: Path, command: str) -> None:
-    args = [command, '--db', f'sqlite:///{tmp_path / "none.sqlite"}', *(['abc'] if command == 'answer' else [])]
-    done, heavy = run_recording(record, *args)
-    assert done.returncode == 4
-    assert 'pydantic_ai' not in heavy
+@pytest.fixture
+def question_database(tmp_path: Path) -> str:
+    """A SQLite file with DBOS's `workflow_status` table and the questions table, as a worker leaves them."""
+    import sqlite3
+
+    path = tmp_path / 'questions.sqlite'
+    with sqlite3.connect(path) as conn:
+        conn.execute('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)')
+    from pydantic_ai_ask_user.durable._db import create_engine, ensure_table
+
+    engine = create_engine(f'sqlite:///{path}')
+    ensure_table(engine)
+    engine.dispose()
+    return f'sqlite:///{path}'
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        pytest.param(['pending'], id='pending'),
+        pytest.param(['pending', '--json'], id='pending-json'),
+        pytest.param(['answer', 'abcdef', '--json', '-'], id='answer'),
+    ],
+)
+def test_pending_and_answer_read_the_question_table_without_dbos_or_pydantic_ai(
+    record: Path, question_database: str, args: list[str]
+) -> None:
+    # They read (and write) the question table and send DBOS its message with SQL: no DBOS, no Pydantic AI.
+    done, heavy = run_recording(record, *args, '--db', question_database, stdin='{"Go": ["Yes"]}')
+    assert done.returncode == (5 if args[0] == 'answer' else 0), done.stderr
+    assert heavy == {'sqlalchemy'}
+
+
+def test_resolve_does_not_load_dbos(record: Path, question_database: str) -> None:
+    done, heavy = run_recording(record, 'resolve', 'dbos1.abc.wf', '--db', question_database, '--fail', 'no')
+    assert done.returncode == 7, done.stderr  # no wait has this token
+    assert 'dbos' not in heavy
 
 
 def test_the_command_list_reads_as_documented(record: Path) -> None:
     done, _ = run_recording(record, '--help')
     assert done.stdout == snapshot("""\
-usage: ask-user [-h] COMMAND ...
+usage: ask-user [-h] [--version] COMMAND ...
 
 Ask a person structured multiple-choice questions, for agents and scripts.
 
@@ -101,6 +131,7 @@ positional arguments:
 
 options:
   -h, --help  show this help message and exit
+  --version   show the version of ask-user and exit
 """)
 
 

@@ -101,6 +101,7 @@ if TYPE_CHECKING:
     from ._text import (
         printable,
     )
+    from ._version import __version__ as __version__
 
 __all__ = (
     'AskUser',
@@ -254,15 +255,16 @@ _DEFINED_IN = {
 """Which private module defines each public name: `__getattr__` imports it on first use."""
 
 
-__getattr__ = _module_names.lazy_names(__name__, globals(), _DEFINED_IN)
+__getattr__ = _module_names.lazy_names(__name__, globals(), {**_DEFINED_IN, '__version__': '_version'})
 """Load a public name on first use, with the module that defines it (PEP 562).
 
 `import pydantic_ai_ask_user` costs next to nothing: the question models are built when first used,
 and Pydantic AI is imported only for `AskUser` and the two events. `ask-user --help` and `ask` start
-fast because of it. Each name is then kept here, so later lookups are plain attribute reads.
+fast because of it. Each name is then kept here, so later lookups are plain attribute reads. `__version__`
+too (not in `__all__`, as a star import should not bring it): it is read from the package metadata when first used.
 """
 
 
 def __dir__() -> list[str]:
     """Every public name of the package, loaded or not."""
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, '__version__'})

@@ -178,6 +178,7 @@ CLI = (
     N_('{error}; or answer with --json'),
     N_('cannot send the answer to {database}: {error}; `ask-user pending` shows whether the question still waits'),
     N_('no question is waiting under id {id}'),
+    N_('{prefix!r} begins {count} ids; give more of the one you mean:'),
     N_('question {id} has already been answered'),
     N_('question {id} is no longer waiting for an answer'),
     N_('install the {extra} extra: uv sync --all-extras (in {path}), or {command}'),

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Callable, Collection, Sequence
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ._text import (
     MAX_COMBINING_MARKS,
@@ -246,9 +259,69 @@ def _check_plain_questions(questions: tuple[_SpecQuestion, ...]) -> tuple[Questi
     return check_questions(tuple(_promote(question) for question in questions))
 
 
+def _normalized(name: str) -> str:
+    return name.casefold().replace('_', '').replace('-', '').replace(' ', '')
+
+
+def did_you_mean(name: object, fields: Collection[str]) -> str | None:
+    """The field of `fields` that `name`, a field no model of the call has, was probably meant to be; else `None`.
+
+    Case, `_`, `-` and spaces are ignored first (`multiselect`, `multiSelect`, `Multi-Select` are `multi_select`),
+    then a close spelling is looked for (`lable` is `label`, `descripton` is `description`).
+    """
+    if not isinstance(name, str) or len(name) > 100:
+        return None
+    by_form = {_normalized(field): field for field in fields}
+    close = difflib.get_close_matches(_normalized(name), list(by_form), n=1, cutoff=0.75)
+    return by_form[close[0]] if close else None
+
+
+def _suggesting(question_fields: Collection[str]) -> Callable[[Any, ValidatorFunctionWrapHandler], Any]:
+    """A wrap validator for the questions of a call that adds "did you mean" to an unknown field that is a misspelling.
+
+    The model (and a person writing a question file) reads `questions.0.multiselect: Extra inputs are not permitted;
+    did you mean 'multi_select'?` in its retry, instead of guessing. Only the field names of the schema are
+    suggested; the unknown name itself is never quoted back, so the message holds nothing the caller wrote.
+    """
+    option_fields = tuple(QuestionOption.model_fields)
+
+    def fields_at(loc: tuple[int | str, ...]) -> Collection[str]:
+        if len(loc) == 2:  # (question, field)
+            return question_fields
+        if len(loc) == 4 and loc[1] == 'options':  # (question, 'options', option, field)
+            return option_fields
+        return ()
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError as error:
+            details: list[InitErrorDetails] = []
+            suggested = False
+            for item in error.errors(include_url=False):
+                loc = item['loc']
+                if item['type'] == 'extra_forbidden' and (hint := did_you_mean(loc[-1], fields_at(loc))) is not None:
+                    hinted = PydanticCustomError(
+                        'extra_forbidden', "Extra inputs are not permitted; did you mean '{field}'?", {'field': hint}
+                    )
+                    details.append({'type': hinted, 'loc': loc, 'input': item['input']})
+                    suggested = True
+                else:
+                    detail: InitErrorDetails = {'type': item['type'], 'loc': loc, 'input': item['input']}
+                    if 'ctx' in item:
+                        detail['ctx'] = item['ctx']
+                    details.append(detail)
+            if not suggested:
+                raise
+            raise ValidationError.from_exception_data(error.title, details) from None
+
+    return validate
+
+
 RecommendingQuestions = Annotated[
     tuple[Question, ...],
     AfterValidator(check_questions),
+    WrapValidator(_suggesting(tuple(Question.model_fields))),
     Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
 """The `questions` of `ask_user_question` with `AskUser(recommended_options=True)`: each may recommend a label."""
@@ -256,6 +329,7 @@ RecommendingQuestions = Annotated[
 Questions = Annotated[
     tuple[_SpecQuestion, ...],
     AfterValidator(_check_plain_questions),
+    WrapValidator(_suggesting(tuple(_SpecQuestion.model_fields))),
     Field(json_schema_extra={'minItems': 1, 'maxItems': MAX_QUESTIONS}),
 ]
 """The `questions` argument of `ask_user_question`: 1 to 10 questions with unique headers, as specified.

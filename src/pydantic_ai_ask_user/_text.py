@@ -232,7 +232,9 @@ def terminal_json(value: object) -> str:
     sequence on some terminals), format characters, line separators and lone surrogates would go out
     raw. Each is written as a `\\uXXXX` escape instead, so the JSON still decodes to exactly `value`.
     """
-    text = json.dumps(value, ensure_ascii=False)
+    # Compact, the one JSON style of every command: byte for byte what the model gets (`{"Database":["SQLite"]}`,
+    # as Pydantic AI serializes a tool's result), one object per line for `pending --json`, as `jq -c` prints.
+    text = json.dumps(value, ensure_ascii=False, separators=(',', ':'))
     if text.isprintable():
         return text
     return ''.join(_json_escape(char) if unicodedata.category(char) in _FORBIDDEN_CATEGORIES else char for char in text)

@@ -85,6 +85,24 @@ async def test_a_failed_event_denies_the_approval_and_tells_the_model(
     assert worker.lines('deployed.txt') == []
 
 
+async def test_ask_user_resolve_takes_the_beginning_of_a_token_as_git_takes_a_commit_id(
+    request_input_worker: RequestInputWorker, database_url: str
+) -> None:
+    worker = request_input_worker
+    worker.start()
+    token = (await worker.pending_calls())['token']
+    too_short = await anyio.to_thread.run_sync(lambda: _cli('resolve', token[:3], '--db', database_url, '--fail', 'x'))
+    assert too_short.returncode == 2  # not a token, and too short to be the beginning of one
+    assert worker.running()
+    done = await anyio.to_thread.run_sync(
+        lambda: _cli('resolve', token[:12], '--db', database_url, '--fail', 'nobody is on call')
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"resolved":"' + token + '"}\n'  # the whole token it resolved, compact as all JSON
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert 'nobody is on call' in worker.output()['deploy']
+
+
 async def test_ask_user_resolve_checks_the_decision_before_it_reaches_the_run(
     request_input_worker: RequestInputWorker, database_url: str
 ) -> None:

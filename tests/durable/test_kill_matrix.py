@@ -96,16 +96,16 @@ async def test_an_ordinary_answerer_killed_before_the_person_answered_asks_again
 
 _KILLED_WRITER = """
 import os, signal, sys
-import dbos
+import pydantic_ai_ask_user.durable._dbos_store as store
 from pydantic_ai_ask_user._cli import main
 
-original = dbos.DBOSClient.send_in_transaction
+original = store.send_message
 
 def die_mid_transaction(*args, **kwargs):
-    original(*args, **kwargs)  # the row is claimed and the message written, not yet committed
+    original(*args, **kwargs)  # the row is claimed and DBOS's message written, not yet committed
     os.kill(os.getpid(), signal.SIGKILL)
 
-dbos.DBOSClient.send_in_transaction = die_mid_transaction
+store.send_message = die_mid_transaction
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -177,9 +178,79 @@ async def test_pending_lists_each_waiting_question_with_its_id_and_options(
         group.cancel_scope.cancel()
     assert (code, json_code) == (0, 0)
     assert f'{request.id}  asked ' in out
-    assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n' in out
+    # Each option's description under its label.
+    assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n        A file.\n' in out
     listed = {item['id']: item for item in map(json.loads, json_out.splitlines())}
-    assert listed[request.id]['questions'][0]['options'][1] == {'label': 'SQLite', 'description': 'A file.'}
+    # An absent optional field is left out, never null: no description, no deadline, no run.
+    assert listed[request.id]['questions'][0]['options'] == [
+        {'label': 'PostgreSQL'},
+        {'label': 'SQLite', 'description': 'A file.'},
+    ]
+    assert 'null' not in json_out
+    assert {'deadline', 'run_id'}.isdisjoint(listed[request.id])
+    # One JSON style across commands: compact, as the model gets its result.
+    assert all(
+        line == json.dumps(json.loads(line), separators=(',', ':'), ensure_ascii=False)
+        for line in json_out.splitlines()
+    )
+
+
+async def test_answer_takes_a_unique_beginning_of_the_id_and_lists_the_candidates_of_an_ambiguous_one(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    stamp = time.time_ns()
+    # Ids as an earlier version stored them (the tool call id, the model's own text) may hold anything.
+    first = replace(database_question('First'), id=f'pre{stamp}-a-\x1b]0;pwned\x07')
+    second = replace(database_question('Second'), id=f'pre{stamp}-b-\x1b]0;pwned\x07')
+    got: list[AskUserResponse] = []
+
+    async def ask(request: AskUserRequest) -> None:
+        got.append(await answerer(request))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, first)
+        group.start_soon(ask, second)
+        await shown(store, first.id)
+        await shown(store, second.id)
+        answer = json.dumps({'First': ['SQLite']})
+        argv = ['answer', '--db', launched, f'pre{stamp}', '--json', '-']
+        ambiguous = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        assert len(await store.pending()) >= 2  # nothing was sent
+        short = await anyio.to_thread.run_sync(run_cli, ['answer', '--db', launched, 'pre', '--json', '-'], answer)
+        argv = ['answer', '--db', launched, f'pre{stamp}-a', '--json', '-']
+        unique = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        await store.respond(second.id, pick('SQLite', 'Second'))
+    code, out, err = ambiguous
+    assert (code, out) == (2, '')
+    assert err.splitlines()[0] == f"ask-user: 'pre{stamp}' begins 2 ids; give more of the one you mean:"
+    assert '  pre' in err
+    assert '  First' in err
+    assert '  Second' in err
+    assert '\x1b' not in err
+    assert '\x07' not in err
+    assert short[0] == 5  # shorter than 4 characters: only a whole id
+    assert unique[0] == 0, unique[2]
+    assert json.loads(unique[1]) == {'First': ['SQLite']}
+    assert sorted(response.answers[0].header for response in got) == ['First', 'Second']
+
+
+async def test_pending_into_a_closed_pipe_exits_141_without_a_word(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
+) -> None:
+    request = database_question()
+    async with anyio.create_task_group() as group:
+        group.start_soon(answerer, request)
+        await shown(store, request.id)
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            argv = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'pending', '--db', launched]
+            env = {key: value for key, value in os.environ.items() if key != 'PYTHONUNBUFFERED'}
+            done = await anyio.run_process(argv, stdout=write, check=False, env=env)
+        finally:
+            os.close(write)
+        group.cancel_scope.cancel()
+    assert (done.returncode, done.stderr) == (141, b'')
 
 
 @pytest.mark.parametrize(

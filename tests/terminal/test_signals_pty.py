@@ -118,7 +118,7 @@ def test_suspending_restores_the_terminal_and_resuming_brings_the_menu_back_in_r
     screen.send('\r')
     screen.wait_for(lambda _: (folder / 'after').exists() and (folder / 'after').stat().st_size > 0)
     assert (folder / 'code').read_text().strip() == '0'
-    assert (folder / 'out').read_text().strip() == '{"Database": ["SQLite"]}'
+    assert (folder / 'out').read_text().strip() == '{"Database":["SQLite"]}'
     assert (folder / 'after').read_text() == (folder / 'before').read_text()
 
 
@@ -136,7 +136,7 @@ def test_a_stop_it_did_not_see_coming_is_followed_by_raw_mode_on_resume(spawn: S
     assert '^[' not in screen.text
     screen.send('\r')
     screen.wait_for(lambda _: (folder / 'after').exists() and (folder / 'after').stat().st_size > 0)
-    assert (folder / 'out').read_text().strip() == '{"Database": ["SQLite"]}'
+    assert (folder / 'out').read_text().strip() == '{"Database":["SQLite"]}'
     assert (folder / 'after').read_text() == (folder / 'before').read_text()
 
 

@@ -8,16 +8,17 @@ which one to install when it runs. Their exit codes are the one table of `exit_c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .._text import printable
 from . import ask, demo, durable, mcp
 from .arguments import END_AT_ONCE
-from .exit_codes import EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
+from .exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
 from .i18n import _
 
 __all__ = ('main', 'build_parser', 'COMMANDS', 'TRACEBACK_VARIABLE')
@@ -26,6 +27,8 @@ TRACEBACK_VARIABLE = 'ASK_USER_TRACEBACK'
 """The environment variable that, set to `1`, prints where an internal error happened instead of one line."""
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # pyright: ignore[reportPrivateUsage]
     """What a command's `register` adds its subparser to."""
 
@@ -44,10 +47,29 @@ its extra is not installed.
 class _Parser(argparse.ArgumentParser):
     """argparse, echoing a refused argument without the escape sequences it may hold."""
 
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        """Write the help to `file` (stdout); unlike argparse, a reader that went away is not ignored, so `main` exits
+        141 as for every other output.
+        """
+        (file or sys.stdout).write(self.format_help())
+
     def error(self, message: str) -> NoReturn:
         """Print the usage and the problem on stderr, and exit 2."""
         self.print_usage(sys.stderr)
         self.exit(2, f'{self.prog}: error: {printable(message)}\n')
+
+
+class _Version(argparse.Action):
+    """`--version`: print `ask-user VERSION` and exit 0, the version read from the package metadata only then."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help='show the version of ask-user and exit', **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        from .._version import __version__
+
+        print(f'ask-user {__version__}')
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog='ask-user', description='Ask a person structured multiple-choice questions, for agents and scripts.'
     )
+    parser.add_argument('--version', action=_Version, default=argparse.SUPPRESS)
     # Each subcommand's parser is a `_Parser` too; the commands need only what any ArgumentParser has.
     subparsers = cast('Subparsers', parser.add_subparsers(dest='command', required=True, metavar='COMMAND'))
     for register in COMMANDS:
@@ -64,24 +87,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `ask-user` and return its exit code."""
-    args = build_parser().parse_args(argv)
-    code = _run(args)
-    if argv is None and getattr(args, END_AT_ONCE, False):
+    parsed: list[argparse.Namespace] = []
+    code = _run(argv, parsed)
+    if argv is None and parsed and getattr(parsed[0], END_AT_ONCE, False):
         # Run as the program (not called with arguments from Python): its output out, it ends here, with its code.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
         os._exit(code)
     return code
 
 
-def _run(args: argparse.Namespace) -> int:
-    """Run the command `args` names and return its exit code; an error is one line (or its traceback, if asked)."""
+def _run(argv: Sequence[str] | None, parsed: list[argparse.Namespace]) -> int:
+    """Parse `argv` (into `parsed`), run the command it names and return its exit code; an error is one line."""
     try:
-        return int(args.func(args))
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:  # `--help` and `--version` wrote to stdout, and argparse exits
+            sys.stdout.flush()  # here, not at exit: a reader that went away is seen while it can still be handled
+            raise
+        parsed.append(args)
+        code = int(args.func(args))
+        sys.stdout.flush()
+        return code
     except KeyboardInterrupt:
         print(_('ask-user: interrupted'), file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as error:
+        if _broken_pipe(error):
+            return _reader_gone()
         # A person gets one line, never a traceback; a developer asks for it. Both filtered: an exception
         # message can quote its input.
         if os.environ.get(TRACEBACK_VARIABLE) == '1':
@@ -95,3 +129,24 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return EXIT_INTERNAL_ERROR
+
+
+def _broken_pipe(error: BaseException) -> bool:
+    """Whether `error` is stdout's reader going away: a `BrokenPipeError`, or a task group's holding only those."""
+    if isinstance(error, BaseExceptionGroup):
+        group = cast('BaseExceptionGroup[BaseException]', error)
+        return all(_broken_pipe(inner) for inner in group.exceptions)
+    return isinstance(error, BrokenPipeError)
+
+
+def _reader_gone() -> int:
+    """The Unix way for a closed pipe (`ask-user pending | head`): no message, no traceback, exit 141.
+
+    Whatever is still buffered for stdout is dropped: stdout is pointed at /dev/null, so the flush at exit
+    has nowhere to fail (Python would print "Exception ignored" and exit 120).
+    """
+    with contextlib.suppress(OSError, ValueError):  # no stdout file descriptor at all (a captured stdout)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
@@ -9,7 +10,7 @@ from typing import Any, cast
 from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse
 from .._json import response_from_json
 from .._questions import Question
-from .._text import fold, terminal_json
+from .._text import fold
 
 __all__ = ('parse_answer_json',)
 
@@ -65,7 +66,8 @@ def parse_answer_json(request: AskUserRequest, data: Any) -> AskUserResponse:
 
 
 def _custom_syntax(question: Question) -> str:
-    return terminal_json({question.header: {'custom': 'your own words'}})
+    # Prose for a person, spaced to read (unlike the JSON the commands print); every message is made printable.
+    return json.dumps({question.header: {'custom': 'your own words'}}, ensure_ascii=False)
 
 
 def _label(question: Question, pick: str) -> str:

@@ -157,7 +157,8 @@ class Timeline(AbstractCapability[Any]):
     async def requested(self, ctx: RunContext[Any], event: AskUserRequestedEvent) -> None:
         """Show what the model asked."""
         self._asked[event.request.id] = event.request
-        self.say(f'AskUserRequestedEvent  request {event.request.id[:8]}, {len(event.request.questions)} question(s)')
+        # The whole key, as `ask-user pending` shows it and `answer` takes it: never cut short.
+        self.say(f'AskUserRequestedEvent  request {event.request.key}, {len(event.request.questions)} question(s)')
         if self.show_questions:
             _print_request(event.request, self.out, self.width)
 
@@ -181,7 +182,7 @@ class Timeline(AbstractCapability[Any]):
                 for shown in shown_answers(request, response)
             )
             outcome = f'answered: {picked}'
-        self.say(f'AskUserAnsweredEvent   request {event.request_id[:8]}, {outcome}')
+        self.say(f'AskUserAnsweredEvent   request {request.key}, {outcome}')
 
 
 def _print_request(request: AskUserRequest, out: TextIO, width: int | None) -> None:

@@ -15,7 +15,7 @@ import json
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._text import printable, terminal_json
 from .arguments import END_AT_ONCE, command
@@ -133,6 +133,10 @@ def run_resolve(args: argparse.Namespace) -> int:
         _fail(_('{error}; {hint}').format(error=error, hint=install_hint('dbos')))
         return EXIT_CANNOT_ASK
     try:
+        found = _tokens_meant(args.db, args.token)
+        if len(found) > 1:
+            return _ambiguous(args.token, [(token, '') for token in found])
+        args.token = found[0] if found else args.token
         if args.fail is not None:
             fail_dbos_event(args.token, args.fail, database_url=args.db)
         else:
@@ -167,8 +171,27 @@ def run_resolve(args: argparse.Namespace) -> int:
             )
         )
         return EXIT_CANNOT_ASK
-    print(json.dumps({'resolved': args.token}))
+    print(terminal_json({'resolved': args.token}))
     return EXIT_ANSWERED
+
+
+def _tokens_meant(database_url: str, token: str) -> list[str]:
+    """`[token]` when a wait is open under it; else the open waits' tokens that begin with it (at least `MIN_PREFIX`
+    characters): one is the token meant, several are ambiguous. `[]` when none is open (resolving says why).
+    """
+    from ..durable._db import EVENT_WAITS_TABLE_NAME, create_engine, has_table, open_wait_tokens
+
+    engine = create_engine(database_url)
+    try:
+        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
+            return []
+        with engine.connect() as conn:
+            tokens = open_wait_tokens(conn)
+    finally:
+        engine.dispose()
+    if token in tokens:
+        return [token]
+    return [open_token for open_token in tokens if len(token) >= MIN_PREFIX and open_token.startswith(token)]
 
 
 def _questions_checked(results: DeferredToolResults, database_url: str, token: str) -> DeferredToolResults:
@@ -363,17 +386,30 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
     from .._json import questions_to_json
 
     request = record.request
-    return {
+    line = {
         # What `answer` takes: the question's key (its run and its tool call); the tool call id alone is not unique.
         'id': record.key,
         'tool_call_id': request.id,
         'run_id': request.run_id,
         'workflow_id': record.workflow_id,
         'asked_at': _timestamp(record.created_at),
+        # As the model wrote them: an option without a description has no `description`, not `null`.
         'questions': questions_to_json(request),
         'notes': request.notes,
         'deadline': None if request.deadline is None else _timestamp(request.deadline),
     }
+    return _without_nulls(line)
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` with every absent optional field (`None`) left out of its objects, nested ones too, as the tool takes
+    them: `run_id` of a request without a run, `deadline` of one without a limit, an option's `description`.
+    """
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in cast('dict[str, Any]', value).items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in cast('list[Any]', value)]
+    return value
 
 
 def _print_pending(record: StoredRequest | TemporalRecord) -> None:
@@ -395,6 +431,10 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
         for option in question.options:
             mark = ' ' + _('(recommended)') if option.label == question.recommended else ''
             print(f'    - {printable(option.label)}{mark}')
+            if option.description:
+                # Under its label, indented, each of its lines (a description may span lines).
+                for line in option.description.split('\n'):
+                    print(f'        {printable(line)}')
 
 
 def _cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:
@@ -429,13 +469,25 @@ def run_answer(args: argparse.Namespace) -> int:
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
     from .._answers import CannotAskError, ask_user_result
-    from .._question_store import StoreError
+    from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
     from .answer_json import parse_answer_json
 
     request_id: str = args.request_id
     try:
         request = await store.get(request_id)
+    except UnknownRequestError as error:
+        # Not a whole id: a unique beginning of a waiting question's, as git takes a commit's.
+        try:
+            found = await _waiting_with_prefix(store, request_id)
+        except Exception as failure:
+            _fail(_cannot_read_questions(args, failure))
+            return EXIT_CANNOT_ASK
+        if len(found) > 1:
+            return _ambiguous(request_id, [(record.key, record.request.questions[0].header) for record in found])
+        if not found:
+            return _store_error(error)
+        request_id, request = found[0].key, found[0].request
     except StoreError as error:
         return _store_error(error)
     except Exception as error:
@@ -485,6 +537,31 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+MIN_PREFIX = 4
+"""The shortest beginning of an id (or a token) that `answer` and `resolve` look up, as git's shortest commit id."""
+
+
+async def _waiting_with_prefix(store: Store, prefix: str) -> list[StoredRequest]:
+    """The waiting questions whose id starts with `prefix`; none for a prefix shorter than `MIN_PREFIX`."""
+    if len(prefix) < MIN_PREFIX:
+        return []
+    return [record for record in await store.pending_records() if record.key.startswith(prefix)]
+
+
+def _ambiguous(prefix: str, candidates: list[tuple[str, str]]) -> int:
+    """Say that `prefix` begins several ids, each with what tells it apart, and return `EXIT_INVALID`: nothing sent.
+
+    Every id and header is made printable: an id of an earlier version's row is the model's own tool call id.
+    """
+    _fail(
+        _('{prefix!r} begins {count} ids; give more of the one you mean:').format(prefix=prefix, count=len(candidates))
+    )
+    for candidate, label in candidates:
+        shown = f'{printable(candidate, allow_newline=False)}  {printable(label, allow_newline=False)}'
+        print(f'  {shown}'.rstrip(), file=sys.stderr)
+    return EXIT_INVALID
 
 
 def _first_line(error: Exception) -> str:

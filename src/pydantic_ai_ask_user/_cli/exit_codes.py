@@ -1,7 +1,8 @@
 """Every exit code of `ask-user`, in one table that each command imports.
 
 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 cannot ask here, 5/6/7 from the store's errors
-(`StoreError.exit_code`), 70 an internal error, 130 interrupted. No failure exits 1, which means "declined".
+(`StoreError.exit_code`), 70 an internal error, 130 interrupted, 141 stdout's reader went away. No failure exits 1,
+which means "declined".
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = (
     'EXIT_WITHDRAWN',
     'EXIT_INTERNAL_ERROR',
     'EXIT_INTERRUPTED',
+    'EXIT_BROKEN_PIPE',
 )
 
 EXIT_ANSWERED = 0
@@ -50,3 +52,11 @@ EXIT_INTERNAL_ERROR = 70
 
 EXIT_INTERRUPTED = 130
 """Ctrl-C outside a menu (128 + SIGINT, as shells report it)."""
+
+EXIT_BROKEN_PIPE = 141
+"""Whoever read stdout closed it first (`ask-user pending | head`): quietly, as 128 + SIGPIPE, what a shell reports
+for a Unix tool that SIGPIPE ended, and what `set -o pipefail` scripts see from `seq 100000 | head`.
+
+Not 0: for `answer` and `ask`, 0 says the result JSON is on stdout, and it was not read (the answer itself was
+recorded before it was printed). Not a death by the signal itself: `main` returns its code to callers in-process.
+"""

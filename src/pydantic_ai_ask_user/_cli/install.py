@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-__all__ = ('install_hint', 'DISTRIBUTION')
+from .._version import DISTRIBUTION
 
-DISTRIBUTION = 'pydantic-ai-ask-user'
-"""The distribution whose extras the hints name."""
+__all__ = ('install_hint', 'DISTRIBUTION')
 
 
 def _direct_url() -> dict[str, Any] | None:

@@ -8,22 +8,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import _module_names
-from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
-from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
-from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
-from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
-from ._inbox import TOKEN_PREFIX, ask_through_store
 
 if TYPE_CHECKING:
-    from ._events import (
-        DEFAULT_CHUNK_SECONDS,
-        DBOSEventWaiter,
-        DBOSExternalEvents,
-        NotAnEventTokenError,
-        NoWaitError,
-        fail_dbos_event,
-        resolve_dbos_event,
-    )
+    from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
+    from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
+    from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
+    from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
+    from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
+    from ._inbox import TOKEN_PREFIX, ask_through_store
+    from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
 
 __all__ = (
     'DBOSAnswerer',
@@ -48,23 +41,36 @@ __all__ = (
     'TABLE_NAME',
 )
 
-_EVENT_NAMES = frozenset(
-    {
-        'DEFAULT_CHUNK_SECONDS',
-        'DBOSEventWaiter',
-        'DBOSExternalEvents',
-        'NotAnEventTokenError',
-        'NoWaitError',
-        'fail_dbos_event',
-        'resolve_dbos_event',
-    }
-)
-"""The names of `_events`, loaded on first use: it subclasses Pydantic AI's waiter, and `ask-user pending` and
-`answer` open the store without paying for Pydantic AI."""
+_DEFINED_IN = {
+    'DBOSAnswerer': '_answerer',
+    'DEFAULT_RECHECK_SECONDS': '_answerer',
+    'dbos_config': '_config',
+    'DEFAULT_LOG_LEVEL': '_config',
+    'DEFAULT_POLLING_SECONDS': '_config',
+    'DEFAULT_DATABASE_URL': '_db',
+    'TABLE_NAME': '_db',
+    'NotAQuestionDatabaseError': '_db',
+    'StoredRequest': '_db',
+    'DBOSQuestionStore': '_dbos_store',
+    'DEFAULT_EVENTS_POLL_SECONDS': '_dbos_store',
+    'DEFAULT_CHUNK_SECONDS': '_events',
+    'DBOSEventWaiter': '_events',
+    'DBOSExternalEvents': '_events',
+    'NotAnEventTokenError': '_resolve',
+    'NoWaitError': '_resolve',
+    'fail_dbos_event': '_resolve',
+    'resolve_dbos_event': '_resolve',
+    'TOKEN_PREFIX': '_inbox',
+    'ask_through_store': '_inbox',
+}
+"""Which private module defines each public name, loaded on first use: `ask-user pending`, `answer` and `resolve`
+use the question table and SQL only, and must not pay for DBOS (`_answerer`, `_config`, `_events`) or Pydantic AI
+(`_events`). `from pydantic_ai_ask_user.durable import DBOSAnswerer` without the `dbos` extra is the `ImportError`
+naming the missing library, as before."""
 
 
-__getattr__ = _module_names.lazy_names(__name__, globals(), dict.fromkeys(_EVENT_NAMES, '_events'))
-"""Load the external-event names on first use (PEP 562)."""
+__getattr__ = _module_names.lazy_names(__name__, globals(), _DEFINED_IN)
+"""Load each public name on first use (PEP 562)."""
 
 
 def __dir__() -> list[str]:

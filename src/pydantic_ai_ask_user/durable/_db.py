@@ -46,6 +46,8 @@ __all__ = (
     'status_and_response',
     'request_status',
     'changes_since',
+    'active_workflows',
+    'send_message',
     'claim_answer',
     'withdraw_pending',
     'insert_event_request',
@@ -55,6 +57,7 @@ __all__ = (
     'open_wait_row',
     'claim_wait',
     'expire_wait',
+    'open_wait_tokens',
     'encode_request',
     'decode_request',
     'encode_response',
@@ -485,6 +488,48 @@ _dbos_workflows = sa.Table(
 _dbos_workflows_postgres = _dbos_workflows.to_metadata(sa.MetaData(), schema='dbos')
 
 
+def active_workflows(conn: sa.Connection, workflow_ids: Sequence[str]) -> set[str]:
+    """Those of these DBOS workflows that can still receive an answer (`ACTIVE_WORKFLOW_STATUSES`), read from DBOS's
+    `workflow_status` table: a workflow that ended, or was deleted, is not among them.
+    """
+    if not workflow_ids:
+        return set()
+    workflows = _dbos_workflows_postgres if conn.dialect.name == 'postgresql' else _dbos_workflows
+    query = sa.select(workflows.c.workflow_uuid).where(
+        workflows.c.workflow_uuid.in_(list(workflow_ids)), workflows.c.status.in_(ACTIVE_WORKFLOW_STATUSES)
+    )
+    return set(conn.execute(query).scalars())
+
+
+_PORTABLE_JSON = 'portable_json'
+"""DBOS's language-neutral serialization of a message (`DBOSPortableJSON`): compact JSON, read by any DBOS client."""
+
+
+def send_message(conn: sa.Connection, workflow_id: str, message: str, topic: str, idempotency_key: str) -> None:
+    """Send `message` (a string) to DBOS workflow `workflow_id` on `topic`, in the transaction of `conn`, as `DBOS.send`
+    does, without DBOS: no DBOS launch, client or import, so `ask-user answer` starts in tenths of a second.
+
+    A DBOS message is one row of its `notifications` table, which the receiving `DBOS.recv` finds (woken by the
+    table's `NOTIFY` trigger on PostgreSQL, by polling on SQLite). On PostgreSQL this calls `dbos.send_message`, the
+    SQL function DBOS's schema provides for clients in any language; on SQLite, which has no functions, it is the
+    same `INSERT` that function makes. The message is stored in DBOS's portable JSON serialization, which every DBOS
+    reader decodes (to this same string), and its id is `IDEMPOTENCY_KEY::WORKFLOW_ID`, as `DBOSClient.send` names it,
+    so a message sent twice (a retried transaction) is received once.
+    """
+    serialized = json.dumps(message, separators=(',', ':'), ensure_ascii=False)
+    message_id = f'{idempotency_key}::{workflow_id}'
+    values = {'workflow_id': workflow_id, 'message': serialized, 'topic': topic, 'message_id': message_id}
+    if conn.dialect.name == 'postgresql':
+        statement = 'SELECT dbos.send_message(:workflow_id, CAST(:message AS json), :topic, :message_id)'
+    else:
+        statement = (
+            'INSERT INTO notifications (destination_uuid, topic, message, message_uuid, serialization) '
+            f"VALUES (:workflow_id, :topic, :message, :message_id, '{_PORTABLE_JSON}') "
+            'ON CONFLICT (message_uuid) DO NOTHING'
+        )
+    conn.execute(sa.text(statement), values)
+
+
 def claim_answer(
     conn: sa.Connection,
     request_id: str,
@@ -599,6 +644,12 @@ def claim_wait(conn: sa.Connection, token: str) -> bool:
 def expire_wait(conn: sa.Connection, token: str) -> bool:
     """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
     return _move_wait(conn, token, 'expired')
+
+
+def open_wait_tokens(conn: sa.Connection) -> list[str]:
+    """The tokens of every wait still open (neither resolved nor expired), oldest first."""
+    query = sa.select(event_waits_table.c.token).where(event_waits_table.c.status == 'pending')
+    return list(conn.execute(query.order_by(event_waits_table.c.updated_at)).scalars())
 
 
 def record_wait_calls(conn: sa.Connection, token: str, calls: str) -> None:

@@ -14,17 +14,16 @@ from typing import TypeVar
 import anyio
 import anyio.to_thread
 import sqlalchemy as sa
-from dbos import DBOSClient
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
-    ACTIVE_WORKFLOW_STATUSES,
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
     WITHDRAWN_MESSAGE,
     Status,
     StoredRequest,
+    active_workflows,
     answer_message,
     changes_since,
     check_sqlite_file,
@@ -39,6 +38,7 @@ from ._db import (
     message_topic,
     request_status,
     select_requests,
+    send_message,
     table_exists,
     withdraw_pending,
 )
@@ -57,9 +57,10 @@ class DBOSQuestionStore:
     """The answering side of `DBOSAnswerer`: a `QuestionStore` over every workflow sharing the database.
 
     Use it from any process (a web server, the command line, another machine); it needs no DBOS
-    launch, only the database. An answer is checked with `check_response`, recorded, and sent to
-    the waiting workflow in one transaction, so a request is answered once, however many processes
-    try at the same time.
+    launch, client or import, only the database: it reads and writes the questions table and sends DBOS
+    its messages with plain SQL (`send_message`, DBOS's own SQL interface). An answer is checked with
+    `check_response`, recorded, and sent to the waiting workflow in one transaction, so a request is
+    answered once, however many processes try at the same time.
 
     Questions are identified by their `AskUserRequest.key` (their run and their tool call): every
     `request_id` taken or given here is such a key. `ask-user pending` shows it.
@@ -83,7 +84,6 @@ class DBOSQuestionStore:
     """
 
     _engine: sa.Engine | None = field(default=None, init=False, repr=False, compare=False)
-    _client: DBOSClient | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
@@ -101,16 +101,13 @@ class DBOSQuestionStore:
     def close(self) -> None:
         """Release the database connections; the store reconnects if used again."""
         with self._lock:
-            if self._client is not None:
-                self._client.destroy()
-                self._client = None
             if self._engine is not None:
                 self._engine.dispose()
                 self._engine = None
 
-    def _connect(self) -> tuple[sa.Engine, DBOSClient]:
+    def _connect(self) -> sa.Engine:
         with self._lock:
-            if self._engine is None or self._client is None:
+            if self._engine is None:
                 if not self.create_table:
                     check_sqlite_file(self.database_url)
                 engine = create_engine(self.database_url)
@@ -129,8 +126,7 @@ class DBOSQuestionStore:
                     engine.dispose()
                     raise
                 self._engine = engine
-                self._client = DBOSClient(system_database_engine=engine, lazy=True)
-            return self._engine, self._client
+            return self._engine
 
     async def _in_thread(self, function: Callable[[], _T]) -> _T:
         return await anyio.to_thread.run_sync(function)
@@ -157,10 +153,8 @@ class DBOSQuestionStore:
         """Those of these workflows that wait no more: ended (cancelled, failed, finished) or deleted."""
         if not workflow_ids:
             return set()
-        _, client = self._connect()
-        found = client.list_workflows(workflow_ids=sorted(workflow_ids), load_input=False, load_output=False)
-        active = {workflow.workflow_id for workflow in found if workflow.status in ACTIVE_WORKFLOW_STATUSES}
-        return workflow_ids - active
+        with self._connect().connect() as conn:
+            return workflow_ids - active_workflows(conn, sorted(workflow_ids))
 
     def _withdraw_ended(self, records: Sequence[StoredRequest]) -> None:
         """Withdraw the pending questions of workflows that ended, and tell each workflow, in case it is resumed.
@@ -168,16 +162,20 @@ class DBOSQuestionStore:
         A cancelled workflow can be resumed (`DBOS.resume_workflow`); it then reads `WITHDRAWN_MESSAGE` at once,
         and its model is told the question was withdrawn, rather than waiting a recheck to find the row so.
         """
-        engine, client = self._connect()
+        engine = self._connect()
         with engine.begin() as conn:
             withdrawn = {record.key for record in records if withdraw_pending(conn, [record.key]) == 1}
         for record in records:
             if record.key in withdrawn:
                 # Best effort, after the withdrawal committed: a workflow deleted since has nobody to tell, and one
                 # that misses the message finds the row withdrawn at its next recheck all the same.
-                with contextlib.suppress(Exception):
-                    client.send(
-                        record.workflow_id, WITHDRAWN_MESSAGE, message_topic(record.key), f'{record.key}:withdrawn'
+                with contextlib.suppress(Exception), engine.begin() as conn:
+                    send_message(
+                        conn,
+                        record.workflow_id,
+                        WITHDRAWN_MESSAGE,
+                        message_topic(record.key),
+                        f'{record.key}:withdrawn',
                     )
 
     def _table_ready(self, engine: sa.Engine) -> bool:
@@ -192,7 +190,7 @@ class DBOSQuestionStore:
     def _select(
         self, *, status: Status | None = None, request_id: str | None = None, request_ids: Sequence[str] | None = None
     ) -> list[StoredRequest]:
-        engine, _ = self._connect()
+        engine = self._connect()
         if not self._table_ready(engine):
             return []
         with engine.connect() as conn:
@@ -202,7 +200,7 @@ class DBOSQuestionStore:
             )
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
-        engine, _ = self._connect()
+        engine = self._connect()
         if not self._table_ready(engine):
             return []
         with engine.connect() as conn:
@@ -238,7 +236,7 @@ class DBOSQuestionStore:
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         # One lookup: the row, decoded once, is what the response is checked against and who is woken.
-        engine, client = self._connect()
+        engine = self._connect()
         found = self._select(request_id=request_id)
         if not found:
             raise UnknownRequestError(request_id)
@@ -262,13 +260,13 @@ class DBOSQuestionStore:
             # In the same transaction: the answer is recorded and sent together, or not at all.
             elif token is None:
                 message = answer_message(response_json)
-                client.send_in_transaction(conn, stored.workflow_id, message, message_topic(request_id), request_id)
+                send_message(conn, stored.workflow_id, message, message_topic(request_id), request_id)
             elif (results := completed_results(conn, token)) is not None:
                 # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
                 # claiming the wait in this transaction; if it was resolved or expired first, nothing is taken.
                 if not claim_wait(conn, token):
                     raise WithdrawnError(request_id)
-                client.send_in_transaction(conn, stored.workflow_id, results, event_topic(token), token)
+                send_message(conn, stored.workflow_id, results, event_topic(token), token)
         if not claimed:
             # Still pending, but its workflow waits no more: nobody would read the answer.
             self._withdraw_ended([stored])

@@ -25,7 +25,7 @@ from datetime import timedelta
 from typing import Any, cast
 
 import anyio.to_thread
-from dbos import DBOS, DBOSClient
+from dbos import DBOS
 from pydantic import JsonValue
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, RequestInput, WrapRunHandler
@@ -33,10 +33,10 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter, external_event_scope
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
-from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ._db import DEFAULT_DATABASE_URL, EVENT_WAITS_TABLE_NAME, claim_wait, create_engine, has_table
-from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait, token_workflow
+from ._db import DEFAULT_DATABASE_URL
+from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait
+from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
 from ._wait_calls import WaitCalls
 
 __all__ = (
@@ -60,14 +60,6 @@ _calls_to_wait_for: ContextVar[DeferredToolRequests | None] = ContextVar('ask_us
 The waiter protocol hands a waiter only a name, `ask` and a timeout; the next wait takes the calls from here
 and records them with itself, so `ask-user resolve` can refuse a decision that does not decide exactly them.
 """
-
-
-class NotAnEventTokenError(UserError, ValueError):
-    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
-
-
-class NoWaitError(UserError):
-    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
 
 
 @dataclass
@@ -192,61 +184,3 @@ class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
             return await handler()
         with external_event_scope(self.waiter or DBOSEventWaiter(database_url=self.database_url)):
             return await handler()
-
-
-def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
-    """End the wait of `token` with `payload` (converted to its JSON form), from any process.
-
-    For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
-    resolution of a token wins: it is claimed, and its message sent, in one transaction. Raises
-    `NotAnEventTokenError` when the token is not one of `DBOSEventWaiter`'s, and `NoWaitError` when
-    no open wait has it (resolved already, its deadline passed, or unknown); both are `UserError`s,
-    and nothing was sent.
-    """
-    try:
-        data = to_jsonable_python(payload)
-    except PydanticSerializationError as error:
-        raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
-    _send(token, {'payload': data}, database_url)
-
-
-def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
-    """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
-
-    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
-    """
-    _send(token, {'error': reason}, database_url)
-
-
-def _workflow_of(token: str) -> str:
-    workflow_id = token_workflow(token)
-    if workflow_id is None:
-        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
-    return workflow_id
-
-
-def _send(token: str, message: dict[str, Any], database_url: str) -> None:
-    workflow_id = _workflow_of(token)
-    engine = create_engine(database_url)
-    try:
-        # Not `shared_engine`: resolving must not create tables in a database that has none (a typo in the URL).
-        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
-            raise _no_wait()
-        client = DBOSClient(system_database_engine=engine, lazy=True)
-        try:
-            with engine.begin() as conn:
-                # The claim and the message commit together: a resolution is used, or refused here.
-                if not claim_wait(conn, token):
-                    raise _no_wait()
-                text = json.dumps(message, ensure_ascii=False)
-                client.send_in_transaction(conn, workflow_id, text, event_topic(token), token)
-        finally:
-            client.destroy()
-    finally:
-        engine.dispose()
-
-
-def _no_wait() -> NoWaitError:
-    return NoWaitError(
-        'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
-    )

@@ -28,6 +28,13 @@ def _say(message: str) -> None:
     print(f'ask-user: {printable(message, allow_newline=False)}', file=sys.stderr, flush=True)
 
 
+def _missing(error: ImportError, extra: str) -> CannotAskError:
+    """A missing extra, said as every `ask-user` command says it: with the install that works where it came from."""
+    from .._cli.install import install_hint
+
+    return CannotAskError(f'{error}; {install_hint(extra)}')
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until the host disconnects (stdio) or the process is interrupted (HTTP); return the exit code."""
     try:
@@ -41,7 +48,7 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         from ._server import ask_user_server
     except ImportError as error:
-        raise CannotAskError(f"{error}; install the mcp extra: pip install 'pydantic-ai-ask-user[mcp]'") from None
+        raise _missing(error, 'mcp') from None
 
     async with _answerer(args) as answerer:
         server = ask_user_server(answerer, timeout=args.timeout, notes=args.notes, recommended_options=args.recommended)
@@ -90,8 +97,7 @@ async def _answerer(args: argparse.Namespace) -> AsyncGenerator[Answerer]:
         try:
             from ..terminal import TerminalAnswerer
         except ImportError as error:
-            hint = "install the terminal extra: pip install 'pydantic-ai-ask-user[terminal]'"
-            raise CannotAskError(f'{error}; {hint}') from None
+            raise _missing(error, 'terminal') from None
         terminal = TerminalAnswerer(tty=args.tty)
         terminal.terminal()  # CannotAskError now, not at the first question
         try:
@@ -105,7 +111,7 @@ async def _web(args: argparse.Namespace) -> AsyncGenerator[Answerer]:
     try:
         from ..web import WebAnswerer, serve
     except ImportError as error:
-        raise CannotAskError(f"{error}; install the web extra: pip install 'pydantic-ai-ask-user[web]'") from None
+        raise _missing(error, 'web') from None
     web = WebAnswerer(title='ask-user')
     try:
         served = serve(web.app, host=args.web_host, port=args.web_port)
@@ -137,7 +143,7 @@ async def _durable(url: str) -> AsyncGenerator[Answerer]:
         from ..durable import DBOSAnswerer, dbos_config
         from ..durable._db import shown_database_url
     except ImportError as error:
-        raise CannotAskError(f"{error}; install the dbos extra: pip install 'pydantic-ai-ask-user[dbos]'") from None
+        raise _missing(error, 'dbos') from None
     try:
         config = dbos_config(url, name='ask-user-mcp', application_version='ask-user-mcp-1')
     except Exception as error:

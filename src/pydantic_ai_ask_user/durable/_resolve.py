@@ -1,0 +1,80 @@
+"""Ending a `DBOSEventWaiter` wait from any process: `resolve_dbos_event` and `fail_dbos_event`.
+
+Apart from the waiter (`_events`), which runs inside DBOS workflows: resolving needs only the database, so
+`ask-user resolve` loads neither DBOS nor the waiter. The claim of the wait and the DBOS message that ends it are
+one transaction (`send_message`: DBOS's own SQL interface).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic_ai.exceptions import UserError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from ._db import DEFAULT_DATABASE_URL, EVENT_WAITS_TABLE_NAME, claim_wait, create_engine, has_table, send_message
+from ._inbox import event_topic, token_workflow
+
+__all__ = ('NotAnEventTokenError', 'NoWaitError', 'resolve_dbos_event', 'fail_dbos_event')
+
+
+class NotAnEventTokenError(UserError, ValueError):
+    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+
+
+class NoWaitError(UserError):
+    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
+
+
+def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
+    """End the wait of `token` with `payload` (converted to its JSON form), from any process.
+
+    For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
+    resolution of a token wins: it is claimed, and its message sent, in one transaction. Raises
+    `NotAnEventTokenError` when the token is not one of `DBOSEventWaiter`'s, and `NoWaitError` when
+    no open wait has it (resolved already, its deadline passed, or unknown); both are `UserError`s,
+    and nothing was sent.
+    """
+    try:
+        data = to_jsonable_python(payload)
+    except PydanticSerializationError as error:
+        raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
+    _send(token, {'payload': data}, database_url)
+
+
+def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
+    """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
+
+    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    """
+    _send(token, {'error': reason}, database_url)
+
+
+def _workflow_of(token: str) -> str:
+    workflow_id = token_workflow(token)
+    if workflow_id is None:
+        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
+    return workflow_id
+
+
+def _send(token: str, message: dict[str, Any], database_url: str) -> None:
+    workflow_id = _workflow_of(token)
+    engine = create_engine(database_url)
+    try:
+        # Not `shared_engine`: resolving must not create tables in a database that has none (a typo in the URL).
+        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
+            raise _no_wait()
+        with engine.begin() as conn:
+            # The claim and the message commit together: a resolution is used, or refused here.
+            if not claim_wait(conn, token):
+                raise _no_wait()
+            send_message(conn, workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), token)
+    finally:
+        engine.dispose()
+
+
+def _no_wait() -> NoWaitError:
+    return NoWaitError(
+        'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
+    )

@@ -1,0 +1,170 @@
+"""The wheel as a user installs it: typed (`py.typed`), versioned, and with an `[all]` extra that is every extra.
+
+The wheel is built from this tree with `uv build` and installed with `uv pip` into a fresh virtual environment,
+offline (from uv's cache, which `uv sync` filled); pyright then checks, in strict mode, a file that uses the library
+the way an application does. About ten seconds on an idle machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+import waits
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The repository: the project the wheel is built from."""
+
+PYRIGHT = Path(sys.executable).with_name('pyright')
+"""The dev environment's pyright, run on the user's file against the fresh environment's packages."""
+
+USER_CODE = """\
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+
+import pydantic_ai_ask_user
+from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user.testing import ScriptedAnswerer
+
+
+async def pick_first(request: AskUserRequest) -> AskUserResponse:
+    answers = [AskUserAnswer(header=q.header, selected=(q.options[0].label,)) for q in request.questions]
+    return AskUserResponse(answers=tuple(answers))
+
+
+option: QuestionOption = QuestionOption(label='SQLite')
+question: Question = Question(header='Database', question='Which?', options=(option, QuestionOption(label='MySQL')))
+agent = Agent(TestModel(call_tools=[]), capabilities=[AskUser(answerer=pick_first)])
+scripted = AskUser(answerer=ScriptedAnswerer({'Database': 'SQLite'}))
+version: str = pydantic_ai_ask_user.__version__
+"""
+"""An application's use of the library: every name must come typed, none `Unknown`."""
+
+
+def _uv() -> str:
+    found = shutil.which('uv')
+    assert found is not None, 'uv is not on PATH: `make test` installs it (scripts/bootstrap.sh)'
+    return found
+
+
+def _offline() -> dict[str, str]:
+    return {**os.environ, 'UV_OFFLINE': '1', 'UV_NO_PROGRESS': '1'}
+
+
+@pytest.fixture(scope='module')
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp('dist')
+    subprocess.run(
+        [_uv(), 'build', '--wheel', '--out-dir', str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=waits.WAIT,
+        env=_offline(),
+    )
+    (built,) = out.glob('*.whl')
+    return built
+
+
+@pytest.fixture(scope='module')
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the wheel and its dependencies, and nothing of this checkout; its python."""
+    venv = tmp_path_factory.mktemp('venv') / 'env'
+    uv = _uv()
+    # The interpreter the tests run on (the dev environment's base), so no Python is downloaded.
+    subprocess.run([uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, env=_offline())
+    python = venv / 'bin' / 'python'
+    subprocess.run(
+        [uv, 'pip', 'install', '-q', '--python', str(python), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=waits.WAIT,
+        env=_offline(),
+    )
+    return python
+
+
+def test_the_wheel_carries_py_typed(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        assert 'pydantic_ai_ask_user/py.typed' in archive.namelist()
+
+
+def test_pyright_strict_sees_the_installed_library_as_typed(installed: Path, tmp_path: Path) -> None:
+    project = tmp_path / 'app'
+    project.mkdir()
+    (project / 'app.py').write_text(USER_CODE, encoding='utf-8')
+    # reportMissingTypeStubs is what a package without py.typed gets in strict mode; made an error, as mypy does.
+    (project / 'pyrightconfig.json').write_text(
+        '{"typeCheckingMode": "strict", "reportMissingTypeStubs": "error"}', encoding='utf-8'
+    )
+    done = subprocess.run(
+        [str(PYRIGHT), '--pythonpath', str(installed), 'app.py'],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=waits.WAIT,
+    )
+    assert done.returncode == 0, done.stdout
+    assert '0 errors, 0 warnings' in done.stdout
+    # The library pyright checked is the installed wheel, not this checkout.
+    located = subprocess.run(
+        [str(installed), '-c', 'import pydantic_ai_ask_user; print(pydantic_ai_ask_user.__file__)'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert str(ROOT) not in located.stdout
+
+
+def test_the_installed_wheel_knows_its_version(installed: Path) -> None:
+    version = tomllib.loads((ROOT / 'pyproject.toml').read_text(encoding='utf-8'))['project']['version']
+    script = installed.with_name('ask-user')
+    done = subprocess.run([str(script), '--version'], capture_output=True, text=True, timeout=waits.WAIT)
+    assert (done.returncode, done.stdout) == (0, f'ask-user {version}\n')
+    printed = subprocess.run(
+        [str(installed), '-c', 'import pydantic_ai_ask_user; print(pydantic_ai_ask_user.__version__)'],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert printed.stdout == f'{version}\n'
+
+
+def _metadata(wheel: Path) -> tuple[set[str], list[Requirement]]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [name for name in archive.namelist() if name.endswith('.dist-info/METADATA')]
+        message = Parser().parsestr(archive.read(name).decode('utf-8'))
+    return set(message.get_all('Provides-Extra') or []), [
+        Requirement(text) for text in message.get_all('Requires-Dist')
+    ]
+
+
+def test_the_all_extra_is_every_extra(wheel: Path) -> None:
+    extras, requirements = _metadata(wheel)
+    assert {'terminal', 'web', 'ag-ui', 'vercel-ai', 'dbos', 'mcp', 'temporal', 'all'} <= extras
+
+    def needed_by(extra: str) -> set[str]:
+        # Each requirement without its marker: the package, its extras and its versions.
+        return {
+            str(Requirement(str(requirement).split(';', 1)[0]))
+            for requirement in requirements
+            if requirement.marker is not None and requirement.marker.evaluate({'extra': extra})
+        }
+
+    # What `[all]` installs is what all the others do together: a new extra left out of `all` fails here.
+    assert needed_by('all') == set[str]().union(*(needed_by(extra) for extra in extras - {'all'}))
+
+
+def test_the_readme_install_section_names_every_extra() -> None:
+    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+    install = readme.split('\n## Install\n', 1)[1].split('\n## ', 1)[0]
+    extras = tomllib.loads((ROOT / 'pyproject.toml').read_text(encoding='utf-8'))['project']['optional-dependencies']
+    for extra in extras:
+        assert f"'pydantic-ai-ask-user[{extra}]'" in install, extra
