@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from ask_user_support import free_port
+from temporal_testing import client, start_worker  # noqa: F401  (the Temporal tests' fixtures)
 from waits import WAIT
 
 
