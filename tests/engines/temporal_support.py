@@ -397,6 +397,31 @@ unprepared_approval_agent = _approving_agent('unprepared_approval_asker', Tempor
 """`TemporalExternalEvents` in a workflow that does not inherit `AskUserWorkflow`."""
 
 
+deferred_waiting_agent = Agent(
+    asking_model(),
+    name='deferred_waiting_asker',
+    capabilities=[
+        TemporalDurability(),
+        TemporalExternalEvents(),
+        AskUser(answerer=None, recommended_options=True),
+        RequestInput(ask=wait_for_a_person),
+    ],
+)
+"""A deferred AskUser question that `RequestInput` waits for in the workflow, beside any approvals."""
+
+
+@workflow.defn
+class DeferredWaitingWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `deferred_waiting_agent` once; its question waits in this workflow as a `RequestInput` call."""
+
+    __pydantic_ai_agents__ = (deferred_waiting_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await deferred_waiting_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
 @workflow.defn
 class ApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
     """Runs `approval_agent` once; the approval waits in this workflow."""
@@ -457,5 +482,6 @@ ALL_WORKFLOWS = (
     TimedApprovalWorkflow,
     WrappedApprovalWorkflow,
     UnpreparedApprovalWorkflow,
+    DeferredWaitingWorkflow,
 )
 """Every workflow a test worker runs."""
