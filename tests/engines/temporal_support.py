@@ -369,16 +369,23 @@ async def wait_for_a_person(ctx: RunContext[Any], requests: DeferredToolRequests
     hold_once_in_workflow(token)
 
 
+async def approve_every_call(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> DeferredToolResults:
+    """`RequestInput`'s `ask` as an automatic policy: decides in place, from its arguments alone."""
+    return DeferredToolResults(approvals={call.tool_call_id: True for call in requests.approvals})
+
+
 APPROVAL_TIMEOUT = timedelta(seconds=3)
 """`RequestInput(timeout=...)` of `timed_approval_agent`: a durable timer in the workflow."""
 
 
-def _approving_agent(name: str, *capabilities: Any, timeout: timedelta | None = None) -> Agent[None, str]:
+def _approving_agent(
+    name: str, *capabilities: Any, timeout: timedelta | None = None, ask: Any = wait_for_a_person
+) -> Agent[None, str]:
     return Agent(
         FunctionModel(_deploy_then_report),
         name=name,
         tools=[Tool(deploy, requires_approval=True)],
-        capabilities=[*capabilities, TemporalExternalEvents(), RequestInput(ask=wait_for_a_person, timeout=timeout)],
+        capabilities=[*capabilities, TemporalExternalEvents(), RequestInput(ask=ask, timeout=timeout)],
     )
 
 
@@ -392,6 +399,9 @@ with warnings.catch_warnings():
     warnings.simplefilter('ignore')  # TemporalAgent is deprecated; users still run it
     wrapped_approval_agent = TemporalAgent(_approving_agent('wrapped_approval_asker'))
 """`approval_agent`'s approval under the (deprecated) `TemporalAgent` wrapper."""
+
+policy_approval_agent = _approving_agent('policy_approval_asker', TemporalDurability(), ask=approve_every_call)
+"""As `approval_agent`, with an `ask` that approves in place: no wait opens."""
 
 unprepared_approval_agent = _approving_agent('unprepared_approval_asker', TemporalDurability())
 """`TemporalExternalEvents` in a workflow that does not inherit `AskUserWorkflow`."""
@@ -447,6 +457,18 @@ class TimedApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
 
 
 @workflow.defn
+class PolicyApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `policy_approval_agent` once."""
+
+    __pydantic_ai_agents__ = (policy_approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await policy_approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
 class WrappedApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
     """Runs `wrapped_approval_agent` once."""
 
@@ -483,5 +505,6 @@ ALL_WORKFLOWS = (
     WrappedApprovalWorkflow,
     UnpreparedApprovalWorkflow,
     DeferredWaitingWorkflow,
+    PolicyApprovalWorkflow,
 )
 """Every workflow a test worker runs."""

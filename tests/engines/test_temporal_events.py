@@ -28,10 +28,12 @@ from temporal_support import (
     ApprovalWorkflow,
     DeferredWaitingWorkflow,
     Outcome,
+    PolicyApprovalWorkflow,
     TimedApprovalWorkflow,
     Turn,
     UnpreparedApprovalWorkflow,
     WrappedApprovalWorkflow,
+    policy_approval_agent,
 )
 from temporal_testing import ANSWER, asked, finished_once, told, wait_for_file, waiting_one, waiting_question
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
@@ -265,6 +267,20 @@ async def test_of_two_decisions_sent_at_once_one_is_recorded_and_the_other_refus
     assert output == (DEPLOYED_TEXT if sent[0] is None else TOOL_SAID + 'no')
     assert (['production'] if sent[0] is None else []) == DEPLOYED
     await finished_once(client, handle)
+
+
+async def test_an_ask_that_decides_in_place_opens_no_wait(client: Client, worker: str) -> None:
+    handle = await _start(client, worker, PolicyApprovalWorkflow)
+    assert (await handle.result()).output == DEPLOYED_TEXT
+    assert DEPLOYED == ['production']
+    assert await pending_temporal_events(handle) == []
+    assert await _accepted_updates(handle) == 0
+
+
+async def test_outside_a_workflow_temporal_external_events_leaves_the_wait_in_process() -> None:
+    # The same agent run as a plain run: `ask` decides, as it would in process without the capability.
+    result = await policy_approval_agent.run('Deploy the service')
+    assert result.output == DEPLOYED_TEXT
 
 
 def _deployed(tmp_path: Path) -> list[str]:
