@@ -48,6 +48,7 @@ PUBLIC_MODULES = [
     pytest.param('pydantic_ai_ask_user.durable', id='durable', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.mcp', id='mcp', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.prefect', id='prefect', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.temporal', id='temporal', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.ui.ag_ui', id='ui.ag_ui', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.ui.vercel_ai', id='ui.vercel_ai', marks=pytest.mark.extras),
 ]

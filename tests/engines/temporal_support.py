@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import warnings
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext, Tool
+from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.durable_exec.temporal import PydanticAIWorkflow, TemporalAgent, TemporalDurability
 from pydantic_ai.messages import (
     AgentStreamEvent,
@@ -31,7 +33,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from temporalio import workflow
 
 from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse
-from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer
+from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer, TemporalExternalEvents
 
 TASK_QUEUE = 'ask-user-tests'
 """The task queue every test worker polls."""
@@ -98,8 +100,22 @@ EVENTS_FILE_VARIABLE = 'ASK_USER_TEST_EVENTS_FILE'
 """Environment variable of a worker process: the file it appends the key of each `AskUserRequestedEvent` to."""
 
 HOLD_FILE_VARIABLE = 'ASK_USER_TEST_HOLD_FILE'
-"""Environment variable of a worker process: once the model has the answer, it writes this file and never returns,
-so the test can kill the worker after the answer was accepted but before the run finished with it."""
+"""Environment variable of a worker process: once the model has the answer (or the approved tool runs), it writes this
+file and never returns, so the test can kill the worker after the answer was accepted but before the run finished."""
+
+HOLD_ASK_VARIABLE = 'ASK_USER_TEST_HOLD_ASK_FILE'
+"""Environment variable of a worker process started with `TEMPORAL_DEBUG=1` (no deadlock detector): the first time
+the workflow is about to open a wait (a question, an approval), it writes this file and freezes the worker in the
+middle of that workflow task, so the test can kill it while the wait is being published."""
+
+
+def hold_once_in_workflow(text: str) -> None:
+    """In a worker started with `HOLD_ASK_VARIABLE`: write `text` to that file, once, and block the worker forever."""
+    with workflow.unsafe.sandbox_unrestricted():
+        path = os.environ.get(HOLD_ASK_VARIABLE)
+        if path and not os.path.exists(path):
+            Path(path).write_text(text)
+            threading.Event().wait()  # TEMPORAL_DEBUG runs the workflow task on the worker's only loop: all of it stops
 
 
 async def record_events(ctx: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
@@ -210,16 +226,31 @@ class LiveAskWorkflow(PydanticAIWorkflow):
 WAIT_TIMEOUT = 3.0
 """`AskUser(timeout=...)` of `timed_agent`, in seconds: a durable timer in the workflow."""
 
-_FAST_RECOVERY = TemporalDurability(
-    event_stream_handler=record_events,
-    # A worker killed with -9 stops heartbeating: its activities are retried elsewhere within seconds, not 60.
-    activity_config={'start_to_close_timeout': timedelta(seconds=600), 'heartbeat_timeout': timedelta(seconds=2)},
-)
+
+def _fast_recovery(**options: Any) -> TemporalDurability[Any]:
+    return TemporalDurability(
+        # A worker killed with -9 stops heartbeating: its activities are retried elsewhere within seconds, not 60.
+        activity_config={'start_to_close_timeout': timedelta(seconds=600), 'heartbeat_timeout': timedelta(seconds=2)},
+        **options,
+    )
+
+
+@dataclass(frozen=True)
+class HoldingTemporalAnswerer(TemporalAnswerer):
+    """`TemporalAnswerer`, which a worker started with `HOLD_ASK_VARIABLE` freezes in once, before the wait opens."""
+
+    async def ask_durably(self, request: AskUserRequest, /, *, timeout: float | None) -> AskUserResponse | None:
+        hold_once_in_workflow(request.key)
+        return await super().ask_durably(request, timeout=timeout)
+
 
 answering_agent = Agent(
     asking_model(),
     name='answering_asker',
-    capabilities=[_FAST_RECOVERY, AskUser(answerer=TemporalAnswerer(), recommended_options=True, notes=True)],
+    capabilities=[
+        _fast_recovery(event_stream_handler=record_events),
+        AskUser(answerer=HoldingTemporalAnswerer(), recommended_options=True, notes=True),
+    ],
 )
 """AskUser waiting in the workflow with `TemporalAnswerer`, answered by Update or Signal."""
 
@@ -302,6 +333,165 @@ class UnpreparedAskWorkflow(PydanticAIWorkflow):
         return Outcome(result.output, result.all_messages())
 
 
+DEPLOYS_FILE_VARIABLE = 'ASK_USER_TEST_DEPLOYS_FILE'
+"""Environment variable of a worker process: the file the `deploy` tool appends each target it deployed to."""
+
+DEPLOYED: list[str] = []
+"""The targets `deploy` deployed to in this process (the worker runs here)."""
+
+DEPLOY_ARGS = {'target': 'production'}
+"""What the model asks to deploy, as call `CALL_ID`."""
+
+TOOL_SAID = 'deploy said: '
+"""How the approving model's final text starts, followed by what the `deploy` call returned (or its denial)."""
+
+
+async def deploy(target: str) -> str:
+    """Deploy the service to `target` (a tool that needs approval)."""
+    if hold := os.environ.get(HOLD_FILE_VARIABLE):
+        Path(hold).write_text(target)
+        await anyio.sleep_forever()
+    DEPLOYED.append(target)
+    if path := os.environ.get(DEPLOYS_FILE_VARIABLE):
+        with open(path, 'a') as file:
+            file.write(target + '\n')
+    return f'deployed to {target}'
+
+
+def _deploy_then_report(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if (said := _answer_seen(messages)) is not None:
+        return ModelResponse(parts=[TextPart(TOOL_SAID + str(said))])
+    return ModelResponse(parts=[ToolCallPart('deploy', DEPLOY_ARGS, tool_call_id=CALL_ID)])
+
+
+async def wait_for_a_person(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> None:
+    """`RequestInput`'s `ask`: answers nothing, so the wait opens and a person resolves it by Update."""
+    hold_once_in_workflow(token)
+
+
+async def approve_every_call(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> DeferredToolResults:
+    """`RequestInput`'s `ask` as an automatic policy: decides in place, from its arguments alone."""
+    return DeferredToolResults(approvals={call.tool_call_id: True for call in requests.approvals})
+
+
+APPROVAL_TIMEOUT = timedelta(seconds=3)
+"""`RequestInput(timeout=...)` of `timed_approval_agent`: a durable timer in the workflow."""
+
+
+def _approving_agent(
+    name: str, *capabilities: Any, timeout: timedelta | None = None, ask: Any = wait_for_a_person
+) -> Agent[None, str]:
+    return Agent(
+        FunctionModel(_deploy_then_report),
+        name=name,
+        tools=[Tool(deploy, requires_approval=True)],
+        capabilities=[*capabilities, TemporalExternalEvents(), RequestInput(ask=ask, timeout=timeout)],
+    )
+
+
+approval_agent = _approving_agent('approval_asker', _fast_recovery())
+"""A `deploy` call waiting in the workflow for approval (`RequestInput` with `TemporalExternalEvents`)."""
+
+timed_approval_agent = _approving_agent('timed_approval_asker', TemporalDurability(), timeout=APPROVAL_TIMEOUT)
+"""As `approval_agent`, with a deadline."""
+
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')  # TemporalAgent is deprecated; users still run it
+    wrapped_approval_agent = TemporalAgent(_approving_agent('wrapped_approval_asker'))
+"""`approval_agent`'s approval under the (deprecated) `TemporalAgent` wrapper."""
+
+policy_approval_agent = _approving_agent('policy_approval_asker', TemporalDurability(), ask=approve_every_call)
+"""As `approval_agent`, with an `ask` that approves in place: no wait opens."""
+
+unprepared_approval_agent = _approving_agent('unprepared_approval_asker', TemporalDurability())
+"""`TemporalExternalEvents` in a workflow that does not inherit `AskUserWorkflow`."""
+
+
+deferred_waiting_agent = Agent(
+    asking_model(),
+    name='deferred_waiting_asker',
+    capabilities=[
+        TemporalDurability(),
+        TemporalExternalEvents(),
+        AskUser(answerer=None, recommended_options=True),
+        RequestInput(ask=wait_for_a_person),
+    ],
+)
+"""A deferred AskUser question that `RequestInput` waits for in the workflow, beside any approvals."""
+
+
+@workflow.defn
+class DeferredWaitingWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `deferred_waiting_agent` once; its question waits in this workflow as a `RequestInput` call."""
+
+    __pydantic_ai_agents__ = (deferred_waiting_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await deferred_waiting_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class ApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `approval_agent` once; the approval waits in this workflow."""
+
+    __pydantic_ai_agents__ = (approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class TimedApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `timed_approval_agent` once."""
+
+    __pydantic_ai_agents__ = (timed_approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await timed_approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class PolicyApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `policy_approval_agent` once."""
+
+    __pydantic_ai_agents__ = (policy_approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await policy_approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class WrappedApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `wrapped_approval_agent` once."""
+
+    __pydantic_ai_agents__ = (wrapped_approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await wrapped_approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class UnpreparedApprovalWorkflow(PydanticAIWorkflow):
+    """Runs `unprepared_approval_agent` once, without `AskUserWorkflow`."""
+
+    __pydantic_ai_agents__ = (unprepared_approval_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await unprepared_approval_agent.run(turn.prompt)
+        return Outcome(result.output, result.all_messages())
+
+
 ALL_WORKFLOWS = (
     DurableAskWorkflow,
     WrappedAskWorkflow,
@@ -310,5 +500,11 @@ ALL_WORKFLOWS = (
     WrappedAnsweredAskWorkflow,
     TimedAskWorkflow,
     UnpreparedAskWorkflow,
+    ApprovalWorkflow,
+    TimedApprovalWorkflow,
+    WrappedApprovalWorkflow,
+    UnpreparedApprovalWorkflow,
+    DeferredWaitingWorkflow,
+    PolicyApprovalWorkflow,
 )
 """Every workflow a test worker runs."""

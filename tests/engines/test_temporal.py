@@ -9,7 +9,6 @@ from datetime import timedelta
 
 import pytest
 from pydantic_ai import DeferredToolRequests
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import (
     ANSWER_PREFIX,
     CALL_ID,
@@ -21,12 +20,13 @@ from temporal_support import (
     Turn,
     WrappedAskWorkflow,
 )
+from temporal_testing import ANSWER
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 from waits import WAIT
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result, deferred_answer
+from pydantic_ai_ask_user import AskUserRequest, ask_user_result, deferred_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -34,11 +34,6 @@ RUN_LIMIT = min(WAIT, 60)
 """Seconds a run may take: a hung workflow (issue 21's) fails the test."""
 
 WORKFLOWS = {'TemporalDurability': DurableAskWorkflow, 'TemporalAgent': WrappedAskWorkflow}
-
-
-@pytest.fixture
-async def client(temporal_address: str) -> Client:
-    return await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
 
 
 @pytest.fixture
@@ -59,14 +54,6 @@ async def _run(client: Client, queue: str, workflow: type, turn: Turn) -> Outcom
         execution_timeout=timedelta(seconds=RUN_LIMIT),
         result_type=Outcome,
     )
-
-
-ANSWER = AskUserResponse(
-    answers=(
-        AskUserAnswer(header='Database', selected=('PostgreSQL',), note='only after the backup'),
-        AskUserAnswer(header='Region', selected=('EU',)),
-    )
-)
 
 
 @pytest.mark.parametrize('wrapper', WORKFLOWS)

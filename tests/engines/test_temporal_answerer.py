@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import (
     ALL_WORKFLOWS,
     ANSWER_PREFIX,
     CALL_ID,
     EVENTS,
-    EVENTS_FILE_VARIABLE,
     HOLD_FILE_VARIABLE,
     QUESTIONS,
     TASK_QUEUE,
@@ -35,9 +27,9 @@ from temporal_support import (
     UnpreparedAskWorkflow,
     WrappedAnsweredAskWorkflow,
 )
+from temporal_testing import ANSWER, asked, finished_once, told, wait_for_file, waiting_question
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
 from temporalio.worker import Worker
 from waits import WAIT
 
@@ -52,23 +44,9 @@ from pydantic_ai_ask_user.temporal import (
 
 pytestmark = pytest.mark.anyio
 
-WORKER_SCRIPT = Path(__file__).with_name('temporal_worker.py')
-
-ANSWER = AskUserResponse(
-    answers=(
-        AskUserAnswer(header='Database', selected=('PostgreSQL',), note='only after the backup'),
-        AskUserAnswer(header='Region', selected=('EU',)),
-    )
-)
-
 NOT_OFFERED = AskUserResponse(
     answers=(AskUserAnswer(header='Database', selected=('Oracle',)), AskUserAnswer(header='Region', selected=('EU',)))
 )
-
-
-@pytest.fixture
-async def client(temporal_address: str) -> Client:
-    return await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
 
 
 @pytest.fixture
@@ -90,25 +68,6 @@ async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[An
     )
 
 
-async def _waiting_question(handle: WorkflowHandle[Any, Any]) -> AskUserRequest:
-    """The one question the workflow waits for, once it waits (each look is a Query round trip)."""
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        try:
-            pending = await pending_questions(handle)
-        except RPCError:
-            pending = []  # no worker has run the workflow's first task yet, or the one that had is gone
-        if pending:
-            [request] = pending
-            return request
-        await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
-    raise AssertionError(f'no question was waiting within {WAIT:.0f} s')
-
-
-def _told(request: AskUserRequest, response: AskUserResponse) -> str:
-    return ANSWER_PREFIX + json.dumps(ask_user_result(request, response), sort_keys=True)
-
-
 @pytest.mark.parametrize(
     'workflow', [AnsweredAskWorkflow, WrappedAnsweredAskWorkflow], ids=['TemporalDurability', 'TemporalAgent']
 )
@@ -117,11 +76,11 @@ async def test_a_question_waits_in_the_workflow_and_an_update_answers_it(
 ) -> None:
     EVENTS.clear()
     handle = await _start(client, worker, workflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     assert request.id == CALL_ID
 
     await answer_question(handle, request, ANSWER)
-    assert (await handle.result()).output == _told(request, ANSWER)
+    assert (await handle.result()).output == told(request, ANSWER)
     # Pydantic AI hands the handler the events a tool emitted at their place in the run's stream, after the call.
     assert [event.request for event in EVENTS] == [request]
     assert EVENTS[0].request.key == request.key
@@ -131,7 +90,7 @@ async def test_an_answer_that_does_not_fit_the_question_is_refused_to_its_sender
     client: Client, worker: str
 ) -> None:
     handle = await _start(client, worker, AnsweredAskWorkflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     with pytest.raises(ValueError, match='Oracle'):
         await answer_question(handle, request, NOT_OFFERED)  # checked before it is sent
     with pytest.raises(WorkflowUpdateFailedError) as refused:
@@ -140,13 +99,13 @@ async def test_an_answer_that_does_not_fit_the_question_is_refused_to_its_sender
     assert await pending_questions(handle) == [request]  # still waiting: nothing was recorded
 
     await answer_question(handle, request, ANSWER)
-    assert (await handle.result()).output == _told(request, ANSWER)
+    assert (await handle.result()).output == told(request, ANSWER)
 
 
 async def test_an_answer_to_a_question_of_another_run_is_refused(client: Client, worker: str) -> None:
     first = await _start(client, worker, AnsweredAskWorkflow)
     second = await _start(client, worker, AnsweredAskWorkflow)
-    asked_first, asked_second = await _waiting_question(first), await _waiting_question(second)
+    asked_first, asked_second = await waiting_question(first), await waiting_question(second)
     # The model says `call_0` in both runs: the same tool call id, two questions.
     assert asked_first.id == asked_second.id == CALL_ID
     assert asked_first.key != asked_second.key
@@ -156,12 +115,12 @@ async def test_an_answer_to_a_question_of_another_run_is_refused(client: Client,
 
     await answer_question(second, asked_second, ANSWER)
     await answer_question(first, asked_first, ANSWER)
-    assert (await first.result()).output == (await second.result()).output == _told(asked_first, ANSWER)
+    assert (await first.result()).output == (await second.result()).output == told(asked_first, ANSWER)
 
 
 async def test_of_two_answers_sent_at_once_one_is_recorded_and_the_other_refused(client: Client, worker: str) -> None:
     handle = await _start(client, worker, AnsweredAskWorkflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     declined = AskUserResponse(cancelled=True)
     sent = await asyncio.gather(
         answer_question(handle, request, ANSWER), answer_question(handle, request, declined), return_exceptions=True
@@ -170,14 +129,14 @@ async def test_of_two_answers_sent_at_once_one_is_recorded_and_the_other_refused
     assert len(refused) == 1, sent
     [used] = [response for response, outcome in zip((ANSWER, declined), sent, strict=True) if outcome is None]
     assert (await handle.result()).output == ANSWER_PREFIX + json.dumps(ask_user_result(request, used), sort_keys=True)
-    await _finished_once(client, handle)
+    await finished_once(client, handle)
 
 
 async def test_a_signal_answers_too_and_a_signalled_answer_that_does_not_fit_is_dropped(
     client: Client, worker: str
 ) -> None:
     handle = await _start(client, worker, AnsweredAskWorkflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     await handle.signal(SIGNAL_NAME, QuestionAnswer(key=request.key, response=NOT_OFFERED))
     declined = AskUserResponse(cancelled=True)
     await handle.signal(SIGNAL_NAME, QuestionAnswer(key=request.key, response=declined))
@@ -211,66 +170,20 @@ async def test_temporal_answerer_in_a_workflow_without_ask_user_workflow_fails_t
     assert 'inherit AskUserWorkflow' in cause.message
 
 
-@dataclass
-class WorkerProcess:
-    """A worker in a process of its own, that a test kills with -9."""
-
-    process: subprocess.Popen[str]
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-
-@pytest.fixture
-def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
-    """Starts worker processes on one task queue; yields `start(**environment) -> WorkerProcess`, kills them after."""
-    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    started: list[WorkerProcess] = []
-
-    def start(**environment: str) -> WorkerProcess:
-        process = subprocess.Popen(
-            [sys.executable, str(WORKER_SCRIPT), temporal_address, queue],
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, EVENTS_FILE_VARIABLE: str(tmp_path / 'events'), **environment},
-            cwd=tmp_path,
-        )
-        worker = WorkerProcess(process)
-        started.append(worker)
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == 'ready'  # waits for the line, however long start-up takes
-        return worker
-
-    start.queue = queue  # type: ignore[attr-defined]
-    try:
-        yield start
-    finally:
-        for worker in started:
-            worker.kill()
-
-
-def _asked(tmp_path: Path) -> list[str]:
-    """The keys of the questions the workers' event stream handlers were given, once per time asked."""
-    events = tmp_path / 'events'
-    return events.read_text().split() if events.exists() else []
-
-
 async def test_a_worker_killed_while_the_question_waits_leaves_it_waiting_for_the_next_worker(
     client: Client, start_worker: Any, tmp_path: Path
 ) -> None:
     first = start_worker()
     handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     first.kill()
 
     start_worker()
-    assert await _waiting_question(handle) == request
+    assert await waiting_question(handle) == request
     await answer_question(handle, request, ANSWER)
-    assert (await handle.result()).output == _told(request, ANSWER)
-    assert _asked(tmp_path) == [request.key]  # asked once
-    await _finished_once(client, handle)
+    assert (await handle.result()).output == told(request, ANSWER)
+    assert asked(tmp_path) == [request.key]  # asked once
+    await finished_once(client, handle)
 
 
 async def test_a_worker_killed_after_the_answer_was_accepted_finishes_the_run_with_that_answer(
@@ -279,32 +192,15 @@ async def test_a_worker_killed_after_the_answer_was_accepted_finishes_the_run_wi
     hold = tmp_path / 'model-has-the-answer'
     first = start_worker(**{HOLD_FILE_VARIABLE: str(hold)})
     handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
-    request = await _waiting_question(handle)
+    request = await waiting_question(handle)
     await answer_question(handle, request, ANSWER)  # accepted: recorded in the workflow's history
-    await _wait_for_file(hold)  # the run went on with it, to the model call the first worker never finishes
+    await wait_for_file(hold)  # the run went on with it, to the model call the first worker never finishes
     first.kill()
 
     start_worker()
-    assert (await handle.result()).output == _told(request, ANSWER)
-    assert _asked(tmp_path) == [request.key]
-    await _finished_once(client, handle)
-
-
-async def _wait_for_file(path: Path) -> None:
-    deadline = time.monotonic() + WAIT
-    while not path.exists():
-        assert time.monotonic() < deadline, f'{path.name} did not appear within {WAIT:.0f} s'
-        await asyncio.sleep(0.05)  # the poll's pace, not a wait for time to pass
-
-
-async def _finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> None:
-    """The run completed once: one execution of the workflow, and one accepted Update in its history."""
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
-    assert kinds.count('workflow_execution_completed_event_attributes') == 1
-    assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
-    executions = [execution async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')]
-    assert len(executions) == 1
+    assert (await handle.result()).output == told(request, ANSWER)
+    assert asked(tmp_path) == [request.key]
+    await finished_once(client, handle)
 
 
 async def test_temporal_answerer_outside_a_workflow_says_it_waits_only_inside_one() -> None:

@@ -543,7 +543,7 @@ MIN_PREFIX = 4
 """The shortest beginning of an id (or a token) that `answer` and `resolve` look up, as git's shortest commit id."""
 
 
-async def _waiting_with_prefix(store: Store, prefix: str) -> list[StoredRequest]:
+async def _waiting_with_prefix(store: Store, prefix: str) -> list[StoredRequest | TemporalRecord]:
     """The waiting questions whose id starts with `prefix`; none for a prefix shorter than `MIN_PREFIX`."""
     if len(prefix) < MIN_PREFIX:
         return []

@@ -19,7 +19,6 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
@@ -27,17 +26,15 @@ from typing import Any, cast
 import anyio.to_thread
 from dbos import DBOS
 from pydantic import JsonValue
-from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, RequestInput, WrapRunHandler
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter, external_event_scope
-from pydantic_ai.run import AgentRunResult
-from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
+from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter
+from pydantic_ai.tools import AgentDepsT
 
+from .._external_events import ExternalEventsCapability, take_calls_to_wait_for
+from .._wait_calls import WaitCalls
 from ._db import DEFAULT_DATABASE_URL
 from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait
 from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
-from ._wait_calls import WaitCalls
 
 __all__ = (
     'NotAnEventTokenError',
@@ -52,14 +49,6 @@ __all__ = (
 
 DEFAULT_CHUNK_SECONDS = 86_400.0
 """How long one `DBOS.recv` waits when the wait has no timeout; the wait goes on in chunks of this."""
-
-
-_calls_to_wait_for: ContextVar[DeferredToolRequests | None] = ContextVar('ask_user_calls_to_wait_for', default=None)
-"""The calls `RequestInput` is about to wait for in this run, noted by `DBOSExternalEvents` just before it runs.
-
-The waiter protocol hands a waiter only a name, `ask` and a timeout; the next wait takes the calls from here
-and records them with itself, so `ask-user resolve` can refuse a decision that does not decide exactly them.
-"""
 
 
 @dataclass
@@ -108,8 +97,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
         database_url = self.database_url
         # Recorded with the wait, so `ask-user resolve` refuses a decision that forgets a call or names another.
         # Taken, not read: a later wait of the run (not `RequestInput`'s) must not be held to these calls.
-        pending = _calls_to_wait_for.get()
-        _calls_to_wait_for.set(None)
+        pending = take_calls_to_wait_for()
         calls = None if pending is None else WaitCalls.of(pending).to_json()
 
         async def ask_once() -> dict[str, Any]:
@@ -153,7 +141,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
 
 
 @dataclass
-class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
+class DBOSExternalEvents(ExternalEventsCapability[AgentDepsT]):
     """Installs a `DBOSEventWaiter` for each run inside a DBOS workflow, so `RequestInput` waits durably there.
 
     `Agent(..., capabilities=[DBOSDurability(), DBOSExternalEvents(), RequestInput(ask=...)])`. Outside
@@ -166,21 +154,10 @@ class DBOSExternalEvents(AbstractCapability[AgentDepsT]):
     database_url: str = DEFAULT_DATABASE_URL
     """The DBOS system database (as given to `dbos_config`); the waiter records its waits there."""
 
-    def get_ordering(self) -> CapabilityOrdering:
-        """Innermost, just outside `RequestInput`: the deferred calls it sees are the ones `RequestInput` waits for."""
-        return CapabilityOrdering(position='innermost', wraps=[RequestInput])
+    def in_container(self) -> bool:
+        """Whether this runs in the body of a DBOS workflow (not in a step)."""
+        return DBOS.workflow_id is not None and DBOS.step_id is None
 
-    async def handle_deferred_tool_calls(
-        self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
-    ) -> DeferredToolResults | None:
-        """Resolve nothing: note the calls still pending, which the wait `RequestInput` opens next records."""
-        if DBOS.workflow_id is not None and DBOS.step_id is None:
-            _calls_to_wait_for.set(requests)
-        return None
-
-    async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
-        """Run the agent with the waiter installed when inside a DBOS workflow."""
-        if DBOS.workflow_id is None or DBOS.step_id is not None:
-            return await handler()
-        with external_event_scope(self.waiter or DBOSEventWaiter(database_url=self.database_url)):
-            return await handler()
+    def make_waiter(self) -> DBOSEventWaiter:
+        """`waiter`, or a `DBOSEventWaiter` on `database_url`."""
+        return self.waiter or DBOSEventWaiter(database_url=self.database_url)

@@ -1,19 +1,23 @@
-"""Questions that wait inside a Temporal workflow: a durable timer for the deadline, an Update for the answer.
+"""Waiting for people inside a Temporal workflow: a durable timer for the deadline, an Update for the answer.
+
+`TemporalAnswerer` waits for the answer to an AskUser question; `TemporalExternalEvents` installs
+`TemporalEventWaiter`, so `wait_for_external_event` and `RequestInput` (tool approvals) wait there too.
+The workflow inherits `AskUserWorkflow`, which receives the answers.
 
 Needs the `temporal` extra: `pip install 'pydantic-ai-ask-user[temporal]'`.
 """
 
 from __future__ import annotations
 
-from ._answerer import (
-    QUERY_NAME,
-    SIGNAL_NAME,
-    UPDATE_NAME,
-    AskUserWorkflow,
-    QuestionAnswer,
-    TemporalAnswerer,
-    answer_question,
-    pending_questions,
+from ._answerer import TemporalAnswerer, answer_question, pending_questions
+from ._events import (
+    TOKEN_PREFIX,
+    NotATemporalTokenError,
+    TemporalEventWaiter,
+    TemporalExternalEvents,
+    fail_temporal_event,
+    pending_temporal_events,
+    resolve_temporal_event,
 )
 from ._store import (
     DEFAULT_ADDRESS,
@@ -23,6 +27,18 @@ from ._store import (
     TemporalRecord,
 )
 from ._visibility import QUESTIONS_ATTRIBUTE_NAME
+from ._workflow import (
+    EVENTS_QUERY_NAME,
+    QUERY_NAME,
+    RESOLVE_SIGNAL_NAME,
+    RESOLVE_UPDATE_NAME,
+    SIGNAL_NAME,
+    UPDATE_NAME,
+    AskUserWorkflow,
+    EventResolution,
+    QuestionAnswer,
+    WaitingEvent,
+)
 
 __all__ = (
     'TemporalAnswerer',
@@ -30,6 +46,15 @@ __all__ = (
     'QuestionAnswer',
     'answer_question',
     'pending_questions',
+    'TemporalEventWaiter',
+    'TemporalExternalEvents',
+    'EventResolution',
+    'WaitingEvent',
+    'NotATemporalTokenError',
+    'resolve_temporal_event',
+    'fail_temporal_event',
+    'pending_temporal_events',
+    'TOKEN_PREFIX',
     'UPDATE_NAME',
     'SIGNAL_NAME',
     'QUERY_NAME',
@@ -39,4 +64,7 @@ __all__ = (
     'QUESTIONS_ATTRIBUTE_NAME',
     'DEFAULT_ADDRESS',
     'DEFAULT_NAMESPACE',
+    'RESOLVE_UPDATE_NAME',
+    'RESOLVE_SIGNAL_NAME',
+    'EVENTS_QUERY_NAME',
 )

@@ -2,121 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic_ai.exceptions import UserError
-from temporalio import workflow
 from temporalio.client import WorkflowHandle
-from temporalio.exceptions import ApplicationError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._text import printable
-from ._visibility import publish_waits
+from ._workflow import QUERY_NAME, UPDATE_NAME, QuestionAnswer, wait_in_workflow, workflow_instance
 
-__all__ = (
-    'TemporalAnswerer',
-    'AskUserWorkflow',
-    'QuestionAnswer',
-    'answer_question',
-    'pending_questions',
-    'UPDATE_NAME',
-    'SIGNAL_NAME',
-    'QUERY_NAME',
-)
-
-UPDATE_NAME = 'ask_user.answer'
-"""The Update that answers a waiting question: refused to its sender, and not recorded, unless it fits the question."""
-
-SIGNAL_NAME = 'ask_user.answer_by_signal'
-"""The Signal that answers a waiting question, for clients that cannot send Updates: an unfit one is dropped."""
-
-QUERY_NAME = 'ask_user.pending'
-"""The Query that lists the questions the workflow waits for, as `AskUserRequest`s."""
-
-
-@dataclass(frozen=True)
-class QuestionAnswer:
-    """What a client sends to answer one waiting question: the question's `key` and the person's response."""
-
-    key: str
-    """`AskUserRequest.key` of the question answered: its run and its tool call."""
-
-    response: AskUserResponse
-    """What the person answered; checked against the exact question with `check_response` before it is recorded."""
-
-
-@dataclass
-class _Waits:
-    """The questions one workflow waits for and the answers recorded for them; rebuilt the same way on every replay."""
-
-    pending: dict[str, AskUserRequest] = field(default_factory=dict[str, AskUserRequest])
-    """The questions waiting now, by key."""
-
-    answers: dict[str, AskUserResponse] = field(default_factory=dict[str, AskUserResponse])
-    """The responses accepted, by key."""
-
-    def check(self, answer: QuestionAnswer) -> None:
-        """Raise `ValueError` unless `answer` answers a question waiting here, and fits it."""
-        request = self.pending.get(answer.key)
-        if request is None or answer.key in self.answers:
-            raise ValueError(f'no question with key {printable(answer.key)!r} waits for an answer in this workflow')
-        check_response(request, answer.response)
-
-
-_WAITS_ATTRIBUTE = '_ask_user_waits'
-"""The attribute of the workflow instance that holds its `_Waits`."""
-
-
-def _waits(instance: object) -> _Waits:
-    waits = getattr(instance, _WAITS_ATTRIBUTE, None)
-    if waits is None:
-        waits = _Waits()
-        setattr(instance, _WAITS_ATTRIBUTE, waits)
-    return waits
-
-
-class AskUserWorkflow:
-    """Base class of a workflow whose agent asks with `TemporalAnswerer`: the Update, Signal and Query it answers by.
-
-    ```python {test="skip"}
-    @workflow.defn
-    class Deploy(AskUserWorkflow, PydanticAIWorkflow):
-        ...
-    ```
-    """
-
-    @workflow.update(name=UPDATE_NAME)
-    def answer_question(self, answer: QuestionAnswer) -> None:
-        """Record the answer to a waiting question; the validator has checked it against the question."""
-        waits = _waits(self)
-        try:
-            # Checked again: another answer to the same question may have been recorded since this one was validated.
-            waits.check(answer)
-        except ValueError as error:
-            raise ApplicationError(str(error), type='ValueError', non_retryable=True) from None
-        waits.answers[answer.key] = answer.response
-
-    @answer_question.validator
-    def _refuse_an_answer_that_does_not_fit(self, answer: QuestionAnswer) -> None:
-        # A rejected Update is never written to the workflow's history: the sender gets the error, the run nothing.
-        _waits(self).check(answer)
-
-    @workflow.signal(name=SIGNAL_NAME)
-    def answer_question_by_signal(self, answer: QuestionAnswer) -> None:
-        """Record the answer to a waiting question if it fits; a Signal cannot be refused, so a misfit is dropped."""
-        waits = _waits(self)
-        try:
-            waits.check(answer)
-        except ValueError as error:
-            workflow.logger.warning('ask_user: a signalled answer was dropped: %s', error)
-            return
-        waits.answers[answer.key] = answer.response
-
-    @workflow.query(name=QUERY_NAME)
-    def pending_questions(self) -> list[AskUserRequest]:
-        """The questions this workflow waits for now."""
-        return list(_waits(self).pending.values())
+__all__ = ('TemporalAnswerer', 'answer_question', 'pending_questions')
 
 
 @dataclass(frozen=True)
@@ -145,33 +39,10 @@ class TemporalAnswerer:
 
     async def ask_durably(self, request: AskUserRequest, /, *, timeout: float | None) -> AskUserResponse | None:
         """Wait in the workflow for the answer to `request`; `None` if `timeout` (a durable timer) ran out first."""
-        if not workflow.in_workflow():
-            raise UserError(
-                'TemporalAnswerer waits inside a Temporal workflow, and this agent runs outside one. Run the agent '
-                'in a workflow (with TemporalDurability), or use another answerer here.'
-            )
-        instance: Any = workflow.instance()
-        if not isinstance(instance, AskUserWorkflow):
-            name = type(instance).__name__
-            raise UserError(
-                f'TemporalAnswerer needs the workflow to inherit AskUserWorkflow, which receives the answers, but '
-                f'{name} does not: declare it as class {name}(AskUserWorkflow, ...).'
-            )
-        waits = _waits(instance)
-        key = request.key
-        waits.pending[key] = request
-        if self.listed:
-            publish_waits(waits.pending)
-        try:
-            await workflow.wait_condition(lambda: key in waits.answers, timeout=timeout)
-        except TimeoutError:
-            return None
-        finally:
-            # No longer waiting: a late answer is refused to its sender, never accepted and dropped.
-            waits.pending.pop(key, None)
-            if self.listed:
-                publish_waits(waits.pending, ('answered' if key in waits.answers else 'withdrawn', key))
-        return waits.answers[key]
+        instance = workflow_instance('TemporalAnswerer')
+        response = await wait_in_workflow(instance, request.key, request, timeout, listed=self.listed)
+        assert response is None or isinstance(response, AskUserResponse)  # the key is a question's
+        return response
 
 
 async def answer_question(handle: WorkflowHandle[Any, Any], request: AskUserRequest, response: AskUserResponse) -> None:

@@ -23,8 +23,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
-from ._answerer import UPDATE_NAME, QuestionAnswer
 from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING, WAITING_MEMO, WaitingQuestion, entry
+from ._workflow import UPDATE_NAME, QuestionAnswer
 
 __all__ = (
     'TemporalQuestionStore',

@@ -1,0 +1,66 @@
+"""What the durable external-event waiters share: the capability that installs one, and the calls it waits for.
+
+Pydantic AI hands an `ExternalEventWaiter` only a name, `ask` and a timeout. A waiter that checks a
+resolution against the calls `RequestInput` waits for (`DBOSEventWaiter`, `TemporalEventWaiter`) gets them
+from its capability, which notes them in `handle_deferred_tool_calls` just before `RequestInput` opens
+the wait. Nothing here imports an engine.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, RequestInput, WrapRunHandler
+from pydantic_ai.external_events import ExternalEventWaiter, external_event_scope
+from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
+
+__all__ = ('ExternalEventsCapability', 'take_calls_to_wait_for')
+
+_calls_to_wait_for: ContextVar[DeferredToolRequests | None] = ContextVar('ask_user_calls_to_wait_for', default=None)
+"""The calls `RequestInput` is about to wait for in this run, noted by an `ExternalEventsCapability` just before."""
+
+
+def take_calls_to_wait_for() -> DeferredToolRequests | None:
+    """The calls the wait opening now decides, if `RequestInput` opens it; taken: a later wait is not held to them."""
+    pending = _calls_to_wait_for.get()
+    _calls_to_wait_for.set(None)
+    return pending
+
+
+class ExternalEventsCapability(AbstractCapability[AgentDepsT], ABC):
+    """Installs an engine's `ExternalEventWaiter` for each run inside its durable container; notes the calls waited for.
+
+    Innermost, just outside `RequestInput`: the deferred calls it sees are the ones `RequestInput` waits for,
+    and its waiter is installed inside the durability capability's refusal, so it is the one used.
+    """
+
+    @abstractmethod
+    def in_container(self) -> bool:
+        """Whether the code runs in the engine's durable container (its workflow body), where the waiter waits."""
+
+    @abstractmethod
+    def make_waiter(self) -> ExternalEventWaiter:
+        """The waiter to install for one run."""
+
+    def get_ordering(self) -> CapabilityOrdering:
+        """Innermost, just outside `RequestInput`."""
+        return CapabilityOrdering(position='innermost', wraps=[RequestInput])
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        """Resolve nothing: note the calls still pending, which the wait `RequestInput` opens next holds."""
+        if self.in_container():
+            _calls_to_wait_for.set(requests)
+        return None
+
+    async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        """Run the agent with the waiter installed when inside the engine's container; as it is elsewhere."""
+        if not self.in_container():
+            return await handler()
+        with external_event_scope(self.make_waiter()):
+            return await handler()

@@ -1,0 +1,111 @@
+"""The calls a `RequestInput` wait decides, recorded when it opens, so a resolution is checked against them first.
+
+`RequestInput` fails the run on a decision that names a call that is not pending, and leaves the run
+without a result for a call the decision forgets. `DBOSEventWaiter` records the pending calls with the
+wait, and `ask-user resolve` refuses a decision that does not decide exactly those calls, and checks
+each answer to an AskUser question among them with `check_response`, before anything is sent;
+`TemporalEventWaiter` holds them with the wait, and its Update refuses such a decision the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from ._answers import RUN_ID_METADATA_KEY, TOOL_NAME, AskUserRequest
+
+if TYPE_CHECKING:
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults
+
+__all__ = ('WaitCalls', 'MAX_IDS_SHOWN')
+
+MAX_IDS_SHOWN = 10
+"""How many call ids a refusal names before it says how many more there are: a decision can name thousands."""
+
+
+@dataclass(frozen=True)
+class WaitCalls:
+    """The calls one `RequestInput` wait decides: the approvals, the calls that wait for a result, their questions."""
+
+    approvals: tuple[str, ...]
+    """The ids of the calls that wait for an approval."""
+
+    calls: tuple[str, ...]
+    """The ids of the calls that wait for a result, AskUser questions included."""
+
+    questions: Mapping[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """For each AskUser call among `calls`: `{"args": the model's arguments, "run_id": the asking run's id}`."""
+
+    @classmethod
+    def of(cls, requests: DeferredToolRequests) -> WaitCalls:
+        """The calls `requests` holds."""
+        questions: dict[str, dict[str, Any]] = {}
+        for call in requests.calls:
+            if call.tool_name == TOOL_NAME:
+                run_id = requests.metadata.get(call.tool_call_id, {}).get(RUN_ID_METADATA_KEY)
+                questions[call.tool_call_id] = {'args': call.args_as_dict(), 'run_id': run_id}
+        return cls(
+            approvals=tuple(call.tool_call_id for call in requests.approvals),
+            calls=tuple(call.tool_call_id for call in requests.calls),
+            questions=questions,
+        )
+
+    def to_json(self) -> str:
+        """The form kept in the database."""
+        data = {'approvals': list(self.approvals), 'calls': list(self.calls), 'questions': dict(self.questions)}
+        return json.dumps(data, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> WaitCalls:
+        """The calls as `to_json` kept them."""
+        data = cast(dict[str, Any], json.loads(text))
+        return cls(
+            approvals=tuple(cast(list[str], data['approvals'])),
+            calls=tuple(cast(list[str], data['calls'])),
+            questions=cast(dict[str, dict[str, Any]], data.get('questions', {})),
+        )
+
+    def question(self, call_id: str) -> AskUserRequest | None:
+        """The AskUser request of call `call_id`, or `None` when it is not an AskUser call."""
+        recorded = self.questions.get(call_id)
+        if recorded is None:
+            return None
+        run_id = recorded.get('run_id')
+        return AskUserRequest.from_tool_args(
+            recorded['args'], id=call_id, run_id=run_id if isinstance(run_id, str) and run_id else None
+        )
+
+    def problem(self, results: DeferredToolResults) -> str | None:
+        """Why `results` does not decide exactly these calls (each approval approved or denied, each call given
+        a result, nothing else), or `None` when it does.
+        """
+        left_out = [*_absent(self.approvals, results.approvals), *_absent(self.calls, results.calls)]
+        not_approvals = _absent(results.approvals, self.approvals)
+        not_calls = _absent(results.calls, self.calls)
+        # `RequestInput` refuses metadata for a call that is not pending, too, and fails the run.
+        not_pending = _absent(results.metadata, [*self.approvals, *self.calls])
+        parts: list[str] = []
+        if left_out:
+            parts.append(f'it leaves out {_ids(left_out)}, which the run waits for')
+        if not_approvals:
+            parts.append(f'it approves or denies {_ids(not_approvals)}, which is no pending approval')
+        if not_calls:
+            parts.append(f'it gives a result for {_ids(not_calls)}, which is no pending call')
+        if not_pending:
+            parts.append(f'it gives metadata for {_ids(not_pending)}, which is not pending')
+        if not parts:
+            return None
+        return 'the decision must decide every pending call and nothing else: ' + '; '.join(parts)
+
+
+def _absent(ids: Sequence[str] | Mapping[str, Any], among: Sequence[str] | Mapping[str, Any]) -> list[str]:
+    return [call_id for call_id in ids if call_id not in among]
+
+
+def _ids(ids: list[str]) -> str:
+    """Call ids as a refusal names them: quoted (`repr`, so no id draws on the terminal), the first few only."""
+    shown = ', '.join(repr(call_id) for call_id in ids[:MAX_IDS_SHOWN])
+    more = len(ids) - MAX_IDS_SHOWN
+    return shown if more <= 0 else f'{shown} and {more} more'

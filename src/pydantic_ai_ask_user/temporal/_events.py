@@ -1,0 +1,153 @@
+"""A durable `ExternalEventWaiter` on Temporal, so `wait_for_external_event` and `RequestInput` wait in workflows.
+
+Pydantic AI refuses `wait_for_external_event` (and so `RequestInput`: tool approvals, deferred
+questions, external results) inside Temporal runs, since it has no Temporal waiter. This is one:
+
+- the token is minted in workflow code from `workflow.uuid4()`, which a replay draws again the same, and
+  names the workflow, so any process with a Temporal client resolves it (`resolve_temporal_event`);
+- `ask` runs in workflow code too, so Temporal replays it with the workflow: it must decide from its
+  arguments alone (an automatic policy, or `None` to wait) and do no I/O. The person learns of the wait
+  from the workflow itself, through the Query `pending_temporal_events`: nothing is published that a replay
+  could publish twice, and nothing is lost if the worker dies before the wait is recorded;
+- the wait is `workflow.wait_condition` with the timeout as a durable timer; the resolution arrives by an
+  Update whose validator checks it against the wait (for `RequestInput`, the exact calls pending), so a
+  malformed or foreign resolution is refused to its sender and never written to the history. A Signal is
+  accepted too, for clients that cannot send Updates; an unfit one is dropped.
+
+Why `ask` does not run in an activity: an activity is registered by name on the worker before it starts,
+and `ask` is a closure of the run (`RequestInput` binds its context and pending calls), which no worker
+could look up by name, and which a worker other than the one replaying the workflow would not hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import JsonValue
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter
+from pydantic_ai.tools import AgentDepsT
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+from temporalio import workflow
+from temporalio.client import Client, WorkflowHandle
+
+from .._external_events import ExternalEventsCapability, take_calls_to_wait_for
+from ._workflow import (
+    EVENTS_QUERY_NAME,
+    RESOLVE_UPDATE_NAME,
+    EventResolution,
+    WaitingEvent,
+    wait_in_workflow,
+    workflow_instance,
+)
+
+__all__ = (
+    'TemporalEventWaiter',
+    'TemporalExternalEvents',
+    'NotATemporalTokenError',
+    'resolve_temporal_event',
+    'fail_temporal_event',
+    'pending_temporal_events',
+    'TOKEN_PREFIX',
+)
+
+TOKEN_PREFIX = 'temporal1.'
+"""How every token of a `TemporalEventWaiter` starts: the format, then 32 hex digits, then the workflow id."""
+
+
+class NotATemporalTokenError(UserError, ValueError):
+    """The token is not one a `TemporalEventWaiter` handed out: it names no Temporal workflow."""
+
+
+@dataclass
+class TemporalEventWaiter(ExternalEventWaiter):
+    """Waits for external events durably inside a Temporal workflow that inherits `AskUserWorkflow`.
+
+    Install it with `TemporalExternalEvents`; resolve its tokens with `resolve_temporal_event`.
+    """
+
+    async def wait(
+        self,
+        name: str,
+        *,
+        ask: Callable[[str], Awaitable[JsonValue]],
+        timeout: timedelta | None,
+    ) -> JsonValue:
+        """Mint a token, hand it to `ask`, and unless `ask` answered, wait in the workflow for its resolution."""
+        instance = workflow_instance('TemporalEventWaiter')
+        token = f'{TOKEN_PREFIX}{workflow.uuid4().hex}.{workflow.info().workflow_id}'
+        # Held with the wait, so the Update refuses a decision that forgets a call or names another.
+        requests = take_calls_to_wait_for()
+        answer = await ask(token)
+        if answer is not None:
+            return answer
+        seconds = None if timeout is None else timeout.total_seconds()
+        resolution = await wait_in_workflow(instance, token, WaitingEvent(token, name, requests), seconds)
+        if resolution is None:
+            raise ExternalEventError(f'No resolution arrived within {timeout}.')
+        assert isinstance(resolution, EventResolution)  # the key is an event's token
+        if resolution.error is not None:
+            raise ExternalEventError(resolution.error)
+        return resolution.payload
+
+
+@dataclass
+class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
+    """Installs a `TemporalEventWaiter` for each run inside a Temporal workflow, so `RequestInput` waits durably there.
+
+    `Agent(..., capabilities=[TemporalDurability(), TemporalExternalEvents(), RequestInput(ask=...)])`, run in a
+    workflow that inherits `AskUserWorkflow`. Outside a workflow it does nothing, and waits happen in process.
+    """
+
+    def in_container(self) -> bool:
+        """Whether this runs in workflow code."""
+        return workflow.in_workflow()
+
+    def make_waiter(self) -> TemporalEventWaiter:
+        """A `TemporalEventWaiter`."""
+        return TemporalEventWaiter()
+
+
+def token_workflow_id(token: str) -> str:
+    """The id of the workflow a `TemporalEventWaiter` token names; `NotATemporalTokenError` if it is no such token."""
+    rest = token[len(TOKEN_PREFIX) :] if token.startswith(TOKEN_PREFIX) else ''
+    _, dot, workflow_id = rest.partition('.')
+    if not dot or not workflow_id:
+        raise NotATemporalTokenError('This is not a TemporalEventWaiter token: it names no Temporal workflow.')
+    return workflow_id
+
+
+async def resolve_temporal_event(client: Client, token: str, payload: object) -> None:
+    """End the wait of `token` with `payload` (converted to its JSON form), from any process; returns once recorded.
+
+    For `RequestInput`, `payload` is the `DeferredToolResults` deciding exactly the pending calls. The workflow the
+    token names checks it against the wait before accepting it: a payload that does not fit, or a token whose
+    wait is over (resolved already, or its deadline passed), is refused (`WorkflowUpdateFailedError`) and not
+    recorded. `NotATemporalTokenError` (a `UserError`) when the token is not one of `TemporalEventWaiter`'s.
+    """
+    try:
+        data: JsonValue = to_jsonable_python(payload)
+    except PydanticSerializationError as error:
+        raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
+    await _send(client, EventResolution(token, payload=data))
+
+
+async def fail_temporal_event(client: Client, token: str, reason: str) -> None:
+    """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
+
+    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    """
+    await _send(client, EventResolution(token, error=reason))
+
+
+async def _send(client: Client, resolution: EventResolution) -> None:
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(token_workflow_id(resolution.token))
+    await handle.execute_update(RESOLVE_UPDATE_NAME, resolution)  # pyright: ignore[reportUnknownMemberType]
+
+
+async def pending_temporal_events(handle: WorkflowHandle[Any, Any]) -> list[WaitingEvent]:
+    """The external events the workflow of `handle` waits for now (`RequestInput` approvals among them)."""
+    return await handle.query(EVENTS_QUERY_NAME, result_type=list[WaitingEvent])

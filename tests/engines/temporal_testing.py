@@ -1,0 +1,135 @@
+"""What the Temporal tests share on the client side: clients, worker processes to kill with -9, and waits.
+
+Not imported by the workers (the workflows are in `temporal_support`): this is the test process's side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+from waits import WAIT
+
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user.temporal import pending_questions
+
+WORKER_SCRIPT = Path(__file__).with_name('temporal_worker.py')
+
+ANSWER = AskUserResponse(
+    answers=(
+        AskUserAnswer(header='Database', selected=('PostgreSQL',), note='only after the backup'),
+        AskUserAnswer(header='Region', selected=('EU',)),
+    )
+)
+"""The person's answer to `temporal_support.QUESTIONS`."""
+
+T = TypeVar('T')
+
+
+@pytest.fixture
+async def client(temporal_address: str) -> Client:
+    return await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
+
+
+async def waiting_one(look: Callable[[], Awaitable[list[T]]], what: str) -> T:
+    """The one thing `look` (a Query) finds waiting, once there is one; each look is a round trip to the server."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            pending = await look()
+        except RPCError:
+            pending = []  # no worker has run the workflow's first task yet, or the one that had is gone
+        if pending:
+            [found] = pending
+            return found
+        await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
+    raise AssertionError(f'no {what} was waiting within {WAIT:.0f} s')
+
+
+async def waiting_question(handle: WorkflowHandle[Any, Any]) -> AskUserRequest:
+    """The one question the workflow waits for, once it waits."""
+    return await waiting_one(lambda: pending_questions(handle), 'question')
+
+
+def told(request: AskUserRequest, response: AskUserResponse) -> str:
+    """What the asking model says once it got `response` to `request`."""
+    return ANSWER_PREFIX + json.dumps(ask_user_result(request, response), sort_keys=True)
+
+
+@dataclass
+class WorkerProcess:
+    """A worker in a process of its own, that a test kills with -9."""
+
+    process: subprocess.Popen[str]
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+@pytest.fixture
+def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
+    """Starts worker processes on one task queue; yields `start(**environment) -> WorkerProcess`, kills them after."""
+    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
+    started: list[WorkerProcess] = []
+
+    def start(**environment: str) -> WorkerProcess:
+        process = subprocess.Popen(
+            [sys.executable, str(WORKER_SCRIPT), temporal_address, queue],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, EVENTS_FILE_VARIABLE: str(tmp_path / 'events'), **environment},
+            cwd=tmp_path,
+        )
+        worker = WorkerProcess(process)
+        started.append(worker)
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == 'ready'  # waits for the line, however long start-up takes
+        return worker
+
+    start.queue = queue  # type: ignore[attr-defined]
+    try:
+        yield start
+    finally:
+        for worker in started:
+            worker.kill()
+
+
+def asked(tmp_path: Path) -> list[str]:
+    """The keys of the questions the workers' event stream handlers were given, once per time asked."""
+    events = tmp_path / 'events'
+    return events.read_text().split() if events.exists() else []
+
+
+async def wait_for_file(path: Path) -> None:
+    """Return once `path` exists."""
+    deadline = time.monotonic() + WAIT
+    while not path.exists():
+        assert time.monotonic() < deadline, f'{path.name} did not appear within {WAIT:.0f} s'
+        await asyncio.sleep(0.05)  # the poll's pace, not a wait for time to pass
+
+
+async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> None:
+    """The run completed once: one execution of the workflow, and one accepted Update in its history."""
+    history = await handle.fetch_history()
+    kinds = [event.WhichOneof('attributes') for event in history.events]
+    assert kinds.count('workflow_execution_completed_event_attributes') == 1
+    assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
+    executions = [execution async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(executions) == 1
