@@ -50,7 +50,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ag_ui.core import (
     BaseEvent,
@@ -341,7 +341,8 @@ class AskUserAGUIAdapter(
         The messages are read here, before any response starts, so that `dispatch_request` can refuse them
         with 400; a message the server cannot read (JSON nested too deep) is left to the run's `RUN_ERROR`.
         """
-        adapter = await super().from_request(request, *args, **kwargs)
+        # AGUIAdapter.from_request is typed as returning an AGUIAdapter; it builds `cls`.
+        adapter = cast('Self', await super().from_request(request, *args, **kwargs))
         try:
             _ = adapter.messages  # loads and caches them
         except MalformedHistoryError:
