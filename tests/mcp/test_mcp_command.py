@@ -18,6 +18,8 @@ import httpx
 import pytest
 import waits
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_support import stop
 from playwright.async_api import async_playwright, expect
 
@@ -50,6 +52,8 @@ class Served:
             [*COMMAND, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         self.lines: queue.Queue[str] = queue.Queue()
+        self.url: str | None = None
+        self.token = ''
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -69,7 +73,17 @@ class Served:
                 return found
 
     def endpoint(self) -> str:
-        return self.wait_line(r'MCP endpoint \(streamable HTTP\): (http://\S+)').group(1)
+        """The MCP URL, once it listens; the token it printed once, after it, is then in `self.token`."""
+        if self.url is None:
+            self.url = self.wait_line(r'MCP endpoint \(streamable HTTP\): (http://\S+)').group(1)
+            self.token = self.wait_line(r'MCP bearer token \(send "Authorization: Bearer <token>"; .*\): (\S+)$')[1]
+        return self.url
+
+    def client(
+        self, mode: str = 'legacy', *, token: str | None = None, headers: dict[str, str] | None = None
+    ) -> Client:
+        """The Python MCP client over HTTP, sending the printed token (or `token`) and any other `headers`."""
+        return http_client(self.endpoint(), token or self.token, mode=mode, headers=headers)
 
     def question_link(self) -> str:
         return self.wait_line(r'a question is waiting; .*: (http://\S+)').group(1)
@@ -87,6 +101,11 @@ def serve() -> Iterator[Callable[..., Served]]:
     yield start
     for served in started:
         stop(served.process)
+
+
+def http_client(url: str, token: str | None, *, mode: str = 'legacy', headers: dict[str, str] | None = None) -> Client:
+    sent = {**({'authorization': f'Bearer {token}'} if token is not None else {}), **(headers or {})}
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=sent)), mode=mode)
 
 
 def stdio(*args: str) -> StdioServerParameters:
@@ -153,8 +172,7 @@ async def test_over_http_the_web_inbox_answers_and_the_host_gets_our_result(
     mode: str, serve: Callable[..., Served]
 ) -> None:
     served = serve('--http', '--port', '0', '--web')
-    url = served.endpoint()
-    async with Client(url, mode=mode) as client, anyio.create_task_group() as group:
+    async with served.client(mode) as client, anyio.create_task_group() as group:
         results: list[Any] = []
 
         async def call() -> None:
@@ -168,11 +186,11 @@ async def test_over_http_the_web_inbox_answers_and_the_host_gets_our_result(
 
 async def test_chromium_answers_a_question_a_host_asked_over_http(serve: Callable[..., Served]) -> None:
     served = serve('--http', '--port', '0', '--web')
-    url = served.endpoint()
+    client_of_host = served.client()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            async with Client(url) as client, anyio.create_task_group() as group:
+            async with client_of_host as client, anyio.create_task_group() as group:
                 results: list[Any] = []
 
                 async def call() -> None:
@@ -194,7 +212,7 @@ async def test_chromium_answers_a_question_a_host_asked_over_http(serve: Callabl
 
 async def test_a_declined_question_is_the_declined_sentence(serve: Callable[..., Served]) -> None:
     served = serve('--http', '--port', '0', '--web')
-    async with Client(served.endpoint()) as client, anyio.create_task_group() as group:
+    async with served.client() as client, anyio.create_task_group() as group:
         results: list[Any] = []
 
         async def call() -> None:
@@ -217,9 +235,11 @@ def test_the_typescript_client_gets_the_answer_over_http(
     serve: Callable[..., Served], node_client: Path, tmp_path: Path
 ) -> None:
     served = serve('--http', '--port', '0', '--web')
-    config = {'transport': 'http', 'url': served.endpoint(), 'tool': TOOL_NAME, 'arguments': QUESTIONS, 'answers': []}
+    url = served.endpoint()
+    config = {'transport': 'http', 'url': url, 'token': served.token, 'tool': TOOL_NAME, 'arguments': QUESTIONS}
     node = shutil.which('node')
     assert node is not None
+    config['answers'] = []
     client = subprocess.Popen([node, str(node_client), json.dumps(config)], stdout=subprocess.PIPE, text=True)
     try:
         _answer_form(served.question_link(), {'action': 'answer', 'q0': '0'})
