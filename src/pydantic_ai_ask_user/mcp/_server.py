@@ -105,17 +105,20 @@ def ask_user_server(
     waiting: WeakKeyDictionary[object, int] = WeakKeyDictionary()
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        if waiting.get(ctx.session, 0) >= max_waiting_per_session:
+        # The client's connection (one per session); `ctx.session` is made afresh for each request, and the
+        # SDK gives no public view of the connection from it.
+        connection: object = getattr(ctx.session, '_connection', ctx.session)
+        if waiting.get(connection, 0) >= max_waiting_per_session:
             return _text(
                 f'This session already has {max_waiting_per_session} questions waiting for the user; '
                 'wait for their answers before asking more.',
                 error=True,
             )
-        waiting[ctx.session] = waiting.get(ctx.session, 0) + 1
+        waiting[connection] = waiting.get(connection, 0) + 1
         try:
             return await _while_connected(ctx, lambda: ask(params)) or _text(WITHDRAWN, error=True)
         finally:
-            waiting[ctx.session] -= 1
+            waiting[connection] -= 1
 
     async def ask(params: CallToolRequestParams) -> CallToolResult:
         if params.name != TOOL_NAME:
