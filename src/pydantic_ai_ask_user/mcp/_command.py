@@ -66,7 +66,8 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
 
     from ._http import ask_user_http_app
 
-    token = args.token or os.environ.get(TOKEN_VARIABLE) or new_token()
+    given: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
+    token = given or new_token()
     # The bound address is allowed as Host too, unless it is a wildcard, which no client names.
     bound = [] if args.host in ('0.0.0.0', '::', '') else [f'[{args.host}]' if ':' in args.host else args.host]
     app = ask_user_http_app(
@@ -88,7 +89,7 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     port = sock.getsockname()[1]
     shown = f'[{args.host}]' if ':' in args.host else args.host
     _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
-    if token is not args.token and token != os.environ.get(TOKEN_VARIABLE):  # made here: said once, never again
+    if given is None:  # made here: said once, never again (one the person gave is theirs to keep)
         _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {token}')
     config = uvicorn.Config(app, log_level='warning', access_log=False)
     try:

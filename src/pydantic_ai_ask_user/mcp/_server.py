@@ -116,7 +116,8 @@ def ask_user_server(
             )
         waiting[connection] = waiting.get(connection, 0) + 1
         try:
-            return await _while_connected(ctx, lambda: ask(params)) or _text(WITHDRAWN, error=True)
+            result = await _while_connected(ctx, lambda: ask(params))
+            return _text(WITHDRAWN, error=True) if result is None else result  # None: nobody left to tell
         finally:
             waiting[connection] -= 1
 
