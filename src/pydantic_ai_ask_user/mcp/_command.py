@@ -64,6 +64,30 @@ async def _serve(args: argparse.Namespace) -> int:
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     import uvicorn
 
+    app, made_token = _guarded_app(server, args)
+    family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio then sets TCP_NODELAY on each accepted connection (no delayed-ACK stall).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.host, args.port))
+    except OSError as error:
+        sock.close()
+        raise CannotAskError(f'cannot serve MCP on {args.host}:{args.port}: {error}') from None
+    port = sock.getsockname()[1]
+    shown = f'[{args.host}]' if ':' in args.host else args.host
+    _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
+    if made_token is not None:  # said once, never again (a token the person gave is theirs to keep)
+        _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {made_token}')
+    config = uvicorn.Config(app, log_level='warning', access_log=False)
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str | None]:
+    """The HTTP app behind the token and the Host/Origin checks; and the token, when it was made here."""
     from ._http import ask_user_http_app
 
     given: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
@@ -77,25 +101,7 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
         allowed_hosts=[*bound, *(args.allow_host or ())],
         allowed_origins=args.allow_origin or (),
     )
-    family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio then sets TCP_NODELAY on each accepted connection (no delayed-ACK stall).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((args.host, args.port))
-    except OSError as error:
-        sock.close()
-        raise CannotAskError(f'cannot serve MCP on {args.host}:{args.port}: {error}') from None
-    port = sock.getsockname()[1]
-    shown = f'[{args.host}]' if ':' in args.host else args.host
-    _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
-    if given is None:  # made here: said once, never again (one the person gave is theirs to keep)
-        _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {token}')
-    config = uvicorn.Config(app, log_level='warning', access_log=False)
-    try:
-        await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        sock.close()
+    return app, None if given else token
 
 
 @asynccontextmanager
