@@ -21,10 +21,8 @@ import pytest
 import waits
 from ask_user_support import free_port
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_support import stop, wait_for_port
+from mcp_support import http_client, stop, wait_for_port
 from playwright.async_api import async_playwright, expect
 
 from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
@@ -105,11 +103,6 @@ def serve() -> Iterator[Callable[..., Served]]:
     yield start
     for served in started:
         stop(served.process)
-
-
-def http_client(url: str, token: str | None, *, mode: str = 'legacy', headers: dict[str, str] | None = None) -> Client:
-    sent = {**({'authorization': f'Bearer {token}'} if token is not None else {}), **(headers or {})}
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=sent)), mode=mode)
 
 
 def stdio(*args: str) -> StdioServerParameters:
