@@ -414,7 +414,7 @@ async def test_on_every_interface_the_host_is_still_checked_against_the_allow_li
         (f'127.0.0.1:{port}', 200),
         (f'localhost:{port}', 200),
         ('mcp.example.com', 200),
-        (f'mcp.example.com:{port}', 200),
+        (f'MCP.Example.com:{port}', 200),  # host names are case-insensitive
     ]:
         response = await anyio.to_thread.run_sync(_post, url, {**auth, 'host': host})
         assert response.status_code == status, host

@@ -134,8 +134,8 @@ class _Gate:
         self.app = app
         self.server = server
         self.token = token
-        self.hosts = tuple(hosts)
-        self.origins = tuple(origins)
+        self.hosts = tuple(host.lower() for host in hosts)  # host names and origins are case-insensitive
+        self.origins = tuple(origin.lower() for origin in origins)
         self.max_sessions = max_sessions
         self.sessions: dict[str, _Activity] = {}
 
@@ -144,11 +144,11 @@ class _Gate:
             await self.app(scope, receive, send)  # the lifespan, which starts the session manager
             return
         headers = {bytes(key).lower(): bytes(value).decode('latin-1') for key, value in scope.get('headers', ())}
-        if not _allowed(headers.get(b'host', ''), self.hosts):
+        if not _allowed(headers.get(b'host', '').lower(), self.hosts):
             await _refuse(send, 421, 'misdirected_request', 'this server does not answer for that Host')
             return
         origin = headers.get(b'origin')
-        if origin is not None and not _allowed(origin, self.origins):
+        if origin is not None and not _allowed(origin.lower(), self.origins):
             await _refuse(send, 403, 'forbidden', 'requests from that Origin are not allowed')
             return
         scheme, _, credentials = headers.get(b'authorization', '').partition(' ')
