@@ -13,12 +13,14 @@ from pathlib import Path
 
 from pydantic_ai import Agent, DeferredToolRequests
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from pydantic_ai_ask_user import AskUser
 from pydantic_ai_ask_user.testing import asking_model
+from pydantic_ai_ask_user.ui import BodyLimit
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter
 
 HERE = Path(__file__).parent
@@ -48,6 +50,8 @@ async def form_js(request: Request) -> Response:
     return FileResponse(HERE / 'form.js', media_type='text/javascript')
 
 
+# BodyLimit: a body over 1 MiB gets 413 (chunked ones too, counted as they arrive), one slower than 30 s 408.
 app = Starlette(
     routes=[Route('/', page), Route('/form.js', form_js), Route('/agent', run, methods=['POST'])],
+    middleware=[Middleware(BodyLimit)],
 )

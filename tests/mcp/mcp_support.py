@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import waits
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 HERE = Path(__file__).parent
 SERVERS = HERE / 'mcp_servers.py'
@@ -41,3 +44,9 @@ def stop(process: subprocess.Popen[Any]) -> None:
 def server_command(*args: str) -> list[str]:
     """The test servers' command line."""
     return [sys.executable, str(SERVERS), *args]
+
+
+def http_client(url: str, token: str | None, *, mode: str = 'legacy', headers: dict[str, str] | None = None) -> Client:
+    """The Python MCP client over streamable HTTP, sending `Authorization: Bearer <token>` and any other `headers`."""
+    sent = {**({'authorization': f'Bearer {token}'} if token is not None else {}), **(headers or {})}
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=sent)), mode=mode)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 import shutil
@@ -15,10 +16,13 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 import waits
+from ask_user_support import free_port
 from mcp import Client, StdioServerParameters
-from mcp_support import stop
+from mcp.shared.exceptions import MCPError
+from mcp_support import http_client, stop, wait_for_port
 from playwright.async_api import async_playwright, expect
 
 from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUser
@@ -50,6 +54,8 @@ class Served:
             [*COMMAND, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         self.lines: queue.Queue[str] = queue.Queue()
+        self.url: str | None = None
+        self.token = ''
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -69,7 +75,17 @@ class Served:
                 return found
 
     def endpoint(self) -> str:
-        return self.wait_line(r'MCP endpoint \(streamable HTTP\): (http://\S+)').group(1)
+        """The MCP URL, once it listens; the token it printed once, after it, is then in `self.token`."""
+        if self.url is None:
+            self.url = self.wait_line(r'MCP endpoint \(streamable HTTP\): (http://\S+)').group(1)
+            self.token = self.wait_line(r'MCP bearer token \(send "Authorization: Bearer <token>"; .*\): (\S+)$')[1]
+        return self.url
+
+    def client(
+        self, mode: str = 'legacy', *, token: str | None = None, headers: dict[str, str] | None = None
+    ) -> Client:
+        """The Python MCP client over HTTP, sending the printed token (or `token`) and any other `headers`."""
+        return http_client(self.endpoint(), token or self.token, mode=mode, headers=headers)
 
     def question_link(self) -> str:
         return self.wait_line(r'a question is waiting; .*: (http://\S+)').group(1)
@@ -153,8 +169,7 @@ async def test_over_http_the_web_inbox_answers_and_the_host_gets_our_result(
     mode: str, serve: Callable[..., Served]
 ) -> None:
     served = serve('--http', '--port', '0', '--web')
-    url = served.endpoint()
-    async with Client(url, mode=mode) as client, anyio.create_task_group() as group:
+    async with served.client(mode) as client, anyio.create_task_group() as group:
         results: list[Any] = []
 
         async def call() -> None:
@@ -168,11 +183,11 @@ async def test_over_http_the_web_inbox_answers_and_the_host_gets_our_result(
 
 async def test_chromium_answers_a_question_a_host_asked_over_http(serve: Callable[..., Served]) -> None:
     served = serve('--http', '--port', '0', '--web')
-    url = served.endpoint()
+    client_of_host = served.client()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            async with Client(url) as client, anyio.create_task_group() as group:
+            async with client_of_host as client, anyio.create_task_group() as group:
                 results: list[Any] = []
 
                 async def call() -> None:
@@ -194,7 +209,7 @@ async def test_chromium_answers_a_question_a_host_asked_over_http(serve: Callabl
 
 async def test_a_declined_question_is_the_declined_sentence(serve: Callable[..., Served]) -> None:
     served = serve('--http', '--port', '0', '--web')
-    async with Client(served.endpoint()) as client, anyio.create_task_group() as group:
+    async with served.client() as client, anyio.create_task_group() as group:
         results: list[Any] = []
 
         async def call() -> None:
@@ -217,9 +232,11 @@ def test_the_typescript_client_gets_the_answer_over_http(
     serve: Callable[..., Served], node_client: Path, tmp_path: Path
 ) -> None:
     served = serve('--http', '--port', '0', '--web')
-    config = {'transport': 'http', 'url': served.endpoint(), 'tool': TOOL_NAME, 'arguments': QUESTIONS, 'answers': []}
+    url = served.endpoint()
+    config = {'transport': 'http', 'url': url, 'token': served.token, 'tool': TOOL_NAME, 'arguments': QUESTIONS}
     node = shutil.which('node')
     assert node is not None
+    config['answers'] = []
     client = subprocess.Popen([node, str(node_client), json.dumps(config)], stdout=subprocess.PIPE, text=True)
     try:
         _answer_form(served.question_link(), {'action': 'answer', 'q0': '0'})
@@ -303,3 +320,176 @@ def test_without_the_mcp_extra_it_says_how_to_install_it_and_exits_4() -> None:
     from pydantic_ai_ask_user._cli.install import install_hint
 
     assert done.stderr.rstrip('\n').endswith(install_hint('mcp'))
+
+
+# Over HTTP, safe by default: the token, the Host and Origin checks, a client that leaves, the limits.
+
+
+async def _refused(client: Client) -> None:
+    """`client` gets nothing: listing the tools fails (a 2026-07-28 client sends nothing before its first call)."""
+
+    async def use() -> None:
+        with anyio.fail_after(waits.WAIT):
+            async with client:
+                await client.list_tools()
+
+    with pytest.raises(Exception) as raised:  # noqa: PT011  (checked below: the server's refusal)
+        await use()
+    leaves: list[BaseException] = [raised.value]
+    while groups := [leaf for leaf in leaves if isinstance(leaf, BaseExceptionGroup)]:
+        leaves = [*(leaf for leaf in leaves if leaf not in groups), *(e for g in groups for e in g.exceptions)]
+    # The SDK reports an HTTP error status as "Server returned an error response" (a 2025 session) or raises it.
+    assert all(isinstance(leaf, (MCPError, httpx2.HTTPStatusError)) for leaf in leaves), leaves
+
+
+def _post(url: str, headers: dict[str, str]) -> httpx.Response:
+    """A bare `initialize` POST with `headers`, as any program that reached the port could send it."""
+    body = {
+        'jsonrpc': '2.0',
+        'id': 1,
+        'method': 'initialize',
+        'params': {'protocolVersion': '2025-11-25', 'capabilities': {}, 'clientInfo': {'name': 'x', 'version': '1'}},
+    }
+    accept = {'accept': 'application/json, text/event-stream'}
+    return httpx.post(url, json=body, headers={**accept, **headers}, timeout=waits.WAIT)
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_without_the_token_the_python_client_cannot_connect_and_with_it_can(
+    mode: str, serve: Callable[..., Served]
+) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    url = served.endpoint()
+    assert re.fullmatch(r'[A-Za-z0-9_-]{43}', served.token)
+    await _refused(http_client(url, None, mode=mode))
+    await _refused(http_client(url, 'not-the-token-of-this-server', mode=mode))
+    async with served.client(mode) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == [TOOL_NAME]
+    missing = await anyio.to_thread.run_sync(_post, url, {})
+    assert missing.status_code == 401
+    assert missing.headers['www-authenticate'] == 'Bearer realm="ask-user"'
+    wrong = await anyio.to_thread.run_sync(_post, url, {'authorization': 'Bearer x' * 3})
+    assert wrong.status_code == 401
+    assert wrong.headers['www-authenticate'] == 'Bearer realm="ask-user", error="invalid_token"'
+    assert wrong.json()['error'] == 'invalid_token'
+    right = await anyio.to_thread.run_sync(_post, url, {'authorization': f'Bearer {served.token}'})
+    assert right.status_code == 200
+    # Printed once, at start, and never again: not in any later line.
+    served.process.terminate()
+    rest = ''.join(iter(lambda: served.lines.get(timeout=waits.WAIT), ''))
+    assert served.token not in rest
+
+
+@pytest.mark.parametrize('mode', PROTOCOLS)
+async def test_a_foreign_origin_is_refused_with_403_even_with_the_token(
+    mode: str, serve: Callable[..., Served]
+) -> None:
+    served = serve('--http', '--port', '0', '--web', '--allow-origin', 'https://app.example.com')
+    url = served.endpoint()
+    await _refused(served.client(mode, headers={'origin': 'http://evil.example'}))
+    port = httpx.URL(url).port
+    for origin, status in [
+        ('http://evil.example', 403),
+        ('http://127.0.0.1.evil.example', 403),
+        (f'http://localhost:{port}', 200),
+        ('https://app.example.com', 200),
+        ('https://app.example.com:8443', 403),
+    ]:
+        response = await anyio.to_thread.run_sync(
+            _post, url, {'authorization': f'Bearer {served.token}', 'origin': origin}
+        )
+        assert response.status_code == status, origin
+    async with served.client(mode, headers={'origin': 'https://app.example.com'}) as client:
+        assert (await client.list_tools()).tools
+
+
+async def test_on_every_interface_the_host_is_still_checked_against_the_allow_list(
+    serve: Callable[..., Served],
+) -> None:
+    served = serve('--http', '--host', '0.0.0.0', '--port', '0', '--web', '--allow-host', 'mcp.example.com')
+    url = served.endpoint().replace('0.0.0.0', '127.0.0.1')
+    auth = {'authorization': f'Bearer {served.token}'}
+    port = httpx.URL(url).port
+    for host, status in [
+        ('evil.example', 421),
+        (f'evil.example:{port}', 421),
+        (f'rebound.evil.example:{port}', 421),
+        (f'127.0.0.1:{port}', 200),
+        (f'localhost:{port}', 200),
+        ('mcp.example.com', 200),
+        (f'MCP.Example.com:{port}', 200),  # host names are case-insensitive
+    ]:
+        response = await anyio.to_thread.run_sync(_post, url, {**auth, 'host': host})
+        assert response.status_code == status, host
+    await _refused(served.client(headers={'host': f'evil.example:{port}'}))
+
+
+async def test_the_token_may_come_from_the_environment_and_is_then_never_printed() -> None:
+    token = 'a-token-of-my-own-1234567890'
+    port = free_port()
+    process = subprocess.Popen(
+        [*COMMAND, '--http', '--port', str(port), '--web'],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, 'ASK_USER_MCP_TOKEN': token},
+    )
+    try:
+        wait_for_port(port, process)
+        async with http_client(f'http://127.0.0.1:{port}/mcp', token) as client:
+            assert (await client.list_tools()).tools
+    finally:
+        stop(process)
+    assert process.stderr is not None
+    err = process.stderr.read()
+    assert 'MCP endpoint' in err
+    assert token not in err
+    assert 'MCP bearer token' not in err
+
+
+@pytest.mark.parametrize('where', ['argument', 'environment'])
+def test_a_weak_token_is_refused_with_exit_2_without_echoing_it(where: str) -> None:
+    weak = 'hunter2'
+    args = ['--token', weak] if where == 'argument' else []
+    done = subprocess.run(
+        [*COMMAND, '--http', '--port', '0', '--web', *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=waits.WAIT,
+        env={**os.environ, 'ASK_USER_MCP_TOKEN': weak} if where == 'environment' else None,
+    )
+    assert done.returncode == 2
+    assert 'the token must be 16 to 512 characters' in done.stderr
+    assert weak not in done.stderr
+
+
+def _inbox(link: str) -> Callable[[], list[Any]]:
+    """Sign in with the inbox link; a function listing the questions waiting there."""
+    client = httpx.Client(follow_redirects=True, timeout=waits.WAIT)
+    page = client.get(link)
+    assert page.status_code == 200
+    api = str(page.url.join('api/requests'))
+    return lambda: client.get(api).json()['requests']
+
+
+async def test_the_question_of_a_client_that_disconnects_is_withdrawn(
+    serve: Callable[..., Served], node_client: Path
+) -> None:
+    served = serve('--http', '--port', '0', '--web')
+    waiting = _inbox(served.wait_line(r'question inbox \(the link works once\): (http://\S+)')[1])
+    url = served.endpoint()
+    config = {'transport': 'http', 'url': url, 'token': served.token, 'tool': TOOL_NAME, 'arguments': QUESTIONS}
+    node = shutil.which('node')
+    assert node is not None
+    host = subprocess.Popen([node, str(node_client), json.dumps({**config, 'answers': []})])
+    try:
+        await anyio.to_thread.run_sync(served.question_link)
+        assert len(await anyio.to_thread.run_sync(waiting)) == 1
+    finally:
+        host.kill()  # a crash: no DELETE, no notifications/cancelled, the sockets just close
+        host.wait()
+    with anyio.fail_after(waits.WAIT):
+        while await anyio.to_thread.run_sync(waiting):
+            await anyio.sleep(0.1)

@@ -13,6 +13,7 @@ import httpx
 import pytest
 import waits
 from mcp import Client
+from mcp_support import http_client
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
 
@@ -212,7 +213,8 @@ async def test_the_command_serves_http_and_the_web_inbox_in_process(capsys: pyte
     async with anyio.create_task_group() as group:
         group.start_soon(_serve, args)
         url = await wait_for(r'MCP endpoint \(streamable HTTP\): (\S+)')
-        async with Client(url) as client, anyio.create_task_group() as asking:
+        token = await wait_for(r'MCP bearer token \(.*\): (\S+)')
+        async with http_client(url, token) as client, anyio.create_task_group() as asking:
             results: list[Any] = []
 
             async def call() -> None:

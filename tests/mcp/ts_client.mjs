@@ -1,6 +1,6 @@
 // A real MCP client on the TypeScript SDK, driven by the tests: connects, calls one tool, answers elicitations.
 // Usage: node ts_client.mjs '<json config>'; prints one JSON line: {tools, result, elicitations, protocol}.
-// Config: {transport: "stdio"|"http", command, args, url, tool, arguments, answers: [ElicitResult, ...]}
+// Config: {transport: "stdio"|"http", command, args, url, token?, tool, arguments, answers: [ElicitResult, ...]}
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,7 +16,9 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
 const transport =
   config.transport === 'stdio'
     ? new StdioClientTransport({ command: config.command, args: config.args, env: process.env, stderr: 'inherit' })
-    : new StreamableHTTPClientTransport(new URL(config.url));
+    : new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: config.token ? { headers: { Authorization: `Bearer ${config.token}` } } : undefined,
+      });
 await client.connect(transport);
 const tools = await client.listTools();
 const result = await client.callTool({ name: config.tool, arguments: config.arguments ?? {} }, undefined, {

@@ -327,6 +327,32 @@ async def test_ag_ui_a_tool_message_that_is_not_the_response_json_is_refused(con
     assert model.calls == 0
 
 
+@pytest.mark.parametrize('tool_call_id', ['pyd_ai_builtin|x|call_1', 'call-9', 'pyd_ai_builtin|\x1b[31m|call_1'])
+async def test_ag_ui_a_tool_message_for_a_call_the_history_lacks_gets_400_naming_it(tool_call_id: str) -> None:
+    # Pydantic AI refuses it with a ValueError while loading the messages, which was a 500.
+    model = Model()
+    tool = {'id': 't1', 'role': 'tool', 'toolCallId': tool_call_id, 'content': json.dumps(GOOD)}
+    async with app_for(deferred_agent(model), AskUserAGUIAdapter) as client:
+        response = await client.post('/', json=agui_body([USER, CALL, tool]))
+    assert response.status_code == 400
+    detail = response.json()['detail']
+    assert detail.startswith('the messages are not a valid history: Tool call with ID ')
+    assert tool_call_id.replace('\x1b', '\ufffd') in detail
+    assert '\x1b' not in detail
+    assert model.calls == 0
+
+
+async def test_ag_ui_a_history_that_does_not_hold_together_is_a_run_error_outside_dispatch_request() -> None:
+    model = Model()
+    tool = {'id': 't1', 'role': 'tool', 'toolCallId': 'pyd_ai_builtin|x|call_1', 'content': json.dumps(GOOD)}
+    run_input = AskUserAGUIAdapter.build_run_input(json.dumps(agui_body([USER, CALL, tool])).encode())
+    adapter = AskUserAGUIAdapter(agent=deferred_agent(model), run_input=run_input)
+    events = [event async for event in adapter.encode_stream(adapter.run_stream())]
+    assert 'RUN_ERROR' in events[-1]
+    assert 'not a valid history' in events[-1]
+    assert model.calls == 0
+
+
 async def test_ag_ui_a_timed_out_result_a_client_replays_is_taken_as_it_was_shown() -> None:
     model = Model()
     tool = {'id': 't1', 'role': 'tool', 'toolCallId': 'call-1', 'content': TIMED_OUT}

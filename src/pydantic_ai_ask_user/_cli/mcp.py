@@ -7,8 +7,11 @@ Registering costs nothing: the `mcp` library, the front ends and the question mo
 from __future__ import annotations
 
 import argparse
+import re
 from typing import TYPE_CHECKING
 
+from .._text import printable
+from ..mcp._token import TOKEN_VARIABLE, check_token
 from .arguments import command, port, seconds
 
 if TYPE_CHECKING:
@@ -44,6 +47,31 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument('--host', default='127.0.0.1', help='with --http: the address to serve on')
     parser.add_argument('--port', type=port, default=DEFAULT_HTTP_PORT, help='with --http: the port (0: any free one)')
     parser.add_argument('--path', default=DEFAULT_HTTP_PATH, help='with --http: the endpoint path')
+    parser.add_argument(
+        '--token',
+        type=_token,
+        help=(
+            'with --http: the bearer token clients must send (Authorization: Bearer TOKEN); default: '
+            f'${TOKEN_VARIABLE} if set (which ps does not show), else a random one printed once at start'
+        ),
+    )
+    parser.add_argument(
+        '--allow-host',
+        action='append',
+        type=_host,
+        metavar='HOST[:PORT]',
+        help=(
+            'with --http: also answer requests whose Host header names HOST (any port unless one is given); '
+            'loopback names and the --host address are always allowed (repeatable)'
+        ),
+    )
+    parser.add_argument(
+        '--allow-origin',
+        action='append',
+        type=_origin,
+        metavar='ORIGIN',
+        help='with --http: also answer browser requests from ORIGIN (scheme://host[:port], repeatable)',
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument('--web', action='store_true', help='answer in a browser instead of the terminal')
     where.add_argument('--db', metavar='URL', help='answer through the durable question store at URL (DBOS)')
@@ -60,6 +88,26 @@ def register(subparsers: Subparsers) -> None:
         action='store_true',
         help='let the model mark one option per question as recommended (as AskUser(recommended_options=True))',
     )
+
+
+def _token(text: str) -> str:
+    if (problem := check_token(text)) is not None:
+        raise argparse.ArgumentTypeError(problem)  # never quoting the token, as argparse would
+    return text
+
+
+def _host(text: str) -> str:
+    if re.fullmatch(r'[A-Za-z0-9.\-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?', text) is None:
+        raise argparse.ArgumentTypeError(
+            f'{printable(repr(text))} is not a host name or address, with an optional port'
+        )
+    return text
+
+
+def _origin(text: str) -> str:
+    if re.fullmatch(r'https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?', text) is None:
+        raise argparse.ArgumentTypeError(f'{printable(repr(text))} is not an origin (scheme://host[:port], no path)')
+    return text
 
 
 def _run(args: argparse.Namespace) -> int:

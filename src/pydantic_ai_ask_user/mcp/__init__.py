@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     )
     from ._form import CUSTOM_FIELD_SUFFIX, NOTE_FIELD_SUFFIX, ElicitationForm, RefusedAnswerError, elicitation_form
     from ._handler import DECLINE_REASON_KEY, CannotExpressError, FormMapping, elicitation_handler, request_from_form
-    from ._server import SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
+    from ._http import (
+        DEFAULT_MAX_BODY_BYTES,
+        DEFAULT_MAX_SESSIONS,
+        DEFAULT_SESSION_IDLE_SECONDS,
+        LOOPBACK_HOSTS,
+        ask_user_http_app,
+    )
+    from ._server import DEFAULT_MAX_WAITING_PER_SESSION, SERVER_NAME, TOOL_INPUT_SCHEMA, ask_user_server
+    from ._token import TOKEN_VARIABLE, check_token, new_token
 
 __all__ = (
     'MCPElicitationAnswerer',
@@ -43,6 +51,15 @@ __all__ = (
     'ask_user_server',
     'TOOL_INPUT_SCHEMA',
     'SERVER_NAME',
+    'DEFAULT_MAX_WAITING_PER_SESSION',
+    'ask_user_http_app',
+    'LOOPBACK_HOSTS',
+    'DEFAULT_MAX_SESSIONS',
+    'DEFAULT_SESSION_IDLE_SECONDS',
+    'DEFAULT_MAX_BODY_BYTES',
+    'TOKEN_VARIABLE',
+    'new_token',
+    'check_token',
 )
 
 _MODULE_OF = {
@@ -65,6 +82,15 @@ _MODULE_OF = {
     'ask_user_server': '_server',
     'TOOL_INPUT_SCHEMA': '_server',
     'SERVER_NAME': '_server',
+    'DEFAULT_MAX_WAITING_PER_SESSION': '_server',
+    'ask_user_http_app': '_http',
+    'LOOPBACK_HOSTS': '_http',
+    'DEFAULT_MAX_SESSIONS': '_http',
+    'DEFAULT_SESSION_IDLE_SECONDS': '_http',
+    'DEFAULT_MAX_BODY_BYTES': '_http',
+    'TOKEN_VARIABLE': '_token',
+    'new_token': '_token',
+    'check_token': '_token',
 }
 """The private module each public name lives in."""
 

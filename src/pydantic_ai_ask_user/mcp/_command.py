@@ -6,6 +6,7 @@ The command itself (its arguments) is `_cli/mcp.py`, which imports this module o
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 import webbrowser
@@ -17,8 +18,9 @@ import anyio
 import anyio.to_thread
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
-from .._cli.exit_codes import EXIT_CANNOT_ASK
+from .._cli.exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .._text import printable
+from ._token import TOKEN_VARIABLE, check_token, new_token
 
 __all__ = ('run',)
 
@@ -37,6 +39,10 @@ def _missing(error: ImportError, extra: str) -> CannotAskError:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the host disconnects (stdio) or the process is interrupted (HTTP); return the exit code."""
+    variable = os.environ.get(TOKEN_VARIABLE)
+    if args.http and args.token is None and variable is not None and (problem := check_token(variable)):
+        _say(f'{TOKEN_VARIABLE}: {problem}')
+        return EXIT_INVALID
     try:
         return anyio.run(_serve, args)
     except CannotAskError as error:
@@ -65,7 +71,7 @@ async def _serve(args: argparse.Namespace) -> int:
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=args.path, host=args.host)
+    app, made_token = _guarded_app(server, args)
     family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio then sets TCP_NODELAY on each accepted connection (no delayed-ACK stall).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -78,11 +84,31 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     port = sock.getsockname()[1]
     shown = f'[{args.host}]' if ':' in args.host else args.host
     _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
+    if made_token is not None:  # said once, never again (a token the person gave is theirs to keep)
+        _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {made_token}')
     config = uvicorn.Config(app, log_level='warning', access_log=False)
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
+
+
+def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str | None]:
+    """The HTTP app behind the token and the Host/Origin checks; and the token, when it was made here."""
+    from ._http import ask_user_http_app
+
+    given: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
+    token = given or new_token()
+    # The bound address is allowed as Host too, unless it is a wildcard, which no client names.
+    bound = [] if args.host in ('0.0.0.0', '::', '') else [f'[{args.host}]' if ':' in args.host else args.host]
+    app = ask_user_http_app(
+        server,
+        token=token,
+        path=args.path,
+        allowed_hosts=[*bound, *(args.allow_host or ())],
+        allowed_origins=args.allow_origin or (),
+    )
+    return app, None if given else token
 
 
 @asynccontextmanager

@@ -4,6 +4,7 @@ Needs the `web` extra: `pip install 'pydantic-ai-ask-user[web]'`.
 """
 
 from .. import _module_names
+from .._asgi import DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BODY_LIMIT_SECONDS, BodyLimit
 from ._answerer import WebAnswerer
 from ._app import AskUserApp, create_app
 from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
@@ -29,6 +30,9 @@ __all__ = (
     'create_app',
     'serve',
     'ServerLimits',
+    'BodyLimit',
+    'DEFAULT_BODY_LIMIT_BYTES',
+    'DEFAULT_BODY_LIMIT_SECONDS',
     'Authorize',
     'DEFAULT_TITLE',
     'DEFAULT_REMEMBER_FINISHED',

@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import anyio
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pydantic_ai_ask_user._answers import check_answered_by
+from pydantic_ai_ask_user._asgi import BodyLimit
 from pydantic_ai_ask_user._text import printable
 
 __all__ = (
@@ -353,80 +353,16 @@ def internal_error(scope: Scope) -> Response:
     return PlainTextResponse(message, status_code=500)
 
 
-class BodyTooLarge(Exception):
-    """The request body grew past the limit while the app read it."""
+class BodyGuard(BodyLimit):
+    """`BodyLimit` for the question pages: nothing is read ahead, so the app checks access before any body is read.
 
-
-class BodyTooSlow(Exception):
-    """The request body did not arrive in time."""
-
-
-class BodyGuard:
-    """ASGI middleware bounding request bodies in size and in time, without reading a byte the app does not ask for.
-
-    Nothing is read ahead, so the app checks access before any body is read: a client that is not
-    signed in is answered at once, however slowly it sends. A body declared over `max_bytes` gets
-    413 at once; one that grows past it while read gets 413, and one not all there `seconds` after
-    the request began gets 408. A response sent while the body is still unread closes the
-    connection, so an unfinished body cannot hold it open.
+    A client that is not signed in is answered at once, however slowly it sends. The refusals are JSON on
+    the API (`{"error": "too_large", ...}`) and plain text elsewhere.
     """
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int, seconds: float) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        """The largest body read."""
-        self.seconds = seconds
-        """How long the whole body may take to arrive."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope['type'] != 'http':
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        declared = headers.get('content-length')
-        if declared is not None and (
-            not declared.isascii() or not declared.isdigit() or int(declared) > self.max_bytes
-        ):
-            await _refuse(scope, send, 413, 'too_large', f'the request body is larger than {self.max_bytes} bytes')
-            return
-        has_body = (declared is not None and int(declared) > 0) or 'transfer-encoding' in headers
-        deadline = anyio.current_time() + self.seconds
-        size = 0
-        finished = not has_body
-        started = False
-
-        async def bounded_receive() -> Message:
-            nonlocal size, finished
-            if finished:
-                return await receive()
-            with anyio.move_on_after(deadline - anyio.current_time()):
-                message = await receive()
-                if message['type'] == 'http.request':
-                    size += len(message.get('body', b''))
-                    if size > self.max_bytes:
-                        raise BodyTooLarge
-                    finished = not message.get('more_body', False)
-                else:
-                    finished = True
-                return message
-            raise BodyTooSlow
-
-        async def send_closing(message: Message) -> None:
-            nonlocal started
-            if message['type'] == 'http.response.start':
-                started = True
-                if not finished:  # the rest of the body would otherwise keep the connection busy
-                    message = {**message, 'headers': [*message.get('headers', []), (b'connection', b'close')]}
-            await send(message)
-
-        try:
-            await self.app(scope, bounded_receive, send_closing)
-        except BodyTooLarge:
-            if not started:
-                await _refuse(scope, send, 413, 'too_large', f'the request body is larger than {self.max_bytes} bytes')
-        except BodyTooSlow:
-            if not started:
-                await _refuse(scope, send, 408, 'timeout', f'the request body took longer than {self.seconds:g} s')
+    async def refuse(self, scope: Scope, send: Send, status: int, code: str, message: str) -> None:
+        """The refusal in the form the route answers errors in."""
+        await _refuse(scope, send, status, code, message)
 
 
 async def _refuse(scope: Scope, send: Send, status: int, code: str, message: str) -> None:

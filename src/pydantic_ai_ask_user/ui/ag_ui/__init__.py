@@ -14,6 +14,7 @@ from ._adapter import (
     AnsweredBy,
     AskUserAGUIAdapter,
     AskUserAGUIEventStream,
+    MalformedHistoryError,
     question_interrupt,
 )
 
@@ -22,6 +23,7 @@ __all__ = (
     'AskUserAGUIEventStream',
     'question_interrupt',
     'AnsweredBy',
+    'MalformedHistoryError',
     'INTERRUPT_PREFIX',
     'INTERRUPT_REASON',
     'REQUESTED_EVENT_NAME',

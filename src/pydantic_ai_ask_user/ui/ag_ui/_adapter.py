@@ -50,7 +50,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ag_ui.core import (
     BaseEvent,
@@ -97,6 +97,12 @@ from .._answers import (
 )
 from .._base import QuestionAdapter, QuestionEventStream
 
+if TYPE_CHECKING:
+    from typing import Self
+
+    from starlette.requests import Request
+    from starlette.responses import Response
+
 __all__ = (
     'AskUserAGUIAdapter',
     'AskUserAGUIEventStream',
@@ -104,6 +110,7 @@ __all__ = (
     'INTERRUPT_REASON',
     'question_interrupt',
     'AnsweredBy',
+    'MalformedHistoryError',
 )
 
 AnsweredBy = Callable[[AskUserRequest, AskUserResponse], 'str | None']
@@ -120,6 +127,13 @@ INTERRUPT_REASON: Final = 'input_required'
 
 APPROVAL_INTERRUPT_PREFIX: Final = 'int-'
 """The prefix of Pydantic AI's approval interrupt ids (`int-<tool call id>`), to tell which call an entry names."""
+
+
+class MalformedHistoryError(UserError):
+    """The client's messages do not make a history: a tool result for a call they do not hold, a broken file part.
+
+    `dispatch_request` answers it with 400 before the run starts; a run started otherwise reports it as `RUN_ERROR`.
+    """
 
 
 def _tool_call_id(interrupt_id: str) -> str | None:
@@ -315,3 +329,34 @@ class AskUserAGUIAdapter(
             return super().load_messages(messages, *args, **kwargs)
         except RecursionError:
             raise UserError('a message nests JSON deeper than the server reads; send the response JSON') from None
+        except ValueError as error:
+            # Pydantic AI's own refusal of a history that does not hold together (a `ToolMessage` whose call
+            # is not in it, a file part without its data); it would otherwise end the request in a 500.
+            raise MalformedHistoryError(f'the messages are not a valid history: {printable(str(error))}') from None
+
+    @classmethod
+    async def from_request(cls, request: Request, *args: Any, **kwargs: Any) -> Self:
+        """As `AGUIAdapter.from_request`; `MalformedHistoryError` when the client's messages are not a history.
+
+        The messages are read here, before any response starts, so that `dispatch_request` can refuse them
+        with 400; a message the server cannot read (JSON nested too deep) is left to the run's `RUN_ERROR`.
+        """
+        # AGUIAdapter.from_request is typed as returning an AGUIAdapter; it builds `cls`.
+        adapter = cast('Self', await super().from_request(request, *args, **kwargs))
+        try:
+            _ = adapter.messages  # loads and caches them
+        except MalformedHistoryError:
+            raise
+        except UserError:
+            pass
+        return adapter
+
+    @classmethod
+    async def dispatch_request(cls, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """As `AGUIAdapter.dispatch_request`; messages that are not a history get 400 `{"detail": "..."}`."""
+        from starlette.responses import JSONResponse
+
+        try:
+            return await super().dispatch_request(request, *args, **kwargs)
+        except MalformedHistoryError as error:
+            return JSONResponse({'detail': str(error)}, status_code=400)
