@@ -6,7 +6,6 @@ The command itself (its arguments) is `_cli/mcp.py`, which imports this module o
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 import webbrowser
 from collections.abc import AsyncGenerator
@@ -56,24 +55,19 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
-    import uvicorn
+    from .._serving import GuardedServer, bind
 
     app = server.streamable_http_app(streamable_http_path=args.path, host=args.host)
-    family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio then sets TCP_NODELAY on each accepted connection (no delayed-ACK stall).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((args.host, args.port))
+        sock = bind(args.host, args.port)
     except OSError as error:
-        sock.close()
         raise CannotAskError(f'cannot serve MCP on {args.host}:{args.port}: {error}') from None
     port = sock.getsockname()[1]
     shown = f'[{args.host}]' if ':' in args.host else args.host
     _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
-    config = uvicorn.Config(app, log_level='warning', access_log=False)
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        # Our accept loop and limits (`ServerLimits()`): a header deadline, bounded connections, rate-limited logs.
+        await GuardedServer(app, sock, log_level='warning').serve()
     finally:
         sock.close()
 

@@ -72,6 +72,10 @@ class AskUserApp:
         """Serve one ASGI connection."""
         await self._app(scope, receive, send)
 
+    def recognizes(self, scope: Scope) -> bool:
+        """Whether a request (its ASGI scope) carries the access token or a live session cookie of this app."""
+        return self._context.gate.recognizes(scope)
+
     @property
     def store(self) -> QuestionStore:
         """Where the questions wait."""
