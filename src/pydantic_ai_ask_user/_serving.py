@@ -47,7 +47,12 @@ FILE_RESERVE = 64
 """File descriptors kept free of connections, for what the server itself opens (its files, a database, webhooks)."""
 
 ACCEPT_BATCH = 16
-"""How many connections are accepted at each readiness of the listening socket, at most."""
+"""How many connections are accepted at each readiness of the listening socket, at most.
+
+Fewer when the limits are low: an eighth of the smaller one. A new connection's headers are read a
+few turns of the loop after it is accepted, so the connections accepted meanwhile, each closing the
+longest-waiting one at the limit, must not reach a new one before its headers are read.
+"""
 
 OVER_LIMIT = 16
 """How many connections beyond a limit are accepted on probation: each serves only a trusted request."""
@@ -181,6 +186,8 @@ class _Guard:
         """The same, for connections that carried the person's credentials: closed only when no other can be."""
         self.on_room: Callable[[], None] | None = None
         """Called when a connection is gone: the acceptor resumes if it paused for room."""
+        self.batch = max(1, min(ACCEPT_BATCH, self.max_total // 8, limits.max_connections_per_ip // 8))
+        """How many connections to accept at each readiness of the listening socket."""
         self.limit = RateLimit()
         self.log = _rate_limited(_log, self.limit)
 
@@ -395,7 +402,7 @@ class _Acceptor:
             self.loop.call_soon(self.start)
 
     def ready(self) -> None:
-        for _ in range(ACCEPT_BATCH):
+        for _ in range(self.guard.batch):
             try:
                 conn, address = self.sock.accept()
             except (BlockingIOError, InterruptedError):
