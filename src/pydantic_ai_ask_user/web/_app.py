@@ -47,6 +47,7 @@ class AskUserApp:
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
             Route('/login', pages.login, methods=['GET'], name='login'),
+            Route('/login', pages.confirm_login, methods=['POST']),
             Route('/favicon.ico', favicon, methods=['GET']),
             Route('/requests/{id}', guarded(pages.form), methods=['GET'], name='form'),
             Route('/requests/{id}', guarded(pages.submit), methods=['POST'], name='submit'),

@@ -193,13 +193,18 @@ class Gate:
         token = _sent_token(request)
         if token is not None:
             return ('allowed', self.default_name) if _same(token, self.access_token or '') else ('forbidden', None)
+        if cookie_name(SESSION_COOKIE, request) not in request.cookies:
+            return 'unauthenticated', None
+        identity = self.identity(request)
+        return ('forbidden', None) if identity is None else ('allowed', identity.name or self.default_name)
+
+    def identity(self, request: Request) -> Redeemed | None:
+        """Who the browser's session cookie signs it in as (a `Redeemed`), or `None` when it has no live session."""
         cookie = request.cookies.get(cookie_name(SESSION_COOKIE, request))
-        if cookie is not None:
-            digest = _digest(cookie)
-            if digest in self._sessions:
-                return 'allowed', self._sessions[digest] or self.default_name
-            return 'forbidden', None
-        return 'unauthenticated', None
+        digest = None if cookie is None else _digest(cookie)
+        if digest is None or digest not in self._sessions:
+            return None
+        return Redeemed(self._sessions[digest])
 
     def sent_token(self, request: Request) -> bool:
         """Whether `request` carries the access token in a header, which no cross-site page can make it send."""
