@@ -36,8 +36,12 @@ def _session_cookie(client: httpx.AsyncClient) -> str | None:
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize(
+    'other_host',
+    [pytest.param('localhost', id='another-site'), pytest.param('127.0.0.1', id='another-port-same-site')],
+)
 async def test_a_login_link_opened_by_another_site_does_not_replace_who_the_browser_is(
-    context: BrowserContext,
+    context: BrowserContext, other_host: str
 ) -> None:
     web = WebAnswerer()
     async with serve(web.app) as base, asking(web) as job:
@@ -52,9 +56,10 @@ async def test_a_login_link_opened_by_another_site_does_not_replace_who_the_brow
             )
             return HTMLResponse(f'<a id="go" href="{link}">Win a prize</a>{form}')
 
-        # Another site: another host name (`localhost`, not `127.0.0.1`) and another port.
+        # Another site (another host name, `localhost`), or another port of the same host: same-site, so
+        # the browser sends it the person's cookies too (README, "One cookie per port").
         async with serve(Starlette(routes=[Route('/', evil)])) as elsewhere:
-            evil_url = elsewhere.replace('127.0.0.1', 'localhost')
+            evil_url = elsewhere.replace('127.0.0.1', other_host)
             page = await context.new_page()
             await page.goto(web.login_url(base, name='alice'))  # the person's own link: signed in at once
             await expect(page.get_by_role('heading', name='Questions waiting for you')).to_be_visible()
