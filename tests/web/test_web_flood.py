@@ -28,7 +28,7 @@ import pytest
 from waits import WAIT
 from web_support import answer_body, csrf_of
 
-from pydantic_ai_ask_user._serving import OVER_LIMIT, ServerLimits
+from pydantic_ai_ask_user._serving import ServerLimits
 from pydantic_ai_ask_user.web import QuestionHub, create_app, serve
 
 pytestmark = pytest.mark.anyio
@@ -234,7 +234,7 @@ def _half_open(port: int, source: str = '127.0.0.1') -> socket.socket:
 
 
 def _closed_by_server(sock: socket.socket) -> bool:
-    """Whether the server has closed `sock` (waits for it up to `WAIT`; a live one times out... so poll briefly)."""
+    """Whether the server has closed `sock`, as far as can be seen now (a short look, not a wait)."""
     sock.settimeout(0.05)
     try:
         return sock.recv(1) == b''
@@ -297,4 +297,3 @@ async def test_over_the_limit_with_every_connection_busy_only_the_persons_reques
     assert refused.status_code == 503
     assert refused.headers['connection'] == 'close'
     assert served.status_code == 200
-    assert OVER_LIMIT >= 1
