@@ -166,3 +166,45 @@ def test_latin1_text_takes_the_fast_path_and_is_still_checked() -> None:
     assert find_forbidden_character('a\u3164\x1b', allow_newline=False) == '\u3164'
     assert find_forbidden_character('a\x1b\u3164', allow_newline=False) == '\x1b'
     assert find_forbidden_character('a\u3164', allow_newline=False, allow_invisible=True) is None
+
+
+# -- letters of other scripts that look Latin, and private-use characters ----------------------
+
+
+@pytest.mark.parametrize(
+    ('first', 'second'),
+    [
+        ('Yes', 'Y\u0435s'),  # Cyrillic е
+        ('Boc', '\u0412\u043e\u0441'),  # Cyrillic В, о, с: the whole label
+        ('NO', '\u039d\u039f'),  # Greek Ν, Ο
+        ('Apply', '\u0410pply'),  # Cyrillic А
+    ],
+)
+def test_a_label_that_looks_the_same_in_another_script_collides(first: str, second: str) -> None:
+    (problem,) = _problems(question('Confirm', first, second))
+    assert problem == (
+        f'questions.0.options: option label {second!r} looks the same as {first!r} '
+        '(it has letters of another script that look alike); every option label must be unique'
+    )
+
+
+def test_a_header_that_looks_the_same_in_another_script_collides() -> None:
+    (problem,) = _problems(question('Deploy', question='Which?'), question('D\u0435ploy', question='Which?'))
+    assert 'looks the same as' in problem
+
+
+def test_labels_wholly_in_cyrillic_or_greek_are_text() -> None:
+    request = AskUserRequest.from_tool_args(
+        {'questions': [question('Ответ', 'Да', 'Нет'), question('Απάντηση', 'Ναι', 'Όχι')]}
+    )
+    assert [[option.label for option in q.options] for q in request.questions] == [['Да', 'Нет'], ['Ναι', 'Όχι']]
+
+
+@pytest.mark.parametrize('field', ['header', 'label'])
+def test_a_private_use_character_is_refused_in_a_header_or_a_label(field: str) -> None:
+    call = question('\ue000Deploy') if field == 'header' else question('Deploy', 'Yes', '\uf8ffYes')
+    (problem,) = _problems(call)
+    assert problem.endswith(
+        f'must be one line of plain text, but contains U+{"E000" if field == "header" else "F8FF"}, '
+        'a private-use character, which each font draws as it likes'
+    )

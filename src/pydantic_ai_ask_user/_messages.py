@@ -142,6 +142,17 @@ WEB = (
     N_('Your note is blank: write something, or clear it.'),
     N_('Your note is {length} characters long; please keep it to {limit}.'),
     N_('just now'),
+    N_('Sign in?'),
+    N_('Sign in'),
+    N_(
+        'Sign in only if you opened this link yourself: a link another site opened for you could sign you in '
+        'as someone else.'
+    ),
+    N_('This link signs this browser in to the questions of {title}.'),
+    N_('This link signs this browser in as {name}.'),
+    N_('This browser is signed in already; signing in again replaces that.'),
+    N_('This browser is signed in as {name} now; signing in replaces that.'),
+    N_('Open the sign-in link again, and sign in on the page it shows.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from ._text import (
     find_mark_run,
     fold,
     fold_all,
+    folds_by_case_and_width,
     is_clean,
     is_latin1,
 )
@@ -83,6 +85,10 @@ def _one_line(value: str) -> str:
         raise ValueError(f'must be one line of plain text, but contains {kind}')
     if (run := find_mark_run(value)) is not None:
         raise ValueError(f'must be one line of plain text, but {_stacks(run)}')
+    # A header or a label is what the person tells options apart by: a private-use character is drawn as
+    # whatever the font puts there (an icon in a terminal's Nerd Font, a logo on a Mac), so none is allowed.
+    if (char := next((c for c in value if unicodedata.category(c) == 'Co'), None)) is not None:
+        raise ValueError(f'must be one line of plain text, but contains {describe_character(char)}')
     return value
 
 
@@ -164,7 +170,12 @@ def _reject_repeats(names: Sequence[str], what: str) -> None:
     for name in names:
         key = fold(name)
         if key in seen:
-            same = 'is repeated' if seen[key] == name else f'is the same as {seen[key]!r} (ignoring case and width)'
+            if seen[key] == name:
+                same = 'is repeated'
+            elif folds_by_case_and_width(seen[key], name):
+                same = f'is the same as {seen[key]!r} (ignoring case and width)'
+            else:
+                same = f'looks the same as {seen[key]!r} (it has letters of another script that look alike)'
             raise ValueError(f'{what} {name!r} {same}; every {what} must be unique')
         seen[key] = name
 

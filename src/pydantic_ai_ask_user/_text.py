@@ -20,6 +20,7 @@ __all__ = (
     'is_blank',
     'fold',
     'fold_all',
+    'folds_by_case_and_width',
     'is_latin1',
     'is_clean',
     'describe_character',
@@ -168,6 +169,7 @@ _CATEGORY_NAMES = {
     'Cs': 'a lone surrogate',
     'Zl': 'a line separator',
     'Zp': 'a paragraph separator',
+    'Co': 'a private-use character, which each font draws as it likes',
 }
 """How an error message names each forbidden category."""
 
@@ -186,13 +188,40 @@ def describe_character(char: str) -> str:
     return f'{code}, {kind}' if kind else code
 
 
-def fold(text: str) -> str:
-    """The form under which two headers or two labels count as the same: NFKC, then case-folded.
+_LOOKALIKES = str.maketrans(
+    'авекмнорстухіјѕԁԛԝһӏү'  # Cyrillic, case-folded
+    'αβεζηικμνορτυχϲϳ',  # Greek, case-folded
+    'abekmhopctyxijsdqwhlyabezhikmnoptyxcj',
+)
+"""Cyrillic and Greek letters one of whose cases is drawn like the same case of a Latin letter (UTS #39
+confusables), case-folded, and that Latin letter.
 
-    `Yes`, `yes` and full-width `Ｙｅｓ` fold alike. NFKC runs again after case folding because
-    folding can produce characters that compatibility normalisation would still change.
+Mapped after case folding, so `Yes`, `YES` and `Yеs` with a Cyrillic `е` fold alike, and so do `В` and `B`,
+`Ν` and `N` (their lower cases, `в` and `ν`, then fold with `b` and `n`, which they only resemble in their
+upper cases: a label pair that collides needlessly is rare and the model simply renames one). Whole labels in
+Cyrillic or Greek stay apart from each other; only a label that a Latin one (or a mix) would be taken for
+collides with it.
+"""
+
+
+def _fold(text: str, *, lookalikes: bool) -> str:
+    folded = unicodedata.normalize('NFKC', text).casefold()
+    return unicodedata.normalize('NFKC', folded.translate(_LOOKALIKES) if lookalikes else folded)
+
+
+def fold(text: str) -> str:
+    """The form under which two headers or two labels count as the same: NFKC, case-folded, look-alikes Latin.
+
+    `Yes`, `yes`, full-width `Ｙｅｓ` and `Yеs` with a Cyrillic `е` fold alike (`_LOOKALIKES`). NFKC runs
+    again after case folding because folding can produce characters that compatibility normalisation would
+    still change.
     """
-    return unicodedata.normalize('NFKC', unicodedata.normalize('NFKC', text).casefold())
+    return _fold(text, lookalikes=True)
+
+
+def folds_by_case_and_width(first: str, second: str) -> bool:
+    """Whether `first` and `second` fold alike without the look-alike letters: they differ only in case or width."""
+    return _fold(first, lookalikes=False) == _fold(second, lookalikes=False)
 
 
 def fold_all(texts: Sequence[str]) -> list[str]:

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import webbrowser
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -69,32 +68,42 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
-    import uvicorn
+    from .._serving import GuardedServer, bind
 
-    app, made_token = _guarded_app(server, args)
-    family = socket.AF_INET6 if ':' in args.host else socket.AF_INET
-    # IPPROTO_TCP, not 0: asyncio then sets TCP_NODELAY on each accepted connection (no delayed-ACK stall).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    app, token, made = _guarded_app(server, args)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((args.host, args.port))
+        sock = bind(args.host, args.port)
     except OSError as error:
-        sock.close()
         raise CannotAskError(f'cannot serve MCP on {args.host}:{args.port}: {error}') from None
     port = sock.getsockname()[1]
     shown = f'[{args.host}]' if ':' in args.host else args.host
     _say(f'MCP endpoint (streamable HTTP): http://{shown}:{port}{args.path}')
-    if made_token is not None:  # said once, never again (a token the person gave is theirs to keep)
-        _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {made_token}')
-    config = uvicorn.Config(app, log_level='warning', access_log=False)
+    if made:  # said once, never again (a token the person gave is theirs to keep)
+        _say(f'MCP bearer token (send "Authorization: Bearer <token>"; set your own in {TOKEN_VARIABLE}): {token}')
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        # Our accept loop and limits (`ServerLimits()`): a header deadline, bounded connections, rate-limited logs;
+        # over a limit, a request with the bearer token (the person's own host) is still served.
+        await GuardedServer(app, sock, trusted=_bearer_of(token), log_level='warning').serve()
     finally:
         sock.close()
 
 
-def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str | None]:
-    """The HTTP app behind the token and the Host/Origin checks; and the token, when it was made here."""
+def _bearer_of(token: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a request (its ASGI scope) carries `Authorization: Bearer <token>`, compared in constant time."""
+    from .._signing import same
+
+    expected = f'Bearer {token}'
+
+    def trusted(scope: dict[str, Any]) -> bool:
+        headers: list[tuple[bytes, bytes]] = scope.get('headers', [])
+        given = [value for name, value in headers if name.lower() == b'authorization']
+        return len(given) == 1 and same(expected, given[0].decode('latin-1'))
+
+    return trusted
+
+
+def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str, bool]:
+    """The HTTP app behind the token and the Host/Origin checks; its token, and whether it was made here."""
     from ._http import ask_user_http_app
 
     given: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
@@ -108,7 +117,7 @@ def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str | None
         allowed_hosts=[*bound, *(args.allow_host or ())],
         allowed_origins=args.allow_origin or (),
     )
-    return app, None if given else token
+    return app, token, not given
 
 
 @asynccontextmanager

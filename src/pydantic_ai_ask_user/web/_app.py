@@ -47,6 +47,7 @@ class AskUserApp:
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
             Route('/login', pages.login, methods=['GET'], name='login'),
+            Route('/login', pages.confirm_login, methods=['POST']),
             Route('/favicon.ico', favicon, methods=['GET']),
             Route('/requests/{id}', guarded(pages.form), methods=['GET'], name='form'),
             Route('/requests/{id}', guarded(pages.submit), methods=['POST'], name='submit'),
@@ -71,6 +72,10 @@ class AskUserApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI connection."""
         await self._app(scope, receive, send)
+
+    def recognizes(self, scope: Scope) -> bool:
+        """Whether a request (its ASGI scope) carries the access token or a live session cookie of this app."""
+        return self._context.gate.recognizes(scope)
 
     @property
     def store(self) -> QuestionStore:

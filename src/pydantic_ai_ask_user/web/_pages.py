@@ -14,7 +14,15 @@ from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translato
 from ._context import ID, AppContext, base_path
 from ._forms import FIELDS, Entered, read_form
 from ._rows import deadline_iso, inbox_rows, time_left
-from ._security import CSRF_COOKIE, SESSION_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie
+from ._security import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    Redeemed,
+    answered_by,
+    cookie_name,
+    csrf_cookie,
+    new_csrf_cookie,
+)
 from ._templates import render
 
 __all__ = ('Pages', 'FINISHED', 'FAVICON', 'favicon')
@@ -70,25 +78,86 @@ class Pages:
         )
 
     async def login(self, request: Request) -> Response:
-        """`GET /login?code=...[&next=requests/<id>]`: redeem a one-time link, set the session cookie, redirect."""
+        """`GET /login?code=...[&next=requests/<id>]`: redeem a one-time link, set the session cookie, redirect.
+
+        Only a navigation the person started (typed, pasted, opened from another program: `Sec-Fetch-Site:
+        none`, or a client that sends no such header) signs in at once, and only when it replaces no other
+        identity. A navigation another page started, or a link for someone other than the browser is signed
+        in as, gets a page asking "Sign in?", whose form posts the code back with a CSRF token: a page on
+        another site cannot sign the person in as someone else (login CSRF).
+        """
         gate = self.context.gate
         code = request.query_params.get('code', '')
-        redeemed = None if gate.authorize is not None else gate.redeem(code)
-        if redeemed is None:
-            _ = language(request).gettext
+        found = None if gate.authorize is not None else gate.peek(code)
+        if found is None:
+            return self._link_refused(request)
+        target = _login_target(request.query_params.get('next', ''))
+        current = gate.identity(request)
+        started_here = request.headers.get('sec-fetch-site', 'none') == 'none'
+        if started_here and (current is None or current == found):
+            redeemed = gate.redeem(code)
+            return self._link_refused(request) if redeemed is None else self._signed_in(request, redeemed, target)
+        _ = language(request).gettext
+        cookie = csrf_cookie(request) or new_csrf_cookie()
+        if found.name is None:
+            message = _('This link signs this browser in to the questions of {title}.').format(
+                title=self.context.options.title
+            )
+        else:
+            message = _('This link signs this browser in as {name}.').format(name=found.name)
+        if current is None:
+            replaced = None
+        elif current.name is None:
+            replaced = _('This browser is signed in already; signing in again replaces that.')
+        else:
+            replaced = _('This browser is signed in as {name} now; signing in replaces that.').format(name=current.name)
+        response = self.page(
+            request,
+            'login.html',
+            200,
+            message=message,
+            current=replaced,
+            code=code,
+            target=target,
+            csrf=gate.csrf_token(cookie),
+        )
+        if csrf_cookie(request) != cookie:
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
+        return response
+
+    async def confirm_login(self, request: Request) -> Response:
+        """`POST /login`: the person confirmed "Sign in?" on the page `login` drew; the form carries the code."""
+        gate = self.context.gate
+        form = await request.form()
+        _ = language(request).gettext
+        if gate.authorize is not None or not gate.csrf_ok(request, _str(form.get(FIELDS.csrf))):
             return self.status(
                 request,
                 403,
-                _('This link does not work'),
-                _('Each sign-in link works once.') + ' ' + _(self.context.login_help),
+                _('This form has expired'),
+                _('Open the sign-in link again, and sign in on the page it shows.'),
                 show_inbox=False,
             )
-        target = request.query_params.get('next', '')
-        if not (target == '' or (target.startswith('requests/') and ID.fullmatch(target[len('requests/') :]))):
-            target = ''
+        redeemed = gate.redeem(_str(form.get('code')) or '')
+        if redeemed is None:
+            return self._link_refused(request)
+        return self._signed_in(request, redeemed, _login_target(_str(form.get('next')) or ''))
+
+    def _link_refused(self, request: Request) -> Response:
+        _ = language(request).gettext
+        return self.status(
+            request,
+            403,
+            _('This link does not work'),
+            _('Each sign-in link works once.') + ' ' + _(self.context.login_help),
+            show_inbox=False,
+        )
+
+    def _signed_in(self, request: Request, redeemed: Redeemed, target: str) -> Response:
+        """A fresh session for the browser, as the one the link was for, and a redirect to `target`."""
         response = RedirectResponse(base_path(request) + target, status_code=303)
         session_name = cookie_name(SESSION_COOKIE, request)
-        session = gate.new_session(replacing=request.cookies.get(session_name), name=redeemed.name)
+        session = self.context.gate.new_session(replacing=request.cookies.get(session_name), name=redeemed.name)
         response.set_cookie(session_name, session, **_cookie_options(request))
         if csrf_cookie(request) is None:
             # Kept when the browser has one: a form already open in another tab carries a token made from it.
@@ -332,6 +401,13 @@ def _cookie_options(request: Request) -> dict[str, Any]:
         'secure': request.scope.get('scheme') == 'https',
         'path': base_path(request),
     }
+
+
+def _login_target(target: str) -> str:
+    """Where a login goes next: a request's form (`requests/<id>`), or else the inbox."""
+    if target.startswith('requests/') and ID.fullmatch(target[len('requests/') :]):
+        return target
+    return ''
 
 
 def _str(value: object) -> str | None:

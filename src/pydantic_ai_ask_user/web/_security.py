@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
@@ -131,12 +132,18 @@ class Gate:
             self._codes.popitem(last=False)
         return code
 
-    def redeem(self, code: str) -> Redeemed | None:
-        """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
-        found = self._codes.pop(code, None)
+    def peek(self, code: str) -> Redeemed | None:
+        """Who a login code is for (a `Redeemed`), or `None` when it is not valid; the code stays usable."""
+        found = self._codes.get(code)
         if found is None or time.monotonic() >= found[0]:
             return None
         return Redeemed(found[1])
+
+    def redeem(self, code: str) -> Redeemed | None:
+        """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
+        redeemed = self.peek(code)
+        self._codes.pop(code, None)
+        return redeemed
 
     def new_session(self, replacing: str | None = None, *, name: str | None = None) -> str:
         """A fresh session cookie for a browser that just logged in as `name`; the one it `replaces` stops working."""
@@ -164,20 +171,41 @@ class Gate:
                 return 'allowed'
             request.state.ask_user_name = None
             return 'allowed' if verdict is True else 'forbidden'
+        verdict, name = self._credentials(request)
+        if verdict == 'allowed':
+            request.state.ask_user_name = name
+        return verdict
+
+    def recognizes(self, scope: Scope) -> bool:
+        """Whether a request carries the access token or a live session cookie: the person's own, not a stranger's.
+
+        Used by the server to serve such a request even over a connection limit. With an `authorize`
+        hook nothing is recognized here (the hook may be slow, or need the body).
+        """
+        if self.authorize is not None:
+            return False
+        if scope.get('path', '').endswith('/login'):
+            codes = parse_qs(scope.get('query_string', b'').decode('latin-1')).get('code', [])
+            return len(codes) == 1 and self.peek(codes[0]) is not None
+        return self._credentials(Request(scope))[0] == 'allowed'
+
+    def _credentials(self, request: Request) -> tuple[Verdict, str | None]:
+        """What the token or the session cookie `request` carries says, and who it names."""
         token = _sent_token(request)
         if token is not None:
-            if _same(token, self.access_token or ''):
-                request.state.ask_user_name = self.default_name
-                return 'allowed'
-            return 'forbidden'
+            return ('allowed', self.default_name) if _same(token, self.access_token or '') else ('forbidden', None)
+        if cookie_name(SESSION_COOKIE, request) not in request.cookies:
+            return 'unauthenticated', None
+        identity = self.identity(request)
+        return ('forbidden', None) if identity is None else ('allowed', identity.name or self.default_name)
+
+    def identity(self, request: Request) -> Redeemed | None:
+        """Who the browser's session cookie signs it in as (a `Redeemed`), or `None` when it has no live session."""
         cookie = request.cookies.get(cookie_name(SESSION_COOKIE, request))
-        if cookie is not None:
-            digest = _digest(cookie)
-            if digest in self._sessions:
-                request.state.ask_user_name = self._sessions[digest] or self.default_name
-                return 'allowed'
-            return 'forbidden'
-        return 'unauthenticated'
+        digest = None if cookie is None else _digest(cookie)
+        if digest is None or digest not in self._sessions:
+            return None
+        return Redeemed(self._sessions[digest])
 
     def sent_token(self, request: Request) -> bool:
         """Whether `request` carries the access token in a header, which no cross-site page can make it send."""
