@@ -473,7 +473,10 @@ class GuardedServer(uvicorn.Server):
         self.guard = _Guard(limits)
         self.listening = sock
         protocol: type[_GuardedProtocol] = type(
-            'GuardedH11Protocol', (_GuardedProtocol,), {'guard': self.guard, 'trusted': trusted}
+            'GuardedH11Protocol',
+            (_GuardedProtocol,),
+            # staticmethod: a plain function as a class attribute would be called as a method, with the protocol.
+            {'guard': self.guard, 'trusted': None if trusted is None else staticmethod(trusted)},
         )
         self.protocol = protocol
         super().__init__(
