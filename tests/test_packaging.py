@@ -148,7 +148,7 @@ def _metadata(wheel: Path) -> tuple[set[str], list[Requirement]]:
 
 def test_the_all_extra_is_every_extra(wheel: Path) -> None:
     extras, requirements = _metadata(wheel)
-    assert {'terminal', 'web', 'ag-ui', 'vercel-ai', 'dbos', 'mcp', 'temporal', 'all'} <= extras
+    assert {'terminal', 'web', 'ag-ui', 'vercel-ai', 'dbos', 'mcp', 'temporal', 'prefect', 'all'} <= extras
 
     def needed_by(extra: str) -> set[str]:
         # Each requirement without its marker: the package, its extras and its versions.

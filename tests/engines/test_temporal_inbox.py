@@ -284,7 +284,8 @@ async def test_namespace_without_temporal_is_refused() -> None:
 def _readme_files() -> dict[str, str]:
     """The files of the README's complete Temporal example: each ```python block that starts `# NAME.py`."""
     readme = (Path(__file__).parents[2] / 'README.md').read_text(encoding='utf-8')
-    blocks = re.findall(r'```python[^\n]*\n(# (\w+\.py)\n.*?)```', readme, re.DOTALL)
+    section = readme.split('\n### Temporal\n', 1)[1].split('\n### ', 1)[0]  # other sections have files of their own
+    blocks = re.findall(r'```python[^\n]*\n(# (\w+\.py)\n.*?)```', section, re.DOTALL)
     return {name: source for source, name in blocks}
 
 
