@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 import webbrowser
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -69,6 +69,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     from .._serving import GuardedServer, bind
+    from ._http import carries_token
 
     app, token, made = _guarded_app(server, args)
     try:
@@ -83,23 +84,9 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     try:
         # Our accept loop and limits (`ServerLimits()`): a header deadline, bounded connections, rate-limited logs;
         # over a limit, a request with the bearer token (the person's own host) is still served.
-        await GuardedServer(app, sock, trusted=_bearer_of(token), log_level='warning').serve()
+        await GuardedServer(app, sock, trusted=carries_token(token), log_level='warning').serve()
     finally:
         sock.close()
-
-
-def _bearer_of(token: str) -> Callable[[dict[str, Any]], bool]:
-    """Whether a request (its ASGI scope) carries `Authorization: Bearer <token>`, compared in constant time."""
-    from .._signing import same
-
-    expected = f'Bearer {token}'
-
-    def trusted(scope: dict[str, Any]) -> bool:
-        headers: list[tuple[bytes, bytes]] = scope.get('headers', [])
-        given = [value for name, value in headers if name.lower() == b'authorization']
-        return len(given) == 1 and same(expected, given[0].decode('latin-1'))
-
-    return trusted
 
 
 def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str, bool]:

@@ -16,7 +16,7 @@ logs the refused header raw. The gate below checks the same on any bind address,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -143,7 +143,7 @@ class _Gate:
         if scope['type'] != 'http':
             await self.app(scope, receive, send)  # the lifespan, which starts the session manager
             return
-        headers = {bytes(key).lower(): bytes(value).decode('latin-1') for key, value in scope.get('headers', ())}
+        headers = _headers(scope)
         if not _allowed(headers.get(b'host', '').lower(), self.hosts):
             await _refuse(send, 421, 'misdirected_request', 'this server does not answer for that Host')
             return
@@ -151,11 +151,11 @@ class _Gate:
         if origin is not None and not _allowed(origin.lower(), self.origins):
             await _refuse(send, 403, 'forbidden', 'requests from that Origin are not allowed')
             return
-        scheme, _, credentials = headers.get(b'authorization', '').partition(' ')
-        if scheme.lower() != 'bearer' or not credentials.strip():
+        credentials = _bearer_credentials(headers)
+        if credentials is None:
             await _refuse(send, 401, 'invalid_request', 'send the token: Authorization: Bearer <token>', '')
             return
-        if not same(self.token, credentials.strip()):
+        if not same(self.token, credentials):
             await _refuse(send, 401, 'invalid_token', "the token is not this server's", ', error="invalid_token"')
             return
         session = headers.get(b'mcp-session-id')
@@ -216,6 +216,31 @@ class _Gate:
     def _busy(self, session: str) -> bool:
         activity = self.sessions.get(session)
         return activity is not None and activity.open > 0
+
+
+def carries_token(token: str) -> Callable[[Scope], bool]:
+    """Whether a request (its ASGI scope) sends `Authorization: Bearer <token>`, checked as the gate checks it.
+
+    For `GuardedServer(trusted=...)`: over a connection limit, the person's own MCP host still gets through.
+    """
+
+    def carries(scope: Scope) -> bool:
+        credentials = _bearer_credentials(_headers(scope))
+        return credentials is not None and same(token, credentials)
+
+    return carries
+
+
+def _headers(scope: Scope) -> dict[bytes, str]:
+    return {bytes(key).lower(): bytes(value).decode('latin-1') for key, value in scope.get('headers', ())}
+
+
+def _bearer_credentials(headers: dict[bytes, str]) -> str | None:
+    """The credentials of a `Bearer` `Authorization` header (any case), or `None` when it sends none."""
+    scheme, _, credentials = headers.get(b'authorization', '').partition(' ')
+    if scheme.lower() != 'bearer' or not credentials.strip():
+        return None
+    return credentials.strip()
 
 
 async def _refuse(send: Send, status: int, code: str, message: str, challenge: str | None = None) -> None:
