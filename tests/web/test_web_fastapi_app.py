@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,19 +122,30 @@ async def seen(page: Page, kind: str) -> dict[str, str]:
     return next(event for event in events if event['kind'] == kind)
 
 
-@pytest.mark.parametrize('width', WIDTHS)
-async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows_it_to_the_answer(
+@asynccontextmanager
+async def asked(
     browser: Browser, server: Server, width: int
-) -> None:
+) -> AsyncIterator[tuple[Page, Page, dict[str, Any], dict[str, str]]]:
+    """A run started over HTTP, its question asked: the page following it, another signed in, the run, the question."""
     context = await browser.new_context(viewport={'width': width, 'height': 844})
     context.set_default_timeout(WAIT * 1000)
     try:
         follower, answerer = await context.new_page(), await context.new_page()
         run = await start_run(follower, server)
-        assert set(run) == {'run_id', 'events', 'login'}
         question = await seen(follower, 'question')
         # The one-time link signs this browser in; the question's page comes from the run's own event.
         await answerer.goto(server.base + run['login'].lstrip('/'))
+        yield follower, answerer, run, question
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize('width', WIDTHS)
+async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows_it_to_the_answer(
+    browser: Browser, server: Server, width: int
+) -> None:
+    async with asked(browser, server, width) as (follower, answerer, run, question):
+        assert set(run) == {'run_id', 'events', 'login'}
         inbox_link = answerer.get_by_role('link', name='Window')
         await expect(inbox_link).to_be_visible()
         await answerer.goto(server.base + question['page'].lstrip('/'))
@@ -144,21 +156,13 @@ async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows
         assert (await seen(follower, 'output'))['text'] == '{"Window":["Tonight"]}'
         # Each request makes its own link: the one already used signs nobody in.
         assert (await start_run(follower, server))['login'] != run['login']
-    finally:
-        await context.close()
 
 
 @pytest.mark.parametrize('width', WIDTHS)
 async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdrawn_not_timed_out(
     browser: Browser, server: Server, width: int
 ) -> None:
-    context = await browser.new_context(viewport={'width': width, 'height': 844})
-    context.set_default_timeout(WAIT * 1000)
-    try:
-        follower, answerer = await context.new_page(), await context.new_page()
-        run = await start_run(follower, server)
-        question = await seen(follower, 'question')
-        await answerer.goto(server.base + run['login'].lstrip('/'))
+    async with asked(browser, server, width) as (_, answerer, run, question):
         await answerer.goto(server.base + question['page'].lstrip('/'))
         await expect(answerer.locator('#answer-form')).to_be_visible()
         # The question is open in a browser and followed by another page: the server is told to stop.
@@ -166,8 +170,6 @@ async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdr
         # AskUser's timeout is 600 s: had the shutdown waited for it, this bound would run out first.
         with anyio.fail_after(min(WAIT, 300)):
             returncode = await server.process.wait()
-    finally:
-        await context.close()
     # uvicorn ends by re-raising the signal it caught, as a process killed by it would end.
     assert returncode in (0, -signal.SIGTERM), server.log
     log = server.log
