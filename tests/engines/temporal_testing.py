@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 import pytest
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from waits import WAIT
 
@@ -59,6 +60,16 @@ async def waiting_one(look: Callable[[], Awaitable[list[T]]], what: str) -> T:
             return found
         await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
     raise AssertionError(f'no {what} was waiting within {WAIT:.0f} s')
+
+
+async def user_error_of(result: Awaitable[Any]) -> str:
+    """The message of the `UserError` that fails the workflow run whose result `result` awaits."""
+    with pytest.raises(WorkflowFailureError) as failed:
+        await result
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.type == 'UserError'
+    return cause.message
 
 
 async def waiting_question(handle: WorkflowHandle[Any, Any]) -> AskUserRequest:

@@ -27,9 +27,8 @@ from temporal_support import (
     UnpreparedAskWorkflow,
     WrappedAnsweredAskWorkflow,
 )
-from temporal_testing import ANSWER, asked, finished_once, told, wait_for_file, waiting_question
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporal_testing import ANSWER, asked, finished_once, told, user_error_of, wait_for_file, waiting_question
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.worker import Worker
 from waits import WAIT
 
@@ -162,12 +161,7 @@ async def test_temporal_answerer_in_a_workflow_without_ask_user_workflow_fails_t
     client: Client, worker: str
 ) -> None:
     handle = await _start(client, worker, UnpreparedAskWorkflow)
-    with pytest.raises(WorkflowFailureError) as failed:
-        await handle.result()
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError)
-    assert cause.type == 'UserError'
-    assert 'inherit AskUserWorkflow' in cause.message
+    assert 'inherit AskUserWorkflow' in await user_error_of(handle.result())
 
 
 async def test_a_worker_killed_while_the_question_waits_leaves_it_waiting_for_the_next_worker(

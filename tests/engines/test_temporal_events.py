@@ -35,9 +35,17 @@ from temporal_support import (
     WrappedApprovalWorkflow,
     policy_approval_agent,
 )
-from temporal_testing import ANSWER, asked, finished_once, told, wait_for_file, waiting_one, waiting_question
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
+from temporal_testing import (
+    ANSWER,
+    asked,
+    finished_once,
+    told,
+    user_error_of,
+    wait_for_file,
+    waiting_one,
+    waiting_question,
+)
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 from waits import WAIT
@@ -218,12 +226,8 @@ async def test_temporal_external_events_in_a_workflow_without_ask_user_workflow_
     client: Client, worker: str
 ) -> None:
     handle = await _start(client, worker, UnpreparedApprovalWorkflow)
-    with pytest.raises(WorkflowFailureError) as failed:
-        await handle.result()
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError)
-    assert cause.type == 'UserError'
-    assert 'TemporalEventWaiter needs the workflow to inherit AskUserWorkflow' in cause.message
+    message = await user_error_of(handle.result())
+    assert 'TemporalEventWaiter needs the workflow to inherit AskUserWorkflow' in message
 
 
 async def test_a_deferred_question_waits_as_a_request_input_call_and_only_an_answer_that_fits_is_accepted(
