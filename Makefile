@@ -30,10 +30,10 @@ FLOOR_TESTS := tests/test_answers.py tests/test_capability.py tests/test_events.
 test-floor:
 	@scripts/bootstrap.sh demo
 	$(UV) run --isolated --no-dev --resolution lowest-direct \
-		--with 'pytest>=8' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
+		--with 'pytest>=8' --with 'pytest-timeout>=2.3' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
 		python -c "from importlib.metadata import version; print('floor: pydantic-ai-slim', version('pydantic-ai-slim'))"
 	$(UV) run --isolated --no-dev --resolution lowest-direct \
-		--with 'pytest>=8' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
+		--with 'pytest>=8' --with 'pytest-timeout>=2.3' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
 		env HYPOTHESIS_PROFILE=floor python -m pytest -q -p no:cacheprovider -o addopts='' -m 'not extras' $(FLOOR_TESTS) \
 		--deselect tests/test_public_api.py::test_the_check_of_imported_modules_would_see_a_heavy_import
 
