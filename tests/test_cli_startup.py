@@ -6,6 +6,7 @@ checked in a real pty once the menu is drawn (tests/terminal/test_startup_pty.py
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from cli_support import imported, run_recording
 from inline_snapshot import snapshot
 
+from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user._cli import main
 
 QUESTIONS = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]}
@@ -73,20 +75,41 @@ def test_answer_with_a_bad_answer_file_loads_neither_the_menu_nor_the_web(record
     assert heavy.isdisjoint({'prompt_toolkit', 'starlette', 'uvicorn', 'mcp'})
 
 
+WAIT_TOKEN = 'dbos1.abc.wf-wait'
+"""The token of the one open `RequestInput` wait in `question_database`, of workflow `wf-wait`."""
+
+
 @pytest.fixture
 def question_database(tmp_path: Path) -> str:
-    """A SQLite file with DBOS's `workflow_status` table and the questions table, as a worker leaves them."""
+    """A SQLite file as a DBOS worker leaves it: DBOS's `workflow_status` and `notifications` tables (their columns
+    that a message touches), the question tables, one question waiting (`Go`, workflow `wf-ask`) and one open
+    `RequestInput` wait (`WAIT_TOKEN`, workflow `wf-wait`), both workflows PENDING.
+    """
     import sqlite3
+
+    from pydantic_ai_ask_user.durable._db import insert_pending, open_wait_row, transaction
 
     path = tmp_path / 'questions.sqlite'
     with sqlite3.connect(path) as conn:
         conn.execute('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)')
-    from pydantic_ai_ask_user.durable._db import create_engine, ensure_table
+        conn.execute(
+            'CREATE TABLE notifications (message_uuid TEXT PRIMARY KEY, destination_uuid TEXT NOT NULL, topic TEXT, '
+            'message TEXT NOT NULL, serialization TEXT)'
+        )
+        conn.executemany("INSERT INTO workflow_status VALUES (?, 'PENDING')", [('wf-ask',), ('wf-wait',)])
+    url = f'sqlite:///{path}'
+    with transaction(url) as conn:  # creates the question tables, as a worker does
+        insert_pending(conn, AskUserRequest.from_tool_args(QUESTIONS, id='call-1'), 'wf-ask')
+        open_wait_row(conn, WAIT_TOKEN, 'wf-wait')
+    return url
 
-    engine = create_engine(f'sqlite:///{path}')
-    ensure_table(engine)
-    engine.dispose()
-    return f'sqlite:///{path}'
+
+def _messages(database_url: str) -> list[tuple[str, str]]:
+    """The DBOS messages sent so far: each one's workflow and topic."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(database_url.removeprefix('sqlite:///'))) as conn:
+        return conn.execute('SELECT destination_uuid, topic FROM notifications ORDER BY topic').fetchall()
 
 
 @pytest.mark.parametrize(
@@ -94,22 +117,63 @@ def question_database(tmp_path: Path) -> str:
     [
         pytest.param(['pending'], id='pending'),
         pytest.param(['pending', '--json'], id='pending-json'),
-        pytest.param(['answer', 'abcdef', '--json', '-'], id='answer'),
+        pytest.param(['answer', 'abcdef', '--json', '-'], id='answer-unknown-id'),
     ],
 )
-def test_pending_and_answer_read_the_question_table_without_dbos_or_pydantic_ai(
+def test_pending_and_answer_read_the_question_table_with_the_standard_library_only(
     record: Path, question_database: str, args: list[str]
 ) -> None:
-    # They read (and write) the question table and send DBOS its message with SQL: no DBOS, no Pydantic AI.
+    # On SQLite they read (and write) the question table through sqlite3 and send DBOS its message with SQL:
+    # no DBOS, no Pydantic AI, no SQLAlchemy.
     done, heavy = run_recording(record, *args, '--db', question_database, stdin='{"Go": ["Yes"]}')
     assert done.returncode == (5 if args[0] == 'answer' else 0), done.stderr
-    assert heavy == {'sqlalchemy'}
+    assert heavy == set()
+    if args[0] == 'pending':
+        assert 'call-1' in done.stdout
 
 
-def test_resolve_does_not_load_dbos(record: Path, question_database: str) -> None:
-    done, heavy = run_recording(record, 'resolve', 'dbos1.abc.wf', '--db', question_database, '--fail', 'no')
+def test_answer_records_and_sends_an_answer_with_the_standard_library_only(
+    record: Path, question_database: str
+) -> None:
+    done, heavy = run_recording(
+        record, 'answer', 'call-1', '--db', question_database, '--json', '-', stdin='{"Go": ["Yes"]}'
+    )
+    assert (done.returncode, done.stdout) == (0, '{"Go":["Yes"]}\n'), done.stderr
+    assert heavy == set()
+    assert _messages(question_database) == [('wf-ask', 'ask_user:call-1')]
+
+
+@pytest.mark.parametrize(
+    'decision',
+    [
+        pytest.param(['--json', '-'], id='json'),
+        pytest.param(['--fail', 'no'], id='fail'),
+    ],
+)
+def test_resolve_ends_a_wait_with_the_standard_library_only(
+    record: Path, question_database: str, decision: list[str]
+) -> None:
+    # A decision of plain values is checked as Pydantic AI checks it, without importing it (tests/test_cli_decision.py).
+    done, heavy = run_recording(
+        record, 'resolve', WAIT_TOKEN, '--db', question_database, *decision, stdin='{"approvals": {"deploy": true}}'
+    )
+    assert done.returncode == 0, done.stderr
+    assert heavy == set()
+    assert _messages(question_database) == [('wf-wait', 'external_event:abc')]
+
+
+def test_resolve_of_a_token_without_a_wait_loads_nothing_heavy(record: Path, question_database: str) -> None:
+    done, heavy = run_recording(record, 'resolve', 'dbos1.xyz.none', '--db', question_database, '--fail', 'no')
     assert done.returncode == 7, done.stderr  # no wait has this token
-    assert 'dbos' not in heavy
+    assert heavy == set()
+
+
+def test_resolve_reads_a_tool_result_object_with_pydantic_ai_but_not_dbos(record: Path, question_database: str) -> None:
+    # A `ToolReturn` object is Pydantic AI's to read: the decision is validated by it, as before.
+    decision = '{"calls": {"c": {"kind": "tool-return", "return_value": 1}}}'
+    done, heavy = run_recording(record, 'resolve', WAIT_TOKEN, '--db', question_database, '--json', '-', stdin=decision)
+    assert done.returncode == 0, done.stderr
+    assert heavy == {'pydantic_ai'}
 
 
 def test_the_command_list_reads_as_documented(record: Path) -> None:

@@ -12,14 +12,34 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._answers import RUN_ID_METADATA_KEY, TOOL_NAME, AskUserRequest
 
 if TYPE_CHECKING:
-    from pydantic_ai import DeferredToolRequests, DeferredToolResults
+    from pydantic_ai import DeferredToolRequests
 
-__all__ = ('WaitCalls', 'MAX_IDS_SHOWN')
+__all__ = ('WaitCalls', 'MAX_IDS_SHOWN', 'Decides')
+
+
+class Decides(Protocol):
+    """What `WaitCalls.problem` reads of a decision: a `DeferredToolResults`, or `ask-user resolve`'s `Decision`."""
+
+    @property
+    def approvals(self) -> Mapping[str, Any]:
+        """The approvals it decides, by call id."""
+        ...
+
+    @property
+    def calls(self) -> Mapping[str, Any]:
+        """The results it gives, by call id."""
+        ...
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """The metadata it gives, by call id."""
+        ...
+
 
 MAX_IDS_SHOWN = 10
 """How many call ids a refusal names before it says how many more there are: a decision can name thousands."""
@@ -77,7 +97,7 @@ class WaitCalls:
             recorded['args'], id=call_id, run_id=run_id if isinstance(run_id, str) and run_id else None
         )
 
-    def problem(self, results: DeferredToolResults) -> str | None:
+    def problem(self, results: Decides) -> str | None:
         """Why `results` does not decide exactly these calls (each approval approved or denied, each call given
         a result, nothing else), or `None` when it does.
         """

@@ -23,14 +23,13 @@ from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVA
 from .i18n import _
 
 if TYPE_CHECKING:
-    import sqlalchemy as sa
-    from pydantic_ai import DeferredToolResults
-
     from .._answers import AskUserRequest
     from .._question_store import StoreError
+    from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
-    from ..durable._wait_calls import WaitCalls
+    from ..durable._sql import Database
     from ..temporal import TemporalQuestionStore, TemporalRecord
+    from .decision import Decision
 
     Store = DBOSQuestionStore | TemporalQuestionStore
     """Where `pending` and `answer` find the questions: a DBOS database, or a Temporal namespace."""
@@ -121,45 +120,51 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    """Resolve (or fail) one external-event wait of a DBOS run."""
-    try:
-        from pydantic import TypeAdapter, ValidationError
-        from pydantic_ai import DeferredToolResults
+    """Resolve (or fail) one external-event wait of a DBOS run.
 
-        from ..durable import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
-    except ImportError as error:
-        from .install import install_hint
+    On a SQLite file this loads neither Pydantic AI, DBOS nor SQLAlchemy: the database through `sqlite3`, the
+    decision read as Pydantic AI reads it (`read_decision`), the wait ended as `resolve_dbos_event` ends it.
+    """
+    from pydantic_core import to_jsonable_python
 
-        _fail(_('{error}; {hint}').format(error=error, hint=install_hint('dbos')))
-        return EXIT_CANNOT_ASK
+    from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+    from .decision import read_decision
+
     try:
         found = _tokens_meant(args.db, args.token)
         if len(found) > 1:
             return _ambiguous(args.token, [(token, '') for token in found])
         args.token = found[0] if found else args.token
         if args.fail is not None:
-            fail_dbos_event(args.token, args.fail, database_url=args.db)
+            message: dict[str, Any] = {'error': args.fail}
         else:
             text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
             if text is None:
                 return EXIT_INVALID
             try:
                 # Checked here: a decision the run cannot read would fail the run, not this command.
-                results = TypeAdapter(DeferredToolResults).validate_json(text)
-            except (ValidationError, ValueError, RecursionError) as error:
+                results = read_decision(text)
+            except (ValueError, RecursionError) as error:
                 problem = _first_line(error) or type(error).__name__
                 _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
                 return EXIT_INVALID
             try:
                 results = _with_answered_by(_questions_checked(results, args.db, args.token))
-            except ValueError as error:
+                # As `resolve_dbos_event` sends a `DeferredToolResults`: its JSON form.
+                message = {'payload': to_jsonable_python(results)}
+            except ValueError as error:  # PydanticSerializationError is one
                 _fail(_('invalid answer: {error}').format(error=error))
                 return EXIT_INVALID
-            resolve_dbos_event(args.token, results, database_url=args.db)
-    except NotAnEventTokenError:
+        end_wait(args.token, message, args.db)
+    except ImportError as error:  # PostgreSQL without its driver, or an answer's check without an extra
+        from .install import install_hint
+
+        _fail(_('{error}; {hint}').format(error=error, hint=install_hint('dbos')))
+        return EXIT_CANNOT_ASK
+    except NotAWaitTokenError:
         _fail(_('this is not a DBOSEventWaiter token: it names no DBOS workflow'))
         return EXIT_INVALID
-    except NoWaitError:
+    except WaitNotOpenError:
         _fail(
             _('no wait has this token: it was resolved already, its deadline passed, or it is unknown to this database')
         )
@@ -179,22 +184,22 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     """`[token]` when a wait is open under it; else the open waits' tokens that begin with it (at least `MIN_PREFIX`
     characters): one is the token meant, several are ambiguous. `[]` when none is open (resolving says why).
     """
-    from ..durable._db import EVENT_WAITS_TABLE_NAME, create_engine, has_table, open_wait_tokens
+    from ..durable._sql import EVENT_WAITS_TABLE_NAME, open_database, open_wait_tokens
 
-    engine = create_engine(database_url)
+    database = open_database(database_url)
     try:
-        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
+        if not database.has_table(EVENT_WAITS_TABLE_NAME):
             return []
-        with engine.connect() as conn:
+        with database.connect() as conn:
             tokens = open_wait_tokens(conn)
     finally:
-        engine.dispose()
+        database.dispose()
     if token in tokens:
         return [token]
     return [open_token for open_token in tokens if len(token) >= MIN_PREFIX and open_token.startswith(token)]
 
 
-def _questions_checked(results: DeferredToolResults, database_url: str, token: str) -> DeferredToolResults:
+def _questions_checked(results: Decision, database_url: str, token: str) -> Decision:
     """`results` checked against the wait of `token`, each answer to an AskUser question checked, labels matched.
 
     All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for `RequestInput`),
@@ -206,22 +211,22 @@ def _questions_checked(results: DeferredToolResults, database_url: str, token: s
     only to the run. Only this wait's questions are looked at (by their tool call ids, which tell apart the calls
     of one run): another run's question with the same id is none of this decision's.
     """
-    from ..durable._db import EVENT_TABLE_NAME, create_engine, ensure_columns, has_table, token_requests
+    from ..durable._sql import EVENT_TABLE_NAME, open_database, token_requests
 
-    engine = create_engine(database_url)
+    database = open_database(database_url)
     try:
-        recorded = _recorded_calls(engine, token)
+        recorded = _recorded_calls(database, token)
         if recorded is not None and (problem := recorded.problem(results)) is not None:
             raise ValueError(problem)
         if not results.calls:
             return results
         stored: list[StoredRequest] = []
-        if has_table(engine, EVENT_TABLE_NAME):
-            ensure_columns(engine)
-            with engine.connect() as conn:
+        if database.has_table(EVENT_TABLE_NAME):
+            database.ensure_columns()
+            with database.connect() as conn:
                 stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
     finally:
-        engine.dispose()
+        database.dispose()
     calls = dict(results.calls)
     named: dict[str, str] = {}
     requests = {record.request.id: record.request for record in stored}
@@ -261,21 +266,21 @@ def _checked_answer(request: AskUserRequest, value: Any) -> tuple[Any, str | Non
     return ask_user_result(request, response), response.answered_by
 
 
-def _recorded_calls(engine: sa.Engine, token: str) -> WaitCalls | None:
+def _recorded_calls(database: Database, token: str) -> WaitCalls | None:
     """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
-    or is not open (then `resolve_dbos_event` says why).
+    or is not open (then ending the wait says why).
     """
-    from ..durable._db import EVENT_CALLS_TABLE_NAME, has_table, pending_wait_calls
-    from ..durable._wait_calls import WaitCalls
+    from .._wait_calls import WaitCalls
+    from ..durable._sql import EVENT_CALLS_TABLE_NAME, pending_wait_calls
 
-    if not has_table(engine, EVENT_CALLS_TABLE_NAME):
+    if not database.has_table(EVENT_CALLS_TABLE_NAME):
         return None
-    with engine.connect() as conn:
+    with database.connect() as conn:
         text = pending_wait_calls(conn, token)
     return None if text is None else WaitCalls.from_json(text)
 
 
-def _with_answered_by(results: DeferredToolResults) -> DeferredToolResults:
+def _with_answered_by(results: Decision) -> Decision:
     """`results` with who decided each call: as the JSON says (checked: `ValueError`), else the OS user and host."""
     from .._answers import check_answered_by
     from .._receipt import os_user_at_host

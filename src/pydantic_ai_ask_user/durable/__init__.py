@@ -12,11 +12,11 @@ from .. import _module_names
 if TYPE_CHECKING:
     from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
     from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
-    from ._db import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
     from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
     from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
     from ._inbox import TOKEN_PREFIX, ask_through_store
     from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+    from ._sql import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
 
 __all__ = (
     'DBOSAnswerer',
@@ -47,10 +47,10 @@ _DEFINED_IN = {
     'dbos_config': '_config',
     'DEFAULT_LOG_LEVEL': '_config',
     'DEFAULT_POLLING_SECONDS': '_config',
-    'DEFAULT_DATABASE_URL': '_db',
-    'TABLE_NAME': '_db',
-    'NotAQuestionDatabaseError': '_db',
-    'StoredRequest': '_db',
+    'DEFAULT_DATABASE_URL': '_sql',
+    'TABLE_NAME': '_sql',
+    'NotAQuestionDatabaseError': '_sql',
+    'StoredRequest': '_sql',
     'DBOSQuestionStore': '_dbos_store',
     'DEFAULT_EVENTS_POLL_SECONDS': '_dbos_store',
     'DEFAULT_CHUNK_SECONDS': '_events',

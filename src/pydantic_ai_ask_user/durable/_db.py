@@ -1,26 +1,71 @@
-"""The tables where durable questions and waits are kept, in the DBOS system database next to the workflows.
+"""The tables where durable questions and waits are kept, in the DBOS system database next to the workflows, through
+SQLAlchemy: their definitions and their creation, and the engine of the DBOS side (workers, `DBOSAnswerer`, the
+waiter) and of every database that is not a plain SQLite file.
 
-All the SQL of the durable package is here, as named functions; the other modules call them.
+The SQL itself is in `_sql`, run as the same text by `sqlite3` (`_sqlite`); its names are importable from here too.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
-from collections.abc import Generator, MutableMapping, Sequence
+from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Literal, cast
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event, exc
-from sqlalchemy.dialects import postgresql, sqlite
 
-from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
-from .._json import questions_to_json, response_from_json, response_to_json
-from .._text import printable
+from ._sql import (
+    ACTIVE_WORKFLOW_STATUSES,
+    ADDED_COLUMNS,
+    ANSWERED_BY_LENGTH,
+    DBOS_TABLE,
+    DEFAULT_DATABASE_URL,
+    EVENT_CALLS_TABLE_NAME,
+    EVENT_TABLE_NAME,
+    EVENT_WAITS_TABLE_NAME,
+    TABLE_NAME,
+    WITHDRAWN_MESSAGE,
+    Identity,
+    MissingColumnError,
+    NotAQuestionDatabaseError,
+    Status,
+    StoredRequest,
+    active_workflows,
+    add_column_statement,
+    answer_message,
+    changes_since,
+    claim_answer,
+    claim_wait,
+    decode_message,
+    decode_request,
+    decode_response,
+    decode_row,
+    encode_request,
+    encode_response,
+    expire_wait,
+    insert_encoded,
+    insert_event_request,
+    insert_pending,
+    lock_event_token,
+    lock_token,
+    message_topic,
+    missing_column_error,
+    not_a_question_database,
+    open_wait_row,
+    open_wait_tokens,
+    pending_wait_calls,
+    publication,
+    record_wait_calls,
+    request_status,
+    select_requests,
+    send_message,
+    status_and_response,
+    token_requests,
+    withdraw_pending,
+)
+from ._sqlite import BUSY_TIMEOUT_SECONDS, check_plain_sqlite_file, shown_sqlite_url
 
 __all__ = (
     'shown_database_url',
@@ -31,10 +76,12 @@ __all__ = (
     'Identity',
     'ACTIVE_WORKFLOW_STATUSES',
     'create_engine',
+    'EngineDatabase',
     'ensure_table',
     'ensure_columns',
     'table_exists',
     'NotAQuestionDatabaseError',
+    'MissingColumnError',
     'check_sqlite_file',
     'insert_pending',
     'insert_encoded',
@@ -78,18 +125,6 @@ __all__ = (
     'pending_wait_calls',
 )
 
-TABLE_NAME = 'ask_user_requests'
-"""The table holding one row per durable question: pending, answered or withdrawn."""
-
-DEFAULT_DATABASE_URL = 'sqlite:///ask_user.sqlite'
-"""The embedded default: a SQLite file in the working directory, no server to run."""
-
-Status = Literal['pending', 'answered', 'withdrawn']
-"""Where a question stands: waiting, answered (or declined) once, or given up by its run."""
-
-ANSWERED_BY_LENGTH = MAX_ANSWERED_BY_LENGTH
-"""The width of the `answered_by` column: the longest `AskUserResponse.answered_by`."""
-
 _metadata = sa.MetaData()
 
 requests_table = sa.Table(
@@ -120,9 +155,6 @@ withdrawn, and when the answer did not say. Databases made before these columns 
 (`ensure_columns`).
 """
 
-EVENT_TABLE_NAME = 'ask_user_event_requests'
-"""The table tying questions put to a person through `RequestInput` to the resume token of their run's wait."""
-
 event_requests_table = sa.Table(
     EVENT_TABLE_NAME,
     _metadata,
@@ -133,9 +165,6 @@ event_requests_table = sa.Table(
 
 The questions of one token are answered one by one; the answer that completes the set resolves the token.
 """
-
-EVENT_WAITS_TABLE_NAME = 'ask_user_event_waits'
-"""The table holding one row per `DBOSEventWaiter` wait: whether it is still open, resolved, or expired."""
 
 event_waits_table = sa.Table(
     EVENT_WAITS_TABLE_NAME,
@@ -151,9 +180,6 @@ The resolver sends its message in the transaction that claims the row, so a reso
 one the run goes on with, or refused (`NoWaitError`), never reported as taken and then dropped.
 """
 
-EVENT_CALLS_TABLE_NAME = 'ask_user_event_calls'
-"""The table holding the calls each `RequestInput` wait decides, so a resolver is checked against them."""
-
 event_calls_table = sa.Table(
     EVENT_CALLS_TABLE_NAME,
     _metadata,
@@ -167,36 +193,14 @@ the others (created when missing), and a wait opened by an earlier version simpl
 """
 
 
-@dataclass(frozen=True)
-class StoredRequest:
-    """One row of the table, decoded."""
-
-    request: AskUserRequest
-    """The questions as asked: `request.id` is the tool call id, `request.key` the row's id."""
-
-    workflow_id: str
-    """The DBOS workflow that waits for the answer."""
-
-    status: Status
-    """Where the question stands."""
-
-    response: AskUserResponse | None
-    """The answer, once `status` is `answered`."""
-
-    created_at: float
-    """When the question was first published, in seconds since the epoch."""
-
-    answered_by: str | None = None
-    """Who answered, from the `answered_by` column, once `status` is `answered` and the answer said who."""
-
-    @property
-    def key(self) -> str:
-        """The question's key, the row's id: what `DBOSQuestionStore.get`, `respond` and `ask-user answer` take."""
-        return self.request.key
-
-
 def shown_database_url(database_url: str) -> str:
     """`database_url` as messages may show it: the password hidden, undrawable characters replaced."""
+    return shown_sqlite_url(database_url) or _shown_by_sqlalchemy(database_url)
+
+
+def _shown_by_sqlalchemy(database_url: str) -> str:
+    from .._text import printable
+
     try:
         shown = sa.make_url(database_url).render_as_string(hide_password=True)
     except Exception:  # not a URL at all: nothing in it is known not to be a secret
@@ -208,30 +212,19 @@ def create_engine(database_url: str) -> sa.Engine:
     """An engine on the DBOS system database at `database_url` (`sqlite:///file` or `postgresql://...`)."""
     url = sa.make_url(database_url)
     if url.get_backend_name() == 'sqlite':
-        engine = sa.create_engine(url, connect_args={'timeout': 30})
+        engine = sa.create_engine(url, connect_args={'timeout': BUSY_TIMEOUT_SECONDS})
 
         @event.listens_for(engine, 'connect')
         def _immediate(dbapi_connection: Any, _record: Any) -> None:  # pyright: ignore[reportUnusedFunction]
             # As DBOS does: writers take the lock when they begin, so two answers cannot interleave.
+            # `_sqlite.SqliteDatabase` opens its connections the same way.
             dbapi_connection.isolation_level = 'IMMEDIATE'
-            dbapi_connection.execute('PRAGMA busy_timeout=30000')
+            dbapi_connection.execute(f'PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}')
 
         return engine
     if url.get_backend_name() == 'postgresql':
         return sa.create_engine(url.set(drivername='postgresql+psycopg'), pool_pre_ping=True, pool_size=5)
     raise ValueError(f'unsupported database URL {url.render_as_string()!r}: use sqlite:///FILE or postgresql://...')
-
-
-class NotAQuestionDatabaseError(RuntimeError):
-    """The database is not one where questions wait: a SQLite file that does not exist, or a database with
-    neither the questions table nor DBOS's own tables (a typo in the URL, or somebody else's database).
-
-    Raised by a `DBOSQuestionStore(create_table=False)`, which writes no schema into such a database.
-    """
-
-
-_DBOS_TABLE = 'workflow_status'
-"""A table every DBOS system database has, in the `dbos` schema on PostgreSQL and in the file on SQLite."""
 
 
 def check_sqlite_file(database_url: str) -> None:
@@ -240,14 +233,15 @@ def check_sqlite_file(database_url: str) -> None:
     Opening a missing file would create it, empty: `sqlite:///typo.sqlite` would look like a database where
     no question waits. Other URLs pass.
     """
+    if check_plain_sqlite_file(database_url):
+        return
     url = sa.make_url(database_url)
     if url.get_backend_name() != 'sqlite':
         return
     path = url.database or ''
     if path in ('', ':memory:') or path.startswith('file:'):
         raise NotAQuestionDatabaseError(f'{database_url} is not a SQLite file; no questions can wait there')
-    if not os.path.isfile(path):
-        raise NotAQuestionDatabaseError(f'there is no SQLite database at {os.path.abspath(path)}')
+    check_plain_sqlite_file(f'sqlite:///{path}')
 
 
 def table_exists(engine: sa.Engine) -> bool:
@@ -256,12 +250,9 @@ def table_exists(engine: sa.Engine) -> bool:
     if inspector.has_table(TABLE_NAME):
         return True
     schema = 'dbos' if engine.dialect.name == 'postgresql' else None
-    if inspector.has_table(_DBOS_TABLE, schema=schema):
+    if inspector.has_table(DBOS_TABLE, schema=schema):
         return False  # a DBOS database where no question was asked yet
-    raise NotAQuestionDatabaseError(
-        f'{engine.url.render_as_string()} is not a question database: it has neither the {TABLE_NAME} table '
-        'nor the tables of DBOS'
-    )
+    raise not_a_question_database(engine.url.render_as_string())
 
 
 def ensure_table(engine: sa.Engine) -> None:
@@ -280,14 +271,6 @@ def ensure_table(engine: sa.Engine) -> None:
     ensure_columns(engine)
 
 
-_ADDED_COLUMNS = (requests_table.c.answered_by, requests_table.c.run_id, requests_table.c.tool_call_id)
-"""The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
-
-
-class MissingColumnError(RuntimeError):
-    """The questions table lacks a column of this version, and the database user may not add it."""
-
-
 def ensure_columns(engine: sa.Engine) -> None:
     """Add to an existing questions table the columns an earlier version did not create; idempotent.
 
@@ -297,78 +280,23 @@ def ensure_columns(engine: sa.Engine) -> None:
     """
     if not sa.inspect(engine).has_table(TABLE_NAME):
         return
-    missing = [column for column in _ADDED_COLUMNS if not _has_column(engine, column.name)]
-    for column in missing:
-        kind = column.type.compile(dialect=engine.dialect)
-        if_not_exists = ' IF NOT EXISTS' if engine.dialect.name == 'postgresql' else ''
-        statement = f'ALTER TABLE {TABLE_NAME} ADD COLUMN{if_not_exists} {column.name} {kind}'
+    for name, kind in ADDED_COLUMNS:
+        if _has_column(engine, name):
+            continue
+        statement = add_column_statement(name, kind, engine.dialect.name)
         try:
             with engine.begin() as conn:
                 conn.execute(sa.text(statement))
         except exc.DBAPIError as error:
             # Another process added it between our look and our ALTER ("duplicate column name"): go on.
-            if _has_column(engine, column.name):
+            if _has_column(engine, name):
                 continue
-            # Not the table's owner (PostgreSQL), or a read-only database: say what to do, not only what failed.
-            raise MissingColumnError(
-                f'the questions table {TABLE_NAME} was made by an earlier version and lacks the column '
-                f'{column.name}, which this database user cannot add ({str(error.orig).splitlines()[0]}); '
-                f"have the table's owner run once: {statement}"
-            ) from None
+            raise missing_column_error(name, statement, str(error.orig)) from None
 
 
 def _has_column(engine: sa.Engine, name: str) -> bool:
     # A fresh inspector each time: one caches what it read, and the column may have appeared since.
     return any(column['name'] == name for column in sa.inspect(engine).get_columns(TABLE_NAME))
-
-
-def insert_pending(
-    conn: sa.Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending'
-) -> None:
-    """Publish `request` as pending (or `status`), unless a row with its key exists already (a replay)."""
-    insert_encoded(conn, Identity.of(request), encode_request(request), workflow_id, status=status)
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a stored question is: its key (the row's id), and the run and tool call it was made from."""
-
-    key: str
-    """`AskUserRequest.key`: the row's id."""
-
-    tool_call_id: str
-    """`AskUserRequest.id`: the tool call id, as the model and the UIs see it."""
-
-    run_id: str | None = None
-    """`AskUserRequest.run_id`: the run that asked, or `None` for a request that belongs to no run."""
-
-    @classmethod
-    def of(cls, request: AskUserRequest) -> Identity:
-        """The identity of `request`."""
-        return cls(key=request.key, tool_call_id=request.id, run_id=request.run_id)
-
-
-def insert_encoded(
-    conn: sa.Connection, identity: Identity, questions_json: str, workflow_id: str, *, status: Status = 'pending'
-) -> None:
-    """`insert_pending` for a request already encoded by `encode_request`."""
-    now = time.time()
-    values = {
-        'id': identity.key,
-        'workflow_id': workflow_id,
-        'questions': questions_json,
-        'status': status,
-        'response': None,
-        'created_at': now,
-        'updated_at': now,
-        'run_id': identity.run_id,
-        'tool_call_id': identity.tool_call_id,
-    }
-    conn.execute(_dialect(conn).insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
-
-
-def _dialect(conn: sa.Connection) -> Any:
-    return postgresql if conn.dialect.name == 'postgresql' else sqlite
 
 
 _engines: dict[str, sa.Engine] = {}
@@ -406,365 +334,37 @@ def has_table(engine: sa.Engine, name: str) -> bool:
     return sa.inspect(engine).has_table(name)
 
 
-def select_requests(
-    conn: sa.Connection,
-    *,
-    status: Status | None = None,
-    request_id: str | None = None,
-    request_ids: Sequence[str] | None = None,
-    decoded: MutableMapping[str, AskUserRequest] | None = None,
-) -> list[StoredRequest]:
-    """The decoded rows with this status, this key or these keys (all when no filter is given), oldest first.
-
-    `decoded` holds requests decoded before, by key: a row's questions never change once published, so a
-    request found there is not decoded (and validated) again, and one decoded here is added to it.
-    """
-    query = sa.select(requests_table)
-    if status is not None:
-        query = query.where(requests_table.c.status == status)
-    if request_id is not None:
-        query = query.where(requests_table.c.id == request_id)
-    if request_ids is not None:
-        query = query.where(requests_table.c.id.in_(request_ids))
-    rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
-    if decoded is None:
-        return [decode_row(row) for row in rows]
-    stored: list[StoredRequest] = []
-    for row in rows:
-        stored.append(decode_row(row, decoded.get(row.id)))
-        decoded[row.id] = stored[-1].request
-    return stored
-
-
-def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float, str]:
-    """The workflow id, status, creation time and questions (as `encode_request` wrote them) of a published request."""
-    columns = (
-        requests_table.c.workflow_id,
-        requests_table.c.status,
-        requests_table.c.created_at,
-        requests_table.c.questions,
-    )
-    workflow_id, status, created_at, questions = conn.execute(
-        sa.select(*columns).where(requests_table.c.id == request_id)
-    ).one()
-    return workflow_id, status, float(created_at), questions
-
-
-def status_and_response(conn: sa.Connection, request_id: str) -> tuple[Status, str | None]:
-    """The status and response (JSON, or `None`) of a published request."""
-    columns = (requests_table.c.status, requests_table.c.response)
-    status, response = conn.execute(sa.select(*columns).where(requests_table.c.id == request_id)).one()
-    return status, response
-
-
-def request_status(conn: sa.Connection, request_id: str) -> Status | None:
-    """Where the request stands, or `None` when there is no such row."""
-    found = conn.execute(sa.select(requests_table.c.status).where(requests_table.c.id == request_id)).scalar()
-    return cast(Status | None, found)
-
-
-def changes_since(conn: sa.Connection, since: float) -> list[tuple[str, Status, float]]:
-    """The id, status and creation time of every row changed at or after `since`, oldest first.
-
-    Without the questions and the response, so a poll decodes nothing for rows it already knows.
-    """
-    columns = (requests_table.c.id, requests_table.c.status, requests_table.c.created_at)
-    query = sa.select(*columns).where(requests_table.c.updated_at >= since)
-    rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
-    return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
-
-
-ACTIVE_WORKFLOW_STATUSES = ('PENDING', 'ENQUEUED', 'DELAYED')
-"""DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
-
-_dbos_workflows = sa.Table(
-    'workflow_status',
-    sa.MetaData(),  # DBOS's own table: never created or altered here
-    sa.Column('workflow_uuid', sa.Text(), primary_key=True),
-    sa.Column('status', sa.Text()),
-)
-"""The two columns of DBOS's `workflow_status` table that a claim reads (in schema `dbos` on PostgreSQL)."""
-
-_dbos_workflows_postgres = _dbos_workflows.to_metadata(sa.MetaData(), schema='dbos')
-
-
-def active_workflows(conn: sa.Connection, workflow_ids: Sequence[str]) -> set[str]:
-    """Those of these DBOS workflows that can still receive an answer (`ACTIVE_WORKFLOW_STATUSES`), read from DBOS's
-    `workflow_status` table: a workflow that ended, or was deleted, is not among them.
-    """
-    if not workflow_ids:
-        return set()
-    workflows = _dbos_workflows_postgres if conn.dialect.name == 'postgresql' else _dbos_workflows
-    query = sa.select(workflows.c.workflow_uuid).where(
-        workflows.c.workflow_uuid.in_(list(workflow_ids)), workflows.c.status.in_(ACTIVE_WORKFLOW_STATUSES)
-    )
-    return set(conn.execute(query).scalars())
-
-
-_PORTABLE_JSON = 'portable_json'
-"""DBOS's language-neutral serialization of a message (`DBOSPortableJSON`): compact JSON, read by any DBOS client."""
-
-
-def send_message(conn: sa.Connection, workflow_id: str, message: str, topic: str, idempotency_key: str) -> None:
-    """Send `message` (a string) to DBOS workflow `workflow_id` on `topic`, in the transaction of `conn`, as `DBOS.send`
-    does, without DBOS: no DBOS launch, client or import, so `ask-user answer` starts in tenths of a second.
-
-    A DBOS message is one row of its `notifications` table, which the receiving `DBOS.recv` finds (woken by the
-    table's `NOTIFY` trigger on PostgreSQL, by polling on SQLite). On PostgreSQL this calls `dbos.send_message`, the
-    SQL function DBOS's schema provides for clients in any language; on SQLite, which has no functions, it is the
-    same `INSERT` that function makes. The message is stored in DBOS's portable JSON serialization, which every DBOS
-    reader decodes (to this same string), and its id is `IDEMPOTENCY_KEY::WORKFLOW_ID`, as `DBOSClient.send` names it,
-    so a message sent twice (a retried transaction) is received once.
-    """
-    serialized = json.dumps(message, separators=(',', ':'), ensure_ascii=False)
-    message_id = f'{idempotency_key}::{workflow_id}'
-    values = {'workflow_id': workflow_id, 'message': serialized, 'topic': topic, 'message_id': message_id}
-    if conn.dialect.name == 'postgresql':
-        statement = 'SELECT dbos.send_message(:workflow_id, CAST(:message AS json), :topic, :message_id)'
-    else:
-        statement = (
-            'INSERT INTO notifications (destination_uuid, topic, message, message_uuid, serialization) '
-            f"VALUES (:workflow_id, :topic, :message, :message_id, '{_PORTABLE_JSON}') "
-            'ON CONFLICT (message_uuid) DO NOTHING'
-        )
-    conn.execute(sa.text(statement), values)
-
-
-def claim_answer(
-    conn: sa.Connection,
-    request_id: str,
-    response_json: str,
-    answered_by: str | None = None,
-    *,
-    workflow_id: str | None = None,
-) -> bool:
-    """Move a pending request to answered with `response_json` and who answered; False when it was not pending
-    (whoever raced it), or, given the `workflow_id` waiting for it, when that DBOS workflow no longer waits.
-
-    One conditional UPDATE decides it. With `workflow_id`, the workflow's status row is share-locked by the same
-    statement on PostgreSQL, so a cancellation either commits first (no claim) or waits until the answer is
-    recorded and sent; SQLite's writers take the database lock when they begin, which orders them the same way.
-    """
-    conditions = [requests_table.c.id == request_id, requests_table.c.status == 'pending']
-    if workflow_id is not None:
-        workflows = _dbos_workflows_postgres if conn.dialect.name == 'postgresql' else _dbos_workflows
-        waiting = (
-            sa.select(workflows.c.workflow_uuid)
-            .where(workflows.c.workflow_uuid == workflow_id, workflows.c.status.in_(ACTIVE_WORKFLOW_STATUSES))
-            .with_for_update(read=True)
-        )
-        conditions.append(requests_table.c.workflow_id.in_(waiting))
-    claimed = conn.execute(
-        sa.update(requests_table)
-        .where(*conditions)
-        .values(status='answered', response=response_json, answered_by=answered_by, updated_at=time.time())
-    )
-    return claimed.rowcount == 1
-
-
-def withdraw_pending(conn: sa.Connection, request_ids: Sequence[str] = (), *, token: str | None = None) -> int:
-    """Withdraw those of these requests (or of the questions of `token`) still pending; how many were.
-
-    The one way a question is given up: by its run's deadline, by a run that ended, or by a cancelled caller.
-    """
-    if token is not None:
-        ids: Any = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
-    else:
-        ids = list(request_ids)
-    withdrawn = conn.execute(
-        sa.update(requests_table)
-        .where(requests_table.c.id.in_(ids), requests_table.c.status == 'pending')
-        .values(status='withdrawn', updated_at=time.time())
-    )
-    return withdrawn.rowcount
-
-
-def insert_event_request(conn: sa.Connection, request_id: str, token: str) -> None:
-    """Tie the question whose key is `request_id` to the wait of `token`; idempotent."""
-    conn.execute(
-        _dialect(conn)
-        .insert(event_requests_table)
-        .values(request_id=request_id, token=token)
-        .on_conflict_do_nothing(index_elements=['request_id'])
-    )
-
-
-def lock_event_token(conn: sa.Connection, request_id: str) -> str | None:
-    """The token the question keyed `request_id` was published under, with every row of that token locked; `None` for
-    a plain question.
-    """
-    token = conn.execute(
-        sa.select(event_requests_table.c.token).where(event_requests_table.c.request_id == request_id)
-    ).scalar_one_or_none()
-    if token is not None:
-        lock_token(conn, token)
-    return token
-
-
-def lock_token(conn: sa.Connection, token: str) -> None:
-    """Lock the question rows of `token`, in a fixed order."""
-    # On PostgreSQL, answers to sibling questions wait here for one another; SQLite's writers are serial anyway.
-    conn.execute(
-        sa.select(event_requests_table.c.request_id)
-        .where(event_requests_table.c.token == token)
-        .order_by(event_requests_table.c.request_id)
-        .with_for_update()
-    ).all()
-
-
-def token_requests(conn: sa.Connection, token: str) -> list[StoredRequest]:
-    """The decoded questions published for the wait of `token`."""
-    ids = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token == token)
-    rows = conn.execute(sa.select(requests_table).where(requests_table.c.id.in_(ids))).all()
-    return [decode_row(row) for row in rows]
-
-
-def open_wait_row(conn: sa.Connection, token: str, workflow_id: str) -> None:
-    """Record the wait of `token` as open; idempotent."""
-    values = {'token': token, 'workflow_id': workflow_id, 'status': 'pending', 'updated_at': time.time()}
-    conn.execute(
-        _dialect(conn).insert(event_waits_table).values(values).on_conflict_do_nothing(index_elements=['token'])
-    )
-
-
-def _move_wait(conn: sa.Connection, token: str, status: Literal['resolved', 'expired']) -> bool:
-    moved = conn.execute(
-        sa.update(event_waits_table)
-        .where(event_waits_table.c.token == token, event_waits_table.c.status == 'pending')
-        .values(status=status, updated_at=time.time())
-    )
-    return moved.rowcount == 1
-
-
-def claim_wait(conn: sa.Connection, token: str) -> bool:
-    """Move the wait of `token` from open to resolved; False if it is unknown, resolved already, or expired."""
-    return _move_wait(conn, token, 'resolved')
-
-
-def expire_wait(conn: sa.Connection, token: str) -> bool:
-    """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
-    return _move_wait(conn, token, 'expired')
-
-
-def open_wait_tokens(conn: sa.Connection) -> list[str]:
-    """The tokens of every wait still open (neither resolved nor expired), oldest first."""
-    query = sa.select(event_waits_table.c.token).where(event_waits_table.c.status == 'pending')
-    return list(conn.execute(query.order_by(event_waits_table.c.updated_at)).scalars())
-
-
-def record_wait_calls(conn: sa.Connection, token: str, calls: str) -> None:
-    """Record the pending calls (JSON) the wait of `token` decides; idempotent, as the step calling it may run again."""
-    values = {'token': token, 'calls': calls}
-    conn.execute(
-        _dialect(conn).insert(event_calls_table).values(values).on_conflict_do_nothing(index_elements=['token'])
-    )
-
-
-def pending_wait_calls(conn: sa.Connection, token: str) -> str | None:
-    """The pending calls (JSON) the open wait of `token` decides; `None` when it is not open or recorded none."""
-    joined = event_calls_table.join(event_waits_table, event_calls_table.c.token == event_waits_table.c.token)
-    query = (
-        sa.select(event_calls_table.c.calls)
-        .select_from(joined)
-        .where(event_calls_table.c.token == token, event_waits_table.c.status == 'pending')
-    )
-    return conn.execute(query).scalar_one_or_none()
-
-
-def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> StoredRequest:
-    """The decoded form of one table row; given `request` (its questions, decoded before), not decoded again."""
-    mapping = row._mapping  # pyright: ignore[reportPrivateUsage]
-    response = mapping['response']
-    answered_by = mapping.get('answered_by')
-    decoded = decode_response(response) if response is not None else None
-    if decoded is not None and decoded.answered_by is None and answered_by is not None:
-        decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
-    if request is None:
-        # Rows of earlier versions have neither: their id is the tool call id, and the request belongs to no run.
-        run_id = mapping.get('run_id')
-        tool_call_id = mapping.get('tool_call_id')
-        request = decode_request(mapping['questions'], tool_call_id or mapping['id'], run_id=run_id or None)
-    return StoredRequest(
-        request=request,
-        workflow_id=mapping['workflow_id'],
-        status=cast(Status, mapping['status']),
-        response=decoded,
-        created_at=float(mapping['created_at']),
-        answered_by=answered_by if answered_by is not None else decoded.answered_by if decoded is not None else None,
-    )
-
-
-def encode_request(request: AskUserRequest) -> str:
-    """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` if set.
-
-    `{"questions": [...]}` for a request with none, as earlier versions wrote every request; `recommended`
-    is kept in each question that has one. The run step is part of the key (a run may repeat a call id in
-    another turn), so a row reads back as the request it was, key and all, without a column of its own.
-    """
-    data: dict[str, Any] = {'questions': questions_to_json(request)}
-    if request.notes:
-        data['notes'] = True
-    if request.deadline is not None:
-        data['deadline'] = request.deadline
-    if request.run_step is not None:
-        data['run_step'] = request.run_step
-    return json.dumps(data, ensure_ascii=False)
-
-
-def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> AskUserRequest:
-    """The request stored as `text`, validated again as the tool would; `notes` is False when the row has none.
-
-    `request_id` is the tool call id, `run_id` the run that asked (`None` for a request that belongs to no run).
-    """
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        return AskUserRequest.from_tool_args(text, id=request_id)  # refused, with the tool's own message
-    arguments = cast(dict[str, Any], data)
-    notes = arguments.pop('notes', False)
-    deadline = arguments.pop('deadline', None)
-    step = arguments.pop('run_step', None)
-    run_step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and run_id else None
-    request = AskUserRequest.from_tool_args(
-        arguments, id=request_id, notes=notes is True, run_id=run_id, run_step=run_step
-    )
-    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
-        request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
-    return request
-
-
-def encode_response(response: AskUserResponse) -> str:
-    """`response` as JSON, in the `AskUserResponse` shape."""
-    return json.dumps(response_to_json(response), ensure_ascii=False)
-
-
-def decode_response(text: str) -> AskUserResponse:
-    """The response stored as `text`."""
-    return response_from_json(json.loads(text))
-
-
-WITHDRAWN_MESSAGE = '{"withdrawn": true}'
-"""The DBOS message that ends the wait of a withdrawn request (by its caller, or because its workflow ended).
-
-It reads as `QuestionWithdrawn`, never as a decline: nobody answered.
-"""
-
-
-def answer_message(response_json: str) -> str:
-    """The DBOS message that carries a response, encoded by `encode_response`, to the waiting workflow.
-
-    Written around the encoded response, not encoded again: `{"response": ...}`.
-    """
-    return f'{{"response": {response_json}}}'
-
-
-def decode_message(message: str) -> AskUserResponse:
-    """The response an `answer_message` carries; `QuestionWithdrawn` for `WITHDRAWN_MESSAGE`."""
-    data = json.loads(message)
-    if data.get('withdrawn'):
-        raise QuestionWithdrawn()
-    return response_from_json(data['response'])
-
-
-def message_topic(request_id: str) -> str:
-    """The DBOS message topic the waiting workflow receives the answer to the question with this key on."""
-    return f'ask_user:{request_id}'
+class EngineDatabase:
+    """The `_sql.Database` of a SQLAlchemy engine: PostgreSQL, or a SQLite URL with options."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        """The engine, which this owns (`dispose` disposes of it)."""
+
+    def connect(self) -> Any:
+        """A connection for reads; rolled back when it is left."""
+        return self.engine.connect()
+
+    def begin(self) -> Any:
+        """A transaction: committed on leaving, rolled back on an error."""
+        return self.engine.begin()
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table `name` is in the database."""
+        return has_table(self.engine, name)
+
+    def table_exists(self) -> bool:
+        """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+        return table_exists(self.engine)
+
+    def ensure_table(self) -> None:
+        """Create the tables if they are missing, and the columns later versions added."""
+        ensure_table(self.engine)
+
+    def ensure_columns(self) -> None:
+        """Add the columns an earlier version did not create."""
+        ensure_columns(self.engine)
+
+    def dispose(self) -> None:
+        """Close the engine's connections; it reconnects if used again."""
+        self.engine.dispose()

@@ -9,40 +9,39 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.to_thread
-import sqlalchemy as sa
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
-from ._db import (
+from ._inbox import completed_results, event_topic
+from ._sql import (
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
     WITHDRAWN_MESSAGE,
+    Database,
     Status,
     StoredRequest,
     active_workflows,
     answer_message,
     changes_since,
-    check_sqlite_file,
     claim_answer,
     claim_wait,
-    create_engine,
     encode_response,
-    ensure_columns,
-    ensure_table,
-    has_table,
     lock_event_token,
     message_topic,
+    open_database,
     request_status,
     select_requests,
     send_message,
-    table_exists,
     withdraw_pending,
 )
-from ._inbox import completed_results, event_topic
+from ._sqlite import check_plain_sqlite_file
+
+if TYPE_CHECKING:
+    from ._sql import Connection
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
 
@@ -83,7 +82,7 @@ class DBOSQuestionStore:
     open their store so, since a typo in `--db` must not create a database.
     """
 
-    _engine: sa.Engine | None = field(default=None, init=False, repr=False, compare=False)
+    _database: Database | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
@@ -101,32 +100,35 @@ class DBOSQuestionStore:
     def close(self) -> None:
         """Release the database connections; the store reconnects if used again."""
         with self._lock:
-            if self._engine is not None:
-                self._engine.dispose()
-                self._engine = None
+            if self._database is not None:
+                self._database.dispose()
+                self._database = None
 
-    def _connect(self) -> sa.Engine:
+    def _connect(self) -> Database:
         with self._lock:
-            if self._engine is None:
-                if not self.create_table:
+            if self._database is None:
+                if not self.create_table and not check_plain_sqlite_file(self.database_url):
+                    from ._db import check_sqlite_file
+
                     check_sqlite_file(self.database_url)
-                engine = create_engine(self.database_url)
+                # A plain SQLite file through `sqlite3`, without SQLAlchemy; anything else through SQLAlchemy.
+                database = open_database(self.database_url)
                 try:
                     if self.create_table:
-                        ensure_table(engine)
+                        database.ensure_table()
                         self._has_table = True
                     else:
-                        self._has_table = table_exists(engine)
+                        self._has_table = database.table_exists()
                         if self._has_table:
                             # No table is created, but one an earlier version made gets the columns added since.
-                            ensure_columns(engine)
+                            database.ensure_columns()
                     # Questions asked through `RequestInput` resolve their run's token; older databases have none.
-                    self._has_event_table = has_table(engine, EVENT_TABLE_NAME)
+                    self._has_event_table = database.has_table(EVENT_TABLE_NAME)
                 except BaseException:
-                    engine.dispose()
+                    database.dispose()
                     raise
-                self._engine = engine
-            return self._engine
+                self._database = database
+            return self._database
 
     async def _in_thread(self, function: Callable[[], _T]) -> _T:
         return await anyio.to_thread.run_sync(function)
@@ -162,14 +164,14 @@ class DBOSQuestionStore:
         A cancelled workflow can be resumed (`DBOS.resume_workflow`); it then reads `WITHDRAWN_MESSAGE` at once,
         and its model is told the question was withdrawn, rather than waiting a recheck to find the row so.
         """
-        engine = self._connect()
-        with engine.begin() as conn:
+        database = self._connect()
+        with database.begin() as conn:
             withdrawn = {record.key for record in records if withdraw_pending(conn, [record.key]) == 1}
         for record in records:
             if record.key in withdrawn:
                 # Best effort, after the withdrawal committed: a workflow deleted since has nobody to tell, and one
                 # that misses the message finds the row withdrawn at its next recheck all the same.
-                with contextlib.suppress(Exception), engine.begin() as conn:
+                with contextlib.suppress(Exception), database.begin() as conn:
                     send_message(
                         conn,
                         record.workflow_id,
@@ -178,32 +180,32 @@ class DBOSQuestionStore:
                         f'{record.key}:withdrawn',
                     )
 
-    def _table_ready(self, engine: sa.Engine) -> bool:
+    def _table_ready(self, database: Database) -> bool:
         if not self._has_table:
             # A DBOS database where no question was asked yet, opened without creating the table.
-            if not table_exists(engine):
+            if not database.table_exists():
                 return False
-            ensure_columns(engine)
+            database.ensure_columns()
             self._has_table = True
         return True
 
     def _select(
         self, *, status: Status | None = None, request_id: str | None = None, request_ids: Sequence[str] | None = None
     ) -> list[StoredRequest]:
-        engine = self._connect()
-        if not self._table_ready(engine):
+        database = self._connect()
+        if not self._table_ready(database):
             return []
-        with engine.connect() as conn:
+        with database.connect() as conn:
             # Each request is decoded (and validated) once, the first time this store reads it.
             return select_requests(
                 conn, status=status, request_id=request_id, request_ids=request_ids, decoded=self._decoded
             )
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
-        engine = self._connect()
-        if not self._table_ready(engine):
+        database = self._connect()
+        if not self._table_ready(database):
             return []
-        with engine.connect() as conn:
+        with database.connect() as conn:
             return changes_since(conn, since)
 
     async def record(self, request_id: str) -> StoredRequest:
@@ -236,7 +238,7 @@ class DBOSQuestionStore:
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         # One lookup: the row, decoded once, is what the response is checked against and who is woken.
-        engine = self._connect()
+        database = self._connect()
         found = self._select(request_id=request_id)
         if not found:
             raise UnknownRequestError(request_id)
@@ -244,7 +246,7 @@ class DBOSQuestionStore:
         _raise_unless_pending(stored)
         check_response(stored.request, response)
         response_json = encode_response(response)  # encoded once: stored as is, and sent inside the message
-        with engine.begin() as conn:
+        with database.begin() as conn:
             # Questions of one `RequestInput` wait are claimed one at a time (their token's rows locked first),
             # so exactly one answer sees the set complete and resolves the token.
             token = self._event_token(conn, request_id)
@@ -272,7 +274,7 @@ class DBOSQuestionStore:
             self._withdraw_ended([stored])
             raise WithdrawnError(request_id)
 
-    def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
+    def _event_token(self, conn: Connection, request_id: str) -> str | None:
         if not self._has_event_table:
             return None
         return lock_event_token(conn, request_id)

@@ -19,10 +19,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import sqlalchemy as sa
 
 from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
-from ._db import (
+from ._sql import (
     DEFAULT_DATABASE_URL,
     StoredRequest,
     claim_wait,
@@ -33,7 +32,6 @@ from ._db import (
     open_wait_row,
     record_wait_calls,
     token_requests,
-    transaction,
     withdraw_pending,
 )
 
@@ -52,7 +50,12 @@ TOKEN_PREFIX = 'dbos1.'
 """How every token of a `DBOSEventWaiter` starts: the format, then a random part, then the workflow id."""
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
+
+    from ._sql import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
     """The shape of a `RequestInput` `ask` that hands the token on and returns `None`."""
@@ -104,6 +107,13 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
     return ask
 
 
+def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:
+    """A transaction on the shared SQLAlchemy engine (the run's side: DBOS has loaded SQLAlchemy already)."""
+    from ._db import transaction
+
+    return transaction(database_url)
+
+
 def _deferred_request(
     ctx: RunContext[Any], requests: DeferredToolRequests, call_id: str, notes: bool
 ) -> AskUserRequest:
@@ -115,13 +125,13 @@ def _deferred_request(
 
 
 def _publish(database_url: str, questions: list[AskUserRequest], workflow_id: str, token: str) -> None:
-    with transaction(database_url) as conn:
+    with _transaction(database_url) as conn:
         for request in questions:
             insert_pending(conn, request, workflow_id)
             insert_event_request(conn, request.key, token)
 
 
-def completed_results(conn: sa.Connection, token: str) -> str | None:
+def completed_results(conn: Connection, token: str) -> str | None:
     """The resolution message for `token` once every one of its questions is answered, else `None`.
 
     The `DeferredToolResults` it carries has who answered each question in `answered_by`, when the answer said.
@@ -156,7 +166,7 @@ def open_wait(database_url: str, token: str, workflow_id: str, *, calls: str | N
     """Record the wait of `token` as open, with the calls it decides (`WaitCalls` JSON) when known; idempotent,
     as the step calling it may run again.
     """
-    with transaction(database_url) as conn:
+    with _transaction(database_url) as conn:
         open_wait_row(conn, token, workflow_id)
         if calls is not None:
             record_wait_calls(conn, token, calls)
@@ -164,7 +174,7 @@ def open_wait(database_url: str, token: str, workflow_id: str, *, calls: str | N
 
 def settle_wait(database_url: str, token: str) -> None:
     """Mark the wait of `token` resolved by `ask` itself, so no later resolution is reported as taken."""
-    with transaction(database_url) as conn:
+    with _transaction(database_url) as conn:
         claim_wait(conn, token)
 
 
@@ -177,7 +187,7 @@ def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
     `WithdrawnError`), or `None` when it had no questions, so the wait times out as `RequestInput`
     decides.
     """
-    with transaction(database_url) as conn:
+    with _transaction(database_url) as conn:
         lock_token(conn, token)
         if not expire_wait(conn, token):
             return {'resolved': True}

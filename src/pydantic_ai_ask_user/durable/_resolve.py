@@ -1,20 +1,18 @@
 """Ending a `DBOSEventWaiter` wait from any process: `resolve_dbos_event` and `fail_dbos_event`.
 
-Apart from the waiter (`_events`), which runs inside DBOS workflows: resolving needs only the database, so
-`ask-user resolve` loads neither DBOS nor the waiter. The claim of the wait and the DBOS message that ends it are
-one transaction (`send_message`: DBOS's own SQL interface).
+Apart from the waiter (`_events`), which runs inside DBOS workflows: resolving needs only the database
+(`_end_wait`), so resolving loads neither DBOS nor the waiter.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ._db import DEFAULT_DATABASE_URL, EVENT_WAITS_TABLE_NAME, claim_wait, create_engine, has_table, send_message
-from ._inbox import event_topic, token_workflow
+from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+from ._sql import DEFAULT_DATABASE_URL
 
 __all__ = ('NotAnEventTokenError', 'NoWaitError', 'resolve_dbos_event', 'fail_dbos_event')
 
@@ -51,30 +49,12 @@ def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATA
     _send(token, {'error': reason}, database_url)
 
 
-def _workflow_of(token: str) -> str:
-    workflow_id = token_workflow(token)
-    if workflow_id is None:
-        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
-    return workflow_id
-
-
 def _send(token: str, message: dict[str, Any], database_url: str) -> None:
-    workflow_id = _workflow_of(token)
-    engine = create_engine(database_url)
     try:
-        # Not `shared_engine`: resolving must not create tables in a database that has none (a typo in the URL).
-        if not has_table(engine, EVENT_WAITS_TABLE_NAME):
-            raise _no_wait()
-        with engine.begin() as conn:
-            # The claim and the message commit together: a resolution is used, or refused here.
-            if not claim_wait(conn, token):
-                raise _no_wait()
-            send_message(conn, workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), token)
-    finally:
-        engine.dispose()
-
-
-def _no_wait() -> NoWaitError:
-    return NoWaitError(
-        'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
-    )
+        end_wait(token, message, database_url)
+    except NotAWaitTokenError:
+        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.') from None
+    except WaitNotOpenError:
+        raise NoWaitError(
+            'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
+        ) from None

@@ -1,0 +1,46 @@
+"""Ending a `DBOSEventWaiter` wait from any process with nothing but the database: the claim of the wait and the
+DBOS message that ends it, in one transaction (`send_message`: DBOS's own SQL interface).
+
+Below `resolve_dbos_event` and `fail_dbos_event` (`_resolve`), which raise Pydantic AI's `UserError`s;
+`ask-user resolve` calls this directly, so on a SQLite file it loads neither Pydantic AI, DBOS nor SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._inbox import event_topic, token_workflow
+from ._sql import EVENT_WAITS_TABLE_NAME, claim_wait, open_database, send_message
+
+__all__ = ('NotAWaitTokenError', 'WaitNotOpenError', 'end_wait')
+
+
+class NotAWaitTokenError(ValueError):
+    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+
+
+class WaitNotOpenError(Exception):
+    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
+
+
+def end_wait(token: str, message: dict[str, Any], database_url: str) -> None:
+    """Claim the open wait of `token` and send it `message` (`{"payload": ...}` or `{"error": ...}`), together.
+
+    `NotAWaitTokenError` when the token names no workflow, `WaitNotOpenError` when no open wait has it; nothing is
+    sent then. A database without the waits table is not given one (a typo in the URL): no wait is open there.
+    """
+    workflow_id = token_workflow(token)
+    if workflow_id is None:
+        raise NotAWaitTokenError(token)
+    database = open_database(database_url)
+    try:
+        if not database.has_table(EVENT_WAITS_TABLE_NAME):
+            raise WaitNotOpenError(token)
+        with database.begin() as conn:
+            # The claim and the message commit together: a resolution is used, or refused here.
+            if not claim_wait(conn, token):
+                raise WaitNotOpenError(token)
+            send_message(conn, workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), token)
+    finally:
+        database.dispose()

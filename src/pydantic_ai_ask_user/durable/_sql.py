@@ -1,0 +1,685 @@
+"""The SQL of the durable package, as text shared by its two ways to a database, and what its rows decode to.
+
+Every statement here runs unchanged through SQLAlchemy (`sa.text`, on PostgreSQL and SQLite: the DBOS workers,
+`DBOSAnswerer`, the waiter) and through the standard library's `sqlite3` (`DBOSQuestionStore` on a SQLite file,
+so `ask-user pending`, `answer` and `resolve` start without SQLAlchemy). Parameters are named (`:name`), which
+both take; the few differences between the dialects (PostgreSQL's row locks, DBOS's `dbos` schema and its
+`send_message` function) are chosen by the connection's dialect. This module imports neither SQLAlchemy nor
+DBOS: the tables are created by SQLAlchemy (`_db.ensure_table`), never here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import MutableMapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+
+from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
+from .._json import questions_to_json, response_from_json, response_to_json
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    Connection = sqlite3.Connection | sa.Connection
+    """A connection the statements run on: the standard library's, or SQLAlchemy's (any dialect)."""
+
+__all__ = (
+    'TABLE_NAME',
+    'DEFAULT_DATABASE_URL',
+    'Status',
+    'ANSWERED_BY_LENGTH',
+    'EVENT_TABLE_NAME',
+    'EVENT_WAITS_TABLE_NAME',
+    'EVENT_CALLS_TABLE_NAME',
+    'DBOS_TABLE',
+    'ADDED_COLUMNS',
+    'add_column_statement',
+    'MissingColumnError',
+    'missing_column_error',
+    'NotAQuestionDatabaseError',
+    'not_a_question_database',
+    'Database',
+    'StoredRequest',
+    'Identity',
+    'ACTIVE_WORKFLOW_STATUSES',
+    'insert_pending',
+    'insert_encoded',
+    'select_requests',
+    'publication',
+    'status_and_response',
+    'request_status',
+    'changes_since',
+    'active_workflows',
+    'send_message',
+    'claim_answer',
+    'withdraw_pending',
+    'insert_event_request',
+    'lock_event_token',
+    'lock_token',
+    'token_requests',
+    'open_wait_row',
+    'claim_wait',
+    'expire_wait',
+    'open_wait_tokens',
+    'record_wait_calls',
+    'pending_wait_calls',
+    'decode_row',
+    'encode_request',
+    'decode_request',
+    'encode_response',
+    'decode_response',
+    'message_topic',
+    'answer_message',
+    'decode_message',
+    'WITHDRAWN_MESSAGE',
+)
+
+TABLE_NAME = 'ask_user_requests'
+"""The table holding one row per durable question: pending, answered or withdrawn."""
+
+DEFAULT_DATABASE_URL = 'sqlite:///ask_user.sqlite'
+"""The embedded default: a SQLite file in the working directory, no server to run."""
+
+Status = Literal['pending', 'answered', 'withdrawn']
+"""Where a question stands: waiting, answered (or declined) once, or given up by its run."""
+
+ANSWERED_BY_LENGTH = MAX_ANSWERED_BY_LENGTH
+"""The width of the `answered_by` column: the longest `AskUserResponse.answered_by`."""
+
+EVENT_TABLE_NAME = 'ask_user_event_requests'
+"""The table tying questions put to a person through `RequestInput` to the resume token of their run's wait."""
+
+EVENT_WAITS_TABLE_NAME = 'ask_user_event_waits'
+"""The table holding one row per `DBOSEventWaiter` wait: whether it is still open, resolved, or expired."""
+
+EVENT_CALLS_TABLE_NAME = 'ask_user_event_calls'
+"""The table holding the calls each `RequestInput` wait decides, so a resolver is checked against them."""
+
+DBOS_TABLE = 'workflow_status'
+"""A table every DBOS system database has, in the `dbos` schema on PostgreSQL and in the file on SQLite."""
+
+ADDED_COLUMNS = (('answered_by', f'VARCHAR({ANSWERED_BY_LENGTH})'), ('run_id', 'TEXT'), ('tool_call_id', 'TEXT'))
+"""The columns of the questions table that earlier versions did not create, with their SQL types, added to their
+databases at start-up (`ensure_columns`): the types `_db.requests_table` declares them with."""
+
+
+def add_column_statement(name: str, kind: str, dialect: str) -> str:
+    """The `ALTER TABLE` that adds the column `name` of type `kind` to an earlier version's questions table.
+
+    PostgreSQL's `IF NOT EXISTS` lets a second process through; SQLite has no such clause (its caller looks again).
+    """
+    if_not_exists = ' IF NOT EXISTS' if dialect == 'postgresql' else ''
+    return f'ALTER TABLE {TABLE_NAME} ADD COLUMN{if_not_exists} {name} {kind}'
+
+
+class MissingColumnError(RuntimeError):
+    """The questions table lacks a column of this version, and the database user may not add it."""
+
+
+def missing_column_error(name: str, statement: str, reason: str) -> MissingColumnError:
+    """Say what to do, not only what failed: not the table's owner (PostgreSQL), or a read-only database."""
+    return MissingColumnError(
+        f'the questions table {TABLE_NAME} was made by an earlier version and lacks the column '
+        f'{name}, which this database user cannot add ({reason.splitlines()[0] if reason else reason}); '
+        f"have the table's owner run once: {statement}"
+    )
+
+
+class NotAQuestionDatabaseError(RuntimeError):
+    """The database is not one where questions wait: a SQLite file that does not exist, or a database with
+    neither the questions table nor DBOS's own tables (a typo in the URL, or somebody else's database).
+
+    Raised by a `DBOSQuestionStore(create_table=False)`, which writes no schema into such a database.
+    """
+
+
+def not_a_question_database(shown_url: str) -> NotAQuestionDatabaseError:
+    """The error for a database that has neither the questions table nor DBOS's."""
+    return NotAQuestionDatabaseError(
+        f'{shown_url} is not a question database: it has neither the {TABLE_NAME} table nor the tables of DBOS'
+    )
+
+
+class Database(Protocol):
+    """A database the durable package reads and writes: SQLAlchemy's engine (`_db.EngineDatabase`), or a SQLite file
+    through the standard library (`_sqlite.SqliteDatabase`). `open_database` picks one for a URL.
+    """
+
+    def connect(self) -> AbstractContextManager[Connection]:
+        """A connection for reads; whatever it began is rolled back when it is left."""
+        ...
+
+    def begin(self) -> AbstractContextManager[Connection]:
+        """A transaction: committed on leaving, rolled back on an error."""
+        ...
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table `name` is in the database (older databases lack the event tables)."""
+        ...
+
+    def table_exists(self) -> bool:
+        """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+        ...
+
+    def ensure_table(self) -> None:
+        """Create the tables if they are missing, and the columns later versions added."""
+        ...
+
+    def ensure_columns(self) -> None:
+        """Add to an existing questions table the columns an earlier version did not create; idempotent."""
+        ...
+
+    def dispose(self) -> None:
+        """Close its connections; it connects again if used again."""
+        ...
+
+
+def open_database(database_url: str) -> Database:
+    """The database at `database_url`: a plain SQLite file (`sqlite:///FILE`) through the standard library's `sqlite3`,
+    anything else (PostgreSQL; a SQLite URL with options) through SQLAlchemy, imported only then.
+
+    Nothing is created or connected yet.
+    """
+    from ._sqlite import SqliteDatabase, sqlite_file
+
+    path = sqlite_file(database_url)
+    if path is not None:
+        return SqliteDatabase(database_url, path)
+    from ._db import EngineDatabase, create_engine
+
+    return EngineDatabase(create_engine(database_url))
+
+
+def _dialect(conn: Connection) -> str:
+    return 'sqlite' if isinstance(conn, sqlite3.Connection) else conn.dialect.name
+
+
+class _Rows(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Sequence[Any]: ...
+
+
+def _execute(conn: Connection, statement: str, parameters: dict[str, Any] | None = None) -> _Rows:
+    """Run `statement` (named parameters, `:name`) on either kind of connection."""
+    if isinstance(conn, sqlite3.Connection):
+        return conn.execute(statement, parameters or {})
+    import sqlalchemy as sa
+
+    return cast(_Rows, conn.execute(sa.text(statement), parameters or {}))
+
+
+def _in(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """`(:name_0, :name_1, ...)` and its parameters, for `IN` with a list (neither driver expands one); not empty."""
+    parameters = {f'{name}_{index}': value for index, value in enumerate(values)}
+    return '(' + ', '.join(f':{key}' for key in parameters) + ')', parameters
+
+
+def _workflows_table(conn: Connection) -> str:
+    """DBOS's `workflow_status` table: in schema `dbos` on PostgreSQL, in the file on SQLite."""
+    return f'dbos.{DBOS_TABLE}' if _dialect(conn) == 'postgresql' else DBOS_TABLE
+
+
+def _lock(conn: Connection, kind: Literal['UPDATE', 'SHARE']) -> str:
+    """A row lock on PostgreSQL; SQLite's writers take the database lock when they begin, which orders them anyway."""
+    return f' FOR {kind}' if _dialect(conn) == 'postgresql' else ''
+
+
+@dataclass(frozen=True)
+class StoredRequest:
+    """One row of the table, decoded."""
+
+    request: AskUserRequest
+    """The questions as asked: `request.id` is the tool call id, `request.key` the row's id."""
+
+    workflow_id: str
+    """The DBOS workflow that waits for the answer."""
+
+    status: Status
+    """Where the question stands."""
+
+    response: AskUserResponse | None
+    """The answer, once `status` is `answered`."""
+
+    created_at: float
+    """When the question was first published, in seconds since the epoch."""
+
+    answered_by: str | None = None
+    """Who answered, from the `answered_by` column, once `status` is `answered` and the answer said who."""
+
+    @property
+    def key(self) -> str:
+        """The question's key, the row's id: what `DBOSQuestionStore.get`, `respond` and `ask-user answer` take."""
+        return self.request.key
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a stored question is: its key (the row's id), and the run and tool call it was made from."""
+
+    key: str
+    """`AskUserRequest.key`: the row's id."""
+
+    tool_call_id: str
+    """`AskUserRequest.id`: the tool call id, as the model and the UIs see it."""
+
+    run_id: str | None = None
+    """`AskUserRequest.run_id`: the run that asked, or `None` for a request that belongs to no run."""
+
+    @classmethod
+    def of(cls, request: AskUserRequest) -> Identity:
+        """The identity of `request`."""
+        return cls(key=request.key, tool_call_id=request.id, run_id=request.run_id)
+
+
+def insert_pending(conn: Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending') -> None:
+    """Publish `request` as pending (or `status`), unless a row with its key exists already (a replay)."""
+    insert_encoded(conn, Identity.of(request), encode_request(request), workflow_id, status=status)
+
+
+def insert_encoded(
+    conn: Connection, identity: Identity, questions_json: str, workflow_id: str, *, status: Status = 'pending'
+) -> None:
+    """`insert_pending` for a request already encoded by `encode_request`."""
+    now = time.time()
+    values = {
+        'id': identity.key,
+        'workflow_id': workflow_id,
+        'questions': questions_json,
+        'status': status,
+        'created_at': now,
+        'updated_at': now,
+        'run_id': identity.run_id,
+        'tool_call_id': identity.tool_call_id,
+    }
+    _execute(
+        conn,
+        f'INSERT INTO {TABLE_NAME} (id, workflow_id, questions, status, response, created_at, updated_at, run_id, '
+        'tool_call_id) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, :updated_at, :run_id, '
+        ':tool_call_id) ON CONFLICT (id) DO NOTHING',
+        values,
+    )
+
+
+_REQUEST_COLUMNS = 'id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id'
+"""The columns a question is read back from, in the order `decode_row` takes them."""
+
+
+def select_requests(
+    conn: Connection,
+    *,
+    status: Status | None = None,
+    request_id: str | None = None,
+    request_ids: Sequence[str] | None = None,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> list[StoredRequest]:
+    """The decoded rows with this status, this key or these keys (all when no filter is given), oldest first.
+
+    `decoded` holds requests decoded before, by key: a row's questions never change once published, so a
+    request found there is not decoded (and validated) again, and one decoded here is added to it.
+    """
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    if status is not None:
+        conditions.append('status = :status')
+        parameters['status'] = status
+    if request_id is not None:
+        conditions.append('id = :id')
+        parameters['id'] = request_id
+    if request_ids is not None:
+        if not request_ids:
+            return []
+        listed, values = _in('id', request_ids)
+        conditions.append(f'id IN {listed}')
+        parameters |= values
+    where = f' WHERE {" AND ".join(conditions)}' if conditions else ''
+    query = f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME}{where} ORDER BY created_at, id'
+    rows = _execute(conn, query, parameters).fetchall()
+    if decoded is None:
+        return [decode_row(row) for row in rows]
+    stored: list[StoredRequest] = []
+    for row in rows:
+        stored.append(decode_row(row, decoded.get(row[0])))
+        decoded[row[0]] = stored[-1].request
+    return stored
+
+
+def _one(conn: Connection, query: str, parameters: dict[str, Any]) -> Any:
+    row = _execute(conn, query, parameters).fetchone()
+    if row is None:
+        raise LookupError(f'no row for {parameters}')
+    return row
+
+
+def publication(conn: Connection, request_id: str) -> tuple[str, Status, float, str]:
+    """The workflow id, status, creation time and questions (as `encode_request` wrote them) of a published request."""
+    query = f'SELECT workflow_id, status, created_at, questions FROM {TABLE_NAME} WHERE id = :id'
+    workflow_id, status, created_at, questions = _one(conn, query, {'id': request_id})
+    return workflow_id, status, float(created_at), questions
+
+
+def status_and_response(conn: Connection, request_id: str) -> tuple[Status, str | None]:
+    """The status and response (JSON, or `None`) of a published request."""
+    status, response = _one(conn, f'SELECT status, response FROM {TABLE_NAME} WHERE id = :id', {'id': request_id})
+    return status, response
+
+
+def request_status(conn: Connection, request_id: str) -> Status | None:
+    """Where the request stands, or `None` when there is no such row."""
+    found = _execute(conn, f'SELECT status FROM {TABLE_NAME} WHERE id = :id', {'id': request_id}).fetchone()
+    return None if found is None else cast(Status, found[0])
+
+
+def changes_since(conn: Connection, since: float) -> list[tuple[str, Status, float]]:
+    """The id, status and creation time of every row changed at or after `since`, oldest first.
+
+    Without the questions and the response, so a poll decodes nothing for rows it already knows.
+    """
+    query = f'SELECT id, status, created_at FROM {TABLE_NAME} WHERE updated_at >= :since ORDER BY created_at, id'
+    rows = _execute(conn, query, {'since': since}).fetchall()
+    return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
+
+
+ACTIVE_WORKFLOW_STATUSES = ('PENDING', 'ENQUEUED', 'DELAYED')
+"""DBOS workflow statuses under which a question can still be answered; any other means nobody waits."""
+
+
+def _active(conn: Connection, workflow_ids: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The query of those of these DBOS workflows that can still receive an answer, and its parameters."""
+    listed, parameters = _in('workflow', workflow_ids)
+    statuses, values = _in('status', ACTIVE_WORKFLOW_STATUSES)
+    query = (
+        f'SELECT workflow_uuid FROM {_workflows_table(conn)} WHERE workflow_uuid IN {listed} AND status IN {statuses}'
+    )
+    return query, parameters | values
+
+
+def active_workflows(conn: Connection, workflow_ids: Sequence[str]) -> set[str]:
+    """Those of these DBOS workflows that can still receive an answer (`ACTIVE_WORKFLOW_STATUSES`), read from DBOS's
+    `workflow_status` table: a workflow that ended, or was deleted, is not among them.
+    """
+    if not workflow_ids:
+        return set()
+    query, parameters = _active(conn, workflow_ids)
+    return {row[0] for row in _execute(conn, query, parameters).fetchall()}
+
+
+_PORTABLE_JSON = 'portable_json'
+"""DBOS's language-neutral serialization of a message (`DBOSPortableJSON`): compact JSON, read by any DBOS client."""
+
+
+def send_message(conn: Connection, workflow_id: str, message: str, topic: str, idempotency_key: str) -> None:
+    """Send `message` (a string) to DBOS workflow `workflow_id` on `topic`, in the transaction of `conn`, as `DBOS.send`
+    does, without DBOS: no DBOS launch, client or import, so `ask-user answer` starts in tenths of a second.
+
+    A DBOS message is one row of its `notifications` table, which the receiving `DBOS.recv` finds (woken by the
+    table's `NOTIFY` trigger on PostgreSQL, by polling on SQLite). On PostgreSQL this calls `dbos.send_message`, the
+    SQL function DBOS's schema provides for clients in any language; on SQLite, which has no functions, it is the
+    same `INSERT` that function makes. The message is stored in DBOS's portable JSON serialization, which every DBOS
+    reader decodes (to this same string), and its id is `IDEMPOTENCY_KEY::WORKFLOW_ID`, as `DBOSClient.send` names it,
+    so a message sent twice (a retried transaction) is received once.
+    """
+    serialized = json.dumps(message, separators=(',', ':'), ensure_ascii=False)
+    message_id = f'{idempotency_key}::{workflow_id}'
+    values = {'workflow_id': workflow_id, 'message': serialized, 'topic': topic, 'message_id': message_id}
+    if _dialect(conn) == 'postgresql':
+        statement = 'SELECT dbos.send_message(:workflow_id, CAST(:message AS json), :topic, :message_id)'
+    else:
+        statement = (
+            'INSERT INTO notifications (destination_uuid, topic, message, message_uuid, serialization) '
+            f"VALUES (:workflow_id, :topic, :message, :message_id, '{_PORTABLE_JSON}') "
+            'ON CONFLICT (message_uuid) DO NOTHING'
+        )
+    _execute(conn, statement, values)
+
+
+def claim_answer(
+    conn: Connection,
+    request_id: str,
+    response_json: str,
+    answered_by: str | None = None,
+    *,
+    workflow_id: str | None = None,
+) -> bool:
+    """Move a pending request to answered with `response_json` and who answered; False when it was not pending
+    (whoever raced it), or, given the `workflow_id` waiting for it, when that DBOS workflow no longer waits.
+
+    One conditional UPDATE decides it. With `workflow_id`, the workflow's status row is share-locked by the same
+    statement on PostgreSQL, so a cancellation either commits first (no claim) or waits until the answer is
+    recorded and sent; SQLite's writers take the database lock when they begin, which orders them the same way.
+    """
+    parameters: dict[str, Any] = {
+        'id': request_id,
+        'response': response_json,
+        'answered_by': answered_by,
+        'updated_at': time.time(),
+    }
+    waiting = ''
+    if workflow_id is not None:
+        active, values = _active(conn, [workflow_id])
+        waiting = f' AND workflow_id IN ({active}{_lock(conn, "SHARE")})'
+        parameters |= values
+    claimed = _execute(
+        conn,
+        f"UPDATE {TABLE_NAME} SET status = 'answered', response = :response, answered_by = :answered_by, "
+        f"updated_at = :updated_at WHERE id = :id AND status = 'pending'{waiting}",
+        parameters,
+    )
+    return claimed.rowcount == 1
+
+
+def withdraw_pending(conn: Connection, request_ids: Sequence[str] = (), *, token: str | None = None) -> int:
+    """Withdraw those of these requests (or of the questions of `token`) still pending; how many were.
+
+    The one way a question is given up: by its run's deadline, by a run that ended, or by a cancelled caller.
+    """
+    if token is not None:
+        ids, parameters = f'(SELECT request_id FROM {EVENT_TABLE_NAME} WHERE token = :token)', {'token': token}
+    elif request_ids:
+        ids, parameters = _in('id', request_ids)
+    else:
+        return 0
+    withdrawn = _execute(
+        conn,
+        f"UPDATE {TABLE_NAME} SET status = 'withdrawn', updated_at = :updated_at "
+        f"WHERE id IN {ids} AND status = 'pending'",
+        parameters | {'updated_at': time.time()},
+    )
+    return withdrawn.rowcount
+
+
+def insert_event_request(conn: Connection, request_id: str, token: str) -> None:
+    """Tie the question whose key is `request_id` to the wait of `token`; idempotent."""
+    _execute(
+        conn,
+        f'INSERT INTO {EVENT_TABLE_NAME} (request_id, token) VALUES (:request_id, :token) '
+        'ON CONFLICT (request_id) DO NOTHING',
+        {'request_id': request_id, 'token': token},
+    )
+
+
+def lock_event_token(conn: Connection, request_id: str) -> str | None:
+    """The token the question keyed `request_id` was published under, with every row of that token locked; `None` for
+    a plain question.
+    """
+    query = f'SELECT token FROM {EVENT_TABLE_NAME} WHERE request_id = :request_id'
+    found = _execute(conn, query, {'request_id': request_id}).fetchone()
+    if found is None:
+        return None
+    lock_token(conn, found[0])
+    return found[0]
+
+
+def lock_token(conn: Connection, token: str) -> None:
+    """Lock the question rows of `token`, in a fixed order."""
+    # On PostgreSQL, answers to sibling questions wait here for one another; SQLite's writers are serial anyway.
+    query = f'SELECT request_id FROM {EVENT_TABLE_NAME} WHERE token = :token ORDER BY request_id{_lock(conn, "UPDATE")}'
+    _execute(conn, query, {'token': token}).fetchall()
+
+
+def token_requests(conn: Connection, token: str) -> list[StoredRequest]:
+    """The decoded questions published for the wait of `token`."""
+    query = (
+        f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME} '
+        f'WHERE id IN (SELECT request_id FROM {EVENT_TABLE_NAME} WHERE token = :token)'
+    )
+    return [decode_row(row) for row in _execute(conn, query, {'token': token}).fetchall()]
+
+
+def open_wait_row(conn: Connection, token: str, workflow_id: str) -> None:
+    """Record the wait of `token` as open; idempotent."""
+    _execute(
+        conn,
+        f'INSERT INTO {EVENT_WAITS_TABLE_NAME} (token, workflow_id, status, updated_at) '
+        "VALUES (:token, :workflow_id, 'pending', :updated_at) ON CONFLICT (token) DO NOTHING",
+        {'token': token, 'workflow_id': workflow_id, 'updated_at': time.time()},
+    )
+
+
+def _move_wait(conn: Connection, token: str, status: Literal['resolved', 'expired']) -> bool:
+    moved = _execute(
+        conn,
+        f'UPDATE {EVENT_WAITS_TABLE_NAME} SET status = :status, updated_at = :updated_at '
+        "WHERE token = :token AND status = 'pending'",
+        {'token': token, 'status': status, 'updated_at': time.time()},
+    )
+    return moved.rowcount == 1
+
+
+def claim_wait(conn: Connection, token: str) -> bool:
+    """Move the wait of `token` from open to resolved; False if it is unknown, resolved already, or expired."""
+    return _move_wait(conn, token, 'resolved')
+
+
+def expire_wait(conn: Connection, token: str) -> bool:
+    """Move the wait of `token` from open to expired; False if a resolver claimed it first (or it is unknown)."""
+    return _move_wait(conn, token, 'expired')
+
+
+def open_wait_tokens(conn: Connection) -> list[str]:
+    """The tokens of every wait still open (neither resolved nor expired), oldest first."""
+    query = f"SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending' ORDER BY updated_at"
+    return [row[0] for row in _execute(conn, query).fetchall()]
+
+
+def record_wait_calls(conn: Connection, token: str, calls: str) -> None:
+    """Record the pending calls (JSON) the wait of `token` decides; idempotent, as the step calling it may run again."""
+    _execute(
+        conn,
+        f'INSERT INTO {EVENT_CALLS_TABLE_NAME} (token, calls) VALUES (:token, :calls) ON CONFLICT (token) DO NOTHING',
+        {'token': token, 'calls': calls},
+    )
+
+
+def pending_wait_calls(conn: Connection, token: str) -> str | None:
+    """The pending calls (JSON) the open wait of `token` decides; `None` when it is not open or recorded none."""
+    query = (
+        f'SELECT calls.calls FROM {EVENT_CALLS_TABLE_NAME} AS calls JOIN {EVENT_WAITS_TABLE_NAME} AS waits '
+        "ON calls.token = waits.token WHERE calls.token = :token AND waits.status = 'pending'"
+    )
+    found = _execute(conn, query, {'token': token}).fetchone()
+    return None if found is None else found[0]
+
+
+def decode_row(row: Sequence[Any], request: AskUserRequest | None = None) -> StoredRequest:
+    """The decoded form of one row of `_REQUEST_COLUMNS`; given `request` (its questions, decoded before), not decoded
+    again.
+    """
+    request_id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id = row
+    decoded = decode_response(response) if response is not None else None
+    if decoded is not None and decoded.answered_by is None and answered_by is not None:
+        decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
+    if request is None:
+        # Rows of earlier versions have neither: their id is the tool call id, and the request belongs to no run.
+        request = decode_request(questions, tool_call_id or request_id, run_id=run_id or None)
+    return StoredRequest(
+        request=request,
+        workflow_id=workflow_id,
+        status=cast(Status, status),
+        response=decoded,
+        created_at=float(created_at),
+        answered_by=answered_by if answered_by is not None else decoded.answered_by if decoded is not None else None,
+    )
+
+
+def encode_request(request: AskUserRequest) -> str:
+    """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` if set.
+
+    `{"questions": [...]}` for a request with none, as earlier versions wrote every request; `recommended`
+    is kept in each question that has one. The run step is part of the key (a run may repeat a call id in
+    another turn), so a row reads back as the request it was, key and all, without a column of its own.
+    """
+    data: dict[str, Any] = {'questions': questions_to_json(request)}
+    if request.notes:
+        data['notes'] = True
+    if request.deadline is not None:
+        data['deadline'] = request.deadline
+    if request.run_step is not None:
+        data['run_step'] = request.run_step
+    return json.dumps(data, ensure_ascii=False)
+
+
+def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> AskUserRequest:
+    """The request stored as `text`, validated again as the tool would; `notes` is False when the row has none.
+
+    `request_id` is the tool call id, `run_id` the run that asked (`None` for a request that belongs to no run).
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        return AskUserRequest.from_tool_args(text, id=request_id)  # refused, with the tool's own message
+    arguments = cast(dict[str, Any], data)
+    notes = arguments.pop('notes', False)
+    deadline = arguments.pop('deadline', None)
+    step = arguments.pop('run_step', None)
+    run_step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and run_id else None
+    request = AskUserRequest.from_tool_args(
+        arguments, id=request_id, notes=notes is True, run_id=run_id, run_step=run_step
+    )
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
+        request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
+    return request
+
+
+def encode_response(response: AskUserResponse) -> str:
+    """`response` as JSON, in the `AskUserResponse` shape."""
+    return json.dumps(response_to_json(response), ensure_ascii=False)
+
+
+def decode_response(text: str) -> AskUserResponse:
+    """The response stored as `text`."""
+    return response_from_json(json.loads(text))
+
+
+WITHDRAWN_MESSAGE = '{"withdrawn": true}'
+"""The DBOS message that ends the wait of a withdrawn request (by its caller, or because its workflow ended).
+
+It reads as `QuestionWithdrawn`, never as a decline: nobody answered.
+"""
+
+
+def answer_message(response_json: str) -> str:
+    """The DBOS message that carries a response, encoded by `encode_response`, to the waiting workflow.
+
+    Written around the encoded response, not encoded again: `{"response": ...}`.
+    """
+    return f'{{"response": {response_json}}}'
+
+
+def decode_message(message: str) -> AskUserResponse:
+    """The response an `answer_message` carries; `QuestionWithdrawn` for `WITHDRAWN_MESSAGE`."""
+    data = json.loads(message)
+    if data.get('withdrawn'):
+        raise QuestionWithdrawn()
+    return response_from_json(data['response'])
+
+
+def message_topic(request_id: str) -> str:
+    """The DBOS message topic the waiting workflow receives the answer to the question with this key on."""
+    return f'ask_user:{request_id}'

@@ -1,0 +1,158 @@
+"""A SQLite file through the standard library's `sqlite3`: the durable package's SQL (`_sql`) without SQLAlchemy.
+
+`DBOSQuestionStore` on a SQLite file reads and writes through this, so `ask-user pending`, `answer` and `resolve`
+start in tenths of a second. Connections behave as `_db.create_engine` sets SQLAlchemy's up, as DBOS does: a
+30 s busy timeout, and writers that take the database lock when they begin (`BEGIN IMMEDIATE`, issued by
+`sqlite3` before the first write of a transaction), so two answers cannot interleave. Creating the tables is
+left to SQLAlchemy (`_db.ensure_table`), which defines them.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Generator
+from contextlib import contextmanager
+from urllib.parse import unquote
+
+from .._text import printable
+from ._sql import (
+    ADDED_COLUMNS,
+    DBOS_TABLE,
+    TABLE_NAME,
+    NotAQuestionDatabaseError,
+    add_column_statement,
+    missing_column_error,
+    not_a_question_database,
+)
+
+__all__ = ('SqliteDatabase', 'sqlite_file', 'check_plain_sqlite_file', 'shown_sqlite_url', 'BUSY_TIMEOUT_SECONDS')
+
+BUSY_TIMEOUT_SECONDS = 30
+"""How long a statement waits for another process's lock before it fails, as `_db.create_engine` sets it."""
+
+_PLAIN = 'sqlite:///'
+"""How a URL naming a SQLite file, and nothing more, begins."""
+
+
+def sqlite_file(database_url: str) -> str | None:
+    """The file a plain `sqlite:///FILE` URL names (percent-escapes decoded, as SQLAlchemy reads it); `None` for
+    any other URL (PostgreSQL, a driver name, options after `?`, memory, a `file:` URI), which SQLAlchemy opens.
+    """
+    if not database_url.startswith(_PLAIN) or '?' in database_url:
+        return None
+    path = unquote(database_url[len(_PLAIN) :])
+    if path in ('', ':memory:') or path.startswith('file:'):
+        return None
+    return path
+
+
+def shown_sqlite_url(database_url: str) -> str | None:
+    """A plain SQLite URL as messages show it (it holds no password), as SQLAlchemy renders it; `None` for others."""
+    path = sqlite_file(database_url)
+    return None if path is None else printable(_PLAIN + path, allow_newline=False)
+
+
+def check_plain_sqlite_file(database_url: str) -> bool:
+    """Raise `NotAQuestionDatabaseError` when the plain SQLite URL `database_url` names a file that does not exist:
+    opening it would create it, empty, and `sqlite:///typo.sqlite` would look like a database where no question
+    waits. False for a URL this cannot tell about (`_db.check_sqlite_file` does), True when the file is there.
+    """
+    path = sqlite_file(database_url)
+    if path is None:
+        return False
+    if not os.path.isfile(path):
+        raise NotAQuestionDatabaseError(f'there is no SQLite database at {os.path.abspath(path)}')
+    return True
+
+
+class SqliteDatabase:
+    """The `_sql.Database` of a SQLite file, through `sqlite3`: a connection per use (opening one costs tens of
+    microseconds), so any thread may use it.
+    """
+
+    def __init__(self, database_url: str, path: str) -> None:
+        self.database_url = database_url
+        """The URL, as messages show it."""
+        self.path = path
+        """The file."""
+
+    def _open(self) -> sqlite3.Connection:
+        # As `_db.create_engine`: IMMEDIATE, so a writer takes the lock when it begins, and the busy timeout.
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level='IMMEDIATE')
+        conn.execute(f'PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}')
+        return conn
+
+    @contextmanager
+    def connect(self) -> Generator[sqlite3.Connection]:
+        """A connection for reads; whatever it began is rolled back when it is left."""
+        conn = self._open()
+        try:
+            yield conn
+            conn.rollback()
+        finally:
+            conn.close()
+
+    @contextmanager
+    def begin(self) -> Generator[sqlite3.Connection]:
+        """A transaction: committed on leaving, rolled back on an error (its first write begins it, IMMEDIATE)."""
+        conn = self._open()
+        try:
+            yield conn
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+        finally:
+            conn.close()
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table `name` is in the file."""
+        with self.connect() as conn:
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+            return conn.execute(query, {'name': name}).fetchone() is not None
+
+    def table_exists(self) -> bool:
+        """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+        if self.has_table(TABLE_NAME):
+            return True
+        if self.has_table(DBOS_TABLE):
+            return False  # a DBOS database where no question was asked yet
+        raise not_a_question_database(shown_sqlite_url(self.database_url) or self.database_url)
+
+    def ensure_table(self) -> None:
+        """Create the tables if they are missing: SQLAlchemy's metadata defines them, so it creates them."""
+        from ._db import create_engine, ensure_table
+
+        engine = create_engine(self.database_url)
+        try:
+            ensure_table(engine)
+        finally:
+            engine.dispose()
+
+    def _columns(self) -> set[str]:
+        with self.connect() as conn:
+            return {row[1] for row in conn.execute(f'PRAGMA table_info({TABLE_NAME})').fetchall()}
+
+    def ensure_columns(self) -> None:
+        """Add to an existing questions table the columns an earlier version did not create; idempotent.
+
+        SQLite has no `ADD COLUMN IF NOT EXISTS`: a process that loses the race sees the column there and goes on.
+        """
+        columns = self._columns()
+        if not columns:
+            return  # no questions table
+        for name, kind in ADDED_COLUMNS:
+            if name in columns:
+                continue
+            statement = add_column_statement(name, kind, 'sqlite')
+            try:
+                with self.begin() as conn:
+                    conn.execute(statement)
+            except sqlite3.Error as error:
+                if name in self._columns():
+                    continue
+                raise missing_column_error(name, statement, str(error)) from None
+
+    def dispose(self) -> None:
+        """Nothing to release: each use opens its own connection and closes it when it is left."""
