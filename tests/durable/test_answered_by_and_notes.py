@@ -7,6 +7,7 @@ processes start at once, and their old rows read back as they were written.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from dataclasses import replace
@@ -44,6 +45,7 @@ from pydantic_ai_ask_user.durable._db import (
     transaction,
 )
 from pydantic_ai_ask_user.durable._inbox import completed_results, expire_token
+from pydantic_ai_ask_user.durable._sqlite import SqliteDatabase
 
 pytestmark = pytest.mark.anyio
 
@@ -217,17 +219,29 @@ def test_the_answers_of_a_request_input_wait_carry_who_gave_each(tmp_path: Path)
     shared_engine(url).dispose()
 
 
-def test_a_user_that_may_not_alter_the_old_table_is_told_what_to_run(tmp_path: Path) -> None:
+class ReadOnlySqliteDatabase(SqliteDatabase):
+    """A SQLite file through `sqlite3`, opened read-only (`mode=ro`)."""
+
+    def _open(self) -> sqlite3.Connection:
+        return sqlite3.connect(f'file:{self.path}?mode=ro', uri=True)
+
+
+@pytest.mark.parametrize('way', ['sqlalchemy', 'sqlite3'])
+def test_a_user_that_may_not_alter_the_old_table_is_told_what_to_run(tmp_path: Path, way: str) -> None:
     # Root bypasses file modes, so the database is opened read-only (SQLite's `mode=ro`), as a role that does not
     # own the table would find it: the ALTER fails, and the error names the statement for the table's owner.
     path = tmp_path / 'old.sqlite'
     old_database(f'sqlite:///{path}')
-    read_only = sa.create_engine(f'sqlite:///file:{path}?mode=ro&uri=true')
-    try:
+    if way == 'sqlite3':
         with pytest.raises(MissingColumnError) as refused:
-            ensure_columns(read_only)
-    finally:
-        read_only.dispose()
+            ReadOnlySqliteDatabase(f'sqlite:///{path}', str(path)).ensure_columns()
+    else:
+        read_only = sa.create_engine(f'sqlite:///file:{path}?mode=ro&uri=true')
+        try:
+            with pytest.raises(MissingColumnError) as refused:
+                ensure_columns(read_only)
+        finally:
+            read_only.dispose()
     message = str(refused.value)
     assert 'was made by an earlier version and lacks the column answered_by' in message
     assert 'readonly' in message

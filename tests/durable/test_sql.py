@@ -1,13 +1,18 @@
-"""The durable SQL, one named function each, against a real SQLite file; and the one encoding of each shape."""
+"""The durable SQL, one named function each, against a real SQLite file through each of its two ways (SQLAlchemy, as
+the DBOS side runs it, and the standard library's `sqlite3`, as `DBOSQuestionStore` and `ask-user` do): the same
+text, the same rows; and the one encoding of each shape."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from ask_user_support import make_request
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn, response_to_json
@@ -34,6 +39,8 @@ from pydantic_ai_ask_user.durable._db import (
     transaction,
     withdraw_pending,
 )
+from pydantic_ai_ask_user.durable._sql import open_database
+from pydantic_ai_ask_user.durable._sqlite import SqliteDatabase
 
 ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
 
@@ -41,6 +48,23 @@ ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQ
 @pytest.fixture
 def url(tmp_path: Path) -> str:
     return f'sqlite:///{tmp_path / "questions.sqlite"}'
+
+
+Begin = Callable[[], AbstractContextManager[Any]]
+"""A transaction on the test's database, through one of the two ways."""
+
+
+@pytest.fixture(params=['sqlalchemy', 'sqlite3'])
+def begin(request: pytest.FixtureRequest, url: str) -> Begin:
+    """Transactions through SQLAlchemy (`transaction`), or through `sqlite3` (`SqliteDatabase.begin`), on the same file,
+    its tables created by SQLAlchemy as a worker creates them.
+    """
+    shared_engine(url)
+    if request.param == 'sqlalchemy':
+        return lambda: transaction(url)
+    database = open_database(url)
+    assert isinstance(database, SqliteDatabase)
+    return database.begin
 
 
 @pytest.mark.parametrize(
@@ -76,9 +100,9 @@ def test_one_engine_per_url_with_its_tables(url: str) -> None:
         assert select_requests(conn) == []
 
 
-def test_a_request_is_claimed_once_and_reads_back_in_every_shape(url: str) -> None:
+def test_a_request_is_claimed_once_and_reads_back_in_every_shape(begin: Begin) -> None:
     request = make_request(id='r1')
-    with transaction(url) as conn:
+    with begin() as conn:
         insert_pending(conn, request, 'wf-1')
         insert_pending(conn, make_request('Other', id='r1'), 'wf-2')  # a replay keeps the first row
         workflow_id, status, created_at, questions = publication(conn, 'r1')
@@ -95,8 +119,8 @@ def test_a_request_is_claimed_once_and_reads_back_in_every_shape(url: str) -> No
     assert (stored.request, stored.response, stored.status, stored.workflow_id) == (request, ANSWER, 'answered', 'wf-1')
 
 
-def test_withdrawing_touches_only_pending_requests(url: str) -> None:
-    with transaction(url) as conn:
+def test_withdrawing_touches_only_pending_requests(begin: Begin) -> None:
+    with begin() as conn:
         for request_id in ('a', 'b', 'c'):
             insert_pending(conn, make_request(id=request_id), 'wf')
         claim_answer(conn, 'b', encode_response(ANSWER))
@@ -109,8 +133,8 @@ def test_withdrawing_touches_only_pending_requests(url: str) -> None:
         ]
 
 
-def test_a_wait_is_claimed_or_expired_once_and_its_questions_withdrawn_by_token(url: str) -> None:
-    with transaction(url) as conn:
+def test_a_wait_is_claimed_or_expired_once_and_its_questions_withdrawn_by_token(begin: Begin) -> None:
+    with begin() as conn:
         for request_id in ('q1', 'q2'):
             insert_pending(conn, make_request(id=request_id), 'wf')
             insert_event_request(conn, request_id, 'tok')
@@ -129,8 +153,8 @@ def test_a_wait_is_claimed_or_expired_once_and_its_questions_withdrawn_by_token(
         assert not expire_wait(conn, 'other')
 
 
-def test_a_request_decoded_before_is_not_decoded_again(url: str) -> None:
-    with transaction(url) as conn:
+def test_a_request_decoded_before_is_not_decoded_again(begin: Begin) -> None:
+    with begin() as conn:
         insert_pending(conn, make_request(id='seen'), 'wf')
         insert_pending(conn, make_request('Other', id='new'), 'wf')
         earlier = make_request(id='seen')
@@ -141,9 +165,9 @@ def test_a_request_decoded_before_is_not_decoded_again(url: str) -> None:
     assert stored['new'] == make_request('Other', id='new')
 
 
-def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool_call_and_run(url: str) -> None:
+def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool_call_and_run(begin: Begin) -> None:
     first, second = (replace(make_request(id='call_0'), run_id=run) for run in ('run-1', 'run-2'))
-    with transaction(url) as conn:
+    with begin() as conn:
         insert_pending(conn, first, 'wf-1')
         insert_pending(conn, second, 'wf-2')  # the same tool call id in another run: another question
         insert_pending(conn, make_request(id='call_0'), 'wf-3')  # and a request of no run, keyed by its id
@@ -156,12 +180,13 @@ def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool
     assert (stored['call_0'].request.id, stored['call_0'].request.run_id) == ('call_0', None)
 
 
-def test_a_claim_given_the_workflow_succeeds_only_while_that_workflow_waits(url: str) -> None:
-    engine = shared_engine(url)
-    with engine.begin() as conn:
+def test_a_claim_given_the_workflow_succeeds_only_while_that_workflow_waits(url: str, begin: Begin) -> None:
+    with sqlite3.connect(url.removeprefix('sqlite:///')) as dbos:
         # The two columns of DBOS's own table that the claim reads.
-        conn.execute(sa.text('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)'))
-        conn.execute(sa.text("INSERT INTO workflow_status VALUES ('wf-live', 'PENDING'), ('wf-gone', 'CANCELLED')"))
+        dbos.execute('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)')
+        dbos.execute("INSERT INTO workflow_status VALUES ('wf-live', 'PENDING'), ('wf-gone', 'CANCELLED')")
+    dbos.close()
+    with begin() as conn:
         insert_pending(conn, make_request(id='live'), 'wf-live')
         insert_pending(conn, make_request(id='ended'), 'wf-gone')
         insert_pending(conn, make_request(id='deleted'), 'wf-deleted')
