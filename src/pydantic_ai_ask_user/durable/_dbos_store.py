@@ -57,9 +57,10 @@ class DBOSQuestionStore:
 
     Use it from any process (a web server, the command line, another machine); it needs no DBOS
     launch, client or import, only the database: it reads and writes the questions table and sends DBOS
-    its messages with plain SQL (`send_message`, DBOS's own SQL interface). An answer is checked with
-    `check_response`, recorded, and sent to the waiting workflow in one transaction, so a request is
-    answered once, however many processes try at the same time.
+    its messages with plain SQL (`send_message`, DBOS's own SQL interface), on a SQLite file through the
+    standard library's `sqlite3` (no SQLAlchemy, unless it creates the tables), elsewhere through SQLAlchemy.
+    An answer is checked with `check_response`, recorded, and sent to the waiting workflow in one
+    transaction, so a request is answered once, however many processes try at the same time.
 
     Questions are identified by their `AskUserRequest.key` (their run and their tool call): every
     `request_id` taken or given here is such a key. `ask-user pending` shows it.
@@ -108,7 +109,7 @@ class DBOSQuestionStore:
         with self._lock:
             if self._database is None:
                 if not self.create_table and not check_plain_sqlite_file(self.database_url):
-                    from ._db import check_sqlite_file
+                    from ._db import check_sqlite_file  # a URL only SQLAlchemy reads (PostgreSQL, options)
 
                     check_sqlite_file(self.database_url)
                 # A plain SQLite file through `sqlite3`, without SQLAlchemy; anything else through SQLAlchemy.
