@@ -508,3 +508,25 @@ ALL_WORKFLOWS = (
     PolicyApprovalWorkflow,
 )
 """Every workflow a test worker runs."""
+
+
+def patient_worker(client: Any, **options: Any) -> Any:
+    """A `temporalio.worker.Worker(client, **options)` whose workflow tasks may take a minute, not 2 s, to yield.
+
+    Temporal fails a workflow task that does not yield within 2 s as a "potential deadlock". On a loaded machine the
+    first task of a run takes longer than that for no fault of the code (the sandbox imports the workflow's modules
+    afresh and Pydantic AI builds its payload type adapters in it), and a worker whose task was declared deadlocked
+    may never shut down: its eviction is retried forever, catching every exception, pytest-timeout's included, so
+    `async with Worker(...)` at the end of a test held its xdist worker (and CI) until it was killed. The bound is
+    private to the SDK; the assertion makes a new SDK that moved it fail here, loudly, instead of back at 2 s.
+    """
+    from temporalio.worker import Worker
+
+    worker = Worker(client, **options)
+    workflows = worker._workflow_worker
+    assert workflows is not None, 'a worker without workflows'
+    # None under TEMPORAL_DEBUG=1, which turns the detector off.
+    assert workflows._deadlock_timeout_seconds in (2, None), 'the SDK moved its deadlock bound: find it again'
+    if workflows._deadlock_timeout_seconds is not None:
+        workflows._deadlock_timeout_seconds = 60
+    return worker

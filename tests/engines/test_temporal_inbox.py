@@ -31,9 +31,9 @@ from temporal_support import (
     AnsweredAskWorkflow,
     Outcome,
     Turn,
+    patient_worker,
 )
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
 from waits import WAIT, read_line
 
 from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
@@ -97,7 +97,7 @@ def _told(request: AskUserRequest, response: AskUserResponse) -> str:
 async def worker(temporal_address: str) -> AsyncIterator[tuple[Client, str]]:
     client = await _connect(temporal_address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         yield client, queue
 
 
@@ -211,7 +211,7 @@ async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_a
     EVENTS.clear()
     client = await _connect(temporal_server.address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         handle = await _start(client, queue)
         key = (await _listed(temporal_server.address, handle.id))['id']
         temporal_server.stop()  # kill -9: the question waits in the server's database file, and the worker retries
@@ -246,7 +246,7 @@ async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_
 
     client = await _connect(temporal_server.address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         handle = await _start(client, queue)
         # The workflow task that records the question fails (the attribute is unknown), and Temporal retries it.
         await _until(lambda: _failed_task(handle))
