@@ -111,7 +111,8 @@ def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
         worker = WorkerProcess(process)
         started.append(worker)
         assert process.stdout is not None
-        assert read_line(process.stdout, 'the worker saying it is ready').strip() == 'ready'
+        # Start-up hashes every module the worker imported (Temporal's build id): slow on a loaded machine.
+        assert read_line(process.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
         return worker
 
     start.queue = queue  # type: ignore[attr-defined]
