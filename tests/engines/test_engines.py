@@ -14,10 +14,15 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models.function import FunctionModel
+from waits import WAIT
 
 from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserResponse
 
 PREFECT_FLOW = Path(__file__).with_name('prefect_flow.py')
+
+BOUND = min(4 * WAIT, 540.0)
+"""How long `prefect_flow.py` may take: short of pytest-timeout's 600 s, so that `subprocess.run` kills it (and says
+so) rather than pytest-timeout failing the test and leaving it running with Prefect's temporary server."""
 
 
 def _model() -> FunctionModel:
@@ -73,7 +78,7 @@ def test_inside_a_prefect_flow_a_live_wait_is_refused_and_a_deferred_call_is_a_q
         'PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS': '300',
     }
     done = subprocess.run(
-        [sys.executable, str(PREFECT_FLOW)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path
+        [sys.executable, str(PREFECT_FLOW)], capture_output=True, text=True, timeout=BOUND, env=env, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
