@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import faulthandler
+import io
 import os
+import sys
+from collections.abc import Iterator
+from typing import TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,3 +21,55 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'default'))
 @pytest.fixture
 def anyio_backend() -> str:
     return 'asyncio'
+
+
+def _timeout(config: pytest.Config) -> float:
+    """pytest-timeout's bound on a test in seconds (`--timeout`, or the configuration's), 0 if none."""
+    try:
+        return float(config.getoption('timeout', default=None) or config.getini('timeout') or 0)
+    except ValueError:  # pytest-timeout is not installed
+        return 0.0
+
+
+def _backstop(bound: float) -> float:
+    """How long a test may run in all before its process is ended: half as long again as pytest-timeout's bound."""
+    return bound + max(60.0, bound / 2)
+
+
+_STDERR = pytest.StashKey[TextIO]()
+"""The test process's stderr as it was before pytest captured it: where the backstop writes the stacks."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    capture = config.pluginmanager.getplugin('capturemanager')
+    if capture is not None:
+        capture.suspend_global_capture()
+    try:
+        try:
+            stderr = sys.stderr.fileno()
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            stderr = 2  # a stand-in without a file descriptor
+        config.stash[_STDERR] = open(os.dup(stderr), 'w')  # noqa: SIM115  (open for the session)
+    finally:
+        if capture is not None:
+            capture.resume_global_capture()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """A bound on each test (its fixtures' set-up and teardown included) that nothing in the test can undo.
+
+    pytest-timeout's signal method raises its failure in whatever Python code runs when the alarm comes: code that
+    catches BaseException swallows it (asyncio's callbacks log it; Temporal's SDK retries a workflow's eviction
+    forever and held a worker, and CI, that way), and a call that never returns to Python never sees it. So past
+    `_backstop()` of pytest-timeout's bound, a C thread of faulthandler's writes every thread's stack to stderr and
+    ends the process with 1: under xdist the test is reported as crashing its worker, and a new worker goes on.
+    """
+    bound = _timeout(item.config)
+    if bound:
+        faulthandler.dump_traceback_later(_backstop(bound), exit=True, file=item.config.stash[_STDERR])
+    try:
+        return (yield)
+    finally:
+        if bound:
+            faulthandler.cancel_dump_traceback_later()

@@ -56,7 +56,7 @@ def test_demo_piped_into_head_exits_141_without_a_word(unbuffered: str) -> None:
     )
     assert process.stdout is not None
     assert process.stderr is not None
-    first = process.stdout.readline()
+    first = waits.read_line(process.stdout, 'the first line of the demo')
     process.stdout.close()
     code = process.wait(timeout=waits.WAIT)
     err = process.stderr.read().decode()

@@ -6,11 +6,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from waits import default_signals
+from waits import WAIT, launched, line_matching
 
 pytest.importorskip('starlette')
 
@@ -21,25 +20,18 @@ def test_ask_web_interrupted_exits_130_with_nothing_on_stdout(tmp_path: Path) ->
     path = tmp_path / 'questions.json'
     path.write_text(json.dumps(QUESTIONS), encoding='utf-8')
     process = subprocess.Popen(
-        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'ask', '--web', str(path)],
+        # SIGINT as a shell leaves it, not as the test process may have it.
+        launched(sys.executable, '-m', 'pydantic_ai_ask_user._cli', 'ask', '--web', str(path)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=default_signals,  # SIGINT as a shell leaves it, not as the test process may have it
     )
     try:
         assert process.stderr is not None
-        seen = ''
-        deadline = time.monotonic() + 120
-        while 'login?code=' not in seen and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if not line:
-                break
-            seen += line
-        assert 'login?code=' in seen, seen
+        line_matching(process.stderr, 'login[?]code=', 'the sign-in link on stderr')
         process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=120)
+        stdout, stderr = process.communicate(timeout=WAIT)
     finally:
         if process.poll() is None:
             process.kill()

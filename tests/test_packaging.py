@@ -79,7 +79,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp('venv') / 'env'
     uv = _uv()
     # The interpreter the tests run on (the dev environment's base), so no Python is downloaded.
-    subprocess.run([uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, env=_offline())
+    subprocess.run(
+        [uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, timeout=waits.WAIT, env=_offline()
+    )
     python = venv / 'bin' / 'python'
     subprocess.run(
         [uv, 'pip', 'install', '-q', '--python', str(python), str(wheel)],
@@ -119,6 +121,7 @@ def test_pyright_strict_sees_the_installed_library_as_typed(installed: Path, tmp
         capture_output=True,
         text=True,
         check=True,
+        timeout=waits.WAIT,
     )
     assert str(ROOT) not in located.stdout
 
@@ -133,6 +136,7 @@ def test_the_installed_wheel_knows_its_version(installed: Path) -> None:
         capture_output=True,
         text=True,
         check=True,
+        timeout=waits.WAIT,
     )
     assert printed.stdout == f'{version}\n'
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import waits
 from pytest_examples import CodeExample, find_examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +112,10 @@ def _uv() -> list[str] | None:
         return [found]
     for python in ('python3', sys.executable):
         command = [shutil.which(python) or python, '-m', 'uv']
-        if subprocess.run([*command, '--version'], capture_output=True, check=False).returncode == 0:
+        if (
+            subprocess.run([*command, '--version'], capture_output=True, check=False, timeout=waits.WAIT).returncode
+            == 0
+        ):
             return command
     return None
 

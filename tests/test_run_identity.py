@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+import waits
 from ask_user_support import Watch, ask_call, make_request, question, script
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
@@ -291,7 +292,7 @@ def _load_both(first: str) -> subprocess.CompletedProcess[str]:
             load_theirs()
         """
     )
-    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=False, timeout=waits.WAIT)
 
 
 def test_loading_after_another_package_with_the_same_kinds_names_the_clash() -> None:

@@ -9,9 +9,14 @@ measured once per test session: under load, that start-up is what slows every su
 
 from __future__ import annotations
 
+import queue
+import re
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
+from typing import IO, AnyStr
 
 _IDLE_STARTUP_SECONDS = 1.5
 """What importing the command line takes on an idle 2-core machine (about 1.4 s); the scale's unit."""
@@ -39,16 +44,55 @@ WAIT = scaled(90.0)
 """The default bound on waiting for an event or for output."""
 
 
-def default_signals() -> None:
-    """For `preexec_fn`: the child starts with the signal state a login shell gives it, whatever the test process has.
+LAUNCHER = str(Path(__file__).with_name('launch.py'))
+"""The script `launched` starts a command through (see its docstring)."""
 
-    A child inherits ignored signals and the blocked-signal mask across `exec`, and a program (bash, Python) keeps
-    a signal that was ignored when it started ignored. The tests that send HUP, INT, TERM or TSTP to a child
-    test how the child handles them, so it must not inherit what some other part of the test process (a library
-    run in-process earlier in the session) left ignored or blocked.
+
+def launched(*command: str, file_limit: int | None = None) -> list[str]:
+    """`command`, started through `launch.py`: with the signal state a login shell gives it (and `file_limit` files).
+
+    Use it instead of a `preexec_fn`. A child inherits ignored signals and the blocked-signal mask across `exec`,
+    and a program (bash, Python) keeps a signal that was ignored when it started ignored: the tests that send HUP,
+    INT, TERM or TSTP to a child test how the child handles them, so it must not inherit what some other part of
+    the test process (a library run in-process earlier in the session) left ignored or blocked. A `preexec_fn`
+    would run Python in the forked child of a test process that has threads (execnet's, Prefect's and Temporal's
+    clients, DBOS): a lock some other thread held at the fork is never released there, the child hangs before
+    `exec`, and `Popen()` waits for it forever. `launch.py` does the same work in a fresh interpreter, then `exec`s.
     """
-    import signal
+    limit = [f'--file-limit={file_limit}'] if file_limit is not None else []
+    return [sys.executable, '-S', LAUNCHER, *limit, '--', *command]
 
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGTSTP, signal.SIGCONT, signal.SIGQUIT):
-        signal.signal(signum, signal.SIG_DFL)
+
+def read_line(stream: IO[AnyStr], what: str, timeout: float | None = None) -> AnyStr:
+    """The next line a child writes to `stream` (its pipe), within `timeout` (`WAIT`); fails saying `what` never came.
+
+    `stream.readline()` alone waits as long as the child lives without writing a line: forever, for a child that
+    hangs. The read runs in a daemon thread, which ends at the latest when the test kills the child; `''` (or
+    `b''`) means the child closed the pipe, exited most likely, without writing the line.
+    """
+    bound = WAIT if timeout is None else timeout
+    lines: queue.Queue[AnyStr] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stream.readline()), name=f'read_line: {what}', daemon=True).start()
+    try:
+        return lines.get(timeout=bound)
+    except queue.Empty:
+        raise AssertionError(f'{what} did not come within {bound:.0f} s') from None
+
+
+def line_matching(stream: IO[str], pattern: str, what: str, timeout: float | None = None) -> re.Match[str]:
+    """The match of `pattern` in the first line that has one, of those a child writes to `stream`, within `timeout`.
+
+    Fails saying `what` did not come, with the lines that came instead, if the child closes `stream` first (exits,
+    most likely) or the time (`WAIT` by default) runs out.
+    """
+    bound = WAIT if timeout is None else timeout
+    deadline = time.monotonic() + bound
+    seen: list[str] = []
+    try:
+        while line := read_line(stream, what, max(0.0, deadline - time.monotonic())):
+            if found := re.search(pattern, line):
+                return found
+            seen.append(line)
+    except AssertionError as error:
+        raise AssertionError(f'{error}; the lines before: {seen}') from None
+    raise AssertionError(f'the stream closed without {what}; the lines before: {seen}')

@@ -163,7 +163,7 @@ def test_workers_starting_at_once_on_an_old_database_all_start(database_url: str
         except BaseException as error:  # pragma: no cover - the failure the test looks for
             errors.append(error)
 
-    threads = [threading.Thread(target=start, args=(engine,)) for engine in engines]
+    threads = [threading.Thread(target=start, args=(engine,), daemon=True) for engine in engines]
     try:
         for thread in threads:
             thread.start()
@@ -172,6 +172,7 @@ def test_workers_starting_at_once_on_an_old_database_all_start(database_url: str
     finally:
         for engine in engines:
             engine.dispose()
+    assert not [thread for thread in threads if thread.is_alive()], f'not all started within {WAIT_SECONDS * 2:.0f} s'
     assert errors == []
     assert columns(database_url).count('answered_by') == 1
 

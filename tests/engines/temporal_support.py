@@ -81,7 +81,7 @@ async def _ask_then_report_streamed(
     # With an event stream handler, Temporal's model activity streams the response.
     if (answer := _answer_seen(messages)) is not None:
         if hold := os.environ.get(HOLD_FILE_VARIABLE):
-            Path(hold).write_text(json.dumps(answer))
+            write_at_once(hold, json.dumps(answer))
             await anyio.sleep_forever()
         yield ANSWER_PREFIX + json.dumps(answer, sort_keys=True)
     else:
@@ -109,12 +109,18 @@ the workflow is about to open a wait (a question, an approval), it writes this f
 middle of that workflow task, so the test can kill it while the wait is being published."""
 
 
+def write_at_once(path: str, text: str) -> None:
+    """Write `text` to the file `path` so that whoever sees the file sees all of it (the tests kill the writer then)."""
+    Path(f'{path}.part').write_text(text)
+    os.replace(f'{path}.part', path)
+
+
 def hold_once_in_workflow(text: str) -> None:
     """In a worker started with `HOLD_ASK_VARIABLE`: write `text` to that file, once, and block the worker forever."""
     with workflow.unsafe.sandbox_unrestricted():
         path = os.environ.get(HOLD_ASK_VARIABLE)
         if path and not os.path.exists(path):
-            Path(path).write_text(text)
+            write_at_once(path, text)
             threading.Event().wait()  # TEMPORAL_DEBUG runs the workflow task on the worker's only loop: all of it stops
 
 
@@ -349,7 +355,7 @@ TOOL_SAID = 'deploy said: '
 async def deploy(target: str) -> str:
     """Deploy the service to `target` (a tool that needs approval)."""
     if hold := os.environ.get(HOLD_FILE_VARIABLE):
-        Path(hold).write_text(target)
+        write_at_once(hold, target)
         await anyio.sleep_forever()
     DEPLOYED.append(target)
     if path := os.environ.get(DEPLOYS_FILE_VARIABLE):
@@ -508,3 +514,25 @@ ALL_WORKFLOWS = (
     PolicyApprovalWorkflow,
 )
 """Every workflow a test worker runs."""
+
+
+def patient_worker(client: Any, **options: Any) -> Any:
+    """A `temporalio.worker.Worker(client, **options)` whose workflow tasks may take a minute, not 2 s, to yield.
+
+    Temporal fails a workflow task that does not yield within 2 s as a "potential deadlock". On a loaded machine the
+    first task of a run takes longer than that for no fault of the code (the sandbox imports the workflow's modules
+    afresh and Pydantic AI builds its payload type adapters in it), and a worker whose task was declared deadlocked
+    may never shut down: its eviction is retried forever, catching every exception, pytest-timeout's included, so
+    `async with Worker(...)` at the end of a test held its xdist worker (and CI) until it was killed. The bound is
+    private to the SDK; the assertion makes a new SDK that moved it fail here, loudly, instead of back at 2 s.
+    """
+    from temporalio.worker import Worker
+
+    worker = Worker(client, **options)
+    workflows = worker._workflow_worker
+    assert workflows is not None, 'a worker without workflows'
+    # None under TEMPORAL_DEBUG=1, which turns the detector off.
+    assert workflows._deadlock_timeout_seconds in (2, None), 'the SDK moved its deadlock bound: find it again'
+    if workflows._deadlock_timeout_seconds is not None:
+        workflows._deadlock_timeout_seconds = 60
+    return worker

@@ -24,7 +24,7 @@ from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
-from waits import WAIT
+from waits import WAIT, read_line
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
 from pydantic_ai_ask_user.temporal import pending_questions
@@ -111,7 +111,8 @@ def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
         worker = WorkerProcess(process)
         started.append(worker)
         assert process.stdout is not None
-        assert process.stdout.readline().strip() == 'ready'  # waits for the line, however long start-up takes
+        # Start-up hashes every module the worker imported (Temporal's build id): slow on a loaded machine.
+        assert read_line(process.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
         return worker
 
     start.queue = queue  # type: ignore[attr-defined]

@@ -10,15 +10,14 @@ import sys
 from datetime import timedelta
 
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-from temporal_support import ALL_WORKFLOWS
+from temporal_support import ALL_WORKFLOWS, patient_worker
 from temporalio.client import Client
-from temporalio.worker import Worker
 
 
 async def main(address: str, queue: str) -> None:
     client = await Client.connect(address, plugins=[PydanticAIPlugin()])
     # A killed worker's sticky queue is given up after 1 s, not 10, so the next worker takes the workflow at once.
-    async with Worker(
+    async with patient_worker(
         client,
         task_queue=queue,
         workflows=list(ALL_WORKFLOWS),

@@ -74,10 +74,27 @@ def served(prefect_api_url: str, tmp_path: Path) -> Iterator[Served]:
     clients = Served(prefect_api_url, tmp_path)
     try:
         with temporary_settings({PREFECT_API_URL: prefect_api_url}):
-            yield clients
+            try:
+                yield clients
+            finally:
+                _drain_prefect_workers()
     finally:
         for process in clients.processes:
             _kill(process)
+
+
+def _drain_prefect_workers() -> None:
+    """Send what Prefect's event and log workers of this process hold now, while the session's server is up.
+
+    A flow run in this process starts them, pointed at that server. Left to the interpreter's exit they drain
+    then, retrying against a server the session fixture has killed by then: the xdist worker would not exit.
+    """
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for service in (EventsWorker, APILogWorker):
+        _, not_done = service.drain_all(timeout=WAIT)  # pyright: ignore[reportGeneralTypeIssues]
+        assert not not_done, f"Prefect's {service.__name__} did not send what it held within {WAIT:.0f} s"
 
 
 async def _until(what: str, check: Any, served: Served, timeout: float = WAIT) -> Any:

@@ -19,10 +19,10 @@ from temporal_support import (
     Outcome,
     Turn,
     WrappedAskWorkflow,
+    patient_worker,
 )
 from temporal_testing import ANSWER, user_error_of
 from temporalio.client import Client
-from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserRequest, ask_user_result, deferred_answer
@@ -39,7 +39,7 @@ WORKFLOWS = {'TemporalDurability': DurableAskWorkflow, 'TemporalAgent': WrappedA
 async def worker(client: Client) -> AsyncIterator[str]:
     """A worker for both workflows in this process, on a task queue of its own; yields the queue."""
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=[*WORKFLOWS.values(), LiveAskWorkflow]):
+    async with patient_worker(client, task_queue=queue, workflows=[*WORKFLOWS.values(), LiveAskWorkflow]):
         yield queue
 
 

@@ -26,10 +26,10 @@ from temporal_support import (
     Turn,
     UnpreparedAskWorkflow,
     WrappedAnsweredAskWorkflow,
+    patient_worker,
 )
 from temporal_testing import ANSWER, asked, finished_once, told, user_error_of, wait_for_file, waiting_question
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
@@ -52,7 +52,7 @@ NOT_OFFERED = AskUserResponse(
 async def worker(client: Client) -> AsyncIterator[str]:
     """A worker in this process, on a task queue of its own; yields the queue."""
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         yield queue
 
 

@@ -33,6 +33,7 @@ from temporal_support import (
     Turn,
     UnpreparedApprovalWorkflow,
     WrappedApprovalWorkflow,
+    patient_worker,
     policy_approval_agent,
 )
 from temporal_testing import (
@@ -47,7 +48,6 @@ from temporal_testing import (
 )
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
-from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
@@ -82,7 +82,7 @@ async def worker(client: Client) -> AsyncIterator[str]:
     """A worker in this process, on a task queue of its own; yields the queue."""
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
     DEPLOYED.clear()
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         yield queue
 
 

@@ -31,10 +31,10 @@ from temporal_support import (
     AnsweredAskWorkflow,
     Outcome,
     Turn,
+    patient_worker,
 )
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
-from waits import WAIT
+from waits import WAIT, read_line
 
 from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord
@@ -97,7 +97,7 @@ def _told(request: AskUserRequest, response: AskUserResponse) -> str:
 async def worker(temporal_address: str) -> AsyncIterator[tuple[Client, str]]:
     client = await _connect(temporal_address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         yield client, queue
 
 
@@ -211,7 +211,7 @@ async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_a
     EVENTS.clear()
     client = await _connect(temporal_server.address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         handle = await _start(client, queue)
         key = (await _listed(temporal_server.address, handle.id))['id']
         temporal_server.stop()  # kill -9: the question waits in the server's database file, and the worker retries
@@ -246,7 +246,7 @@ async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_
 
     client = await _connect(temporal_server.address)
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with Worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         handle = await _start(client, queue)
         # The workflow task that records the question fails (the attribute is unknown), and Temporal retries it.
         await _until(lambda: _failed_task(handle))
@@ -297,13 +297,21 @@ async def test_the_readme_temporal_example_runs_as_copied_and_ask_user_answer_an
     for name, source in files.items():
         (tmp_path / name).write_text(source, encoding='utf-8')
     env = {**os.environ, 'TEMPORAL_ADDRESS': temporal_address}
-    worker = subprocess.Popen([sys.executable, 'worker.py'], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    started: list[subprocess.Popen[str]] = []
+
+    def run(script: str) -> subprocess.Popen[str]:
+        started.append(
+            subprocess.Popen([sys.executable, script], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+        )
+        return started[-1]
+
     try:
+        worker = run('worker.py')
         assert worker.stdout is not None
-        assert await asyncio.to_thread(worker.stdout.readline) == 'worker ready\n'
-        start = subprocess.Popen([sys.executable, 'start.py'], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+        assert await asyncio.to_thread(read_line, worker.stdout, "worker.py's ready line") == 'worker ready\n'
+        start = run('start.py')
         assert start.stdout is not None
-        first = await asyncio.to_thread(start.stdout.readline)
+        first = await asyncio.to_thread(read_line, start.stdout, "start.py's line naming the workflow")
         workflow_id, _, said = first.partition(' ')
         assert said == f'waits for an answer: ask-user pending --temporal {temporal_address}\n'
         key = (await _listed(temporal_address, workflow_id))['id']
@@ -314,8 +322,10 @@ async def test_the_readme_temporal_example_runs_as_copied_and_ask_user_answer_an
         rest, _ = await asyncio.to_thread(start.communicate, timeout=WAIT)
         assert (start.returncode, rest) == (0, 'Migrating to SQLite.\n')
     finally:
-        worker.kill()
-        worker.wait()
+        # start.py too: a run that fails here leaves it waiting for its workflow's result, which never comes.
+        for process in started:
+            process.kill()
+            process.wait()
 
 
 async def test_the_store_events_say_a_question_was_requested_then_answered(worker: tuple[Client, str]) -> None:

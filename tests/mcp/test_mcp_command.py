@@ -69,7 +69,9 @@ class Served:
         while True:
             line = self.lines.get(timeout=waits.WAIT)
             if not line:
-                raise AssertionError(f'ask-user mcp exited ({self.process.wait()}) without {pattern!r}: {seen}')
+                raise AssertionError(
+                    f'ask-user mcp closed stderr (exit {self.process.poll()}) without {pattern!r}: {seen}'
+                )
             seen.append(line)
             if found := re.search(pattern, line):
                 return found

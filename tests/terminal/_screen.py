@@ -35,14 +35,8 @@ class Screen:
             env.pop(name, None)
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
-        self.child = pexpect.spawn(
-            'bash',
-            ['-c', script],
-            dimensions=(rows, columns),
-            env=env,
-            cwd=str(cwd or ROOT),
-            preexec_fn=waits.default_signals,
-        )
+        executable, *args = waits.launched('bash', '-c', script)
+        self.child = pexpect.spawn(executable, args, dimensions=(rows, columns), env=env, cwd=str(cwd or ROOT))
         self.screen.write_process_input = self._reply  # type: ignore[method-assign]
         self.raw = b''
 

@@ -13,7 +13,7 @@ import pytest
 
 from pydantic_ai_ask_user import DECLINED, TIMED_OUT
 
-from ._screen import ASK_USER, DOWN, ESC, LEFT, SHIFT_TAB, UP, Screen, paste
+from ._screen import ASK_USER, DOWN, ESC, LEFT, SHIFT_TAB, TIMEOUT, UP, Screen, paste
 
 pytestmark = pytest.mark.pty
 
@@ -260,7 +260,9 @@ def test_korean_text_wraps_by_display_cells_and_stays_aligned(spawn: Spawn, writ
 def test_invalid_questions_are_reported_on_stderr_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / 'bad.json'
     path.write_text(json.dumps({'questions': [{'header': 'x', 'question': 'q', 'options': [{'label': 'only'}]}]}))
-    result = subprocess.run([ASK_USER, 'ask', str(path)], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [ASK_USER, 'ask', str(path)], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT
+    )
     assert result.returncode == 2
     assert 'questions.0.options' in result.stderr
     assert result.stdout == ''

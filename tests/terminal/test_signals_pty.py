@@ -25,7 +25,7 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 
-from ._pty_pair import PtyPair
+from ._pty_pair import TIMEOUT, PtyPair
 from ._screen import ASK_USER, DOWN, Screen
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pty]
@@ -188,10 +188,11 @@ async def test_an_answerer_outside_the_main_thread_installs_no_signal_handler(pt
         got.append(asyncio.run(answerer(REQUEST)))
         answerer.close()
 
-    thread = threading.Thread(target=ask)
+    thread = threading.Thread(target=ask, daemon=True)
     thread.start()
     await pty.wait_for('1/1 Go')
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     pty.send('\r')
-    await asyncio.to_thread(thread.join)
+    await asyncio.to_thread(thread.join, TIMEOUT)
+    assert not thread.is_alive(), f'the answerer in its thread did not return within {TIMEOUT:.0f} s of Enter'
     assert got == [YES]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import socket
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from waits import line_matching
 from web_support import WAIT, csrf_of
 
 from pydantic_ai_ask_user import DECLINED, TIMED_OUT
@@ -46,10 +46,7 @@ def start(*args: str) -> subprocess.Popen[str]:
 
 def link_of(process: subprocess.Popen[str]) -> str:
     assert process.stderr is not None
-    for line in iter(process.stderr.readline, ''):
-        if found := re.search(r'(http://\S+)', line):
-            return found.group(1)
-    raise AssertionError(f'no link on stderr; exit {process.wait()}')
+    return line_matching(process.stderr, r'(http://\S+)', 'a link on stderr').group(1)
 
 
 @pytest.fixture

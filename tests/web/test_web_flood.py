@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import socket
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from typing import IO, Any
 import anyio
 import httpx
 import pytest
-from waits import WAIT
+from waits import WAIT, launched, read_line
 from web_support import answer_body, csrf_of
 
 from pydantic_ai_ask_user._serving import ServerLimits
@@ -50,11 +49,6 @@ QUESTIONS = {
         }
     ]
 }
-
-
-def _lowered_file_limit() -> None:
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (FILE_LIMIT, hard))
 
 
 class Attack:
@@ -110,13 +104,12 @@ def processes() -> Iterator[Callable[..., subprocess.Popen[str]]]:
     def start(*command: str, stderr: IO[str]) -> subprocess.Popen[str]:
         environment = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(TESTS / 'web'), str(TESTS)])}
         process = subprocess.Popen(
-            command,
+            launched(*command, file_limit=FILE_LIMIT),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
             env=environment,
-            preexec_fn=_lowered_file_limit,
         )
         started.append(process)
         return process
@@ -177,7 +170,7 @@ def test_the_web_answerer_answers_the_person_through_a_flood_without_a_traceback
     with (tmp_path / 'stderr').open('w+') as stderr:
         process = processes(sys.executable, str(TESTS / 'web' / 'flood_server.py'), stderr=stderr)
         assert process.stdout is not None
-        started: dict[str, Any] = json.loads(process.stdout.readline())
+        started: dict[str, Any] = json.loads(read_line(process.stdout, 'the line saying the server serves'))
         token = {'authorization': f'Bearer {started["token"]}'}
         with (
             Attack(httpx.URL(started['base']).port or 80),
@@ -187,7 +180,7 @@ def test_the_web_answerer_answers_the_person_through_a_flood_without_a_traceback
             assert [item['id'] for item in listed.json()['requests']] == [started['id']]
             sent = person.post(f'/api/requests/{started["id"]}/answer', headers=token, json=answer_body())
             assert sent.status_code == 200
-            answered = json.loads(process.stdout.readline())
+            answered = json.loads(read_line(process.stdout, 'the line with the answer'))
         assert answered == {'Database': ['SQLite']}
         assert process.wait(WAIT) == 0
         _assert_quiet(stderr)
