@@ -19,7 +19,9 @@ from typing import Any
 CLI_MARKER = '<!-- cli-reference -->'
 """Where `docs/cli.md` wants the generated reference."""
 
-_FENCE_SETTINGS = re.compile(r'^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<lang>[\w+-]+)[ \t]+\{[^}\n]*\}[ \t]*$', re.M)
+_FENCE_SETTINGS = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<lang>[\w+-]+)[ \t]+\{[^}\n]*\}[ \t]*$', re.M
+)
 _HELP_WIDTH = 100
 """Usage lines are wrapped as argparse wraps them on a terminal this wide, whatever the build machine's is."""
 
@@ -84,7 +86,7 @@ def _row(parser: argparse.ArgumentParser, action: argparse.Action) -> str | None
 
 
 def _text(text: str) -> str:
-    """argparse's text as Markdown prose: one line, HTML-escaped (help may show `<FILE>`-like placeholders)."""
+    """Argparse's text as Markdown prose: one line, HTML-escaped (help may show `<FILE>`-like placeholders)."""
     return html.escape(' '.join(text.split()), quote=False)
 
 

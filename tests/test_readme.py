@@ -31,7 +31,9 @@ def test_the_readme_has_python_examples_to_run() -> None:
 
 def test_the_site_has_python_examples_to_run_on_its_pages() -> None:
     # The pages the README's manual moved to: each answerer's page has examples that run.
-    pages = {example.path.relative_to(ROOT / 'docs').as_posix() for example in RUNNABLE if example.path.name != 'README.md'}
+    pages = {
+        example.path.relative_to(ROOT / 'docs').as_posix() for example in RUNNABLE if example.path.name != 'README.md'
+    }
     assert {'getting-started.md', 'ko/getting-started.md', 'answerers/testing.md', 'answerers/web.md'} <= pages
 
 

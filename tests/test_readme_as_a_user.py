@@ -199,7 +199,9 @@ def test_the_page_names_what_to_install_for_each_example(example: CodeExample) -
     section = _section_before(example)
     for extra in extras:
         command = f"pip install 'pydantic-ai-ask-user[{extra}]'"
-        assert command in page or command in install, f'{_where(example)} needs the {extra} extra: say how to install it'
+        assert command in page or command in install, (
+            f'{_where(example)} needs the {extra} extra: say how to install it'
+        )
     for package in packages:
         assert re.search(rf'pip install [^\n]*\b{package}\b', section), (
             f'{_where(example)} needs {package}: its section must say to pip install it'
@@ -213,7 +215,11 @@ def test_the_example_runs_with_plain_python_in_a_fresh_virtualenv(
     python = virtualenvs.python(*_needs(example))
     source = example.source
     is_test_file = re.search(r'^(async )?def test_', source, re.MULTILINE) is not None
-    script = tmp_path / (f'test_example_{example.path.stem.replace("-", "_")}_line{example.start_line}.py' if is_test_file else 'example.py')
+    script = tmp_path / (
+        f'test_example_{example.path.stem.replace("-", "_")}_line{example.start_line}.py'
+        if is_test_file
+        else 'example.py'
+    )
     script.write_text(source, encoding='utf-8')
     command = (
         [str(python), '-m', 'pytest', '-q', '-p', 'no:cacheprovider', script.name]

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from ask_user_support import make_request
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn, response_to_json
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user.durable._db import (
     WITHDRAWN_MESSAGE,
     answer_message,
@@ -34,6 +34,7 @@ from pydantic_ai_ask_user.durable._db import (
     transaction,
     withdraw_pending,
 )
+from pydantic_ai_ask_user.json import response_to_json
 
 ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
 
