@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import waits
@@ -78,3 +79,57 @@ def test_a_fence_s_test_settings_are_not_shown_to_the_reader(site: Path) -> None
         assert '{test=' not in text, page
         assert '{install=' not in text, page
     assert '<span class="kn">from</span>' in (site / 'getting-started' / 'index.html').read_text(encoding='utf-8')
+
+
+def _public_modules() -> list[str]:
+    """Every public module of the package, found by walking it: no part of its dotted name starts with `_`."""
+    import pkgutil
+
+    import pydantic_ai_ask_user
+
+    found = ['pydantic_ai_ask_user']
+    for module in pkgutil.walk_packages(pydantic_ai_ask_user.__path__, 'pydantic_ai_ask_user.'):
+        if not any(part.startswith('_') for part in module.name.split('.')):
+            found.append(module.name)
+    return found
+
+
+def test_the_public_modules_are_all_found() -> None:
+    found = set(_public_modules())
+    assert {'pydantic_ai_ask_user', 'pydantic_ai_ask_user.webhooks', 'pydantic_ai_ask_user.ui.ag_ui'} <= found
+    assert not {name for name in found if '._' in name}
+
+
+@pytest.fixture(scope='module')
+def source() -> Any:
+    """The package as the API reference reads it (griffe, from the source): a constant's docstring counts too."""
+    import griffe
+
+    return griffe.load('pydantic_ai_ask_user', search_paths=[str(ROOT / 'src')], resolve_aliases=True)
+
+
+@pytest.fixture(scope='module')
+def anchors(site: Path) -> set[str]:
+    """Every object the built API reference has an entry for, by its dotted path."""
+    return {
+        anchor
+        for page in (site / 'reference').rglob('*.html')
+        for anchor in re.findall(r'id="(pydantic_ai_ask_user[\w.]*)"', page.read_text(encoding='utf-8'))
+    }
+
+
+@pytest.mark.parametrize('module', _public_modules())
+def test_every_exported_name_has_a_docstring_and_an_entry_in_the_api_reference(
+    module: str, source: Any, anchors: set[str]
+) -> None:
+    import importlib
+
+    package = source
+    exported = importlib.import_module(module).__all__
+    assert exported, module
+    for name in exported:
+        documented = package[
+            f'{module}.{name}'.removeprefix('pydantic_ai_ask_user.').removeprefix('pydantic_ai_ask_user')
+        ]
+        assert documented.docstring is not None and documented.docstring.value.strip(), f'{module}.{name}'
+        assert f'{module}.{name}' in anchors, f'{module}.{name} is not in the API reference'
