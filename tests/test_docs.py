@@ -124,12 +124,12 @@ def test_every_exported_name_has_a_docstring_and_an_entry_in_the_api_reference(
 ) -> None:
     import importlib
 
-    package = source
     exported = importlib.import_module(module).__all__
     assert exported, module
     for name in exported:
-        documented = package[
+        documented = source[
             f'{module}.{name}'.removeprefix('pydantic_ai_ask_user.').removeprefix('pydantic_ai_ask_user')
         ]
-        assert documented.docstring is not None and documented.docstring.value.strip(), f'{module}.{name}'
+        assert documented.docstring is not None, f'{module}.{name} has no docstring'
+        assert documented.docstring.value.strip(), f'{module}.{name} has an empty docstring'
         assert f'{module}.{name}' in anchors, f'{module}.{name} is not in the API reference'
