@@ -133,3 +133,16 @@ def test_every_exported_name_has_a_docstring_and_an_entry_in_the_api_reference(
         assert documented.docstring is not None, f'{module}.{name} has no docstring'
         assert documented.docstring.value.strip(), f'{module}.{name} has an empty docstring'
         assert f'{module}.{name}' in anchors, f'{module}.{name} is not in the API reference'
+
+
+def test_the_readme_links_into_the_site_resolve(site: Path) -> None:
+    # GitHub shows the README's relative links as they are: each names a page of docs/, and its anchor one of the
+    # page's headings (as the built site, whose anchors GitHub's match for these headings, has them).
+    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+    links = re.findall(r'\]\((docs/[^)#\s]+\.md)(?:#([\w-]+))?\)', readme)
+    assert len(links) >= 15
+    for target, anchor in links:
+        assert (ROOT / target).is_file(), target
+        if anchor:
+            built = site / target.removeprefix('docs/').removesuffix('.md') / 'index.html'
+            assert f'id="{anchor}"' in built.read_text(encoding='utf-8'), (target, anchor)
