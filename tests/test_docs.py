@@ -22,11 +22,9 @@ import waits
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope='module')
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    built = tmp_path_factory.mktemp('site')
+def _build(into: Path) -> None:
     done = subprocess.run(
-        [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--site-dir', str(built)],
+        [sys.executable, '-m', 'mkdocs', 'build', '--strict', '--site-dir', str(into)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -36,6 +34,25 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stderr
     assert 'WARNING' not in done.stderr, done.stderr
+
+
+@pytest.fixture(scope='module')
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site: built once per session, even when `make test`'s workers each run some of these tests."""
+    if 'PYTEST_XDIST_WORKER' not in os.environ:
+        built = tmp_path_factory.mktemp('site')
+        _build(built)
+        return built
+    # The workers of one session share the parent of their temporary directories: the first builds, under a lock.
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent
+    with (shared / 'docs-site.lock').open('w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built, done = shared / 'docs-site', shared / 'docs-site.built'
+        if not done.exists():
+            _build(built)
+            done.touch()
     return built
 
 
