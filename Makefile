@@ -2,11 +2,17 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: demo test test-floor test-under-load lint typecheck pytest bench format hypothesis-long messages
+.PHONY: demo docs test test-floor test-under-load lint typecheck pytest bench format hypothesis-long messages
 
 demo:
 	@scripts/bootstrap.sh demo
 	@$(RUN) ask-user demo
+
+# The documentation site (mkdocs.yml, docs/): built with --strict, so a warning, a broken link or a reference to a
+# name that does not exist fails it. `make test` builds it too, in tests/test_docs.py, which also checks what it holds.
+docs:
+	@scripts/bootstrap.sh test
+	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on real processes (a pty, Chromium,
 # PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Tests are shared out one by one and

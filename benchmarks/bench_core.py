@@ -35,11 +35,6 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_core import to_json
 
 from pydantic_ai_ask_user import (
-    MAX_DESCRIPTION_LENGTH,
-    MAX_HEADER_LENGTH,
-    MAX_LABEL_LENGTH,
-    MAX_OPTIONS,
-    MAX_QUESTION_LENGTH,
     MAX_QUESTIONS,
     TOOL_NAME,
     AskUser,
@@ -48,7 +43,14 @@ from pydantic_ai_ask_user import (
     AskUserRequest,
     AskUserRequestedEvent,
     AskUserResponse,
-    ask_user_result,
+)
+from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.limits import (
+    MAX_DESCRIPTION_LENGTH,
+    MAX_HEADER_LENGTH,
+    MAX_LABEL_LENGTH,
+    MAX_OPTIONS,
+    MAX_QUESTION_LENGTH,
 )
 
 CALLS = 100

@@ -25,7 +25,8 @@ from typing import Any
 
 import anyio
 
-from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption, ask_user_result
+from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
 
 PENDING = 10_000

@@ -7,17 +7,10 @@ from typing import Any
 import pytest
 from ask_user_support import make_question
 
-from pydantic_ai_ask_user import (
-    DECLINED,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    ask_user_result,
-    check_custom_answer,
-    check_response,
-    printable,
-)
+from pydantic_ai_ask_user import DECLINED, AskUserAnswer, AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._text import describe_character, fold
+from pydantic_ai_ask_user.checks import check_custom_answer, printable
+from pydantic_ai_ask_user.deferred import ask_user_result
 
 REQUEST = AskUserRequest(
     questions=(

@@ -19,8 +19,8 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     Question,
     QuestionOption,
-    ask_user_result,
 )
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.testing import DECLINE, DEFAULT_QUESTION, ScriptedAnswerer, asking_model
 
 pytestmark = pytest.mark.anyio

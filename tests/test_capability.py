@@ -487,7 +487,7 @@ async def test_a_declined_deferred_call_gives_the_model_the_declined_sentence() 
 
 
 def _result_of(request: AskUserRequest, response: AskUserResponse) -> Any:
-    from pydantic_ai_ask_user import ask_user_result
+    from pydantic_ai_ask_user.deferred import ask_user_result
 
     return ask_user_result(request, response)
 

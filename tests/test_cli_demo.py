@@ -23,7 +23,8 @@ from pydantic_ai_ask_user.testing import ScriptedAnswerer
 pytestmark = pytest.mark.anyio
 
 
-README = (Path(__file__).parent.parent / 'README.md').read_text(encoding='utf-8')
+THE_TOOL = (Path(__file__).parent.parent / 'docs' / 'the-tool.md').read_text(encoding='utf-8')
+"""The page that documents the question rules and the messages that say which one a call broke."""
 
 
 def _demo(*args: str, columns: int = 80, hidden: str = '') -> subprocess.CompletedProcess[str]:
@@ -135,7 +136,7 @@ async def test_the_demo_wraps_to_the_width_it_is_given() -> None:
     assert max(_cells(line) for line in out.getvalue().splitlines()) <= 40
 
 
-def test_a_problem_is_printed_as_the_readme_documents_it_without_pydantics_value_error_prefix() -> None:
+def test_a_problem_is_printed_as_the_docs_document_it_without_pydantics_value_error_prefix() -> None:
     questions = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'yes'}]}]}
     done = run_cli('ask', '-', stdin=json.dumps(questions))
     assert done.returncode == 2
@@ -143,7 +144,7 @@ def test_a_problem_is_printed_as_the_readme_documents_it_without_pydantics_value
         "ask-user: questions.0.options: option label 'yes' is the same as 'Yes' (ignoring case and width); "
         'every option label must be unique\n'
     )
-    assert done.stderr.removeprefix('ask-user: ').rstrip('\n') in ' '.join(README.split())
+    assert done.stderr.removeprefix('ask-user: ').rstrip('\n') in ' '.join(THE_TOOL.split())
 
 
 def test_a_problem_pydantic_words_itself_keeps_its_words() -> None:

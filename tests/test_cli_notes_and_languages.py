@@ -17,9 +17,10 @@ import waits
 from babel.messages.pofile import read_po
 from cli_support import COMMAND
 
-from pydantic_ai_ask_user import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse, os_user_at_host
+from pydantic_ai_ask_user import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._cli import ask, main
 from pydantic_ai_ask_user._messages import CLI
+from pydantic_ai_ask_user.receipts import os_user_at_host
 
 QUESTIONS = {
     'questions': [

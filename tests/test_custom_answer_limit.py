@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pydantic_ai_ask_user import MAX_CUSTOM_ANSWER_LENGTH
+from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 
 
 def test_the_terminal_menu_allows_the_core_limit_by_default_and_refuses_a_higher_one() -> None:

@@ -14,9 +14,9 @@ import pytest
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from pydantic_ai_ask_user import available_languages, negotiate_http, negotiate_terminal, translator
 from pydantic_ai_ask_user._i18n import DOMAIN, LOCALE_DIR
 from pydantic_ai_ask_user._messages import CLI, TERMINAL, TERMINAL_PLURALS, WEB, WEB_PLURALS
+from pydantic_ai_ask_user.i18n import available_languages, negotiate_http, negotiate_terminal, translator
 
 PO_FILES = sorted(LOCALE_DIR.glob(f'*/LC_MESSAGES/{DOMAIN}.po'))
 POT = LOCALE_DIR / f'{DOMAIN}.pot'

@@ -13,14 +13,7 @@ import pytest
 from ask_user_support import question
 from pydantic import ValidationError
 
-from pydantic_ai_ask_user import (
-    MAX_CUSTOM_ANSWER_LENGTH,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    check_custom_answer,
-    check_response,
-)
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._answers import format_validation_error
 from pydantic_ai_ask_user._text import (
     MAX_COMBINING_MARKS,
@@ -28,6 +21,8 @@ from pydantic_ai_ask_user._text import (
     find_forbidden_character,
     find_mark_run,
 )
+from pydantic_ai_ask_user.checks import check_custom_answer
+from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 
 INVISIBLE = {
     '\u034f': 'U+034F (COMBINING GRAPHEME JOINER), an invisible character',

@@ -6,13 +6,9 @@ from typing import Any
 
 import pytest
 
-from pydantic_ai_ask_user import (
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user.json import (
     RESPONSE_JSON_SCHEMA,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    Question,
-    QuestionOption,
     questions_to_json,
     read_response,
     response_from_json,

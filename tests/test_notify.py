@@ -19,16 +19,19 @@ from pydantic_ai import Agent
 from waits import WAIT
 
 from pydantic_ai_ask_user import (
-    WEBHOOK_EVENT_HEADER,
-    WEBHOOK_SIGNATURE_HEADER,
     AskUser,
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
     DurableAnswerer,
-    NotifyingAnswerer,
     Question,
     QuestionOption,
+)
+from pydantic_ai_ask_user.testing import ScriptedAnswerer, asking_model
+from pydantic_ai_ask_user.webhooks import (
+    WEBHOOK_EVENT_HEADER,
+    WEBHOOK_SIGNATURE_HEADER,
+    NotifyingAnswerer,
     SignatureError,
     WebhookFailure,
     WebhookNotifier,
@@ -37,7 +40,6 @@ from pydantic_ai_ask_user import (
     sign_webhook,
     verify_webhook,
 )
-from pydantic_ai_ask_user.testing import ScriptedAnswerer, asking_model
 
 pytestmark = pytest.mark.anyio
 

@@ -20,9 +20,9 @@ from pydantic_ai_ask_user import (
     AskUserRequestedEvent,
     AskUserResponse,
     DurableAnswerer,
-    ask_user_result,
 )
 from pydantic_ai_ask_user._capability import DEFAULT_ID
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
 pytestmark = pytest.mark.anyio

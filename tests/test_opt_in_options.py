@@ -22,7 +22,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests
 
 from pydantic_ai_ask_user import (
-    MAX_NOTE_LENGTH,
     TOOL_NAME,
     AskUser,
     AskUserAnswer,
@@ -32,21 +31,17 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     Question,
     QuestionOption,
-    SignatureError,
-    ask_user_result,
-    check_answered_by,
     check_response,
-    deferred_answer,
-    questions_to_json,
-    read_response,
-    response_from_json,
-    response_to_json,
-    sign_receipt,
-    verify_receipt,
 )
 from pydantic_ai_ask_user._answers import LATEST_DEADLINE
 from pydantic_ai_ask_user._capability import MAX_TIMEOUT, NOTES_DESCRIPTION, RECOMMENDED_DESCRIPTION, TOOL_DESCRIPTION
 from pydantic_ai_ask_user._questions import PlainToolArguments
+from pydantic_ai_ask_user.checks import check_answered_by
+from pydantic_ai_ask_user.deferred import ask_user_result, deferred_answer
+from pydantic_ai_ask_user.json import questions_to_json, read_response, response_from_json, response_to_json
+from pydantic_ai_ask_user.limits import MAX_NOTE_LENGTH
+from pydantic_ai_ask_user.receipts import sign_receipt, verify_receipt
+from pydantic_ai_ask_user.webhooks import SignatureError
 
 pytestmark = pytest.mark.anyio
 

@@ -166,9 +166,11 @@ def test_the_all_extra_is_every_extra(wheel: Path) -> None:
     assert needed_by('all') == set[str]().union(*(needed_by(extra) for extra in extras - {'all'}))
 
 
-def test_the_readme_install_section_names_every_extra() -> None:
-    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
-    install = readme.split('\n## Install\n', 1)[1].split('\n## ', 1)[0]
+@pytest.mark.parametrize('page', ['README.md', 'docs/getting-started.md'])
+def test_the_install_section_names_every_extra(page: str) -> None:
+    # The README's short one and the full one of Getting started.
+    text = (ROOT / page).read_text(encoding='utf-8')
+    install = text.split('\n## Install\n', 1)[1].split('\n## ', 1)[0]
     extras = tomllib.loads((ROOT / 'pyproject.toml').read_text(encoding='utf-8'))['project']['optional-dependencies']
     for extra in extras:
         assert f"'pydantic-ai-ask-user[{extra}]'" in install, extra

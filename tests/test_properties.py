@@ -19,24 +19,18 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pydantic_ai_ask_user import (
+from pydantic_ai_ask_user import MAX_QUESTIONS, TOOL_NAME, AskUser, AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._text import MAX_COMBINING_MARKS, fold
+from pydantic_ai_ask_user.checks import check_custom_answer, printable
+from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.limits import (
     MAX_DESCRIPTION_LENGTH,
     MAX_HEADER_LENGTH,
     MAX_LABEL_LENGTH,
     MAX_OPTIONS,
     MAX_QUESTION_LENGTH,
-    MAX_QUESTIONS,
     MIN_OPTIONS,
-    TOOL_NAME,
-    AskUser,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    ask_user_result,
-    check_custom_answer,
-    printable,
 )
-from pydantic_ai_ask_user._text import MAX_COMBINING_MARKS, fold
 
 _FORBIDDEN = ('Cc', 'Cf', 'Cs', 'Zl', 'Zp')
 

@@ -1,4 +1,5 @@
-"""Every ```python example in README.md runs, and what it prints matches its `#>` comments."""
+"""Every ```python example in README.md and on the documentation site (docs/**/*.md) runs, and what it prints
+matches its `#>` comments."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pytest_examples import CodeExample, EvalExample, find_examples
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).parent.parent
-SOURCES = [ROOT / 'README.md']
+SOURCES = [ROOT / 'README.md', *sorted((ROOT / 'docs').rglob('*.md'))]
+"""The README, the front door, and every page of the site: one set of rules for their examples."""
 
 
 def _python_examples() -> list[CodeExample]:
@@ -25,6 +27,14 @@ RUNNABLE = [example for example in EXAMPLES if example.prefix_settings().get('te
 
 def test_the_readme_has_python_examples_to_run() -> None:
     assert any(example.path.name == 'README.md' for example in RUNNABLE)
+
+
+def test_the_site_has_python_examples_to_run_on_its_pages() -> None:
+    # The pages the README's manual moved to: each answerer's page has examples that run.
+    pages = {
+        example.path.relative_to(ROOT / 'docs').as_posix() for example in RUNNABLE if example.path.name != 'README.md'
+    }
+    assert {'getting-started.md', 'ko/getting-started.md', 'answerers/testing.md', 'answerers/web.md'} <= pages
 
 
 @pytest.mark.parametrize('example', RUNNABLE, ids=str)

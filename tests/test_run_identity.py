@@ -19,8 +19,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import (
     DECLINED,
-    RUN_ID_METADATA_KEY,
-    RUN_STEP_METADATA_KEY,
     TIMED_OUT,
     WITHDRAWN,
     AskUser,
@@ -31,10 +29,10 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     DifferentQuestionsError,
     QuestionWithdrawn,
-    check_same_questions,
-    deferred_answer,
 )
 from pydantic_ai_ask_user._answers import check_tool_result, request_key
+from pydantic_ai_ask_user.checks import check_same_questions
+from pydantic_ai_ask_user.deferred import RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY, deferred_answer
 
 pytestmark = pytest.mark.anyio
 

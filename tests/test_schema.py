@@ -8,19 +8,16 @@ import pytest
 from ask_user_support import question
 from pydantic import ValidationError
 
-from pydantic_ai_ask_user import (
+from pydantic_ai_ask_user import MAX_QUESTIONS, AskUserRequest, Question, QuestionOption
+from pydantic_ai_ask_user._answers import format_validation_error
+from pydantic_ai_ask_user.limits import (
     MAX_DESCRIPTION_LENGTH,
     MAX_HEADER_LENGTH,
     MAX_LABEL_LENGTH,
     MAX_OPTIONS,
     MAX_QUESTION_LENGTH,
-    MAX_QUESTIONS,
     MIN_OPTIONS,
-    AskUserRequest,
-    Question,
-    QuestionOption,
 )
-from pydantic_ai_ask_user._answers import format_validation_error
 
 
 def _ask(*questions: dict[str, Any], **extra: Any) -> AskUserRequest:

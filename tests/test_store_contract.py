@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic_ai_ask_user import (
-    AlreadyAnsweredError,
-    AskUserRequest,
-    StoreError,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
-)
+from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
 
 
 def test_an_unknown_request_is_a_store_error_and_a_key_error_with_a_readable_message() -> None:

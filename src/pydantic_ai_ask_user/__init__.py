@@ -1,4 +1,10 @@
-"""Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data."""
+"""Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data.
+
+The root holds what every user touches: the capability (`AskUser`), the request and response types, the answerer
+protocol, the two events and the errors a run can end with. The rest lives where its name says:
+`.deferred`, `.checks`, `.json`, `.store`, `.webhooks`, `.receipts`, `.i18n`, `.limits`, and the front ends
+`.terminal`, `.web`, `.testing`, `.mcp`, `.ui`, `.durable`, `.temporal`, `.prefect`.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +15,10 @@ from . import _module_names
 if TYPE_CHECKING:
     from ._answers import (
         DECLINED,
-        MAX_ANSWERED_BY_LENGTH,
-        MAX_CUSTOM_ANSWER_LENGTH,
-        MAX_NOTE_LENGTH,
-        RUN_ID_METADATA_KEY,
-        RUN_STEP_METADATA_KEY,
         TIMED_OUT,
         TOOL_NAME,
         WITHDRAWN,
         Answerer,
-        AnswerResult,
         AskUserAnswer,
         AskUserRequest,
         AskUserResponse,
@@ -26,12 +26,7 @@ if TYPE_CHECKING:
         DifferentQuestionsError,
         DurableAnswerer,
         QuestionWithdrawn,
-        ask_user_result,
-        check_answered_by,
-        check_custom_answer,
         check_response,
-        check_same_questions,
-        deferred_answer,
     )
     from ._capability import (
         AskUser,
@@ -42,71 +37,17 @@ if TYPE_CHECKING:
         AskUserAnsweredEvent,
         AskUserRequestedEvent,
     )
-    from ._i18n import (
-        Translator,
-        available_languages,
-        negotiate_http,
-        negotiate_terminal,
-        translator,
-    )
-    from ._json import (
-        RESPONSE_JSON_SCHEMA,
-        questions_to_json,
-        read_response,
-        response_from_json,
-        response_to_json,
-    )
-    from ._notify import (
-        WEBHOOK_EVENT_HEADER,
-        WEBHOOK_SIGNATURE_HEADER,
-        WEBHOOK_TOLERANCE,
-        NotifyingAnswerer,
-        WebhookFailure,
-        WebhookNotifier,
-        notify_then,
-        question_waiting_payload,
-        sign_webhook,
-        verify_webhook,
-    )
-    from ._question_store import (
-        AlreadyAnsweredError,
-        QuestionStore,
-        StoreError,
-        StoreEvent,
-        UnknownRequestError,
-        WithdrawnError,
-    )
     from ._questions import (
-        MAX_DESCRIPTION_LENGTH,
-        MAX_HEADER_LENGTH,
-        MAX_LABEL_LENGTH,
-        MAX_OPTIONS,
-        MAX_QUESTION_LENGTH,
         MAX_QUESTIONS,
-        MIN_OPTIONS,
         Question,
         QuestionOption,
-    )
-    from ._receipt import (
-        AnswerReceipt,
-        os_user_at_host,
-        receipt_from_json,
-        receipt_to_json,
-        sign_receipt,
-        verify_receipt,
-    )
-    from ._signing import (
-        SignatureError,
-    )
-    from ._text import (
-        printable,
     )
     from ._version import __version__ as __version__
 
 __all__ = (
     'AskUser',
-    'AskUserTimeoutError',
     'TimeoutMessage',
+    'AskUserTimeoutError',
     'Answerer',
     'DurableAnswerer',
     'AskUserRequest',
@@ -116,155 +57,112 @@ __all__ = (
     'QuestionOption',
     'AskUserRequestedEvent',
     'AskUserAnsweredEvent',
-    'check_response',
-    'check_same_questions',
     'QuestionWithdrawn',
-    'DifferentQuestionsError',
     'CannotAskError',
-    'check_custom_answer',
-    'check_answered_by',
-    'ask_user_result',
-    'deferred_answer',
-    'AnswerResult',
-    'printable',
-    'response_from_json',
-    'response_to_json',
-    'read_response',
-    'questions_to_json',
-    'RESPONSE_JSON_SCHEMA',
-    'QuestionStore',
-    'StoreEvent',
-    'StoreError',
-    'UnknownRequestError',
-    'AlreadyAnsweredError',
-    'WithdrawnError',
-    'notify_then',
-    'NotifyingAnswerer',
-    'WebhookNotifier',
-    'WebhookFailure',
-    'question_waiting_payload',
-    'sign_webhook',
-    'verify_webhook',
-    'WEBHOOK_SIGNATURE_HEADER',
-    'WEBHOOK_EVENT_HEADER',
-    'WEBHOOK_TOLERANCE',
-    'SignatureError',
-    'AnswerReceipt',
-    'sign_receipt',
-    'verify_receipt',
-    'receipt_to_json',
-    'receipt_from_json',
-    'os_user_at_host',
-    'translator',
-    'Translator',
-    'negotiate_terminal',
-    'negotiate_http',
-    'available_languages',
+    'DifferentQuestionsError',
+    'check_response',
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',
     'WITHDRAWN',
-    'RUN_ID_METADATA_KEY',
-    'RUN_STEP_METADATA_KEY',
     'MAX_QUESTIONS',
-    'MIN_OPTIONS',
-    'MAX_OPTIONS',
-    'MAX_HEADER_LENGTH',
-    'MAX_QUESTION_LENGTH',
-    'MAX_LABEL_LENGTH',
-    'MAX_DESCRIPTION_LENGTH',
-    'MAX_CUSTOM_ANSWER_LENGTH',
-    'MAX_NOTE_LENGTH',
-    'MAX_ANSWERED_BY_LENGTH',
 )
 
 _DEFINED_IN = {
-    'DECLINED': '_answers',
-    'MAX_CUSTOM_ANSWER_LENGTH': '_answers',
-    'TIMED_OUT': '_answers',
-    'TOOL_NAME': '_answers',
-    'WITHDRAWN': '_answers',
-    'RUN_ID_METADATA_KEY': '_answers',
-    'RUN_STEP_METADATA_KEY': '_answers',
-    'QuestionWithdrawn': '_answers',
-    'DifferentQuestionsError': '_answers',
-    'check_same_questions': '_answers',
+    'AskUser': '_capability',
+    'TimeoutMessage': '_capability',
+    'AskUserTimeoutError': '_capability',
     'Answerer': '_answers',
-    'AskUserAnswer': '_answers',
+    'DurableAnswerer': '_answers',
     'AskUserRequest': '_answers',
     'AskUserResponse': '_answers',
-    'CannotAskError': '_answers',
-    'DurableAnswerer': '_answers',
-    'ask_user_result': '_answers',
-    'check_custom_answer': '_answers',
-    'check_response': '_answers',
-    'check_answered_by': '_answers',
-    'deferred_answer': '_answers',
-    'AnswerResult': '_answers',
-    'MAX_NOTE_LENGTH': '_answers',
-    'MAX_ANSWERED_BY_LENGTH': '_answers',
-    'MAX_DESCRIPTION_LENGTH': '_questions',
-    'MAX_HEADER_LENGTH': '_questions',
-    'MAX_LABEL_LENGTH': '_questions',
-    'MAX_OPTIONS': '_questions',
-    'MAX_QUESTION_LENGTH': '_questions',
-    'MAX_QUESTIONS': '_questions',
-    'MIN_OPTIONS': '_questions',
+    'AskUserAnswer': '_answers',
     'Question': '_questions',
     'QuestionOption': '_questions',
-    'RESPONSE_JSON_SCHEMA': '_json',
-    'questions_to_json': '_json',
-    'read_response': '_json',
-    'response_from_json': '_json',
-    'response_to_json': '_json',
-    'AlreadyAnsweredError': '_question_store',
-    'QuestionStore': '_question_store',
-    'StoreError': '_question_store',
-    'StoreEvent': '_question_store',
-    'UnknownRequestError': '_question_store',
-    'WithdrawnError': '_question_store',
-    'printable': '_text',
-    'AskUser': '_capability',
-    'AskUserTimeoutError': '_capability',
-    'TimeoutMessage': '_capability',
-    'AskUserAnsweredEvent': '_events',
     'AskUserRequestedEvent': '_events',
-    'notify_then': '_notify',
-    'NotifyingAnswerer': '_notify',
-    'WebhookNotifier': '_notify',
-    'WebhookFailure': '_notify',
-    'question_waiting_payload': '_notify',
-    'sign_webhook': '_notify',
-    'verify_webhook': '_notify',
-    'WEBHOOK_SIGNATURE_HEADER': '_notify',
-    'WEBHOOK_EVENT_HEADER': '_notify',
-    'WEBHOOK_TOLERANCE': '_notify',
-    'SignatureError': '_signing',
-    'AnswerReceipt': '_receipt',
-    'sign_receipt': '_receipt',
-    'verify_receipt': '_receipt',
-    'receipt_to_json': '_receipt',
-    'receipt_from_json': '_receipt',
-    'os_user_at_host': '_receipt',
-    'translator': '_i18n',
-    'Translator': '_i18n',
-    'negotiate_terminal': '_i18n',
-    'negotiate_http': '_i18n',
-    'available_languages': '_i18n',
+    'AskUserAnsweredEvent': '_events',
+    'QuestionWithdrawn': '_answers',
+    'CannotAskError': '_answers',
+    'DifferentQuestionsError': '_answers',
+    'check_response': '_answers',
+    'TOOL_NAME': '_answers',
+    'DECLINED': '_answers',
+    'TIMED_OUT': '_answers',
+    'WITHDRAWN': '_answers',
+    'MAX_QUESTIONS': '_questions',
 }
 """Which private module defines each public name: `__getattr__` imports it on first use."""
 
+_MOVED_TO = {
+    'ask_user_result': 'deferred',
+    'AnswerResult': 'deferred',
+    'deferred_answer': 'deferred',
+    'RUN_ID_METADATA_KEY': 'deferred',
+    'RUN_STEP_METADATA_KEY': 'deferred',
+    'check_same_questions': 'checks',
+    'check_custom_answer': 'checks',
+    'check_answered_by': 'checks',
+    'printable': 'checks',
+    'questions_to_json': 'json',
+    'response_from_json': 'json',
+    'response_to_json': 'json',
+    'read_response': 'json',
+    'RESPONSE_JSON_SCHEMA': 'json',
+    'QuestionStore': 'store',
+    'StoreEvent': 'store',
+    'StoreError': 'store',
+    'UnknownRequestError': 'store',
+    'AlreadyAnsweredError': 'store',
+    'WithdrawnError': 'store',
+    'notify_then': 'webhooks',
+    'NotifyingAnswerer': 'webhooks',
+    'WebhookNotifier': 'webhooks',
+    'WebhookFailure': 'webhooks',
+    'question_waiting_payload': 'webhooks',
+    'sign_webhook': 'webhooks',
+    'verify_webhook': 'webhooks',
+    'WEBHOOK_SIGNATURE_HEADER': 'webhooks',
+    'WEBHOOK_EVENT_HEADER': 'webhooks',
+    'WEBHOOK_TOLERANCE': 'webhooks',
+    'SignatureError': 'webhooks',
+    'AnswerReceipt': 'receipts',
+    'sign_receipt': 'receipts',
+    'verify_receipt': 'receipts',
+    'receipt_to_json': 'receipts',
+    'receipt_from_json': 'receipts',
+    'os_user_at_host': 'receipts',
+    'translator': 'i18n',
+    'Translator': 'i18n',
+    'negotiate_terminal': 'i18n',
+    'negotiate_http': 'i18n',
+    'available_languages': 'i18n',
+    'MIN_OPTIONS': 'limits',
+    'MAX_OPTIONS': 'limits',
+    'MAX_HEADER_LENGTH': 'limits',
+    'MAX_QUESTION_LENGTH': 'limits',
+    'MAX_LABEL_LENGTH': 'limits',
+    'MAX_DESCRIPTION_LENGTH': 'limits',
+    'MAX_CUSTOM_ANSWER_LENGTH': 'limits',
+    'MAX_NOTE_LENGTH': 'limits',
+    'MAX_ANSWERED_BY_LENGTH': 'limits',
+}
+"""Names the root exported before 0.2, and the public module that holds each now.
 
-__getattr__ = _module_names.lazy_names(__name__, globals(), {**_DEFINED_IN, '__version__': '_version'})
+Read from the root they still work, for one release, with a `DeprecationWarning` naming the new import.
+"""
+
+__getattr__ = _module_names.lazy_names(__name__, globals(), {**_DEFINED_IN, '__version__': '_version'}, moved=_MOVED_TO)
 """Load a public name on first use, with the module that defines it (PEP 562).
 
 `import pydantic_ai_ask_user` costs next to nothing: the question models are built when first used,
 and Pydantic AI is imported only for `AskUser` and the two events. `ask-user --help` and `ask` start
 fast because of it. Each name is then kept here, so later lookups are plain attribute reads. `__version__`
 too (not in `__all__`, as a star import should not bring it): it is read from the package metadata when first used.
+A name in `_MOVED_TO` is read from its new module, with a warning each time (so each place that still uses it
+is told), and is never kept here.
 """
 
 
 def __dir__() -> list[str]:
-    """Every public name of the package, loaded or not."""
+    """Every public name of the package, loaded or not (the moved names are not listed: they are not its API)."""
     return sorted({*globals(), *__all__, '__version__'})

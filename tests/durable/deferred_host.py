@@ -30,7 +30,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from worker_support import QUESTIONS, run_under_dbos
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserRequest, deferred_answer
+from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserRequest
+from pydantic_ai_ask_user.deferred import deferred_answer
 from pydantic_ai_ask_user.durable import DBOSAnswerer
 
 REQUESTS = TypeAdapter(DeferredToolRequests)

@@ -12,8 +12,9 @@ import pytest
 from dbos import DBOSClient
 from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick
 
-from pydantic_ai_ask_user import TIMED_OUT, WithdrawnError
+from pydantic_ai_ask_user import TIMED_OUT
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
+from pydantic_ai_ask_user.store import WithdrawnError
 
 pytestmark = pytest.mark.anyio
 

@@ -15,17 +15,11 @@ from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
 
-from pydantic_ai_ask_user import (
-    TIMED_OUT,
-    TOOL_NAME,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    WithdrawnError,
-    ask_user_result,
-    os_user_at_host,
-)
+from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, NoWaitError, fail_dbos_event, resolve_dbos_event
+from pydantic_ai_ask_user.receipts import os_user_at_host
+from pydantic_ai_ask_user.store import WithdrawnError
 
 pytestmark = pytest.mark.anyio
 

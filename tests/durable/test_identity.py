@@ -20,10 +20,11 @@ from dbos import DBOSClient
 from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded
 from test_answered_by_and_notes import old_database
 
-from pydantic_ai_ask_user import WITHDRAWN, AlreadyAnsweredError, AskUserRequest, WithdrawnError
+from pydantic_ai_ask_user import WITHDRAWN, AskUserRequest
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
 from pydantic_ai_ask_user.durable import _dbos_store as dbos_store
 from pydantic_ai_ask_user.durable._db import TABLE_NAME, create_engine, ensure_table, select_requests
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, WithdrawnError
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,9 @@ import pytest
 import waits
 from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, wait_for
 
-from pydantic_ai_ask_user import TIMED_OUT, AlreadyAnsweredError, WithdrawnError
+from pydantic_ai_ask_user import TIMED_OUT
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, WithdrawnError
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from ask_user_support import make_request
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn, response_to_json
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user.durable._db import (
     WITHDRAWN_MESSAGE,
     answer_message,
@@ -41,6 +41,7 @@ from pydantic_ai_ask_user.durable._db import (
 )
 from pydantic_ai_ask_user.durable._sql import open_database
 from pydantic_ai_ask_user.durable._sqlite import SqliteDatabase
+from pydantic_ai_ask_user.json import response_to_json
 
 ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
 

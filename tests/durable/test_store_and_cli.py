@@ -22,20 +22,10 @@ from durable_support import run_cli
 from test_answered_by_and_notes import ALICE, noted_request
 from worker_support import dbos_launched
 
-from pydantic_ai_ask_user import (
-    DECLINED,
-    AlreadyAnsweredError,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    Question,
-    QuestionOption,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
-    os_user_at_host,
-)
+from pydantic_ai_ask_user import DECLINED, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore
+from pydantic_ai_ask_user.receipts import os_user_at_host
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
 pytestmark = pytest.mark.anyio

@@ -26,7 +26,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from waits import WAIT, read_line
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.temporal import pending_questions
 
 WORKER_SCRIPT = Path(__file__).with_name('temporal_worker.py')

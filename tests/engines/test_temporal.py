@@ -25,7 +25,8 @@ from temporal_testing import ANSWER, user_error_of
 from temporalio.client import Client
 from waits import WAIT
 
-from pydantic_ai_ask_user import AskUserRequest, ask_user_result, deferred_answer
+from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user.deferred import ask_user_result, deferred_answer
 
 pytestmark = pytest.mark.anyio
 

@@ -32,7 +32,8 @@ from temporal_testing import ANSWER, asked, finished_once, told, user_error_of, 
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from waits import WAIT
 
-from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.temporal import (
     SIGNAL_NAME,
     UPDATE_NAME,

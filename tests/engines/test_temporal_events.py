@@ -50,7 +50,8 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from waits import WAIT
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.temporal import (
     RESOLVE_SIGNAL_NAME,
     RESOLVE_UPDATE_NAME,

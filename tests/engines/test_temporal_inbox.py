@@ -36,7 +36,9 @@ from temporal_support import (
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, read_line
 
-from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.store import AlreadyAnsweredError
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord
 from pydantic_ai_ask_user.web import create_app, serve
 
@@ -282,14 +284,14 @@ async def test_namespace_without_temporal_is_refused() -> None:
 
 
 def _readme_files() -> dict[str, str]:
-    """The files of the README's complete Temporal example: each ```python block that starts `# NAME.py`."""
-    readme = (Path(__file__).parents[2] / 'README.md').read_text(encoding='utf-8')
+    """The files of the docs' complete Temporal example: each ```python block that starts `# NAME.py`."""
+    readme = (Path(__file__).parents[2] / 'docs' / 'deferred.md').read_text(encoding='utf-8')
     section = readme.split('\n### Temporal\n', 1)[1].split('\n### ', 1)[0]  # other sections have files of their own
     blocks = re.findall(r'```python[^\n]*\n(# (\w+\.py)\n.*?)```', section, re.DOTALL)
     return {name: source for source, name in blocks}
 
 
-async def test_the_readme_temporal_example_runs_as_copied_and_ask_user_answer_answers_it(
+async def test_the_docs_temporal_example_runs_as_copied_and_ask_user_answer_answers_it(
     temporal_address: str, tmp_path: Path
 ) -> None:
     files = _readme_files()

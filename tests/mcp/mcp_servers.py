@@ -23,7 +23,8 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pydantic_ai_ask_user import AskUserRequest, ask_user_result
+from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.mcp import MCPElicitationAnswerer, run_agent_in_tool
 
 ROUND_ONE = {

@@ -20,7 +20,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ElicitRequestParams, ElicitResult, ErrorData
 from waits import WAIT
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, response_from_json, response_to_json
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.json import response_from_json, response_to_json
 from pydantic_ai_ask_user.mcp import MCPElicitationAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 

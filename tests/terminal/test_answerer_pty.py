@@ -12,16 +12,9 @@ import anyio
 import pytest
 from pydantic_ai import Agent
 
-from pydantic_ai_ask_user import (
-    AskUser,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    Question,
-    QuestionOption,
-    os_user_at_host,
-)
+from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user._cli.demo_agent import TASK, demo_model
+from pydantic_ai_ask_user.receipts import os_user_at_host
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, Driver, run_conformance
 

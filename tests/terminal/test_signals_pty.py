@@ -15,14 +15,8 @@ from typing import Any
 
 import pytest
 
-from pydantic_ai_ask_user import (
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    Question,
-    QuestionOption,
-    os_user_at_host,
-)
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user.receipts import os_user_at_host
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 
 from ._pty_pair import TIMEOUT, PtyPair

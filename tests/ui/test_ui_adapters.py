@@ -26,16 +26,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from ui_support import GOOD, HOSTILE
 
-from pydantic_ai_ask_user import (
-    DECLINED,
-    RUN_ID_METADATA_KEY,
-    TIMED_OUT,
-    TOOL_NAME,
-    WITHDRAWN,
-    AskUser,
-    AskUserRequest,
-    AskUserResponse,
-)
+from pydantic_ai_ask_user import DECLINED, TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUser, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import RUN_ID_METADATA_KEY
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 from pydantic_ai_ask_user.ui._answers import check_client_messages
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter, AskUserAGUIEventStream

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from ui_support import GOOD, HOSTILE, Served, run_driver
 
-from pydantic_ai_ask_user import DECLINED, RESPONSE_JSON_SCHEMA, WITHDRAWN
+from pydantic_ai_ask_user import DECLINED, WITHDRAWN
+from pydantic_ai_ask_user.json import RESPONSE_JSON_SCHEMA
 
 
 def drive(node_clients: Path, app: Served, mode: str, answer: Any) -> dict[str, Any]:

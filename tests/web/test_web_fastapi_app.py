@@ -1,6 +1,6 @@
-"""The README's FastAPI application, served by the real uvicorn, driven by Chromium at phone and desktop widths.
+"""The docs' FastAPI application, served by the real uvicorn, driven by Chromium at phone and desktop widths.
 
-The example is taken from README.md as written, saved as `app.py`, and run by `uvicorn.run('app:api')` in
+The example is taken from docs/answerers/web.md as written, saved as `app.py`, and run by `uvicorn.run('app:api')` in
 a process of its own, with its signal handlers: the shutdown test sends it a real SIGTERM mid-question.
 """
 
@@ -28,7 +28,8 @@ from pydantic_ai_ask_user import TIMED_OUT, WITHDRAWN
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
-README = Path(__file__).resolve().parents[2] / 'README.md'
+WEB_PAGE = Path(__file__).resolve().parents[2] / 'docs' / 'answerers' / 'web.md'
+"""The web inbox's page of the documentation site, where the example is."""
 
 LAUNCHER = """\
 import logging
@@ -44,7 +45,7 @@ WIDTHS = [pytest.param(390, id='phone'), pytest.param(1280, id='desktop')]
 
 
 def readme_app() -> str:
-    (example,) = [example for example in find_examples(str(README)) if 'FastAPI(lifespan=lifespan)' in example.source]
+    (example,) = [example for example in find_examples(str(WEB_PAGE)) if 'FastAPI(lifespan=lifespan)' in example.source]
     return example.source
 
 

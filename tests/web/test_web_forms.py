@@ -13,16 +13,9 @@ import pytest
 from inline_snapshot import snapshot
 from web_support import WAIT, answer_body, ask_one, asking, bearer, csrf_of, multi, single
 
-from pydantic_ai_ask_user import (
-    AlreadyAnsweredError,
-    AskUserAnswer,
-    AskUserRequest,
-    AskUserResponse,
-    StoreError,
-    UnknownRequestError,
-    WithdrawnError,
-    ask_user_result,
-)
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError, UnknownRequestError, WithdrawnError
 from pydantic_ai_ask_user.web import WebAnswerer
 from pydantic_ai_ask_user.web._forms import FIELDS
 

@@ -11,16 +11,13 @@ import pytest
 from web_support import WAIT, ask_one, multi, single, wait_pending
 
 from pydantic_ai_ask_user import (
-    AlreadyAnsweredError,
     AskUserAnswer,
     AskUserRequest,
     AskUserResponse,
     DifferentQuestionsError,
     QuestionWithdrawn,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
 )
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from pydantic_ai_ask_user.web import QuestionHub
 
 pytestmark = pytest.mark.anyio

@@ -29,8 +29,8 @@ from pydantic_ai_ask_user import (
     DifferentQuestionsError,
     Question,
     QuestionOption,
-    StoreEvent,
 )
+from pydantic_ai_ask_user.store import StoreEvent
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,8 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pydantic_ai_ask_user import AskUserResponse, StoreError, StoreEvent
+from pydantic_ai_ask_user import AskUserResponse
+from pydantic_ai_ask_user.store import StoreError, StoreEvent
 
 from ._context import AppContext, log_unreachable, unreachable
 from ._rows import InboxRow, inbox_rows

@@ -14,7 +14,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from pydantic_ai_ask_user import QuestionStore
+from pydantic_ai_ask_user.store import QuestionStore
 
 from . import _api
 from ._api import Api

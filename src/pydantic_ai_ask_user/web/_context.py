@@ -8,9 +8,10 @@ import re
 import anyio
 from starlette.requests import Request
 
-from pydantic_ai_ask_user import AskUserRequest, QuestionStore, UnknownRequestError
+from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._text import printable
+from pydantic_ai_ask_user.store import QuestionStore, UnknownRequestError
 
 from ._options import WebOptions
 from ._security import Gate, wants_json

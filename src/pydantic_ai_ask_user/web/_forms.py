@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, check_custom_answer
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question
 from pydantic_ai_ask_user._i18n import Translator, translator
 from pydantic_ai_ask_user._text import describe_character, find_forbidden_character, is_blank
+from pydantic_ai_ask_user.checks import check_custom_answer
 
 __all__ = ('Entered', 'FormResult', 'FormFields', 'FIELDS', 'read_form')
 

@@ -12,17 +12,9 @@ from typing import Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from pydantic_ai_ask_user import (
-    AlreadyAnsweredError,
-    AskUserRequest,
-    AskUserResponse,
-    QuestionWithdrawn,
-    StoreEvent,
-    UnknownRequestError,
-    WithdrawnError,
-    check_response,
-    check_same_questions,
-)
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn, check_response
+from pydantic_ai_ask_user.checks import check_same_questions
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 
 __all__ = ('QuestionHub', 'HubRecord', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
 

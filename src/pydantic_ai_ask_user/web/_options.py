@@ -6,7 +6,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic_ai_ask_user import MAX_CUSTOM_ANSWER_LENGTH
+from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 
 from ._security import DEFAULT_BODY_SECONDS, DEFAULT_MAX_BODY_BYTES, Authorize
 

@@ -8,8 +8,9 @@ from typing import Any, Literal
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from pydantic_ai_ask_user import AlreadyAnsweredError, AskUserRequest, AskUserResponse, StoreError, check_response
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError
 
 from ._context import ID, AppContext, base_path
 from ._forms import FIELDS, Entered, read_form

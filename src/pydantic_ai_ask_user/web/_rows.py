@@ -7,9 +7,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from pydantic_ai_ask_user import AskUserRequest, QuestionStore
+from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user._i18n import Translator, translator
 from pydantic_ai_ask_user._text import utc_iso
+from pydantic_ai_ask_user.store import QuestionStore
 
 __all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
 

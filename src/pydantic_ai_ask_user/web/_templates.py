@@ -8,7 +8,7 @@ from typing import Any
 
 import jinja2
 
-from pydantic_ai_ask_user import printable
+from pydantic_ai_ask_user.checks import printable
 
 __all__ = ('render', 'TEMPLATES_DIR', 'STATIC_DIR')
 

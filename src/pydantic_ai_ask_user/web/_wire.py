@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, StoreEvent
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._json import questions_to_json, response_from_json
+from pydantic_ai_ask_user.store import StoreEvent
 
 __all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody')
 

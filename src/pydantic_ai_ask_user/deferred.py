@@ -1,0 +1,18 @@
+"""Deferred mode: the run pauses at the question and you answer later, even from another process.
+
+`AskUser(answerer=None)` defers every `ask_user_question` call; the run ends with Pydantic AI's
+`DeferredToolRequests`. Rebuild each question with `AskUserRequest.from_deferred(requests, call)`, get it
+answered however you like, and resume the run with `deferred_answer(request, response)`.
+"""
+
+from __future__ import annotations
+
+from ._answers import RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY, AnswerResult, ask_user_result, deferred_answer
+
+__all__ = (
+    'ask_user_result',
+    'AnswerResult',
+    'deferred_answer',
+    'RUN_ID_METADATA_KEY',
+    'RUN_STEP_METADATA_KEY',
+)
