@@ -190,7 +190,8 @@ positional arguments:
               JSON
     pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
     answer    answer a waiting question in the terminal menu, or from JSON
-    resolve   resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here
+    resolve   resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from
+              here
     mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
 
 options:
@@ -256,8 +257,8 @@ options:
   -h, --help            show this help message and exit
   --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
                         (default: sqlite:///ask_user.sqlite)
-  --temporal HOST:PORT  the questions waiting in Temporal workflows (TemporalAnswerer), on this
-                        Temporal server, instead
+  --temporal HOST:PORT  the questions (TemporalAnswerer) and approvals (TemporalExternalEvents)
+                        waiting in Temporal workflows, on this Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
   --json                print one JSON object per line instead of text
 """),
@@ -279,30 +280,36 @@ options:
   -h, --help            show this help message and exit
   --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
                         (default: sqlite:///ask_user.sqlite)
-  --temporal HOST:PORT  the questions waiting in Temporal workflows (TemporalAnswerer), on this
-                        Temporal server, instead
+  --temporal HOST:PORT  the questions (TemporalAnswerer) and approvals (TemporalExternalEvents)
+                        waiting in Temporal workflows, on this Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
   --json FILE|-         read the answer from FILE or stdin (-)
 """),
     'resolve': snapshot("""\
-usage: ask-user resolve [-h] [--db URL] (--json FILE|- | --fail REASON) TOKEN
+usage: ask-user resolve [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]
+                        (--json FILE|- | --fail REASON)
+                        TOKEN
 
-End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|-
-(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals":
-{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every
-pending approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a
-call left out or not pending, or an answer that does not fit its question (nothing is sent), 4
-cannot reach the database or a missing extra, 7 no run waits on this token any more.
+End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal,
+TemporalExternalEvents) to RequestInput's ask, with --json FILE|- (the DeferredToolResults
+deciding every pending call and nothing else, e.g. {"approvals": {"CALL_ID": true}, "calls":
+{"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is denied with
+REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or not pending, or
+an answer that does not fit its question (nothing is sent), 4 cannot reach the database or the
+Temporal server, or a missing extra, 7 no run waits on this token any more.
 
 positional arguments:
-  TOKEN          the token RequestInput handed to your ask function
+  TOKEN                 the token RequestInput handed to your ask function
 
 options:
-  -h, --help     show this help message and exit
-  --db URL       the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
-                 (default: sqlite:///ask_user.sqlite)
-  --json FILE|-  the DeferredToolResults as JSON
-  --fail REASON  end the wait without results, for this reason
+  -h, --help            show this help message and exit
+  --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                        (default: sqlite:///ask_user.sqlite)
+  --temporal HOST:PORT  the waits of Temporal workflows (TemporalExternalEvents), on this Temporal
+                        server, instead
+  --namespace NAME      the Temporal namespace (default: default)
+  --json FILE|-         the DeferredToolResults as JSON
+  --fail REASON         end the wait without results, for this reason
 """),
     'demo': snapshot("""\
 usage: ask-user demo [-h] [--model NAME] [--scripted]

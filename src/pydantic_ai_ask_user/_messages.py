@@ -196,6 +196,17 @@ CLI = (
     N_('install the {extra} extra: {command}'),
     N_('--namespace is a Temporal namespace: give --temporal HOST:PORT with it'),
     N_('the Temporal namespace {namespace} at {address}'),
+    N_('this is not a TemporalEventWaiter token: it names no Temporal workflow'),
+    N_(
+        'no wait has this token: it was resolved already, its deadline passed, or no workflow of this namespace '
+        'waits on it'
+    ),
+    N_('cannot resolve the wait in {where}: {error}'),
+    N_('{token}  opened {opened}  workflow {workflow}'),
+    N_('waits for {name} (ask-user resolve TOKEN --json FILE)'),
+    N_('approve or deny'),
+    N_('result of'),
+    N_('call {id}'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

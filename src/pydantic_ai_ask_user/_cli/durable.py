@@ -1,5 +1,11 @@
-"""`ask-user pending` and `ask-user answer`: the questions waiting in a DBOS database, or in Temporal workflows
-(`--temporal ADDRESS`, see `pydantic_ai_ask_user.temporal.TemporalQuestionStore`), from the command line.
+"""`ask-user pending`, `answer` and `resolve`: the questions (and approvals) waiting in a DBOS database, or in
+Temporal workflows (`--temporal ADDRESS`, see `pydantic_ai_ask_user.temporal.TemporalQuestionStore`), from the
+command line.
+
+`pending --temporal` lists the approvals of `TemporalExternalEvents` beside the questions, from the same listing
+of the namespace (a line with a `token` where a question's has an `id`): a person looking for what waits for them
+should not have to know which kind it is. `resolve --temporal` resolves one, checked before it is sent exactly as
+`resolve --db` checks a DBOS wait's decision.
 
 Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
 terminal, a missing extra, the database or the Temporal server unreachable, missing or not a question
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -23,12 +30,16 @@ from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVA
 from .i18n import _
 
 if TYPE_CHECKING:
+    from pydantic_ai import DeferredToolRequests
+    from pydantic_ai.messages import ToolCallPart
+    from typing_extensions import TypeIs
+
     from .._answers import AskUserRequest
     from .._question_store import StoreError
     from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
     from ..durable._sql import Database
-    from ..temporal import TemporalQuestionStore, TemporalRecord
+    from ..temporal import TemporalEventRecord, TemporalQuestionStore, TemporalRecord, WaitingEvent
     from .decision import Decision
 
     Store = DBOSQuestionStore | TemporalQuestionStore
@@ -47,19 +58,17 @@ _DEFAULT_DB = 'sqlite:///ask_user.sqlite'
 """The DBOS database `--db` names when neither it nor `--temporal` is given."""
 
 
-def _add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument('--db', default=_DEFAULT_DB, metavar='URL', help=_DB_HELP)
+_TEMPORAL_HELP = (
+    'the questions (TemporalAnswerer) and approvals (TemporalExternalEvents) waiting in Temporal workflows, on this '
+    'Temporal server, instead'
+)
 
 
-def _add_source(parser: argparse.ArgumentParser) -> None:
+def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
     """`--db URL`, or `--temporal ADDRESS` with `--namespace`: where the questions wait."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument('--db', metavar='URL', help=_DB_HELP)
-    source.add_argument(
-        '--temporal',
-        metavar='HOST:PORT',
-        help='the questions waiting in Temporal workflows (TemporalAnswerer), on this Temporal server, instead',
-    )
+    source.add_argument('--temporal', metavar='HOST:PORT', help=temporal_help)
     parser.add_argument('--namespace', metavar='NAME', help='the Temporal namespace (default: default)')
 
 
@@ -102,33 +111,41 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'resolve',
         run_resolve,
-        summary='resolve a RequestInput wait of a DBOS run (a DBOSExternalEvents token) from here',
+        summary='resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from here',
         description=(
-            "End the wait of TOKEN, handed out by DBOSExternalEvents to RequestInput's ask, with --json FILE|- "
+            'End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal, TemporalExternalEvents) '
+            "to RequestInput's ask, with --json FILE|- "
             '(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": '
             '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
             'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
             'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
-            'the database or a missing extra, 7 no run waits on this token any more.'
+            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more.'
         ),
     )
     resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
-    _add_db(resolve)
+    _add_source(resolve, 'the waits of Temporal workflows (TemporalExternalEvents), on this Temporal server, instead')
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
     decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    """Resolve (or fail) one external-event wait of a DBOS run.
+    """Resolve (or fail) one external-event wait of a DBOS run, or (`--temporal`) of a Temporal workflow.
 
-    On a SQLite file this loads neither Pydantic AI, DBOS nor SQLAlchemy: the database through `sqlite3`, the
-    decision read as Pydantic AI reads it (`read_decision`), the wait ended as `resolve_dbos_event` ends it.
+    On a SQLite file a DBOS wait is resolved loading neither Pydantic AI, DBOS nor SQLAlchemy: the database through
+    `sqlite3`, the decision read as Pydantic AI reads it (`read_decision`), the wait ended as `resolve_dbos_event`
+    ends it.
     """
+    if args.temporal is not None:
+        return _resolve_in_temporal(args)
+    if args.namespace is not None:
+        _fail(_('--namespace is a Temporal namespace: give --temporal HOST:PORT with it'))
+        return EXIT_CANNOT_ASK
+    if args.db is None:
+        args.db = _DEFAULT_DB
     from pydantic_core import to_jsonable_python
 
     from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-    from .decision import read_decision
 
     try:
         found = _tokens_meant(args.db, args.token)
@@ -138,18 +155,10 @@ def run_resolve(args: argparse.Namespace) -> int:
         if args.fail is not None:
             message: dict[str, Any] = {'error': args.fail}
         else:
-            text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
-            if text is None:
+            results = _decision(args, lambda results: _questions_checked(results, args.db, args.token))
+            if results is None:
                 return EXIT_INVALID
             try:
-                # Checked here: a decision the run cannot read would fail the run, not this command.
-                results = read_decision(text)
-            except (ValueError, RecursionError) as error:
-                problem = _first_line(error) or type(error).__name__
-                _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
-                return EXIT_INVALID
-            try:
-                results = _with_answered_by(_questions_checked(results, args.db, args.token))
                 # As `resolve_dbos_event` sends a `DeferredToolResults`: its JSON form.
                 message = {'payload': to_jsonable_python(results)}
             except ValueError as error:  # PydanticSerializationError is one
@@ -178,6 +187,156 @@ def run_resolve(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     print(terminal_json({'resolved': args.token}))
     return EXIT_ANSWERED
+
+
+def _decision(args: argparse.Namespace, checked: Callable[[Decision], Decision]) -> Decision | None:
+    """The decision `--json` gives, read as a `DeferredToolResults` (`read_decision`), passed through `checked` (which
+    raises `ValueError` for a decision the wait cannot take) and given who decided; `None`, once the problem is said,
+    when it is refused.
+
+    Checked here, before anything is sent: a decision the run cannot read would fail the run, not this command.
+    """
+    from .decision import read_decision
+
+    text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
+    if text is None:
+        return None
+    try:
+        results = read_decision(text)
+    except (ValueError, RecursionError) as error:
+        problem = _first_line(error) or type(error).__name__
+        _fail(_('not a DeferredToolResults: {problem}').format(problem=problem))
+        return None
+    try:
+        return _with_answered_by(checked(results))
+    except ValueError as error:
+        _fail(_('invalid answer: {error}').format(error=error))
+        return None
+
+
+def _resolve_in_temporal(args: argparse.Namespace) -> int:
+    """Resolve (or fail) one wait of `TemporalExternalEvents` in a workflow of the namespace `--temporal` names."""
+    import anyio
+
+    store = _open_temporal_store(args)
+    if isinstance(store, str):
+        _fail(store)
+        return EXIT_CANNOT_ASK
+    try:
+        return anyio.run(_resolve_temporal, store, args)
+    finally:
+        store.close()
+
+
+async def _resolve_temporal(store: TemporalQuestionStore, args: argparse.Namespace) -> int:
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from ..temporal import fail_temporal_event, resolve_temporal_event
+
+    gone = _(
+        'no wait has this token: it was resolved already, its deadline passed, or no workflow of this namespace '
+        'waits on it'
+    )
+    try:
+        token = await _temporal_token_meant(store, args.token)
+        if isinstance(token, int):
+            return token
+        event = await _temporal_wait(store, token)
+        if event is None:
+            _fail(gone)
+            return EXIT_WITHDRAWN
+        client = await store.connected()
+        if args.fail is not None:
+            sent = fail_temporal_event(client, token, args.fail)
+        else:
+            results = _decision(args, lambda results: _checked_against_wait(results, event.requests))
+            if results is None:
+                return EXIT_INVALID
+            sent = resolve_temporal_event(client, token, results)
+        try:
+            await sent
+        except WorkflowUpdateFailedError as error:
+            # Refused by the workflow: decided a moment ago from elsewhere (its wait is over), or does not fit.
+            if await _temporal_wait(store, token) is None:
+                _fail(gone)
+                return EXIT_WITHDRAWN
+            _fail(_('invalid answer: {error}').format(error=_first_line(error.cause or error)))
+            return EXIT_INVALID
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            _fail(gone)
+            return EXIT_WITHDRAWN
+        _fail(_cannot_reach_temporal(args, error))
+        return EXIT_CANNOT_ASK
+    except Exception as error:  # the server unreachable, or the namespace without the search attribute
+        _fail(_cannot_reach_temporal(args, error))
+        return EXIT_CANNOT_ASK
+    print(terminal_json({'resolved': token}))
+    return EXIT_ANSWERED
+
+
+def _cannot_reach_temporal(args: argparse.Namespace, error: BaseException) -> str:
+    return _('cannot resolve the wait in {where}: {error}').format(where=_where(args), error=_first_line(error))
+
+
+async def _temporal_token_meant(store: TemporalQuestionStore, token: str) -> str | int:
+    """The whole token `token` is, or begins (at least `MIN_PREFIX` characters of one listed wait's token); an exit
+    code once the problem is said: `EXIT_INVALID` when it is no token, or begins several.
+    """
+    from ..temporal import NotATemporalTokenError
+    from ..temporal._events import token_workflow_id
+
+    try:
+        token_workflow_id(token)
+        return token
+    except NotATemporalTokenError:
+        pass
+    found = [] if len(token) < MIN_PREFIX else [r for r in await store.pending_events() if r.key.startswith(token)]
+    if len(found) > 1:
+        return _ambiguous(token, [(record.key, record.event.name) for record in found])
+    if not found:
+        _fail(_('this is not a TemporalEventWaiter token: it names no Temporal workflow'))
+        return EXIT_INVALID
+    return found[0].key
+
+
+async def _temporal_wait(store: TemporalQuestionStore, token: str) -> WaitingEvent | None:
+    """The wait open under `token` in the workflow it names, or `None` when none is (`RPCError` NOT_FOUND when there
+    is no such workflow).
+
+    Read from the workflow's memo when the wait is listed there (no worker needed), else by the Query, which a
+    worker answers (a wait of `TemporalExternalEvents(listed=False)`, or one that is over).
+    """
+    from temporalio.client import WorkflowExecutionStatus
+
+    from ..temporal import pending_temporal_events
+    from ..temporal._events import token_workflow_id
+    from ..temporal._store import waiting_events
+
+    client = await store.connected()
+    handle = client.get_workflow_handle(token_workflow_id(token))
+    described = await handle.describe()
+    if described.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    for record in waiting_events(described):
+        if record.key == token:
+            return record.event
+    return next((event for event in await pending_temporal_events(handle) if event.token == token), None)
+
+
+def _checked_against_wait(results: Decision, requests: DeferredToolRequests | None) -> Decision:
+    """`results` checked against the calls the wait decides, as `_questions_checked` checks a DBOS wait's; as it is
+    for a wait that is not `RequestInput`'s (it decides no calls).
+    """
+    from .._wait_calls import WaitCalls
+
+    if requests is None:
+        return results
+    recorded = WaitCalls.of(requests)
+    if (problem := recorded.problem(results)) is not None:
+        raise ValueError(problem)
+    return _answers_checked(results, recorded, {})
 
 
 def _tokens_meant(database_url: str, token: str) -> list[str]:
@@ -227,12 +386,19 @@ def _questions_checked(results: Decision, database_url: str, token: str) -> Deci
                 stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
     finally:
         database.dispose()
+    return _answers_checked(results, recorded, {record.request.id: record.request for record in stored})
+
+
+def _answers_checked(results: Decision, recorded: WaitCalls | None, stored: Mapping[str, AskUserRequest]) -> Decision:
+    """`results` with each answer to an AskUser question (of `stored`, or recorded with the wait) read as `ask-user
+    answer` reads it and checked (a misfit is a `ValueError` naming the call); who answered, as an answer in the
+    response shape says, in `answered_by`. A call whose question neither holds is sent as it is.
+    """
     calls = dict(results.calls)
     named: dict[str, str] = {}
-    requests = {record.request.id: record.request for record in stored}
     for call_id, value in results.calls.items():
         try:
-            request = requests.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
+            request = stored.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
             if request is None:
                 continue  # not a question, or one only the run knows
             checked = _checked_answer(request, value)
@@ -314,6 +480,11 @@ def _open_store(args: argparse.Namespace) -> Store | str:
         if args.db is None:
             args.db = _DEFAULT_DB
         return _open_dbos_store(args.db)
+    return _open_temporal_store(args)
+
+
+def _open_temporal_store(args: argparse.Namespace) -> TemporalQuestionStore | str:
+    """The store of the Temporal namespace `--temporal` and `--namespace` name, or what stops it from opening."""
     try:
         from ..temporal import DEFAULT_NAMESPACE, TemporalQuestionStore
     except ImportError as error:
@@ -361,15 +532,23 @@ def run_pending(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
 
     async def list_them() -> int:
+        records: Sequence[StoredRequest | TemporalRecord | TemporalEventRecord]
         try:
-            records = await store.pending_records()
+            if args.temporal is None:
+                records = await store.pending_records()
+            else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
+                records = await cast('TemporalQuestionStore', store).pending_waits()
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
         for record in records:
-            if args.json:
+            if _is_event(record) and args.json:
+                print(terminal_json(_event_json(record)))
+            elif _is_event(record):
+                _print_event(record)
+            elif args.json:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
@@ -404,6 +583,59 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
         'deadline': None if request.deadline is None else _timestamp(request.deadline),
     }
     return _without_nulls(line)
+
+
+def _is_event(record: StoredRequest | TemporalRecord | TemporalEventRecord) -> TypeIs[TemporalEventRecord]:
+    """Whether `record` is an external event's wait (an approval), not a question."""
+    return hasattr(record, 'event')
+
+
+def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
+    """One line of `pending --temporal --json` for a waiting external event: its `token` (what `resolve` takes, where
+    a question has an `id`), its workflow, when it opened, its name, and the calls it decides with the model's
+    arguments (none for a wait that is not `RequestInput`'s).
+    """
+    event = record.event
+    line: dict[str, Any] = {
+        'token': event.token,
+        'workflow_id': record.workflow_id,
+        'opened_at': _timestamp(record.created_at),
+        'name': event.name,
+    }
+    if event.requests is not None:
+        line['approvals'] = [_call_json(call) for call in event.requests.approvals]
+        line['calls'] = [_call_json(call) for call in event.requests.calls]
+    return line
+
+
+def _call_json(call: ToolCallPart) -> dict[str, Any]:
+    """A pending call as `pending --json` shows it: its id, its tool and the model's arguments."""
+    return {'tool_call_id': call.tool_call_id, 'tool_name': call.tool_name, 'args': call.args_as_dict()}
+
+
+def _print_event(record: TemporalEventRecord) -> None:
+    """One waiting external event as `pending` shows it to a person, every string from the model made printable."""
+    event = record.event
+    print(
+        _('{token}  opened {opened}  workflow {workflow}').format(
+            token=printable(event.token), opened=_timestamp(record.created_at), workflow=printable(record.workflow_id)
+        )
+    )
+    if event.requests is None:
+        print('  ' + _('waits for {name} (ask-user resolve TOKEN --json FILE)').format(name=printable(event.name)))
+        return
+    for kind, calls in ((_('approve or deny'), event.requests.approvals), (_('result of'), event.requests.calls)):
+        for call in calls:
+            shown = printable(f'{call.tool_name} {terminal_json(call.args_as_dict())}', allow_newline=False)
+            print(f'  {kind}: {_clipped(shown)}  ' + _('call {id}').format(id=printable(call.tool_call_id)))
+
+
+_ARGS_SHOWN = 300
+"""How many characters of a pending call and its arguments `pending` shows on its line (`--json` shows them all)."""
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _ARGS_SHOWN else text[: _ARGS_SHOWN - 1] + '…'
 
 
 def _without_nulls(value: Any) -> Any:
@@ -569,7 +801,7 @@ def _ambiguous(prefix: str, candidates: list[tuple[str, str]]) -> int:
     return EXIT_INVALID
 
 
-def _first_line(error: Exception) -> str:
+def _first_line(error: BaseException) -> str:
     # SQLAlchemy adds the statement, its parameters (the answer) and a link on further lines.
     return str(error).strip().split('\n', 1)[0]
 

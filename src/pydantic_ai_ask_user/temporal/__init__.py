@@ -23,6 +23,7 @@ from ._store import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
     MissingSearchAttributeError,
+    TemporalEventRecord,
     TemporalQuestionStore,
     TemporalRecord,
 )
@@ -60,6 +61,7 @@ __all__ = (
     'QUERY_NAME',
     'TemporalQuestionStore',
     'TemporalRecord',
+    'TemporalEventRecord',
     'MissingSearchAttributeError',
     'QUESTIONS_ATTRIBUTE_NAME',
     'DEFAULT_ADDRESS',

@@ -58,6 +58,10 @@ TOKEN_PREFIX = 'temporal1.'
 """How every token of a `TemporalEventWaiter` starts: the format, then 32 hex digits, then the workflow id."""
 
 
+LISTED_PATCH = 'ask_user.list_external_events'
+"""The patch id (`workflow.patched`) under which an external event's wait is listed in the workflow's visibility."""
+
+
 class NotATemporalTokenError(UserError, ValueError):
     """The token is not one a `TemporalEventWaiter` handed out: it names no Temporal workflow."""
 
@@ -68,6 +72,12 @@ class TemporalEventWaiter(ExternalEventWaiter):
 
     Install it with `TemporalExternalEvents`; resolve its tokens with `resolve_temporal_event`.
     """
+
+    listed: bool = True
+    """Show each wait, with the calls it decides, to `TemporalQuestionStore.pending_events` (`ask-user pending
+    --temporal`) through the search attribute `AskUserQuestions` and the workflow's memo, as `TemporalAnswerer`
+    shows its questions; the namespace must have that search attribute. `False`: only the Query
+    `pending_temporal_events` lists them, nothing to register."""
 
     async def wait(
         self,
@@ -85,7 +95,11 @@ class TemporalEventWaiter(ExternalEventWaiter):
         if answer is not None:
             return answer
         seconds = None if timeout is None else timeout.total_seconds()
-        resolution = await wait_in_workflow(instance, token, WaitingEvent(token, name, requests), seconds)
+        # A workflow whose history opened this wait before waits were listed replays without listing it: the
+        # listing is commands in the history, which a replay must issue exactly as the first run did.
+        listed = self.listed and workflow.patched(LISTED_PATCH)
+        waiting = WaitingEvent(token, name, requests)
+        resolution = await wait_in_workflow(instance, token, waiting, seconds, listed=listed)
         if resolution is None:
             raise ExternalEventError(f'No resolution arrived within {timeout}.')
         assert isinstance(resolution, EventResolution)  # the key is an event's token
@@ -102,13 +116,17 @@ class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
     workflow that inherits `AskUserWorkflow`. Outside a workflow it does nothing, and waits happen in process.
     """
 
+    listed: bool = True
+    """Show the waits to `TemporalQuestionStore` and `ask-user pending --temporal` (`TemporalEventWaiter.listed`):
+    the namespace must have the search attribute `AskUserQuestions`."""
+
     def in_container(self) -> bool:
         """Whether this runs in workflow code."""
         return workflow.in_workflow()
 
     def make_waiter(self) -> TemporalEventWaiter:
         """A `TemporalEventWaiter`."""
-        return TemporalEventWaiter()
+        return TemporalEventWaiter(listed=self.listed)
 
 
 def token_workflow_id(token: str) -> str:

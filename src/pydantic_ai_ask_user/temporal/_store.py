@@ -6,7 +6,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 import anyio
 from temporalio.api.common.v1 import Payload
@@ -23,16 +23,29 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
-from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING, WAITING_MEMO, WaitingQuestion, entry
+from ._visibility import (
+    EVENTS_MEMO,
+    QUESTIONS_ATTRIBUTE,
+    QUESTIONS_ATTRIBUTE_NAME,
+    WAITING,
+    WAITING_MEMO,
+    ListedEvent,
+    WaitingEvent,
+    WaitingQuestion,
+    entry,
+)
 from ._workflow import UPDATE_NAME, QuestionAnswer
 
 __all__ = (
     'TemporalQuestionStore',
     'TemporalRecord',
+    'TemporalEventRecord',
     'MissingSearchAttributeError',
     'DEFAULT_ADDRESS',
     'DEFAULT_NAMESPACE',
 )
+
+_T = TypeVar('_T')
 
 DEFAULT_ADDRESS = 'localhost:7233'
 """Where a Temporal server listens unless told otherwise (`temporal server start-dev`'s default)."""
@@ -73,6 +86,25 @@ class TemporalRecord:
         return self.request.key
 
 
+@dataclass(frozen=True)
+class TemporalEventRecord:
+    """An external event (a `RequestInput` approval) waiting in a Temporal workflow, as `pending_events()` lists it."""
+
+    event: WaitingEvent
+    """The wait: its token, its name, and the calls it decides."""
+
+    workflow_id: str
+    """The workflow waiting for the resolution."""
+
+    created_at: float
+    """When the workflow started waiting, in seconds since the epoch."""
+
+    @property
+    def key(self) -> str:
+        """The wait's token, what `resolve_temporal_event` (and `ask-user resolve --temporal`) takes."""
+        return self.event.token
+
+
 @dataclass
 class TemporalQuestionStore:
     """The answering side of `TemporalAnswerer`: a `QuestionStore` over every workflow of one namespace.
@@ -105,7 +137,11 @@ class TemporalQuestionStore:
         """Forget the connection this store made (a client passed in is the caller's); it connects again if used."""
         self._connected = None
 
-    async def _client(self) -> Client:
+    async def connected(self) -> Client:
+        """The client this store uses: `client`, or its own connection to `address` and `namespace`, made once.
+
+        `ConnectionError` when the server cannot be reached.
+        """
         if self.client is not None:
             return self.client
         if self._connected is None:
@@ -123,12 +159,23 @@ class TemporalQuestionStore:
 
     async def pending_records(self) -> Sequence[TemporalRecord]:
         """Every waiting question with its workflow and when it was asked, oldest first."""
+        return [record for record in await self.pending_waits() if isinstance(record, TemporalRecord)]
+
+    async def pending_events(self) -> Sequence[TemporalEventRecord]:
+        """Every listed external event waiting (`TemporalExternalEvents`: `RequestInput` approvals and deferred
+        calls), with its workflow and when it opened, oldest first.
+        """
+        return [record for record in await self.pending_waits() if isinstance(record, TemporalEventRecord)]
+
+    async def pending_waits(self) -> Sequence[TemporalRecord | TemporalEventRecord]:
+        """Every waiting question and listed external event, oldest first, in one listing of the namespace."""
         query = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
-        records: list[TemporalRecord] = []
+        records: list[TemporalRecord | TemporalEventRecord] = []
         async with _reaching(self):
-            client = await self._client()
+            client = await self.connected()
             async for execution in client.list_workflows(query):
                 records.extend(_waiting(execution))
+                records.extend(waiting_events(execution))
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records
 
@@ -176,7 +223,7 @@ class TemporalQuestionStore:
         states = ', '.join(f'"{entry(state, request_id)}"' for state in ('waiting', 'answered', 'withdrawn'))
         query = f'{QUESTIONS_ATTRIBUTE_NAME} IN ({states})'
         async with _reaching(self):
-            client = await self._client()
+            client = await self.connected()
             # The index says which workflow asked; `describe` says what it is now (visibility may lag behind).
             found = [execution async for execution in client.list_workflows(query, limit=10)]
             found.sort(key=lambda execution: execution.status != WorkflowExecutionStatus.RUNNING)
@@ -219,19 +266,35 @@ class TemporalQuestionStore:
 
 
 def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
-    """The questions the memo of `execution` says it waits for; a memo this version cannot read shows none."""
-    payload: Payload | None = execution.raw_info.memo.fields.get(WAITING_MEMO)
-    if payload is None:
-        return []
-    try:
-        [waiting] = pydantic_data_converter.payload_converter.from_payloads([payload], [dict[str, WaitingQuestion]])
-    except Exception:  # written by another version, or by hand: not a question to show or answer
-        return []
+    """The questions the memo of `execution` says it waits for."""
+    waiting = _memo_field(execution, WAITING_MEMO, WaitingQuestion)
     return [
         TemporalRecord(question.request, execution.id, question.asked_at)
         for key, question in waiting.items()
         if key == question.request.key
     ]
+
+
+def waiting_events(execution: WorkflowExecution) -> Iterable[TemporalEventRecord]:
+    """The external events the memo of `execution` says it waits for."""
+    waiting = _memo_field(execution, EVENTS_MEMO, ListedEvent)
+    return [
+        TemporalEventRecord(listed.event, execution.id, listed.asked_at)
+        for token, listed in waiting.items()
+        if token == listed.event.token
+    ]
+
+
+def _memo_field(execution: WorkflowExecution, name: str, kind: type[_T]) -> dict[str, _T]:
+    """The memo field `name` of `execution`, `{key: kind}`; empty when absent or unreadable by this version."""
+    payload: Payload | None = execution.raw_info.memo.fields.get(name)
+    if payload is None:
+        return {}
+    try:
+        [value] = pydantic_data_converter.payload_converter.from_payloads([payload], [dict[str, kind]])
+    except Exception:  # written by another version, or by hand: nothing to show or answer
+        return {}
+    return cast('dict[str, _T]', value)
 
 
 class MissingSearchAttributeError(ConnectionError):

@@ -10,8 +10,10 @@ change is in its history, made again the same way on every replay, and costs no 
   `waiting` while anything waits, `waiting:KEY` per waiting question, and `answered:KEY` / `withdrawn:KEY` for
   the last `SETTLED_KEPT` questions it stopped waiting for: the index. `AskUserQuestions = "waiting"` lists the
   workflows with a question to answer; `AskUserQuestions IN ("waiting:KEY", ...)` finds the one that asked KEY;
-- sets the memo `ask_user_waiting` to the waiting questions themselves, with when each was asked: listing and
-  showing them needs no worker (a Query would hang while the workers are down, say restarting), and one list
+- sets the memo `ask_user_waiting` to the waiting questions themselves, with when each was asked, and the memo
+  `ask_user_events` to the waiting external events (`RequestInput` approvals, with the calls they decide) of a
+  listed `TemporalEventWaiter`, with when each opened: listing and showing them needs no worker (a Query would
+  hang while the workers are down, say restarting), and one list
   call returns a page of questions rather than one round trip per workflow.
 
 Visibility is eventually consistent (a question appears in the list a moment after it is asked); what the store
@@ -24,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic_ai.tools import DeferredToolRequests
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
@@ -33,9 +36,12 @@ __all__ = (
     'QUESTIONS_ATTRIBUTE',
     'QUESTIONS_ATTRIBUTE_NAME',
     'WAITING_MEMO',
+    'EVENTS_MEMO',
     'WAITING',
     'SETTLED_KEPT',
     'WaitingQuestion',
+    'WaitingEvent',
+    'ListedEvent',
     'publish_waits',
     'entry',
 )
@@ -49,8 +55,12 @@ QUESTIONS_ATTRIBUTE = SearchAttributeKey.for_keyword_list(QUESTIONS_ATTRIBUTE_NA
 WAITING_MEMO = 'ask_user_waiting'
 """The memo field holding the waiting questions, `{key: WaitingQuestion}`; absent when none waits."""
 
+EVENTS_MEMO = 'ask_user_events'
+"""The memo field holding the waiting external events of a listed `TemporalEventWaiter`, `{token: ListedEvent}`;
+absent when none waits."""
+
 WAITING = 'waiting'
-"""The entry of `AskUserQuestions` present while the workflow waits for any answer."""
+"""The entry of `AskUserQuestions` present while the workflow waits for any answer (or listed external event)."""
 
 SETTLED_KEPT = 10
 """How many answered or withdrawn questions `AskUserQuestions` keeps, newest last, so that a late answer is told
@@ -71,27 +81,68 @@ class WaitingQuestion:
     """When it was asked, workflow time (deterministic), in seconds since the epoch."""
 
 
+@dataclass(frozen=True)
+class WaitingEvent:
+    """One external event a workflow waits for, as the Query `pending_temporal_events` and the memo list it."""
+
+    token: str
+    """The token that resolves it, naming the workflow: `resolve_temporal_event(client, token, payload)`."""
+
+    name: str
+    """The wait's name (`RequestInput(name=...)`, `'deferred_tool_calls'` by default)."""
+
+    requests: DeferredToolRequests | None = None
+    """For a `RequestInput` wait (with `TemporalExternalEvents`), the calls it decides: the approvals, with the
+    model's arguments, and the calls waiting for a result. `None` for any other wait."""
+
+
+@dataclass(frozen=True)
+class ListedEvent:
+    """One external event in the memo: the wait, and when the workflow opened it."""
+
+    event: WaitingEvent
+    """The wait."""
+
+    asked_at: float
+    """When it opened, workflow time (deterministic), in seconds since the epoch."""
+
+
 def entry(state: State, key: str) -> str:
     """The entry of `AskUserQuestions` that says the question `key` is in `state`."""
     return f'{state}:{key}'
 
 
-def publish_waits(pending: Mapping[str, AskUserRequest], settled: tuple[State, str] | None = None) -> None:
-    """In workflow code: show that `pending` waits now, and that the question `settled` names stopped waiting.
+def publish_waits(
+    pending: Mapping[str, AskUserRequest],
+    settled: tuple[State, str] | None = None,
+    *,
+    events: Mapping[str, WaitingEvent] | None = None,
+) -> None:
+    """In workflow code: show that `pending` (and `events`) waits now, and that the question `settled` names stopped
+    waiting.
 
-    Each waiting question keeps the time it was first shown at, from the memo.
+    Each waiting question and event keeps the time it was first shown at, from the memo. `events` is `None` in a
+    workflow that never listed one: its memo then never names the field, as before external events were listed.
     """
     info = workflow.info()
     current = list(info.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ())
     kept = [item for item in current if item.startswith(('answered:', 'withdrawn:'))]
     if settled is not None:
         kept.append(entry(*settled))
-    entries = [WAITING] if pending else []
+    entries = [WAITING] if pending or events else []
     entries += [entry('waiting', key) for key in pending] + kept[-SETTLED_KEPT:]
     workflow.upsert_search_attributes([QUESTIONS_ATTRIBUTE.value_set(entries)])  # pyright: ignore[reportUnknownMemberType]
+    now = workflow.now().timestamp()
     none: dict[str, WaitingQuestion] = {}
     asked = workflow.memo_value(WAITING_MEMO, none, type_hint=dict[str, WaitingQuestion])
-    now = workflow.now().timestamp()
     memo = {key: asked[key] if key in asked else WaitingQuestion(request, now) for key, request in pending.items()}
     # `None` removes the field: a workflow that waits for nothing carries no questions in its memo.
-    workflow.upsert_memo({WAITING_MEMO: memo or None})
+    fields: dict[str, object] = {WAITING_MEMO: memo or None}
+    if events is not None:
+        no_events: dict[str, ListedEvent] = {}
+        opened = workflow.memo_value(EVENTS_MEMO, no_events, type_hint=dict[str, ListedEvent])
+        listed = {
+            token: opened[token] if token in opened else ListedEvent(event, now) for token, event in events.items()
+        }
+        fields[EVENTS_MEMO] = listed or None
+    workflow.upsert_memo(fields)

@@ -12,7 +12,7 @@ the answers by the Updates and Signals in the history.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import JsonValue, TypeAdapter, ValidationError
 from pydantic_ai.exceptions import UserError
@@ -24,7 +24,7 @@ from temporalio.exceptions import ApplicationError
 from .._answers import AskUserRequest, AskUserResponse, check_response, check_tool_result
 from .._text import printable
 from .._wait_calls import WaitCalls
-from ._visibility import publish_waits
+from ._visibility import WaitingEvent, publish_waits
 
 __all__ = (
     'AskUserWorkflow',
@@ -93,21 +93,6 @@ class EventResolution:
     pending approvals and fails the pending calls with this reason."""
 
 
-@dataclass(frozen=True)
-class WaitingEvent:
-    """One external event a workflow waits for, as the Query lists it."""
-
-    token: str
-    """The token that resolves it, naming the workflow: `resolve_temporal_event(client, token, payload)`."""
-
-    name: str
-    """The wait's name (`RequestInput(name=...)`, `'deferred_tool_calls'` by default)."""
-
-    requests: DeferredToolRequests | None = None
-    """For a `RequestInput` wait (with `TemporalExternalEvents`), the calls it decides: the approvals, with the
-    model's arguments, and the calls waiting for a result. `None` for any other wait."""
-
-
 @dataclass
 class _Waits:
     """What one workflow waits for and what was accepted for it; rebuilt the same way on every replay."""
@@ -119,6 +104,12 @@ class _Waits:
         default_factory=dict[str, AskUserResponse | EventResolution]
     )
     """What was accepted for each wait, by the same keys."""
+
+    listed: set[str] = field(default_factory=set[str])
+    """The keys of the open waits shown in the workflow's search attribute and memo (`_visibility`)."""
+
+    events_listed: bool = False
+    """Whether an external event was ever listed here: from then on the memo carries the events' field."""
 
     def _open(self, key: str, kind: str) -> AskUserRequest | WaitingEvent:
         waiting = self.pending.get(key)
@@ -293,13 +284,15 @@ async def wait_in_workflow(
     """Open the wait `waiting` under `key` and wait for what an Update or Signal gives it; `None` at the deadline.
 
     The deadline is `workflow.wait_condition`'s durable timer: a replay after a crash waits only for what is left.
-    `listed`: the waiting questions are shown in the workflow's search attribute and memo (`_visibility`) as the
-    wait opens and closes, for `TemporalQuestionStore`.
+    `listed`: the wait (a question, or an external event) is shown in the workflow's search attribute and memo
+    (`_visibility`) as it opens and closes, for `TemporalQuestionStore`.
     """
     waits = _waits(instance)
     waits.pending[key] = waiting
     if listed:
-        publish_waits(_questions(waits.pending))
+        waits.listed.add(key)
+        waits.events_listed = waits.events_listed or isinstance(waiting, WaitingEvent)
+        _publish(waits)
     try:
         await workflow.wait_condition(lambda: key in waits.given, timeout=timeout)
     except TimeoutError:
@@ -308,10 +301,16 @@ async def wait_in_workflow(
         # No longer waiting: a late answer is refused to its sender, never accepted and dropped.
         waits.pending.pop(key, None)
         if listed:
-            publish_waits(_questions(waits.pending), ('answered' if key in waits.given else 'withdrawn', key))
+            waits.listed.discard(key)
+            settled = 'answered' if key in waits.given else 'withdrawn'
+            _publish(waits, (settled, key) if isinstance(waiting, AskUserRequest) else None)
     return waits.given[key]
 
 
-def _questions(pending: dict[str, AskUserRequest | WaitingEvent]) -> dict[str, AskUserRequest]:
-    """The questions among the waits (`TemporalQuestionStore` lists questions, not approvals)."""
-    return {key: waiting for key, waiting in pending.items() if isinstance(waiting, AskUserRequest)}
+def _publish(waits: _Waits, settled: tuple[Literal['answered', 'withdrawn'], str] | None = None) -> None:
+    """Show the listed waits open now (`TemporalQuestionStore` lists them), and the question `settled` names."""
+    # In the order the waits opened (a set's order may differ on the worker that replays this).
+    shown = {key: waiting for key, waiting in waits.pending.items() if key in waits.listed}
+    questions = {key: waiting for key, waiting in shown.items() if isinstance(waiting, AskUserRequest)}
+    events = {key: waiting for key, waiting in shown.items() if isinstance(waiting, WaitingEvent)}
+    publish_waits(questions, settled, events=events if waits.events_listed else None)
