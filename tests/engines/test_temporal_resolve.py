@@ -43,7 +43,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from waits import WAIT
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.temporal import (
     AskUserWorkflow,
     TemporalExternalEvents,
