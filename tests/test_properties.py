@@ -8,6 +8,7 @@ gives the agent); the agent-run properties drive the same cases through a real `
 from __future__ import annotations
 
 import copy
+import functools
 import unicodedata
 from typing import Any
 
@@ -77,11 +78,18 @@ _SAFE_OR_NEWLINE = st.characters(exclude_categories=_FORBIDDEN, exclude_characte
 _SAFE_LINE_CHAR = st.characters(exclude_categories=(*_FORBIDDEN, 'Co'), exclude_characters=_INVISIBLE)
 
 
+# The strategies below are built once for each set of arguments and reused (`functools.cache`): built anew at each
+# draw, Hypothesis validated each new strategy object again, most of the CPU of the tests that draw whole calls.
+# The same strategies draw the same examples.
+
+
+@functools.cache
 def _text(max_size: int, *, multi_line: bool) -> st.SearchStrategy[str]:
     alphabet = _SAFE_OR_NEWLINE if multi_line else _SAFE_LINE_CHAR
     return st.text(alphabet, min_size=1, max_size=max_size).map(str.strip).filter(bool).filter(_drawable)
 
 
+@functools.cache
 def _unique_by_fold(max_size: int, min_size: int, max_len: int) -> st.SearchStrategy[list[str]]:
     return st.lists(_text(max_len, multi_line=False), min_size=min_size, max_size=max_size, unique_by=fold)
 
@@ -140,6 +148,7 @@ _HOSTILE_PIECE = st.one_of(
 )
 
 
+@functools.cache
 def hostile_text(*, multi_line: bool) -> st.SearchStrategy[str]:
     """Text holding at least one character that may not be drawn, not at an edge where stripping would drop it."""
     piece = _HOSTILE_PIECE.filter(lambda p: p != '\n') if multi_line else _HOSTILE_PIECE

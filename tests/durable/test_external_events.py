@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, wait_for
+from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, run_cli, wait_for
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
@@ -57,9 +57,19 @@ async def test_an_approval_and_a_question_survive_kill_9_and_are_resolved_from_a
         await anyio.to_thread.run_sync(lambda: fail_dbos_event(first['token'], 'too late', database_url=database_url))
 
 
-def _cli(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
+def _cli_process(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
+    """`ask-user ARGS` as the program, in a process of its own."""
     command = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args]
     return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=WAIT_SECONDS)
+
+
+def _cli(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
+    """`ask-user ARGS` run in this process: what it prints and its exit code are the command's, without the ~2 s
+    of CPU a new process spends importing Pydantic AI. The tests of the command as a program (`--fail`, a token's
+    beginning, `answer` after a kill -9) run it in a process of its own (`_cli_process`).
+    """
+    code, out, err = run_cli(list(args), stdin)
+    return subprocess.CompletedProcess(['ask-user', *args], code, out, err)
 
 
 async def test_a_failed_event_denies_the_approval_and_tells_the_model(
@@ -69,7 +79,7 @@ async def test_a_failed_event_denies_the_approval_and_tells_the_model(
     worker.start()
     token = (await worker.pending_calls())['token']
     failed = await anyio.to_thread.run_sync(
-        lambda: _cli('resolve', token, '--db', database_url, '--fail', 'nobody is on call')
+        lambda: _cli_process('resolve', token, '--db', database_url, '--fail', 'nobody is on call')
     )
     assert failed.returncode == 0, failed.stderr
     await anyio.to_thread.run_sync(worker.wait_succeeded)
@@ -85,11 +95,13 @@ async def test_ask_user_resolve_takes_the_beginning_of_a_token_as_git_takes_a_co
     worker = request_input_worker
     worker.start()
     token = (await worker.pending_calls())['token']
-    too_short = await anyio.to_thread.run_sync(lambda: _cli('resolve', token[:3], '--db', database_url, '--fail', 'x'))
+    too_short = await anyio.to_thread.run_sync(
+        lambda: _cli_process('resolve', token[:3], '--db', database_url, '--fail', 'x')
+    )
     assert too_short.returncode == 2  # not a token, and too short to be the beginning of one
     assert worker.running()
     done = await anyio.to_thread.run_sync(
-        lambda: _cli('resolve', token[:12], '--db', database_url, '--fail', 'nobody is on call')
+        lambda: _cli_process('resolve', token[:12], '--db', database_url, '--fail', 'nobody is on call')
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == '{"resolved":"' + token + '"}\n'  # the whole token it resolved, compact as all JSON
@@ -168,7 +180,7 @@ async def test_questions_of_a_request_input_wait_are_answered_through_the_store_
     answer = tmp_path / 'cache.json'
     answer.write_text(json.dumps({'Cache': ['postgresql']}))  # a label, whatever its case
     done = await anyio.to_thread.run_sync(
-        lambda: _cli('answer', '--db', database_url, key['q-2'], '--json', str(answer))
+        lambda: _cli_process('answer', '--db', database_url, key['q-2'], '--json', str(answer))
     )
     assert done.returncode == 0, done.stderr
     await anyio.to_thread.run_sync(worker.wait_succeeded)

@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 from ask_user_support import wait_until
 from dbos import DBOSClient
-from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded, run_cli
 from test_answered_by_and_notes import old_database
 
 from pydantic_ai_ask_user import WITHDRAWN, AskUserRequest
@@ -30,8 +30,11 @@ pytestmark = pytest.mark.anyio
 
 
 def _cli(database_url: str, *argv: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *argv, '--db', database_url]
-    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=WAIT_SECONDS)
+    """`ask-user ARGV --db DATABASE_URL` run in this process (these tests are about which question an id names, not
+    about the program: a process of its own would cost ~1 s of CPU each); its output and exit code are the command's.
+    """
+    code, out, err = run_cli([*argv, '--db', database_url], stdin)
+    return subprocess.CompletedProcess(['ask-user', *argv], code, out, err)
 
 
 async def test_runs_whose_model_calls_every_question_call_0_each_ask_their_own_and_get_their_own_answer(

@@ -15,27 +15,26 @@ from typing import Any
 import pytest
 import waits
 from ask_user_support import free_port
-from mcp_support import stop, wait_for_port
+from mcp_support import server_command, stop, wait_for_port
 
 HERE = Path(__file__).parent
 NPM_FILES = ('package.json', 'package-lock.json')
 """What the TypeScript client's install is keyed by: a change to either installs it afresh."""
 
 
-@pytest.fixture
-def start_http() -> Iterator[Callable[..., str]]:
-    """Start `command` (with `{port}` filled in) and return its MCP URL once it listens."""
-    processes: list[subprocess.Popen[Any]] = []
+@pytest.fixture(scope='session')
+def mcp_http_url() -> Iterator[str]:
+    """The URL of the test servers (mcp_servers.py) over streamable HTTP, started once per test process.
 
-    def start(*command: str, path: str = '/mcp') -> str:
-        port = free_port()
-        process = subprocess.Popen([part.replace('{port}', str(port)) for part in command])
-        processes.append(process)
+    They keep nothing between calls (each call runs its own agent), so the tests that talk to them over HTTP share
+    one process: each start costs ~2 s of CPU (Python, Pydantic AI, MCP), once for each such test before.
+    """
+    port = free_port()
+    process = subprocess.Popen(server_command('http', str(port)))
+    try:
         wait_for_port(port, process)
-        return f'http://127.0.0.1:{port}{path}'
-
-    yield start
-    for process in processes:
+        yield f'http://127.0.0.1:{port}/mcp'
+    finally:
         stop(process)
 
 

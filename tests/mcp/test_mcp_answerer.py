@@ -50,12 +50,12 @@ def stdio() -> StdioServerParameters:
 
 
 @pytest.fixture(params=['memory', 'stdio', 'http'])
-def target(request: pytest.FixtureRequest, start_http: Callable[..., str]) -> Any:
+def target(request: pytest.FixtureRequest) -> Any:
     if request.param == 'memory':
         return mcp_servers.server
     if request.param == 'stdio':
         return stdio()
-    return start_http(*server_command('http', '{port}'))
+    return request.getfixturevalue('mcp_http_url')  # started only for the tests over HTTP
 
 
 @pytest.mark.parametrize('mode', PROTOCOLS)
@@ -135,7 +135,7 @@ async def test_on_a_2026_session_the_answerer_says_to_take_the_input_required_pa
 
 @pytest.mark.parametrize('transport', ['stdio', 'http'])
 def test_the_typescript_client_answers_the_agent(
-    transport: str, run_node: Callable[[dict[str, Any]], dict[str, Any]], start_http: Callable[..., str]
+    transport: str, run_node: Callable[[dict[str, Any]], dict[str, Any]], request: pytest.FixtureRequest
 ) -> None:
     config: dict[str, Any] = {'tool': 'plan', 'answers': [{'action': 'accept', 'content': ROUND_ONE}]}
     config['answers'].append({'action': 'accept', 'content': ROUND_TWO})
@@ -143,7 +143,7 @@ def test_the_typescript_client_answers_the_agent(
         command = server_command('stdio')
         config.update(transport='stdio', command=command[0], args=command[1:])
     else:
-        config.update(transport='http', url=start_http(*server_command('http', '{port}')))
+        config.update(transport='http', url=request.getfixturevalue('mcp_http_url'))
     out = run_node(config)
     data = json.loads(out['result']['content'][0]['text'])
     assert data['answers'] == EXPECTED

@@ -53,13 +53,13 @@ def _calls(shape: str) -> FunctionModel:
 
 
 @pytest.fixture(params=['memory', 'stdio', 'http'])
-def transport(request: pytest.FixtureRequest, start_http: Callable[..., str]) -> Callable[[], Any]:
+def transport(request: pytest.FixtureRequest) -> Callable[[], Any]:
     if request.param == 'memory':
         return lambda: mcp_servers.server
     if request.param == 'stdio':
         command = server_command('stdio')
         return lambda: StdioTransport(command[0], command[1:])
-    url = start_http(*server_command('http', '{port}'))
+    url = request.getfixturevalue('mcp_http_url')  # started only for the tests over HTTP
     return lambda: url
 
 
