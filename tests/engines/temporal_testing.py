@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from cli_support import run_cli
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
@@ -146,3 +147,23 @@ async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> Non
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     executions = [execution async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')]
     assert len(executions) == 1
+
+
+async def ask_user_cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """`ask-user ARGS` in a process of its own (the person's, not the worker's: its Temporal client starts and ends
+    with it); its exit code, stdout and stderr."""
+    done = await asyncio.to_thread(run_cli, *args, stdin=stdin)
+    return done.returncode, done.stdout, done.stderr
+
+
+async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
+    """The line of `ask-user pending --temporal ADDRESS --json` for what waits in `workflow_id`, once it is listed."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        code, out, err = await ask_user_cli('pending', '--temporal', address, '--json')
+        assert code == 0, err
+        mine = [line for line in map(json.loads, out.splitlines()) if line['workflow_id'] == workflow_id]
+        if mine:
+            [line] = mine
+            return line
+        assert time.monotonic() < deadline, f'{workflow_id} was not listed within {WAIT:.0f} s: {out}'

@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 import pytest
 from ask_user_support import free_port
-from cli_support import run_cli
 from conftest import TemporalServer
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import (
@@ -33,6 +32,7 @@ from temporal_support import (
     Turn,
     patient_worker,
 )
+from temporal_testing import ask_user_cli, listed_by_pending
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, read_line
 
@@ -71,26 +71,6 @@ async def _start(client: Client, queue: str) -> WorkflowHandle[Any, Outcome]:
     )
 
 
-async def _cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """`ask-user ARGS` in a process of its own (so its Temporal client starts and ends with it)."""
-    done = await asyncio.to_thread(run_cli, *args, stdin=stdin)
-    return done.returncode, done.stdout, done.stderr
-
-
-async def _listed(address: str, workflow_id: str) -> dict[str, Any]:
-    """The line of `ask-user pending --temporal ADDRESS --json` for the question of `workflow_id`, once listed."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        code, out, err = await _cli('pending', '--temporal', address, '--json')
-        assert code == 0, err
-        lines = [json.loads(line) for line in out.splitlines()]
-        mine = [line for line in lines if line['workflow_id'] == workflow_id]
-        if mine:
-            [line] = mine
-            return line
-        assert time.monotonic() < deadline, f'{workflow_id} was not listed within {WAIT:.0f} s: {out}'
-
-
 def _told(request: AskUserRequest, response: AskUserResponse) -> str:
     return ANSWER_PREFIX + json.dumps(ask_user_result(request, response), sort_keys=True)
 
@@ -108,7 +88,7 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue)
-    line = await _listed(temporal_address, handle.id)
+    line = await listed_by_pending(temporal_address, handle.id)
     assert line['tool_call_id'] == CALL_ID
     assert [question['header'] for question in line['questions']] == ['Database', 'Region']
     assert line['notes'] is True
@@ -116,7 +96,7 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     records = await TemporalQuestionStore(client=client).pending_records()
     [request] = [record.request for record in records if record.key == key]
 
-    code, out, err = await _cli(
+    code, out, err = await ask_user_cli(
         'answer', key, '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
     )
     assert (code, err) == (0, '')
@@ -124,7 +104,9 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     outcome = await handle.result()
     assert outcome.output == _told(request, ANSWER)
 
-    code, _, err = await _cli('answer', key, '--temporal', temporal_address, '--json', '-', stdin='{"cancelled": true}')
+    code, _, err = await ask_user_cli(
+        'answer', key, '--temporal', temporal_address, '--json', '-', stdin='{"cancelled": true}'
+    )
     assert code == 6, err
     assert 'already been answered' in err
     history = await handle.fetch_history()
@@ -138,19 +120,22 @@ async def test_a_question_is_answered_by_its_key_only_never_by_the_tool_call_id_
 ) -> None:
     client, queue = worker
     first, second = await _start(client, queue), await _start(client, queue)
-    asked_first, asked_second = await _listed(temporal_address, first.id), await _listed(temporal_address, second.id)
+    asked_first, asked_second = (
+        await listed_by_pending(temporal_address, first.id),
+        await listed_by_pending(temporal_address, second.id),
+    )
     assert asked_first['tool_call_id'] == asked_second['tool_call_id'] == CALL_ID
     assert asked_first['id'] != asked_second['id']
 
-    code, _, err = await _cli('answer', CALL_ID, '--temporal', temporal_address, '--json', '-', stdin='{}')
+    code, _, err = await ask_user_cli('answer', CALL_ID, '--temporal', temporal_address, '--json', '-', stdin='{}')
     assert code == 5, err  # the bare tool call id names no question: both runs said `call_0`
-    code, _, err = await _cli(
+    code, _, err = await ask_user_cli(
         'answer', asked_first['id'], '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
     )
     assert code == 0, err
     assert (await first.result()).output.startswith(ANSWER_PREFIX)
     # The second run still waits for its own question, untouched by the answer to the first.
-    assert (await _listed(temporal_address, second.id))['id'] == asked_second['id']
+    assert (await listed_by_pending(temporal_address, second.id))['id'] == asked_second['id']
     store = TemporalQuestionStore(client=client)
     with pytest.raises(AlreadyAnsweredError):
         await store.respond(asked_first['id'], ANSWER)
@@ -215,12 +200,12 @@ async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_a
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
     async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
         handle = await _start(client, queue)
-        key = (await _listed(temporal_server.address, handle.id))['id']
+        key = (await listed_by_pending(temporal_server.address, handle.id))['id']
         temporal_server.stop()  # kill -9: the question waits in the server's database file, and the worker retries
         temporal_server.start()  # the same port and file
 
-        assert (await _listed(temporal_server.address, handle.id))['id'] == key
-        code, out, err = await _cli(
+        assert (await listed_by_pending(temporal_server.address, handle.id))['id'] == key
+        code, out, err = await ask_user_cli(
             'answer', key, '--temporal', temporal_server.address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
         )
         assert code == 0, err
@@ -241,7 +226,7 @@ async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_
     temporal_server: TemporalServer,
 ) -> None:
     for command in (['pending'], ['answer', 'abc', '--json', '-']):
-        code, out, err = await _cli(*command, '--temporal', temporal_server.address, stdin='{}')
+        code, out, err = await ask_user_cli(*command, '--temporal', temporal_server.address, stdin='{}')
         assert (code, out) == (4, ''), err
         assert 'no search attribute AskUserQuestions' in err
         assert '--name AskUserQuestions --type KeywordList' in err
@@ -255,8 +240,8 @@ async def test_a_namespace_without_the_search_attribute_is_exit_4_saying_how_to_
         register = [str(temporal_server.binary), 'operator', 'search-attribute', 'create', '--address']
         register += [temporal_server.address, '--name', 'AskUserQuestions', '--type', 'KeywordList']
         await asyncio.to_thread(subprocess.run, register, check=True, capture_output=True, timeout=WAIT)
-        key = (await _listed(temporal_server.address, handle.id))['id']
-        code, _, err = await _cli(
+        key = (await listed_by_pending(temporal_server.address, handle.id))['id']
+        code, _, err = await ask_user_cli(
             'answer', key, '--temporal', temporal_server.address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
         )
         assert code == 0, err
@@ -271,14 +256,14 @@ async def _failed_task(handle: WorkflowHandle[Any, Any]) -> bool:
 async def test_an_unreachable_temporal_server_is_exit_4_every_time_never_an_abort_at_exit() -> None:
     address = f'127.0.0.1:{free_port()}'  # nothing listens there
     for _ in range(3):  # the client's runtime aborted the interpreter's clean-up in most such runs, before
-        code, out, err = await _cli('pending', '--temporal', address)
+        code, out, err = await ask_user_cli('pending', '--temporal', address)
         assert (code, out) == (4, ''), err
         assert err.startswith(f'ask-user: cannot read the questions in the Temporal namespace default at {address}')
         assert 'Fatal Python error' not in err
 
 
 async def test_namespace_without_temporal_is_refused() -> None:
-    code, _, err = await _cli('pending', '--namespace', 'prod')
+    code, _, err = await ask_user_cli('pending', '--namespace', 'prod')
     assert code == 4
     assert '--namespace is a Temporal namespace' in err
 
@@ -316,8 +301,8 @@ async def test_the_docs_temporal_example_runs_as_copied_and_ask_user_answer_answ
         first = await asyncio.to_thread(read_line, start.stdout, "start.py's line naming the workflow")
         workflow_id, _, said = first.partition(' ')
         assert said == f'waits for an answer: ask-user pending --temporal {temporal_address}\n'
-        key = (await _listed(temporal_address, workflow_id))['id']
-        code, out, err = await _cli(
+        key = (await listed_by_pending(temporal_address, workflow_id))['id']
+        code, out, err = await ask_user_cli(
             'answer', key, '--temporal', temporal_address, '--json', '-', stdin='{"Database": ["SQLite"]}'
         )
         assert (code, json.loads(out)) == (0, {'Database': ['SQLite']}), err

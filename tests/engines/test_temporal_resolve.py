@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from ask_user_support import free_port
-from cli_support import run_cli
 from pydantic_ai import Agent, Tool
 from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, PydanticAIWorkflow, TemporalDurability
@@ -37,7 +36,7 @@ from temporal_support import (
     deploy,
     wait_for_a_person,
 )
-from temporal_testing import finished_once, wait_for_file
+from temporal_testing import ask_user_cli, finished_once, listed_by_pending, wait_for_file
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
@@ -104,25 +103,6 @@ async def _start(client: Client, queue: str, workflow_type: Any = ApprovalWorkfl
     )
 
 
-async def _cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """`ask-user ARGS` in a process of its own: the person's, not the worker's."""
-    done = await asyncio.to_thread(run_cli, *args, stdin=stdin)
-    return done.returncode, done.stdout, done.stderr
-
-
-async def _listed(address: str, workflow_id: str) -> dict[str, Any]:
-    """The line of `ask-user pending --temporal ADDRESS --json` for the wait of `workflow_id`, once listed."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        code, out, err = await _cli('pending', '--temporal', address, '--json')
-        assert code == 0, err
-        mine = [line for line in map(json.loads, out.splitlines()) if line['workflow_id'] == workflow_id]
-        if mine:
-            [line] = mine
-            return line
-        assert time.monotonic() < deadline, f'{workflow_id} was not listed within {WAIT:.0f} s: {out}'
-
-
 async def _accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
     history = await handle.fetch_history()
     kinds = [event.WhichOneof('attributes') for event in history.events]
@@ -134,21 +114,21 @@ async def test_pending_lists_the_approval_with_its_call_and_resolve_approves_it_
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue)
-    line = await _listed(temporal_address, handle.id)
+    line = await listed_by_pending(temporal_address, handle.id)
     token = line['token']
     assert 'id' not in line  # a wait has a token, where a question has an id: `answer` is not for it
     assert token.endswith('.' + handle.id)
     assert line['name'] == 'deferred_tool_calls'
     assert line['approvals'] == [{'tool_call_id': CALL_ID, 'tool_name': 'deploy', 'args': DEPLOY_ARGS}]
     assert line['calls'] == []
-    code, out, err = await _cli('pending', '--temporal', temporal_address)
+    code, out, err = await ask_user_cli('pending', '--temporal', temporal_address)
     assert code == 0, err
     assert f'{token}  opened ' in out
     assert f'  approve or deny: deploy {{"target":"production"}}  call {CALL_ID}\n' in out
     questions = await TemporalQuestionStore(client=client).pending_records()
     assert all(record.workflow_id != handle.id for record in questions)  # an approval is no question (`answer`)
 
-    code, out, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    code, out, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
     assert (code, err) == (0, ''), err
     assert json.loads(out) == {'resolved': token}
     assert (await handle.result()).output == DEPLOYED_TEXT
@@ -156,7 +136,7 @@ async def test_pending_lists_the_approval_with_its_call_and_resolve_approves_it_
 
     # Decided: a second decision, either way, is refused, and nothing more is recorded.
     for second in (('--json', '-'), ('--fail', 'too late')):
-        code, out, err = await _cli('resolve', token, '--temporal', temporal_address, *second, stdin=APPROVE)
+        code, out, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, *second, stdin=APPROVE)
         assert (code, out) == (7, ''), err
         assert GONE in err
     assert DEPLOYED == ['production']
@@ -176,9 +156,9 @@ async def test_resolve_denies_and_the_tool_never_runs(
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue)
-    token = (await _listed(temporal_address, handle.id))['token']
+    token = (await listed_by_pending(temporal_address, handle.id))['token']
     denial = json.dumps({'approvals': {CALL_ID: {'kind': 'tool-denied', 'message': 'not on a Friday'}}})
-    code, out, err = await _cli('resolve', token, '--temporal', temporal_address, *decision, stdin=denial)
+    code, out, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, *decision, stdin=denial)
     assert (code, json.loads(out)) == (0, {'resolved': token}), err
     assert (await handle.result()).output == TOOL_SAID + said
     assert DEPLOYED == []
@@ -189,7 +169,7 @@ async def test_a_bad_decision_is_refused_saying_why_nothing_reaches_the_run_and_
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue)
-    token = (await _listed(temporal_address, handle.id))['token']
+    token = (await listed_by_pending(temporal_address, handle.id))['token']
     refusals = {
         '{"approvals": 3}': 'ask-user: not a DeferredToolResults: ',
         '{"approvals": ': 'ask-user: not a DeferredToolResults: ',
@@ -205,17 +185,21 @@ async def test_a_bad_decision_is_refused_saying_why_nothing_reaches_the_run_and_
         ),
     }
     for decision, message in refusals.items():
-        code, out, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=decision)
+        code, out, err = await ask_user_cli(
+            'resolve', token, '--temporal', temporal_address, '--json', '-', stdin=decision
+        )
         assert (code, out) == (2, ''), err
         assert message in err, err
         assert 'Traceback' not in err
     for not_a_token in ('abc', 'dbos1.abc.' + handle.id, '\x1b[31mtemporal'):
-        code, out, err = await _cli('resolve', not_a_token, '--temporal', temporal_address, '--fail', 'x')
+        code, out, err = await ask_user_cli('resolve', not_a_token, '--temporal', temporal_address, '--fail', 'x')
         assert (code, out) == (2, ''), err
         assert 'this is not a TemporalEventWaiter token: it names no Temporal workflow' in err
         assert '\x1b' not in err
     # A token naming a workflow that does not exist: nothing waits on it.
-    code, _, err = await _cli('resolve', token + 'x', '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    code, _, err = await ask_user_cli(
+        'resolve', token + 'x', '--temporal', temporal_address, '--json', '-', stdin=APPROVE
+    )
     assert code == 7, err
     assert GONE in err
 
@@ -225,7 +209,7 @@ async def test_a_bad_decision_is_refused_saying_why_nothing_reaches_the_run_and_
 
     # The beginning of the token will do, as git takes a commit's (the format's prefix begins every token: not that).
     prefix = token[: len('temporal1.') + 12]
-    code, out, err = await _cli('resolve', prefix, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    code, out, err = await ask_user_cli('resolve', prefix, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
     assert (code, json.loads(out)) == (0, {'resolved': token}), err
     assert (await handle.result()).output == DEPLOYED_TEXT
     await finished_once(client, handle)
@@ -236,14 +220,14 @@ async def test_a_token_prefix_that_begins_several_waits_is_refused_listing_them(
 ) -> None:
     client, queue = worker
     first, second = await _start(client, queue), await _start(client, queue)
-    tokens = {(await _listed(temporal_address, handle.id))['token'] for handle in (first, second)}
-    code, out, err = await _cli('resolve', 'temporal1.', '--temporal', temporal_address, '--fail', 'x')
+    tokens = {(await listed_by_pending(temporal_address, handle.id))['token'] for handle in (first, second)}
+    code, out, err = await ask_user_cli('resolve', 'temporal1.', '--temporal', temporal_address, '--fail', 'x')
     assert (code, out) == (2, ''), err
     assert "'temporal1.' begins" in err
     assert all(token in err for token in tokens)
     assert await _accepted_updates(first) == await _accepted_updates(second) == 0
     for token in tokens:
-        code, _, err = await _cli('resolve', token, '--temporal', temporal_address, '--fail', 'cancelled')
+        code, _, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--fail', 'cancelled')
         assert code == 0, err
     assert DEPLOYED == []
 
@@ -253,7 +237,7 @@ async def test_a_deferred_question_is_resolved_with_an_answer_read_as_ask_user_a
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue, DeferredWaitingWorkflow)
-    line = await _listed(temporal_address, handle.id)
+    line = await listed_by_pending(temporal_address, handle.id)
     token = line['token']
     assert line['approvals'] == []
     [call] = line['calls']
@@ -268,7 +252,9 @@ async def test_a_deferred_question_is_resolved_with_an_answer_read_as_ask_user_a
         ),
     }
     for decision, message in misfits.items():
-        code, out, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=decision)
+        code, out, err = await ask_user_cli(
+            'resolve', token, '--temporal', temporal_address, '--json', '-', stdin=decision
+        )
         assert (code, out) == (2, ''), err
         assert message in err, err
     assert await _accepted_updates(handle) == 0
@@ -278,7 +264,7 @@ async def test_a_deferred_question_is_resolved_with_an_answer_read_as_ask_user_a
     request = AskUserRequest.from_deferred(event.requests, event.requests.calls[0])
     # Labels match ignoring case, as `ask-user answer` matches them; the model gets what `ask_user_result` makes.
     answer = json.dumps({'calls': {CALL_ID: {'Database': ['sqlite'], 'Region': 'eu'}}})
-    code, out, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=answer)
+    code, out, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=answer)
     assert (code, json.loads(out)) == (0, {'resolved': token}), err
     response = AskUserResponse(
         answers=(
@@ -301,13 +287,17 @@ async def test_an_unlisted_approval_is_found_by_the_query_and_resolved(
         assert time.monotonic() < deadline, 'the approval did not wait'
         await asyncio.sleep(0.1)  # the poll's pace, not a wait for time to pass
     [event] = events
-    code, out, err = await _cli('pending', '--temporal', temporal_address, '--json')
+    code, out, err = await ask_user_cli('pending', '--temporal', temporal_address, '--json')
     assert code == 0, err
     assert event.token not in out  # not listed: nothing was published for it
-    code, out, err = await _cli('resolve', event.token, '--temporal', temporal_address, '--json', '-', stdin='{}')
+    code, out, err = await ask_user_cli(
+        'resolve', event.token, '--temporal', temporal_address, '--json', '-', stdin='{}'
+    )
     assert (code, out) == (2, ''), err
     assert "it leaves out 'call_0', which the run waits for" in err
-    code, out, err = await _cli('resolve', event.token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    code, out, err = await ask_user_cli(
+        'resolve', event.token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE
+    )
     assert (code, json.loads(out)) == (0, {'resolved': event.token}), err
     assert (await handle.result()).output == DEPLOYED_TEXT
 
@@ -333,8 +323,8 @@ async def test_a_worker_killed_with_9_after_resolve_was_accepted_finishes_the_ru
     hold = tmp_path / 'tool-runs'
     first = start_worker(**{HOLD_FILE_VARIABLE: str(hold)})
     handle = await _start(client, start_worker.queue)
-    token = (await _listed(temporal_address, handle.id))['token']
-    code, _, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    token = (await listed_by_pending(temporal_address, handle.id))['token']
+    code, _, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
     assert code == 0, err  # accepted: in the workflow's history
     await wait_for_file(hold)  # the run went on with it, to the tool call the first worker never finishes
     first.kill()
@@ -343,17 +333,17 @@ async def test_a_worker_killed_with_9_after_resolve_was_accepted_finishes_the_ru
     assert (await handle.result()).output == DEPLOYED_TEXT
     assert _deployed(tmp_path) == ['production']
     await finished_once(client, handle)
-    code, _, err = await _cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
+    code, _, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--json', '-', stdin=APPROVE)
     assert code == 7, err
 
 
 async def test_resolve_with_an_unreachable_server_is_exit_4_and_namespace_without_temporal_is_refused() -> None:
     address = f'127.0.0.1:{free_port()}'  # nothing listens there
     token = 'temporal1.' + 'a' * 32 + '.deploy-1'
-    code, out, err = await _cli('resolve', token, '--temporal', address, '--json', '-', stdin=APPROVE)
+    code, out, err = await ask_user_cli('resolve', token, '--temporal', address, '--json', '-', stdin=APPROVE)
     assert (code, out) == (4, ''), err
     assert err.startswith(f'ask-user: cannot resolve the wait in the Temporal namespace default at {address}: ')
     assert 'Fatal Python error' not in err
-    code, _, err = await _cli('resolve', token, '--namespace', 'prod', '--fail', 'x')
+    code, _, err = await ask_user_cli('resolve', token, '--namespace', 'prod', '--fail', 'x')
     assert code == 4
     assert '--namespace is a Temporal namespace' in err
