@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .._text import printable, terminal_json
 from .arguments import END_AT_ONCE, command
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     """Where `pending` and `answer` find the questions: a DBOS database, or a Temporal namespace."""
 
 __all__ = ('register', 'run_pending', 'run_answer', 'run_resolve')
+
+_AnyStore = TypeVar('_AnyStore', bound='Store')
+"""A store `_run_on` runs a command on: a DBOS database's, or a Temporal namespace's."""
 
 # The store, the question models and anyio are imported when a command runs, not when the command line is built.
 
@@ -137,12 +140,10 @@ def run_resolve(args: argparse.Namespace) -> int:
     ends it.
     """
     if args.temporal is not None:
-        return _resolve_in_temporal(args)
-    if args.namespace is not None:
-        _fail(_('--namespace is a Temporal namespace: give --temporal HOST:PORT with it'))
+        return _run_on(_open_temporal_store(args), _resolve_temporal, args)
+    if (problem := _dbos_source(args)) is not None:
+        _fail(problem)
         return EXIT_CANNOT_ASK
-    if args.db is None:
-        args.db = _DEFAULT_DB
     from pydantic_core import to_jsonable_python
 
     from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
@@ -214,21 +215,8 @@ def _decision(args: argparse.Namespace, checked: Callable[[Decision], Decision])
         return None
 
 
-def _resolve_in_temporal(args: argparse.Namespace) -> int:
-    """Resolve (or fail) one wait of `TemporalExternalEvents` in a workflow of the namespace `--temporal` names."""
-    import anyio
-
-    store = _open_temporal_store(args)
-    if isinstance(store, str):
-        _fail(store)
-        return EXIT_CANNOT_ASK
-    try:
-        return anyio.run(_resolve_temporal, store, args)
-    finally:
-        store.close()
-
-
 async def _resolve_temporal(store: TemporalQuestionStore, args: argparse.Namespace) -> int:
+    """Resolve (or fail) one wait of `TemporalExternalEvents` in a workflow of the namespace `--temporal` names."""
     from temporalio.client import WorkflowUpdateFailedError
     from temporalio.service import RPCError, RPCStatusCode
 
@@ -472,15 +460,41 @@ def _read_text(path: str) -> str | None:
         return None
 
 
+def _dbos_source(args: argparse.Namespace) -> str | None:
+    """For a command on a DBOS database (no `--temporal`): `--db` given its default, or the problem with the
+    arguments (`--namespace` without `--temporal`).
+    """
+    if args.namespace is not None:
+        return _('--namespace is a Temporal namespace: give --temporal HOST:PORT with it')
+    if args.db is None:
+        args.db = _DEFAULT_DB
+    return None
+
+
 def _open_store(args: argparse.Namespace) -> Store | str:
     """The store `--db` or `--temporal` names, or what stops it from opening."""
     if args.temporal is None:
-        if args.namespace is not None:
-            return _('--namespace is a Temporal namespace: give --temporal HOST:PORT with it')
-        if args.db is None:
-            args.db = _DEFAULT_DB
+        if (problem := _dbos_source(args)) is not None:
+            return problem
         return _open_dbos_store(args.db)
     return _open_temporal_store(args)
+
+
+def _run_on(
+    store: _AnyStore | str, run: Callable[[_AnyStore, argparse.Namespace], Awaitable[int]], args: argparse.Namespace
+) -> int:
+    """`run(store, args)` in an event loop, the store closed after; or, when `store` is what stopped it from opening,
+    that said (exit 4).
+    """
+    import anyio
+
+    if isinstance(store, str):
+        _fail(store)
+        return EXIT_CANNOT_ASK
+    try:
+        return anyio.run(run, store, args)
+    finally:
+        store.close()
 
 
 def _open_temporal_store(args: argparse.Namespace) -> TemporalQuestionStore | str:
@@ -692,16 +706,7 @@ def _read_json(file: str) -> Any:
 
 def run_answer(args: argparse.Namespace) -> int:
     """Answer one waiting question and print what its model gets."""
-    import anyio
-
-    store = _open_store(args)
-    if isinstance(store, str):
-        _fail(store)
-        return EXIT_CANNOT_ASK
-    try:
-        return anyio.run(_answer, store, args)
-    finally:
-        store.close()
+    return _run_on(_open_store(args), _answer, args)
 
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
