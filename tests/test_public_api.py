@@ -92,6 +92,7 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     import pydantic_ai_ask_user._capability
     import pydantic_ai_ask_user._events
     import pydantic_ai_ask_user._i18n
+    import pydantic_ai_ask_user._audience
     import pydantic_ai_ask_user._json
     import pydantic_ai_ask_user._notify
     import pydantic_ai_ask_user._question_store
@@ -101,6 +102,7 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
 
     modules = [
         pydantic_ai_ask_user._answers,
+        pydantic_ai_ask_user._audience,
         pydantic_ai_ask_user._capability,
         pydantic_ai_ask_user._events,
         pydantic_ai_ask_user._json,

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
         check_same_questions,
         deferred_answer,
     )
+    from ._audience import (
+        Person,
+        QuestionContext,
+        addressed_to,
+    )
     from ._capability import (
         AskUser,
         AskUserTimeoutError,
@@ -112,6 +117,9 @@ __all__ = (
     'AskUserRequest',
     'AskUserResponse',
     'AskUserAnswer',
+    'Person',
+    'QuestionContext',
+    'addressed_to',
     'Question',
     'QuestionOption',
     'AskUserRequestedEvent',
@@ -224,6 +232,9 @@ _DEFINED_IN = {
     'UnknownRequestError': '_question_store',
     'WithdrawnError': '_question_store',
     'printable': '_text',
+    'Person': '_audience',
+    'QuestionContext': '_audience',
+    'addressed_to': '_audience',
     'AskUser': '_capability',
     'AskUserTimeoutError': '_capability',
     'TimeoutMessage': '_capability',
