@@ -6,9 +6,11 @@ import pickle
 from dataclasses import dataclass, replace
 from typing import Any
 
+import anyio
 import pytest
-from ask_user_support import Watch, ask_call, make_request, question, script
-from pydantic_ai import Agent
+from ask_user_support import Watch, ask_call, make_request, question, script, wait_until
+from pydantic import TypeAdapter
+from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.exceptions import UserError
 
 from pydantic_ai_ask_user import (
@@ -162,3 +164,53 @@ def test_the_new_fields_are_not_part_of_what_is_asked_and_survive_pickling() -> 
     old.__dict__.update(state)
     assert old.audience is None
     assert old.context is None
+
+
+async def test_the_hub_lists_each_person_only_what_is_theirs() -> None:
+    from pydantic_ai_ask_user.web import QuestionHub
+
+    hub = QuestionHub()
+    for_alice = replace(make_request(id='a'), audience=('alice',))
+    for_anyone = make_request(id='b')
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, for_alice)
+        group.start_soon(hub.ask, for_anyone)
+        await wait_until(lambda: _async(len(hub) == 2), 'both questions waiting')
+        assert [request.id for request in await hub.pending(visible_to=Person('bob'))] == ['b']
+        assert {request.id for request in await hub.pending(visible_to=Person('alice'))} == {'a', 'b'}
+        assert {record.request.id for record in await hub.pending_records(visible_to=Person('bob'))} == {'b'}
+        assert len(await hub.pending()) == 2
+        group.cancel_scope.cancel()
+
+
+async def test_a_deferred_question_keeps_its_audience_and_context_across_processes() -> None:
+    capability: AskUser[Customer] = AskUser(
+        None, audience=lambda ctx: ctx.deps.user, context=QuestionContext(title='Ticket', link='https://x.example/1')
+    )
+    agent = Agent(script([ask_call(question())]).model, name='bot', capabilities=[capability])
+    result = await agent.run('go', deps=Customer('alice', 1), output_type=[str, DeferredToolRequests])
+    requests = result.output
+    assert isinstance(requests, DeferredToolRequests)
+    # As a host stores them between processes: JSON.
+    stored = TypeAdapter(DeferredToolRequests).validate_json(TypeAdapter(DeferredToolRequests).dump_json(requests))
+    request = AskUserRequest.from_deferred(stored, stored.calls[0])
+    assert request.audience == ('alice',)
+    assert request.context is not None
+    assert (request.context.title, request.context.link, request.context.agent_name) == (
+        'Ticket',
+        'https://x.example/1',
+        'bot',
+    )
+
+
+def test_the_temporal_memo_carries_the_audience_and_context() -> None:
+    from temporalio.contrib.pydantic import pydantic_data_converter
+
+    from pydantic_ai_ask_user.temporal._visibility import WaitingQuestion
+
+    request = replace(make_request(), audience=('alice', 'team:x'), context=QuestionContext(title='T', summary='*s*'))
+    converter = pydantic_data_converter.payload_converter
+    payloads = converter.to_payloads([{request.key: WaitingQuestion(request, 1.0)}])
+    [back] = converter.from_payloads(payloads, [dict[str, WaitingQuestion]])
+    assert back[request.key].request.audience == ('alice', 'team:x')
+    assert back[request.key].request.context == QuestionContext(title='T', summary='*s*')

@@ -17,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import (
+    ADDRESSING_METADATA_KEY,
     DECLINED,
     RUN_ID_METADATA_KEY,
     RUN_STEP_METADATA_KEY,
@@ -151,7 +152,13 @@ async def test_a_deferred_question_keeps_the_run_that_deferred_it_across_two_pau
     for label in ('Yes', 'No'):
         paused = await agent.run('deploy')
         assert isinstance(paused.output, DeferredToolRequests)
-        assert paused.output.metadata['call_0'] == {RUN_ID_METADATA_KEY: paused.run_id, RUN_STEP_METADATA_KEY: 1}
+        metadata = paused.output.metadata['call_0']
+        assert {key: metadata[key] for key in (RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY)} == {
+            RUN_ID_METADATA_KEY: paused.run_id,
+            RUN_STEP_METADATA_KEY: 1,
+        }
+        # Beside them, where the question comes from (`ADDRESSING_METADATA_KEY`): the run's conversation.
+        assert metadata[ADDRESSING_METADATA_KEY]['context']['conversation_id'] == paused.conversation_id
         # What another process does with the stored DeferredToolRequests: rebuild, answer, resume in a new run.
         stored = _REQUESTS.validate_json(_REQUESTS.dump_json(paused.output))
         request = AskUserRequest.from_deferred(stored, 'call_0')

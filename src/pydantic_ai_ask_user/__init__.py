@@ -8,6 +8,7 @@ from . import _module_names
 
 if TYPE_CHECKING:
     from ._answers import (
+        ADDRESSING_METADATA_KEY,
         DECLINED,
         MAX_ANSWERED_BY_LENGTH,
         MAX_CUSTOM_ANSWER_LENGTH,
@@ -174,6 +175,7 @@ __all__ = (
     'WITHDRAWN',
     'RUN_ID_METADATA_KEY',
     'RUN_STEP_METADATA_KEY',
+    'ADDRESSING_METADATA_KEY',
     'MAX_QUESTIONS',
     'MIN_OPTIONS',
     'MAX_OPTIONS',
@@ -194,6 +196,7 @@ _DEFINED_IN = {
     'WITHDRAWN': '_answers',
     'RUN_ID_METADATA_KEY': '_answers',
     'RUN_STEP_METADATA_KEY': '_answers',
+    'ADDRESSING_METADATA_KEY': '_answers',
     'QuestionWithdrawn': '_answers',
     'DifferentQuestionsError': '_answers',
     'check_same_questions': '_answers',

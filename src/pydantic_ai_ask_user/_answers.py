@@ -11,7 +11,7 @@ from uuid import uuid4
 
 from pydantic import ValidationError
 
-from ._audience import QuestionContext, check_audience
+from ._audience import QuestionContext, check_audience, with_addressing
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
 
@@ -26,6 +26,7 @@ __all__ = (
     'WITHDRAWN',
     'RUN_ID_METADATA_KEY',
     'RUN_STEP_METADATA_KEY',
+    'ADDRESSING_METADATA_KEY',
     'AskUserRequest',
     'AskUserAnswer',
     'AskUserResponse',
@@ -78,6 +79,12 @@ one the deferring run published, and `AskUserRequest.from_deferred` reads its ru
 
 RUN_STEP_METADATA_KEY = 'ask_user_run_step'
 """Beside `RUN_ID_METADATA_KEY`: the step of the deferring run in which the model made the call (`run_step`)."""
+
+ADDRESSING_METADATA_KEY = 'ask_user_addressing'
+"""Beside `RUN_ID_METADATA_KEY`: who a deferred question is for and where it comes from (`audience`, `context`).
+
+`{"audience": [...], "context": {...}}`, each only when set: the call's arguments hold only what the model wrote.
+"""
 
 MAX_CUSTOM_ANSWER_LENGTH = 2000
 """The longest custom answer, in characters: `check_custom_answer` refuses a longer one, so every front end does.
@@ -323,12 +330,14 @@ class AskUserRequest:
             raise ValueError(f'these DeferredToolRequests have no pending call with id {call_id!r}')
         metadata = requests.metadata.get(call_id, {})
         run_id, run_step = metadata.get(RUN_ID_METADATA_KEY), metadata.get(RUN_STEP_METADATA_KEY)
-        return cls.from_tool_call(
+        request = cls.from_tool_call(
             found,
             notes=notes,
             run_id=run_id if isinstance(run_id, str) and run_id else None,
             run_step=run_step if isinstance(run_step, int) and not isinstance(run_step, bool) else None,
         )
+        addressing = metadata.get(ADDRESSING_METADATA_KEY)
+        return with_addressing(request, cast(dict[str, Any], addressing)) if isinstance(addressing, dict) else request
 
     def question(self, header: str) -> Question:
         """The question with this header; `KeyError` if there is none."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from ._text import check_one_line, find_forbidden_character, printable
@@ -40,6 +40,8 @@ __all__ = (
     'context_to_json',
     'context_from_json',
     'audience_from_json',
+    'addressing_json',
+    'with_addressing',
 )
 
 MAX_AUDIENCE = 100
@@ -263,3 +265,24 @@ def context_from_json(data: object) -> QuestionContext | None:
             continue
         fields[name] = value
     return QuestionContext(**fields) if fields else None
+
+
+def addressing_json(request: AskUserRequest) -> dict[str, Any]:
+    """`{"audience": [...], "context": {...}}` of `request`, each only when set: what stores and payloads add."""
+    data: dict[str, Any] = {}
+    if request.audience is not None:
+        data['audience'] = list(request.audience)
+    if request.context is not None:
+        data['context'] = context_to_json(request.context)
+    return data
+
+
+def with_addressing(request: AskUserRequest, data: Mapping[str, Any]) -> AskUserRequest:
+    """`request` with the audience and context `data` holds (as `addressing_json` wrote them), read defensively."""
+    if 'audience' not in data and 'context' not in data:
+        return request
+    return replace(
+        request,
+        audience=audience_from_json(data.get('audience')),
+        context=context_from_json(data.get('context')),
+    )

@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
+    ADDRESSING_METADATA_KEY,
     DECLINED,
     RUN_ID_METADATA_KEY,
     RUN_STEP_METADATA_KEY,
@@ -34,7 +35,7 @@ from ._answers import (
     durable_answerer,
 )
 from ._asking import wait_for_answer
-from ._audience import AudienceSetting, ContextSetting, QuestionContext, check_audience
+from ._audience import AudienceSetting, ContextSetting, QuestionContext, addressing_json, check_audience
 from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
@@ -430,12 +431,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('deferred')
             # A question, not an external job: hosts and UI adapters tell them apart by `kind`. The run that
             # resumes is a new run; the metadata keeps the question the one this run published.
-            metadata = (
-                {RUN_ID_METADATA_KEY: ctx.run_id, RUN_STEP_METADATA_KEY: ctx.run_step}
-                if ctx.run_id is not None
-                else None
+            metadata: dict[str, Any] = (
+                {RUN_ID_METADATA_KEY: ctx.run_id, RUN_STEP_METADATA_KEY: ctx.run_step} if ctx.run_id is not None else {}
             )
-            raise CallDeferred(metadata, kind='question')
+            if addressing := addressing_json(request):
+                metadata[ADDRESSING_METADATA_KEY] = addressing
+            raise CallDeferred(metadata or None, kind='question')
         observation.restart_clock()
 
         def answered(response: AskUserResponse = _WITHDRAWN, **flags: Any) -> AskUserAnsweredEvent:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
+    from ._audience import Person
 
 __all__ = (
     'QuestionStore',
@@ -114,12 +115,16 @@ class StoreEvent:
 class QuestionStore(Protocol):
     """Where pending questions wait for a person, seen from the side that answers them."""
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, oldest first."""
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first.
+
+        With `visible_to`, only the requests that person may see and answer (`addressed_to`: addressed to their
+        name or one of their groups, or to nobody in particular); `None` is the administrative view, every request.
+        """
         ...
 
     async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request whose `key` this is.
+        """The pending request whose `key` this is, whoever it is addressed to (a front end checks `addressed_to`).
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """

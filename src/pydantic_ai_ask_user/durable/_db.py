@@ -19,6 +19,14 @@ from sqlalchemy import event, exc
 from sqlalchemy.dialects import postgresql, sqlite
 
 from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
+from .._audience import (
+    Person,
+    QuestionContext,
+    addressed_to,
+    audience_from_json,
+    context_from_json,
+    context_to_json,
+)
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -106,6 +114,8 @@ requests_table = sa.Table(
     sa.Column('answered_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
     sa.Column('run_id', sa.Text(), nullable=True),
     sa.Column('tool_call_id', sa.Text(), nullable=True),
+    sa.Column('audience', sa.Text(), nullable=True),
+    sa.Column('context', sa.Text(), nullable=True),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
@@ -118,6 +128,11 @@ it keeps its address. A request without a run is stored the same way (its key is
 `answered_by` is who answered (`AskUserResponse.answered_by`), set with the answer; `NULL` while pending, when
 withdrawn, and when the answer did not say. Databases made before these columns existed get them at start-up
 (`ensure_columns`).
+
+`audience` is who may answer (`AskUserRequest.audience`) as a JSON list of names, `NULL` for a question anyone may
+answer; `context` is `AskUserRequest.context` as a JSON object, `NULL` for none. Columns of their own, not part of
+`questions`, so an earlier version reading a row still decodes its questions (it cannot filter by audience, though:
+upgrade every inbox before addressing questions).
 """
 
 EVENT_TABLE_NAME = 'ask_user_event_requests'
@@ -280,7 +295,13 @@ def ensure_table(engine: sa.Engine) -> None:
     ensure_columns(engine)
 
 
-_ADDED_COLUMNS = (requests_table.c.answered_by, requests_table.c.run_id, requests_table.c.tool_call_id)
+_ADDED_COLUMNS = (
+    requests_table.c.answered_by,
+    requests_table.c.run_id,
+    requests_table.c.tool_call_id,
+    requests_table.c.audience,
+    requests_table.c.context,
+)
 """The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
 
 
@@ -342,10 +363,22 @@ class Identity:
     run_id: str | None = None
     """`AskUserRequest.run_id`: the run that asked, or `None` for a request that belongs to no run."""
 
+    audience: tuple[str, ...] | None = None
+    """`AskUserRequest.audience`: who may answer, or `None` for anyone."""
+
+    context: QuestionContext | None = None
+    """`AskUserRequest.context`: where the question comes from, or `None`."""
+
     @classmethod
     def of(cls, request: AskUserRequest) -> Identity:
         """The identity of `request`."""
-        return cls(key=request.key, tool_call_id=request.id, run_id=request.run_id)
+        return cls(
+            key=request.key,
+            tool_call_id=request.id,
+            run_id=request.run_id,
+            audience=request.audience,
+            context=request.context,
+        )
 
 
 def insert_encoded(
@@ -363,6 +396,8 @@ def insert_encoded(
         'updated_at': now,
         'run_id': identity.run_id,
         'tool_call_id': identity.tool_call_id,
+        'audience': None if identity.audience is None else json.dumps(list(identity.audience), ensure_ascii=True),
+        'context': None if identity.context is None else json.dumps(context_to_json(identity.context)),
     }
     conn.execute(_dialect(conn).insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
 
@@ -413,13 +448,23 @@ def select_requests(
     request_id: str | None = None,
     request_ids: Sequence[str] | None = None,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
+    visible_to: Person | None = None,
 ) -> list[StoredRequest]:
     """The decoded rows with this status, this key or these keys (all when no filter is given), oldest first.
 
     `decoded` holds requests decoded before, by key: a row's questions never change once published, so a
     request found there is not decoded (and validated) again, and one decoded here is added to it.
+    `visible_to`: only the rows that person may see (`addressed_to`); `None` for all of them.
     """
     query = sa.select(requests_table)
+    if visible_to is not None and not visible_to.sees_all:
+        # A prefilter in SQL (the JSON list holds the name, quoted); the exact test is `addressed_to`, below.
+        query = query.where(
+            sa.or_(
+                requests_table.c.audience.is_(None),
+                *(requests_table.c.audience.contains(json.dumps(name), autoescape=True) for name in visible_to.names),
+            )
+        )
     if status is not None:
         query = query.where(requests_table.c.status == status)
     if request_id is not None:
@@ -428,12 +473,13 @@ def select_requests(
         query = query.where(requests_table.c.id.in_(request_ids))
     rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
     if decoded is None:
-        return [decode_row(row) for row in rows]
-    stored: list[StoredRequest] = []
-    for row in rows:
-        stored.append(decode_row(row, decoded.get(row.id)))
-        decoded[row.id] = stored[-1].request
-    return stored
+        stored: list[StoredRequest] = [decode_row(row) for row in rows]
+    else:
+        stored: list[StoredRequest] = []
+        for row in rows:
+            stored.append(decode_row(row, decoded.get(row.id)))
+            decoded[row.id] = stored[-1].request
+    return stored if visible_to is None else [one for one in stored if addressed_to(one.request, visible_to)]
 
 
 def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float, str]:
@@ -684,6 +730,13 @@ def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> Store
         run_id = mapping.get('run_id')
         tool_call_id = mapping.get('tool_call_id')
         request = decode_request(mapping['questions'], tool_call_id or mapping['id'], run_id=run_id or None)
+        audience, context = mapping.get('audience'), mapping.get('context')
+        if audience is not None or context is not None:
+            request = replace(
+                request,
+                audience=None if audience is None else audience_from_json(_json_value(audience)),
+                context=None if context is None else context_from_json(_json_value(context)),
+            )
     return StoredRequest(
         request=request,
         workflow_id=mapping['workflow_id'],
@@ -692,6 +745,17 @@ def decode_row(row: sa.Row[Any], request: AskUserRequest | None = None) -> Store
         created_at=float(mapping['created_at']),
         answered_by=answered_by if answered_by is not None else decoded.answered_by if decoded is not None else None,
     )
+
+
+def _json_value(text: str) -> object:
+    """The JSON value of a column written by this module; the text itself when it is not JSON (a damaged row).
+
+    Never `None` for a damaged audience: `audience_from_json` reads anything but a list of names as "nobody".
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def encode_request(request: AskUserRequest) -> str:

@@ -16,6 +16,7 @@ import anyio.to_thread
 import sqlalchemy as sa
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._audience import Person
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
     DEFAULT_DATABASE_URL,
@@ -131,17 +132,18 @@ class DBOSQuestionStore:
     async def _in_thread(self, function: Callable[[], _T]) -> _T:
         return await anyio.to_thread.run_sync(function)
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, across all workflows, oldest first."""
-        return [stored.request for stored in await self.pending_records()]
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, across all workflows, oldest first; only `visible_to`'s, if given."""
+        return [stored.request for stored in await self.pending_records(visible_to=visible_to)]
 
-    async def pending_records(self) -> Sequence[StoredRequest]:
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[StoredRequest]:
         """Every waiting request with its workflow id and the time it was asked, oldest first.
 
         A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
-        rather than shown: nobody is waiting for its answer any more.
+        rather than shown: nobody is waiting for its answer any more. With `visible_to`, only the requests
+        addressed to that person (or to nobody in particular) are read.
         """
-        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending')))
+        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending', visible_to=visible_to)))
 
     def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
         ended = self._ended_workflows({record.workflow_id for record in records})
@@ -188,7 +190,12 @@ class DBOSQuestionStore:
         return True
 
     def _select(
-        self, *, status: Status | None = None, request_id: str | None = None, request_ids: Sequence[str] | None = None
+        self,
+        *,
+        status: Status | None = None,
+        request_id: str | None = None,
+        request_ids: Sequence[str] | None = None,
+        visible_to: Person | None = None,
     ) -> list[StoredRequest]:
         engine = self._connect()
         if not self._table_ready(engine):
@@ -196,7 +203,12 @@ class DBOSQuestionStore:
         with engine.connect() as conn:
             # Each request is decoded (and validated) once, the first time this store reads it.
             return select_requests(
-                conn, status=status, request_id=request_id, request_ids=request_ids, decoded=self._decoded
+                conn,
+                status=status,
+                request_id=request_id,
+                request_ids=request_ids,
+                decoded=self._decoded,
+                visible_to=visible_to,
             )
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:

@@ -22,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._audience import Person, addressed_to
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._visibility import QUESTIONS_ATTRIBUTE, QUESTIONS_ATTRIBUTE_NAME, WAITING, WAITING_MEMO, WaitingQuestion, entry
 from ._workflow import UPDATE_NAME, QuestionAnswer
@@ -117,18 +118,24 @@ class TemporalQuestionStore:
                 raise ConnectionError(f'cannot connect to the Temporal server at {self.address}: {error}') from error
         return self._connected
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every question waiting for an answer, across the namespace's running workflows, oldest first."""
-        return [record.request for record in await self.pending_records()]
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every question waiting for an answer, across the namespace's running workflows, oldest first.
 
-    async def pending_records(self) -> Sequence[TemporalRecord]:
-        """Every waiting question with its workflow and when it was asked, oldest first."""
+        With `visible_to`, only the questions that person may see (`addressed_to`).
+        """
+        return [record.request for record in await self.pending_records(visible_to=visible_to)]
+
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[TemporalRecord]:
+        """Every waiting question with its workflow and when it was asked, oldest first; `visible_to`'s, if given.
+
+        The audience travels in each workflow's memo with the question; it is filtered here, after listing.
+        """
         query = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
         records: list[TemporalRecord] = []
         async with _reaching(self):
             client = await self._client()
             async for execution in client.list_workflows(query):
-                records.extend(_waiting(execution))
+                records.extend(record for record in _waiting(execution) if addressed_to(record.request, visible_to))
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records
 

@@ -16,10 +16,12 @@ from pydantic_ai_ask_user import (
     AlreadyAnsweredError,
     AskUserRequest,
     AskUserResponse,
+    Person,
     QuestionWithdrawn,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
+    addressed_to,
     check_response,
     check_same_questions,
 )
@@ -139,13 +141,17 @@ class QuestionHub:
         """How many requests are waiting."""
         return len(self._pending)
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, oldest first."""
-        return tuple(waiting.request for waiting in self._pending.values())
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first; with `visible_to`, only those that person may see."""
+        return tuple(waiting.request for waiting in self._pending.values() if addressed_to(waiting.request, visible_to))
 
-    async def pending_records(self) -> Sequence[HubRecord]:
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[HubRecord]:
         """Every waiting request with when it was first asked, oldest first (the inbox shows the time)."""
-        return tuple(HubRecord(waiting.request, waiting.created_at) for waiting in self._pending.values())
+        return tuple(
+            HubRecord(waiting.request, waiting.created_at)
+            for waiting in self._pending.values()
+            if addressed_to(waiting.request, visible_to)
+        )
 
     async def get(self, request_id: str) -> AskUserRequest:
         """The pending request whose `key` is `request_id`; the store errors when it is not pending."""
