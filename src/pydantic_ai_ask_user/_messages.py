@@ -48,6 +48,7 @@ TERMINAL = (
     N_('You declined to answer.'),
     N_('The question was withdrawn before you answered; no answer is needed any more.'),
     N_('A question is waiting for you'),
+    N_('Asked by {agent}'),
 )
 """The terminal menu: every string it draws (the menu reads them with `translator(language).gettext`).
 
@@ -73,6 +74,10 @@ WEB = (
     N_('Skip to content'),
     N_('Notify me'),
     N_('Time left:'),
+    N_('Where this question comes from'),
+    N_('Asked by {agent}'),
+    N_('conversation'),
+    N_('Open where this was asked'),
     N_('This question is no longer waiting'),
     N_(
         'The agent stopped waiting for an answer (it timed out or its run was cancelled), so nothing you '

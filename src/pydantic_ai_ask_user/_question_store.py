@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, Self
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
@@ -50,10 +50,22 @@ class StoreError(Exception):
     exit_code: ClassVar[int] = 5
     """The exit code of `ask-user answer` (and of the commands that answer by id)."""
 
+    request: AskUserRequest | None = None
+    """The request the error is about, when the store knows it (an answered or withdrawn one it still holds).
+
+    Front ends that filter by audience read who it was for from it: to a person it was not addressed to, a
+    finished question is reported as unknown, like one that never existed. `None` when the store cannot tell.
+    """
+
     def __init__(self, request_id: str, message: str) -> None:
         super().__init__(message)
         self.request_id = request_id
         """The key (`AskUserRequest.key`) of the request the error is about."""
+
+    def about(self, request: AskUserRequest | None) -> Self:
+        """Say which request the error is about (`request`), and return the error: for a store to raise."""
+        self.request = request
+        return self
 
 
 class UnknownRequestError(StoreError, KeyError):

@@ -13,7 +13,7 @@ import httpx
 import waits
 from playwright.async_api import Page
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption, addressed_to
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
@@ -153,5 +153,5 @@ class RecordingStore(QuestionHub):
         super().__init__()
         self.records = records
 
-    async def pending_records(self) -> Sequence[Record]:
-        return self.records
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[Record]:
+        return [record for record in self.records if addressed_to(record.request, visible_to)]

@@ -268,7 +268,7 @@ class DBOSQuestionStore:
             if not claimed:
                 status = request_status(conn, request_id)
                 if status != 'pending':
-                    _raise_for_status(request_id, status)
+                    _raise_for_status(request_id, status, stored.request)
             # In the same transaction: the answer is recorded and sent together, or not at all.
             elif token is None:
                 message = answer_message(response_json)
@@ -277,12 +277,12 @@ class DBOSQuestionStore:
                 # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
                 # claiming the wait in this transaction; if it was resolved or expired first, nothing is taken.
                 if not claim_wait(conn, token):
-                    raise WithdrawnError(request_id)
+                    raise WithdrawnError(request_id).about(stored.request)
                 send_message(conn, stored.workflow_id, results, event_topic(token), token)
         if not claimed:
             # Still pending, but its workflow waits no more: nobody would read the answer.
             self._withdraw_ended([stored])
-            raise WithdrawnError(request_id)
+            raise WithdrawnError(request_id).about(stored.request)
 
     def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
         if not self._has_event_table:
@@ -367,13 +367,13 @@ _REMEMBER_DECODED = 1000
 
 
 def _raise_unless_pending(stored: StoredRequest) -> None:
-    _raise_for_status(stored.key, stored.status)
+    _raise_for_status(stored.key, stored.status, stored.request)
 
 
-def _raise_for_status(request_id: str, status: Status | None) -> None:
+def _raise_for_status(request_id: str, status: Status | None, request: AskUserRequest | None = None) -> None:
     if status == 'answered':
-        raise AlreadyAnsweredError(request_id)
+        raise AlreadyAnsweredError(request_id).about(request)
     if status == 'withdrawn':
-        raise WithdrawnError(request_id)
+        raise WithdrawnError(request_id).about(request)
     if status is None:
         raise UnknownRequestError(request_id)

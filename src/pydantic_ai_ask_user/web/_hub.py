@@ -87,6 +87,8 @@ class QuestionHub:
         self._pending: dict[str, _Waiting] = {}
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
         self._answered: dict[str, tuple[AskUserRequest, AskUserResponse]] = {}
+        # The requests of the remembered finished questions, so an error about one can say whom it was for.
+        self._finished_requests: dict[str, AskUserRequest] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -113,6 +115,7 @@ class QuestionHub:
                 check_same_questions(request, stored)
                 return response
             self._finished.pop(key, None)
+            self._finished_requests.pop(key, None)
             waiting = _Waiting(request)
             self._pending[key] = waiting
             self._publish(StoreEvent('requested', key, request))
@@ -129,7 +132,7 @@ class QuestionHub:
             waiting.askers -= 1
             if waiting.response is None and waiting.withdrawn is None and not waiting.askers:
                 del self._pending[key]
-                self._finish(key, 'withdrawn')
+                self._finish(key, 'withdrawn', waiting.request)
         if waiting.withdrawn is not None:
             raise QuestionWithdrawn(waiting.withdrawn)
         response = waiting.response
@@ -178,7 +181,7 @@ class QuestionHub:
         self._pending.clear()
         for waiting in withdrawn:
             waiting.withdrawn = reason
-            self._finish(waiting.request.key, 'withdrawn')
+            self._finish(waiting.request.key, 'withdrawn', waiting.request)
             waiting.done.set()
         return len(withdrawn)
 
@@ -199,9 +202,9 @@ class QuestionHub:
             return waiting
         outcome = self._finished.get(request_id)
         if outcome == 'answered':
-            raise AlreadyAnsweredError(request_id)
+            raise AlreadyAnsweredError(request_id).about(self._finished_requests.get(request_id))
         if outcome == 'withdrawn':
-            raise WithdrawnError(request_id)
+            raise WithdrawnError(request_id).about(self._finished_requests.get(request_id))
         raise UnknownRequestError(request_id)
 
     def _finish(
@@ -213,12 +216,15 @@ class QuestionHub:
     ) -> None:
         if self._remember:
             self._finished[request_id] = outcome
+            if request is not None:
+                self._finished_requests[request_id] = request
             if request is not None and response is not None:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
             while len(self._finished) > self._remember:
                 forgotten, _ = self._finished.popitem(last=False)
                 self._answered.pop(forgotten, None)
+                self._finished_requests.pop(forgotten, None)
         self._publish(StoreEvent(outcome, request_id))
 
     def _publish(self, event: StoreEvent) -> None:

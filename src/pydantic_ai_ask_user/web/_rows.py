@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from pydantic_ai_ask_user import AskUserRequest, QuestionStore
+from pydantic_ai_ask_user import AskUserRequest, Person, QuestionStore, addressed_to
 from pydantic_ai_ask_user._i18n import Translator, translator
 from pydantic_ai_ask_user._text import utc_iso
 
@@ -84,12 +84,20 @@ class InboxRow:
         return time_left(self.request.deadline, time.time() if now is None else now)
 
 
-async def inbox_rows(store: QuestionStore) -> list[InboxRow]:
-    """The waiting requests, oldest first, with their time and run when the store has `pending_records()`."""
-    records = cast('Callable[[], Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
+async def inbox_rows(store: QuestionStore, who: Person) -> list[InboxRow]:
+    """The requests waiting for `who`, oldest first, with their time and run when the store has `pending_records()`.
+
+    The store filters (`visible_to`); the rows are checked again here, so a store that filters loosely (or not at
+    all) still shows nobody a question addressed to someone else.
+    """
+    records = cast('Callable[..., Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
     if records is None:
-        return [InboxRow(request) for request in await store.pending()]
-    return [InboxRow(record.request, record.created_at, record.workflow_id) for record in await records()]
+        return [InboxRow(request) for request in await store.pending(visible_to=who) if addressed_to(request, who)]
+    return [
+        InboxRow(record.request, record.created_at, record.workflow_id)
+        for record in await records(visible_to=who)
+        if addressed_to(record.request, who)
+    ]
 
 
 def ago(seconds: float, language: Translator | None = None) -> str:
