@@ -89,10 +89,10 @@ def test_nothing_public_is_left_out_of_all(name: str) -> None:
 def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     # Derived, not copied: the root's API is what its private modules export, less what they keep for the package.
     import pydantic_ai_ask_user._answers
+    import pydantic_ai_ask_user._audience
     import pydantic_ai_ask_user._capability
     import pydantic_ai_ask_user._events
     import pydantic_ai_ask_user._i18n
-    import pydantic_ai_ask_user._audience
     import pydantic_ai_ask_user._json
     import pydantic_ai_ask_user._notify
     import pydantic_ai_ask_user._question_store

@@ -35,7 +35,7 @@ def _environment() -> jinja2.Environment:
     environment.filters['text'] = printable
     # A context's summary is Markdown: drawn by the safe subset of `_markdown`, never as HTML; its link, only http(s).
     environment.filters['markdown'] = render_markdown
-    environment.filters['safe_link'] = safe_link
+    environment.filters['safe_link'] = safe_link  # pyright: ignore[reportArgumentType]
     return environment
 
 
