@@ -37,6 +37,7 @@ __all__ = (
     'MAX_LINK_LENGTH',
     'check_audience',
     'addressed_to',
+    'audience_includes',
     'context_to_json',
     'context_from_json',
     'audience_from_json',
@@ -142,9 +143,14 @@ class Person:
 
 def addressed_to(request: AskUserRequest, person: Person | None) -> bool:
     """Whether `person` may see and answer `request`; `None` is the administrative view, which sees everything."""
-    if person is None or person.sees_all or request.audience is None:
+    return audience_includes(request.audience, person)
+
+
+def audience_includes(audience: Collection[str] | None, person: Person | None) -> bool:
+    """Whether a question addressed to `audience` (`None`: to anyone) is `person`'s to see (`None`: every one is)."""
+    if person is None or person.sees_all or audience is None:
         return True
-    return not person.names.isdisjoint(request.audience)
+    return not person.names.isdisjoint(audience)
 
 
 def audience_from_json(data: object) -> tuple[str, ...] | None:

@@ -50,11 +50,14 @@ class StoreError(Exception):
     exit_code: ClassVar[int] = 5
     """The exit code of `ask-user answer` (and of the commands that answer by id)."""
 
-    request: AskUserRequest | None = None
-    """The request the error is about, when the store knows it (an answered or withdrawn one it still holds).
+    audience_known: bool = False
+    """Whether the store said whom the request was for (`audience`): it does for a finished request it still holds."""
 
-    Front ends that filter by audience read who it was for from it: to a person it was not addressed to, a
-    finished question is reported as unknown, like one that never existed. `None` when the store cannot tell.
+    audience: tuple[str, ...] | None = None
+    """The request's `AskUserRequest.audience`, when `audience_known`.
+
+    Front ends that filter by audience read it: to a person a finished question was not addressed to, it is
+    reported as unknown, like one that never existed.
     """
 
     def __init__(self, request_id: str, message: str) -> None:
@@ -62,9 +65,10 @@ class StoreError(Exception):
         self.request_id = request_id
         """The key (`AskUserRequest.key`) of the request the error is about."""
 
-    def about(self, request: AskUserRequest | None) -> Self:
-        """Say which request the error is about (`request`), and return the error: for a store to raise."""
-        self.request = request
+    def for_audience(self, audience: tuple[str, ...] | None) -> Self:
+        """Record whom the request was for (its `AskUserRequest.audience`); return the error, for a store to raise."""
+        self.audience_known = True
+        self.audience = audience
         return self
 
 

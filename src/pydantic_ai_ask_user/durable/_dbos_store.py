@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._audience import Person
-from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._question_store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._db import (
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
@@ -277,12 +277,12 @@ class DBOSQuestionStore:
                 # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
                 # claiming the wait in this transaction; if it was resolved or expired first, nothing is taken.
                 if not claim_wait(conn, token):
-                    raise WithdrawnError(request_id).about(stored.request)
+                    raise WithdrawnError(request_id).for_audience(stored.request.audience)
                 send_message(conn, stored.workflow_id, results, event_topic(token), token)
         if not claimed:
             # Still pending, but its workflow waits no more: nobody would read the answer.
             self._withdraw_ended([stored])
-            raise WithdrawnError(request_id).about(stored.request)
+            raise WithdrawnError(request_id).for_audience(stored.request.audience)
 
     def _event_token(self, conn: sa.Connection, request_id: str) -> str | None:
         if not self._has_event_table:
@@ -372,8 +372,13 @@ def _raise_unless_pending(stored: StoredRequest) -> None:
 
 def _raise_for_status(request_id: str, status: Status | None, request: AskUserRequest | None = None) -> None:
     if status == 'answered':
-        raise AlreadyAnsweredError(request_id).about(request)
+        raise _about(AlreadyAnsweredError(request_id), request)
     if status == 'withdrawn':
-        raise WithdrawnError(request_id).about(request)
+        raise _about(WithdrawnError(request_id), request)
     if status is None:
         raise UnknownRequestError(request_id)
+
+
+def _about(error: StoreError, request: AskUserRequest | None) -> StoreError:
+    """`error`, saying whom `request` was for when it is known."""
+    return error if request is None else error.for_audience(request.audience)

@@ -9,6 +9,7 @@ import anyio
 from starlette.requests import Request
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionStore, StoreError, UnknownRequestError, addressed_to
+from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._text import printable
 
@@ -60,7 +61,7 @@ class AppContext:
         except UnknownRequestError:
             raise
         except StoreError as error:
-            if error.request is not None and not addressed_to(error.request, who):
+            if error.audience_known and not audience_includes(error.audience, who):
                 raise UnknownRequestError(request_id) from None
             raise
         if not addressed_to(request, who):

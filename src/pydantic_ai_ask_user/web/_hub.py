@@ -18,6 +18,7 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     Person,
     QuestionWithdrawn,
+    StoreError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -87,8 +88,9 @@ class QuestionHub:
         self._pending: dict[str, _Waiting] = {}
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
         self._answered: dict[str, tuple[AskUserRequest, AskUserResponse]] = {}
-        # The requests of the remembered finished questions, so an error about one can say whom it was for.
-        self._finished_requests: dict[str, AskUserRequest] = {}
+        # Whom the remembered finished questions were for (the audience only, not the request: it is kept for
+        # as long as the outcome), so an error about one can say so and a front end hide it from anyone else.
+        self._finished_audiences: dict[str, tuple[str, ...] | None] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -115,7 +117,7 @@ class QuestionHub:
                 check_same_questions(request, stored)
                 return response
             self._finished.pop(key, None)
-            self._finished_requests.pop(key, None)
+            self._finished_audiences.pop(key, None)
             waiting = _Waiting(request)
             self._pending[key] = waiting
             self._publish(StoreEvent('requested', key, request))
@@ -202,9 +204,9 @@ class QuestionHub:
             return waiting
         outcome = self._finished.get(request_id)
         if outcome == 'answered':
-            raise AlreadyAnsweredError(request_id).about(self._finished_requests.get(request_id))
+            raise _with_audience(AlreadyAnsweredError(request_id), self._finished_audiences, request_id)
         if outcome == 'withdrawn':
-            raise WithdrawnError(request_id).about(self._finished_requests.get(request_id))
+            raise _with_audience(WithdrawnError(request_id), self._finished_audiences, request_id)
         raise UnknownRequestError(request_id)
 
     def _finish(
@@ -217,14 +219,14 @@ class QuestionHub:
         if self._remember:
             self._finished[request_id] = outcome
             if request is not None:
-                self._finished_requests[request_id] = request
+                self._finished_audiences[request_id] = request.audience
             if request is not None and response is not None:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
             while len(self._finished) > self._remember:
                 forgotten, _ = self._finished.popitem(last=False)
                 self._answered.pop(forgotten, None)
-                self._finished_requests.pop(forgotten, None)
+                self._finished_audiences.pop(forgotten, None)
         self._publish(StoreEvent(outcome, request_id))
 
     def _publish(self, event: StoreEvent) -> None:
@@ -240,6 +242,11 @@ class QuestionHub:
     def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
         self._subscribers.discard(send)
         send.close()
+
+
+def _with_audience(error: StoreError, audiences: dict[str, tuple[str, ...] | None], request_id: str) -> StoreError:
+    """`error`, saying whom the request was for when the hub remembers it."""
+    return error.for_audience(audiences[request_id]) if request_id in audiences else error
 
 
 def _landed_despite() -> bool:
