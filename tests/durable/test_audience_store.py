@@ -7,11 +7,13 @@ audience column hides the question from everyone but the administrative view, ne
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 import sqlalchemy as sa
 from ask_user_support import make_request
+from durable_support import run_cli
 from test_answered_by_and_notes import columns, old_database
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
@@ -130,3 +132,37 @@ async def test_a_damaged_audience_hides_the_question_from_everyone_but_the_admin
     finally:
         engine.dispose()
     assert TABLE_NAME in sa.inspect(create_engine(database_url)).get_table_names()
+
+
+def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_url: str) -> None:
+    _publish(database_url, _addressed('for-alice', 'alice'), make_request(id='for-anyone'))
+    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'alice', '--json'])
+    assert (code, err) == (0, '')
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line['tool_call_id'] for line in lines] == ['for-alice', 'for-anyone']
+    assert lines[0]['audience'] == ['alice']
+    assert lines[0]['context'] == {
+        'title': 'Refund for order 1042',
+        'summary': 'The customer **wants** a refund.\n\n- paid twice',
+        'link': 'https://support.example/tickets/1042',
+        'agent_name': 'support-bot',
+        'conversation_id': 'conv-7',
+    }
+    assert 'audience' not in lines[1]
+    code, out, _ = run_cli(['pending', '--db', database_url, '--for', 'bob'])
+    assert code == 0
+    assert 'for-alice' not in out
+    assert 'for-anyone' in out
+    code, out, _ = run_cli(['pending', '--db', database_url])
+    assert code == 0
+    assert 'for alice' in out
+    assert 'Refund for order 1042' in out
+    assert 'asked by support-bot · conversation conv-7' in out
+    assert '  | The customer **wants** a refund.' in out
+    assert 'https://support.example/tickets/1042' in out
+    code, _, err = run_cli(['pending', '--db', database_url, '--group', 'x'])
+    assert code == 2
+    assert '--group needs --for NAME' in err
+    code, _, err = run_cli(['pending', '--db', database_url, '--for', 'evil\x1b[2J'])
+    assert code == 2
+    assert '\x1b' not in err
