@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from dataclasses import dataclass, replace
 from typing import Any
@@ -214,3 +215,39 @@ def test_the_temporal_memo_carries_the_audience_and_context() -> None:
     [back] = converter.from_payloads(payloads, [dict[str, WaitingQuestion]])
     assert back[request.key].request.audience == ('alice', 'team:x')
     assert back[request.key].request.context == QuestionContext(title='T', summary='*s*')
+
+
+def test_a_receipt_signs_and_shows_who_the_question_was_for_and_where_it_came_from() -> None:
+    from pydantic_ai_ask_user import SignatureError, receipt_from_json, receipt_to_json, sign_receipt, verify_receipt
+
+    key = b'k' * 32
+    request = replace(make_request(), audience=('team:billing',), context=QuestionContext(title='Order 7'))
+    response = replace(_pick(request), answered_by='alice')
+    receipt = sign_receipt(request, response, key=key)
+    assert receipt.addressing == {'audience': ['team:billing'], 'context': {'title': 'Order 7'}}
+    stored = receipt_from_json(json.loads(json.dumps(receipt_to_json(receipt))))
+    verify_receipt(stored, request, response, key)
+    with pytest.raises(SignatureError, match='audience or context differ'):
+        verify_receipt(stored, replace(request, audience=('bob',)), response, key)
+    # Changing what the receipt says it was for breaks its signature.
+    tampered = replace(stored, addressing={'audience': ['bob']})
+    with pytest.raises(SignatureError, match='signature does not match'):
+        verify_receipt(tampered, replace(request, audience=('bob',), context=None), response, key)
+    # A request with neither gets a receipt without it, signed as before.
+    plain = sign_receipt(make_request(), replace(_pick(make_request()), answered_by='alice'), key=key)
+    assert plain.addressing is None
+    assert 'addressing' not in receipt_to_json(plain)
+
+
+def test_a_webhook_says_who_the_question_is_for_and_where_it_comes_from_filtered() -> None:
+    from pydantic_ai_ask_user import question_waiting_payload
+
+    request = replace(make_request(), audience=('alice',), context=QuestionContext(title='Order 7', agent_name='bot'))
+    payload = json.loads(question_waiting_payload(request, link='https://inbox.example/'))
+    assert payload['audience'] == ['alice']
+    assert payload['context'] == {'title': 'Order 7', 'agent_name': 'bot'}
+    object.__setattr__(request.context, 'title', 'evil\x1b[2J')  # past the checks, as a damaged store might hold
+    payload = json.loads(question_waiting_payload(request, link='https://inbox.example/'))
+    assert payload['context']['title'] == 'evil\ufffd[2J'
+    plain = json.loads(question_waiting_payload(make_request(), link='https://inbox.example/'))
+    assert (plain['audience'], plain['context']) == (None, None)

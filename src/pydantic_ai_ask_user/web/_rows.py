@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -87,17 +88,29 @@ class InboxRow:
 async def inbox_rows(store: QuestionStore, who: Person) -> list[InboxRow]:
     """The requests waiting for `who`, oldest first, with their time and run when the store has `pending_records()`.
 
-    The store filters (`visible_to`); the rows are checked again here, so a store that filters loosely (or not at
-    all) still shows nobody a question addressed to someone else.
+    The store filters (`visible_to`); the rows are checked again here, so a store that filters loosely, or one
+    written before stores took `visible_to` (it is then asked for every row), still shows nobody a question
+    addressed to someone else.
     """
     records = cast('Callable[..., Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
     if records is None:
-        return [InboxRow(request) for request in await store.pending(visible_to=who) if addressed_to(request, who)]
+        listed = await store.pending(**_filter(store.pending, who))
+        return [InboxRow(request) for request in listed if addressed_to(request, who)]
     return [
         InboxRow(record.request, record.created_at, record.workflow_id)
-        for record in await records(visible_to=who)
+        for record in await records(**_filter(records, who))
         if addressed_to(record.request, who)
     ]
+
+
+def _filter(method: Callable[..., object], who: Person) -> dict[str, Person]:
+    """`{'visible_to': who}` when `method` takes it (every store of this library does), else nothing."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    takes = any(p.name == 'visible_to' or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return {'visible_to': who} if takes else {}
 
 
 def ago(seconds: float, language: Translator | None = None) -> str:
