@@ -453,3 +453,6 @@ def test_the_context_is_drawn_above_the_question_cleaned_and_cut_to_a_few_rows()
     assert '\x07' not in _text(menu)
     assert 'Asked by' in _text(Menu(replace(_request(), context=context), language='en'))
     assert '의 질문' in _text(Menu(replace(_request(), context=context), language='ko'))
+    # What the run alone fills in (the agent's name, the conversation) is not drawn: the screen stays as it was.
+    plain = replace(_request(), context=QuestionContext(agent_name='support-bot', conversation_id='c1'))
+    assert _text(Menu(plain)) == _text(Menu(_request()))

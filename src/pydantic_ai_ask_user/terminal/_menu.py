@@ -579,9 +579,11 @@ class Menu(RenamedCustomOptions):
 
         The summary is shown as written (no Markdown is drawn in a terminal), cut to `CONTEXT_SUMMARY_ROWS` rows.
         Every part is cleaned by `wrap`, as model-written text: it is the application's, but may hold anyone's words.
+        Only a context the application wrote (a title, a summary or a link) is shown: the person at a terminal runs
+        the agent themselves, and the agent's name and conversation id alone would be a row of noise on every question.
         """
         context = self.request.context
-        if context is None:
+        if context is None or not (context.title or context.summary or context.link):
             return []
         head = [part for part in (context.title, _asked_by(self._, context.agent_name)) if part]
         rows: list[Line] = [[('class:context', row)] for row in wrap(' · '.join(head), width)] if head else []
