@@ -6,6 +6,7 @@ All the SQL of the durable package is here, as named functions; the other module
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
 from .._json import questions_to_json, response_from_json, response_to_json
+from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 from .._text import printable
 
 __all__ = (
@@ -42,6 +44,10 @@ __all__ = (
     'transaction',
     'has_table',
     'select_requests',
+    'select_pending_page',
+    'count_pending_rows',
+    'prune_finished',
+    'ensure_indexes',
     'publication',
     'status_and_response',
     'request_status',
@@ -106,6 +112,14 @@ requests_table = sa.Table(
     sa.Column('answered_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
     sa.Column('run_id', sa.Text(), nullable=True),
     sa.Column('tool_call_id', sa.Text(), nullable=True),
+    # When the wait runs out (the request's deadline), or `NO_DEADLINE_ORDER` for none: the first key of the inbox's
+    # order, so that a page is a range of one index rather than a sort of every pending row.
+    sa.Column('due_at', sa.Float(), nullable=False, server_default=sa.text(repr(NO_DEADLINE_ORDER))),
+    # The inbox's order, keyset-paged: `status = 'pending' AND (due_at, created_at, id) > cursor ORDER BY ... LIMIT n`
+    # reads n entries of this index, and counting the pending rows reads only it.
+    sa.Index('ix_ask_user_requests_pending_order', 'status', 'due_at', 'created_at', 'id'),
+    # The change feed every open inbox polls (`updated_at >= since`), and the pruning of finished rows.
+    sa.Index('ix_ask_user_requests_updated_at', 'updated_at'),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
@@ -116,8 +130,12 @@ whose `id` was the tool call id: such a row reads back as a request without a ru
 it keeps its address. A request without a run is stored the same way (its key is its id).
 
 `answered_by` is who answered (`AskUserResponse.answered_by`), set with the answer; `NULL` while pending, when
-withdrawn, and when the answer did not say. Databases made before these columns existed get them at start-up
-(`ensure_columns`).
+withdrawn, and when the answer did not say. `due_at` is the deadline the request carries (in its questions' JSON too),
+or `NO_DEADLINE_ORDER`. Databases made before these columns and indexes existed get them at start-up
+(`ensure_columns`, `ensure_indexes`); a worker of an earlier version inserts rows without `due_at`, which then sort as
+having no deadline.
+
+Lookups by key use the primary key; the pending list and the change feed have the two indexes above.
 """
 
 EVENT_TABLE_NAME = 'ask_user_event_requests'
@@ -280,7 +298,12 @@ def ensure_table(engine: sa.Engine) -> None:
     ensure_columns(engine)
 
 
-_ADDED_COLUMNS = (requests_table.c.answered_by, requests_table.c.run_id, requests_table.c.tool_call_id)
+_ADDED_COLUMNS = (
+    requests_table.c.answered_by,
+    requests_table.c.run_id,
+    requests_table.c.tool_call_id,
+    requests_table.c.due_at,
+)
 """The columns of the questions table that earlier versions did not create, added to their databases at start-up."""
 
 
@@ -300,11 +323,15 @@ def ensure_columns(engine: sa.Engine) -> None:
     missing = [column for column in _ADDED_COLUMNS if not _has_column(engine, column.name)]
     for column in missing:
         kind = column.type.compile(dialect=engine.dialect)
+        if column.server_default is not None:
+            kind += f' NOT NULL DEFAULT {NO_DEADLINE_ORDER!r}'
         if_not_exists = ' IF NOT EXISTS' if engine.dialect.name == 'postgresql' else ''
         statement = f'ALTER TABLE {TABLE_NAME} ADD COLUMN{if_not_exists} {column.name} {kind}'
         try:
             with engine.begin() as conn:
                 conn.execute(sa.text(statement))
+                if column is requests_table.c.due_at:
+                    _backfill_due_at(conn)
         except exc.DBAPIError as error:
             # Another process added it between our look and our ALTER ("duplicate column name"): go on.
             if _has_column(engine, column.name):
@@ -315,6 +342,52 @@ def ensure_columns(engine: sa.Engine) -> None:
                 f'{column.name}, which this database user cannot add ({str(error.orig).splitlines()[0]}); '
                 f"have the table's owner run once: {statement}"
             ) from None
+    ensure_indexes(engine)
+
+
+def _backfill_due_at(conn: sa.Connection) -> None:
+    """Copy into the new `due_at` column the deadline each pending row's questions carry (as `encode_request` wrote
+    it), in one statement; rows without one, or with one out of range (shown as none), keep `NO_DEADLINE_ORDER`.
+    """
+    if conn.dialect.name == 'postgresql':
+        deadline = "(questions::jsonb ->> 'deadline')::double precision"
+        kind = "jsonb_typeof(questions::jsonb -> 'deadline') = 'number'"
+    else:
+        deadline = "json_extract(questions, '$.deadline')"
+        kind = "json_valid(questions) AND json_type(questions, '$.deadline') IN ('integer', 'real')"
+    conn.execute(
+        sa.text(
+            f'UPDATE {TABLE_NAME} SET due_at = {deadline} '
+            f"WHERE status = 'pending' AND questions LIKE '%\"deadline\"%' AND {kind} "
+            f'AND {deadline} BETWEEN 0 AND {LATEST_DEADLINE!r}'
+        )
+    )
+
+
+_log = logging.getLogger('pydantic_ai_ask_user.durable')
+
+
+def ensure_indexes(engine: sa.Engine) -> None:
+    """Create the questions table's indexes where an earlier version made the table without them; idempotent.
+
+    `CREATE INDEX IF NOT EXISTS` on both databases, so processes starting together do not collide. A database user who
+    may not create them (not the table's owner) gets a warning naming the statement, and the store works on, slower.
+    """
+    for index in requests_table.indexes:
+        try:
+            with engine.begin() as conn:
+                index.create(conn, checkfirst=True)
+        except exc.DBAPIError as error:
+            if any(found['name'] == index.name for found in sa.inspect(engine).get_indexes(TABLE_NAME)):
+                continue  # another process made it between our look and our CREATE
+            statement = str(sa.schema.CreateIndex(index).compile(dialect=engine.dialect))
+            _log.warning(
+                'the questions table has no index %s and this database user cannot create it (%s); listing the '
+                "questions reads the whole table until the table's owner runs once: %s",
+                index.name,
+                str(error.orig).splitlines()[0],
+                statement,
+            )
 
 
 def _has_column(engine: sa.Engine, name: str) -> bool:
@@ -363,8 +436,20 @@ def insert_encoded(
         'updated_at': now,
         'run_id': identity.run_id,
         'tool_call_id': identity.tool_call_id,
+        'due_at': _due_at(questions_json),
     }
     conn.execute(_dialect(conn).insert(requests_table).values(values).on_conflict_do_nothing(index_elements=['id']))
+
+
+def _due_at(questions_json: str) -> float:
+    """The `due_at` of a row: the deadline `encode_request` wrote into its questions, or `NO_DEADLINE_ORDER`."""
+    try:
+        deadline = json.loads(questions_json).get('deadline')
+    except (ValueError, AttributeError):
+        return NO_DEADLINE_ORDER
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
+        return float(deadline)
+    return NO_DEADLINE_ORDER
 
 
 def _dialect(conn: sa.Connection) -> Any:
@@ -427,6 +512,12 @@ def select_requests(
     if request_ids is not None:
         query = query.where(requests_table.c.id.in_(request_ids))
     rows = conn.execute(query.order_by(requests_table.c.created_at, requests_table.c.id)).all()
+    return _decode_rows(rows, decoded)
+
+
+def _decode_rows(
+    rows: Sequence[sa.Row[Any]], decoded: MutableMapping[str, AskUserRequest] | None
+) -> list[StoredRequest]:
     if decoded is None:
         return [decode_row(row) for row in rows]
     stored: list[StoredRequest] = []
@@ -434,6 +525,67 @@ def select_requests(
         stored.append(decode_row(row, decoded.get(row.id)))
         decoded[row.id] = stored[-1].request
     return stored
+
+
+_PENDING_ORDER = (requests_table.c.due_at, requests_table.c.created_at, requests_table.c.id)
+"""The inbox's order of pending rows: the nearest deadline first (none last), then the oldest, then by key."""
+
+
+def _pending_where(where: PendingFilter) -> list[sa.ColumnElement[bool]]:
+    conditions: list[sa.ColumnElement[bool]] = [requests_table.c.status == 'pending']
+    if where.asked_before is not None:
+        conditions.append(requests_table.c.created_at < where.asked_before)
+    if where.asked_after is not None:
+        conditions.append(requests_table.c.created_at >= where.asked_after)
+    return conditions
+
+
+def pending_page_query(
+    *, after: tuple[float, float, str] | None, limit: int, where: PendingFilter = EVERYTHING
+) -> sa.Select[Any]:
+    """The statement of `select_pending_page`: a range of the pending-order index, never a sort of every row."""
+    query = sa.select(requests_table).where(*_pending_where(where))
+    if after is not None:
+        query = query.where(sa.tuple_(*_PENDING_ORDER) > sa.tuple_(*(sa.literal(value) for value in after)))
+    return query.order_by(*_PENDING_ORDER).limit(limit)
+
+
+def select_pending_page(
+    conn: sa.Connection,
+    *,
+    after: tuple[float, float, str] | None,
+    limit: int,
+    where: PendingFilter = EVERYTHING,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> list[StoredRequest]:
+    """At most `limit` pending rows after the position `after` (an `order_key`), in the inbox's order, decoded."""
+    rows = conn.execute(pending_page_query(after=after, limit=limit, where=where)).all()
+    return _decode_rows(rows, decoded)
+
+
+def count_pending_query(where: PendingFilter = EVERYTHING) -> sa.Select[Any]:
+    """The statement of `count_pending_rows`: it reads the pending-order index only."""
+    return sa.select(sa.func.count()).select_from(requests_table).where(*_pending_where(where))
+
+
+def count_pending_rows(conn: sa.Connection, where: PendingFilter = EVERYTHING) -> int:
+    """How many rows are pending (that pass `where`), without reading their questions."""
+    return int(conn.execute(count_pending_query(where)).scalar_one())
+
+
+def prune_finished(conn: sa.Connection, before: float, *, has_event_tables: bool) -> int:
+    """Delete the questions answered or withdrawn before `before` (and their tie to a wait's token); how many.
+
+    Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions.
+    """
+    finished = [requests_table.c.status != 'pending', requests_table.c.updated_at < before]
+    if has_event_tables:
+        open_tokens = sa.select(event_waits_table.c.token).where(event_waits_table.c.status == 'pending')
+        still_read = sa.select(event_requests_table.c.request_id).where(event_requests_table.c.token.in_(open_tokens))
+        finished.append(requests_table.c.id.not_in(still_read))
+        doomed = sa.select(requests_table.c.id).where(*finished)
+        conn.execute(sa.delete(event_requests_table).where(event_requests_table.c.request_id.in_(doomed)))
+    return conn.execute(sa.delete(requests_table).where(*finished)).rowcount
 
 
 def publication(conn: sa.Connection, request_id: str) -> tuple[str, Status, float, str]:

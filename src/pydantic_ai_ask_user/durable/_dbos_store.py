@@ -16,7 +16,21 @@ import anyio.to_thread
 import sqlalchemy as sa
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._question_store import (
+    DEFAULT_PAGE_SIZE,
+    EVERYTHING,
+    MAX_PAGE_SIZE,
+    AlreadyAnsweredError,
+    PendingFilter,
+    PendingPage,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    check_limit,
+    decode_position,
+    encode_position,
+    order_key,
+)
 from ._db import (
     DEFAULT_DATABASE_URL,
     EVENT_TABLE_NAME,
@@ -29,6 +43,7 @@ from ._db import (
     check_sqlite_file,
     claim_answer,
     claim_wait,
+    count_pending_rows,
     create_engine,
     encode_response,
     ensure_columns,
@@ -36,7 +51,9 @@ from ._db import (
     has_table,
     lock_event_token,
     message_topic,
+    prune_finished,
     request_status,
+    select_pending_page,
     select_requests,
     send_message,
     table_exists,
@@ -44,10 +61,22 @@ from ._db import (
 )
 from ._inbox import completed_results, event_topic
 
-__all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
+__all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS', 'DEFAULT_FINISHED_RETENTION_SECONDS')
 
 DEFAULT_EVENTS_POLL_SECONDS = 0.25
 """How often `events()` reads the table for questions that started waiting, were answered or withdrawn."""
+
+DEFAULT_FINISHED_RETENTION_SECONDS = 7 * 24 * 3600.0
+"""How long an answered or withdrawn question is kept (a week): long enough that a late answer, or a form left open
+over a weekend, is told "already answered" or "no longer waiting" rather than "no such question", and that
+`ask-user` and the rows themselves can be looked at after the fact; short enough that the table does not grow forever.
+"""
+
+_PRUNE_EVERY_SECONDS = 3600.0
+"""How often (at most) a store that follows the events deletes the finished questions past their retention."""
+
+_NEW_CHUNK = 500
+"""How many questions new since the last poll `events()` reads in one statement (one bound parameter each)."""
 
 _T = TypeVar('_T')
 
@@ -74,6 +103,11 @@ class DBOSQuestionStore:
     events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
     """How often `events()` looks for changes."""
 
+    finished_retention_seconds: float | None = DEFAULT_FINISHED_RETENTION_SECONDS
+    """How long answered and withdrawn questions are kept before `prune_finished` (run by `events()` once an hour,
+    so by every web inbox on this store) deletes them; `None` keeps them forever.
+    """
+
     create_table: bool = True
     """Create the questions table on first use when the database has none, as `DBOSAnswerer` does.
 
@@ -90,6 +124,7 @@ class DBOSQuestionStore:
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
+    _pruned_at: float = field(default=0.0, init=False, repr=False, compare=False)
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -132,16 +167,93 @@ class DBOSQuestionStore:
         return await anyio.to_thread.run_sync(function)
 
     async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, across all workflows, oldest first."""
+        """Every request waiting for an answer, across all workflows, oldest first (all of them: see `pending_page`)."""
         return [stored.request for stored in await self.pending_records()]
 
     async def pending_records(self) -> Sequence[StoredRequest]:
         """Every waiting request with its workflow id and the time it was asked, oldest first.
 
-        A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
-        rather than shown: nobody is waiting for its answer any more.
+        Read a page (`MAX_PAGE_SIZE`) at a time; a front end shows one page (`pending_page`) instead. A request whose
+        workflow has ended without it (cancelled, failed, deleted) is withdrawn here rather than shown: nobody is
+        waiting for its answer any more.
         """
-        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending')))
+        records: list[StoredRequest] = []
+        cursor: str | None = None
+        while True:
+            page = await self.pending_page(limit=MAX_PAGE_SIZE, cursor=cursor)
+            records.extend(page.records)
+            if (cursor := page.next_cursor) is None:
+                break
+        records.sort(key=lambda record: (record.created_at, record.key))
+        return records
+
+    async def pending_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, where: PendingFilter = EVERYTHING
+    ) -> PendingPage[StoredRequest]:
+        """At most `limit` waiting requests in deadline order after `cursor`, and how many wait (see `QuestionStore`).
+
+        One range of the table's pending-order index per page; only the page's rows are decoded, and only their
+        workflows are checked (one bound parameter per row of the page, never per waiting question). A request whose
+        workflow has ended is withdrawn here rather than shown, and the next row takes its place.
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_position(cursor)
+        return await self._in_thread(partial(self._page, limit, after, where))
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING) -> int:
+        """How many requests are pending (that pass `where`): one count over the index, nothing decoded.
+
+        A request whose workflow ended but which no listing has withdrawn yet is counted until one does.
+        """
+        return await self._in_thread(partial(self._count, where))
+
+    def _count(self, where: PendingFilter) -> int:
+        engine = self._connect()
+        if not self._table_ready(engine):
+            return 0
+        with engine.connect() as conn:
+            return count_pending_rows(conn, where)
+
+    def _page(
+        self, limit: int, after: tuple[float, float, str] | None, where: PendingFilter
+    ) -> PendingPage[StoredRequest]:
+        engine = self._connect()
+        if not self._table_ready(engine):
+            return PendingPage((), None, 0)
+        live: list[StoredRequest] = []
+        position = after
+        while len(live) <= limit:
+            wanted = limit + 1 - len(live)
+            with engine.connect() as conn:
+                rows = select_pending_page(conn, after=position, limit=wanted, where=where, decoded=self._decoded)
+            if not rows:
+                break
+            live.extend(self._still_waiting(rows))
+            position = order_key(rows[-1].request, rows[-1].created_at)
+            if len(rows) < wanted:
+                break
+        page = live[:limit]
+        more = len(live) > limit
+        next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
+        with engine.connect() as conn:
+            total = count_pending_rows(conn, where)
+        return PendingPage(page, next_cursor, total)
+
+    async def prune_finished(self, *, older_than: float | None = None) -> int:
+        """Delete the questions answered or withdrawn more than `older_than` seconds ago (by default
+        `finished_retention_seconds`); how many were deleted. `events()` calls it once an hour.
+        """
+        keep = self.finished_retention_seconds if older_than is None else older_than
+        if keep is None:
+            return 0
+        return await self._in_thread(partial(self._prune, time.time() - keep))
+
+    def _prune(self, before: float) -> int:
+        engine = self._connect()
+        if not self._table_ready(engine):
+            return 0
+        with engine.begin() as conn:
+            return prune_finished(conn, before, has_event_tables=self._has_event_table)
 
     def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
         ended = self._ended_workflows({record.workflow_id for record in records})
@@ -283,13 +395,18 @@ class DBOSQuestionStore:
         A poll reads only the ids and states of the rows changed since the last one; the questions are decoded
         once, for a request this iteration has not seen yet.
         """
-        known: dict[str, tuple[Status, float]] = {
-            stored.key: (stored.status, stored.created_at) for stored in await self.pending_records()
-        }
+        # No listing of every pending question: the baseline is what changed in the last second (the overlap below).
+        # A row changed after it that this iteration has not seen was pending when it began (a status moves once).
+        # `known` holds each row seen changing, with when it was last seen so, for a minute: well past the overlap.
         started = since = time.time() - 1.0
+        known: dict[str, tuple[Status, float]] = {
+            request_id: (status, started)
+            for request_id, status, _ in await self._in_thread(partial(self._changes_since, since))
+        }
         while True:
             await anyio.sleep(self.events_poll_seconds)
             now = time.time()
+            await self._prune_now_and_then(now)
             changed = await self._in_thread(partial(self._changes_since, since))
             since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
             new = [
@@ -298,23 +415,28 @@ class DBOSQuestionStore:
                 if request_id not in known and (status == 'pending' or created_at >= started)
             ]
             requests: dict[str, AskUserRequest] = {}
-            if new:
-                decoded = await self._in_thread(partial(self._select, request_ids=new))
-                requests = {stored.key: stored.request for stored in decoded}
-            for request_id, status, created_at in changed:
+            for start in range(0, len(new), _NEW_CHUNK):
+                decoded = await self._in_thread(partial(self._select, request_ids=new[start : start + _NEW_CHUNK]))
+                requests.update((stored.key, stored.request) for stored in decoded)
+            for request_id, status, _ in changed:
                 before = known.get(request_id)
                 if before is None and request_id in requests:
                     # Asked since we started, perhaps answered between two polls: it was requested first.
                     yield StoreEvent('requested', request_id, requests[request_id])
-                    before = ('pending', created_at)
-                if status != 'pending' and before is not None and before[0] == 'pending':
+                    before = ('pending', now)
+                if status != 'pending' and (before is None or before[0] == 'pending'):
+                    # Unseen until now and finished: it waited, untouched, since before this iteration began.
                     yield StoreEvent(status, request_id)
-                known[request_id] = (status, created_at)
+                known[request_id] = (status, now)
             cutoff = now - 60.0
-            for request_id in [
-                key for key, (status, created_at) in known.items() if status != 'pending' and created_at < cutoff
-            ]:
+            for request_id in [key for key, (_, seen) in known.items() if seen < cutoff]:
                 del known[request_id]
+
+    async def _prune_now_and_then(self, now: float) -> None:
+        if self.finished_retention_seconds is None or now - self._pruned_at < _PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = now
+        await self.prune_finished()
 
 
 class _DecodedRequests(MutableMapping[str, AskUserRequest]):
