@@ -6,11 +6,10 @@ Each test runs on a real SQLite file and on the private PostgreSQL server (`data
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import pytest
 import sqlalchemy as sa
-from ask_user_support import make_request
+from durable_support import dbos_workflows, publish_question
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, BadCursorError, PendingFilter
 from pydantic_ai_ask_user._question_store import NO_DEADLINE_ORDER, encode_cursor
@@ -20,7 +19,6 @@ from pydantic_ai_ask_user.durable._db import (
     claim_answer,
     count_pending_query,
     encode_response,
-    insert_pending,
     pending_page_query,
     requests_table,
     shared_engine,
@@ -29,36 +27,6 @@ from pydantic_ai_ask_user.durable._db import (
 pytestmark = pytest.mark.anyio
 
 ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
-
-
-def _workflows(url: str, live: dict[str, str]) -> None:
-    """DBOS's `workflow_status` table (the two columns a store reads), with these workflows and statuses."""
-    engine = shared_engine(url)
-    with engine.begin() as conn:
-        if engine.dialect.name == 'postgresql':
-            conn.execute(sa.text('CREATE SCHEMA IF NOT EXISTS dbos'))
-            table = 'dbos.workflow_status'
-        else:
-            table = 'workflow_status'
-        conn.execute(sa.text(f'CREATE TABLE IF NOT EXISTS {table} (workflow_uuid TEXT PRIMARY KEY, status TEXT)'))
-        for workflow, status in live.items():
-            conn.execute(sa.text(f'INSERT INTO {table} VALUES (:w, :s)'), {'w': workflow, 's': status})
-
-
-def _ask(
-    url: str, key: str, *, deadline: float | None = None, workflow: str = 'wf', asked_at: float | None = None
-) -> None:
-    request = make_request(id=key)
-    if deadline is not None:
-        request = replace(request, deadline=deadline)
-    with shared_engine(url).begin() as conn:
-        insert_pending(conn, request, workflow)
-        if asked_at is not None:
-            conn.execute(
-                sa.update(requests_table)
-                .where(requests_table.c.id == key)
-                .values(created_at=asked_at, updated_at=asked_at)
-            )
 
 
 def _answer(url: str, key: str) -> None:
@@ -78,14 +46,14 @@ async def _all_pages(store: DBOSQuestionStore, limit: int, **kwargs: object) -> 
 
 
 async def test_pages_come_in_deadline_order_then_age_then_key_and_the_count_reads_no_row(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
+    dbos_workflows(database_url, {'wf': 'PENDING'})
     now = time.time()
     # Two without a deadline asked at the same instant: the key breaks the tie.
-    _ask(database_url, 'no-deadline-b', asked_at=now - 50)
-    _ask(database_url, 'no-deadline-a', asked_at=now - 50)
-    _ask(database_url, 'no-deadline-old', asked_at=now - 100)
-    _ask(database_url, 'due-later', deadline=now + 600)
-    _ask(database_url, 'due-soon', deadline=now + 60)
+    publish_question(database_url, 'no-deadline-b', asked_at=now - 50)
+    publish_question(database_url, 'no-deadline-a', asked_at=now - 50)
+    publish_question(database_url, 'no-deadline-old', asked_at=now - 100)
+    publish_question(database_url, 'due-later', deadline=now + 600)
+    publish_question(database_url, 'due-soon', deadline=now + 60)
     async with DBOSQuestionStore(database_url) as store:
         expected = ['due-soon', 'due-later', 'no-deadline-old', 'no-deadline-a', 'no-deadline-b']
         for limit in (1, 2, 5, 50):
@@ -99,10 +67,10 @@ async def test_pages_come_in_deadline_order_then_age_then_key_and_the_count_read
 
 
 async def test_paging_survives_questions_asked_and_answered_between_pages(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
+    dbos_workflows(database_url, {'wf': 'PENDING'})
     now = time.time()
     for index in range(20):
-        _ask(database_url, f'q{index:02d}', deadline=now + 100 + index)
+        publish_question(database_url, f'q{index:02d}', deadline=now + 100 + index)
     async with DBOSQuestionStore(database_url) as store:
         page = await store.pending_page(limit=6)
         seen = [record.key for record in page.records]
@@ -111,9 +79,9 @@ async def test_paging_survives_questions_asked_and_answered_between_pages(databa
         # the cursor (it belongs to a page already read), one that sorts after it, and one with no deadline.
         for key in ('q02', 'q07', 'q15'):
             _answer(database_url, key)
-        _ask(database_url, 'early', deadline=now + 1)
-        _ask(database_url, 'middle', deadline=now + 110.5)
-        _ask(database_url, 'undated')
+        publish_question(database_url, 'early', deadline=now + 1)
+        publish_question(database_url, 'middle', deadline=now + 110.5)
+        publish_question(database_url, 'undated')
         cursor = page.next_cursor
         while cursor is not None:
             page = await store.pending_page(limit=6, cursor=cursor)
@@ -127,10 +95,10 @@ async def test_paging_survives_questions_asked_and_answered_between_pages(databa
 
 
 async def test_a_page_withdraws_the_questions_of_ended_workflows_and_fills_their_places(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING', 'gone': 'CANCELLED'})
+    dbos_workflows(database_url, {'wf': 'PENDING', 'gone': 'CANCELLED'})
     now = time.time()
     for index in range(6):
-        _ask(database_url, f'q{index}', deadline=now + index, workflow='gone' if index in (1, 2) else 'wf')
+        publish_question(database_url, f'q{index}', deadline=now + index, workflow='gone' if index in (1, 2) else 'wf')
     async with DBOSQuestionStore(database_url) as store:
         assert await store.count_pending() == 6  # not withdrawn until a listing reads them
         page = await store.pending_page(limit=3)
@@ -141,10 +109,10 @@ async def test_a_page_withdraws_the_questions_of_ended_workflows_and_fills_their
 
 
 async def test_the_age_filters_narrow_the_pages_and_the_count(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
+    dbos_workflows(database_url, {'wf': 'PENDING'})
     now = time.time()
     for index, age in enumerate((10, 100, 1000, 10000)):
-        _ask(database_url, f'aged-{age}', asked_at=now - age, deadline=now + index)
+        publish_question(database_url, f'aged-{age}', asked_at=now - age, deadline=now + index)
     async with DBOSQuestionStore(database_url) as store:
         older = PendingFilter(asked_before=now - 50)
         younger = PendingFilter(asked_after=now - 500)
@@ -173,8 +141,8 @@ async def test_the_age_filters_narrow_the_pages_and_the_count(database_url: str)
     ],
 )
 async def test_a_cursor_it_did_not_write_is_refused_with_a_clear_error(database_url: str, cursor: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
-    _ask(database_url, 'q')
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    publish_question(database_url, 'q')
     async with DBOSQuestionStore(database_url) as store:
         with pytest.raises(BadCursorError, match='not one this server gave out'):
             await store.pending_page(cursor=cursor)
@@ -202,9 +170,9 @@ def _plan(url: str, statement: sa.Select[object] | sa.Executable) -> str:
 
 
 async def test_the_list_the_count_the_change_feed_and_lookups_use_indexes(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
+    dbos_workflows(database_url, {'wf': 'PENDING'})
     for index in range(30):
-        _ask(database_url, f'q{index}', deadline=time.time() + index if index % 2 else None)
+        publish_question(database_url, f'q{index}', deadline=time.time() + index if index % 2 else None)
     after = (NO_DEADLINE_ORDER, time.time(), 'q1')
     page = _plan(database_url, pending_page_query(after=after, limit=50, where=PendingFilter(asked_before=time.time())))
     first = _plan(database_url, pending_page_query(after=None, limit=50))
@@ -253,10 +221,10 @@ async def test_a_table_of_an_earlier_version_gets_the_column_its_deadlines_and_t
 
 
 async def test_finished_questions_are_pruned_after_their_retention_and_pending_ones_never(database_url: str) -> None:
-    _workflows(database_url, {'wf': 'PENDING'})
+    dbos_workflows(database_url, {'wf': 'PENDING'})
     long_ago = time.time() - 30 * 24 * 3600
     for key in ('old-answered', 'old-pending', 'new-answered'):
-        _ask(database_url, key, asked_at=long_ago if key.startswith('old') else None)
+        publish_question(database_url, key, asked_at=long_ago if key.startswith('old') else None)
     engine = shared_engine(database_url)
     for key in ('old-answered', 'new-answered'):
         _answer(database_url, key)
@@ -278,7 +246,7 @@ async def test_finished_questions_are_pruned_after_their_retention_and_pending_o
 @pytest.mark.postgres
 async def test_more_pending_questions_than_postgresql_takes_bound_parameters_still_page(postgres_url: str) -> None:
     """One bound parameter per waiting workflow used to fail past 65,535 of them; a page binds one per row it shows."""
-    _workflows(postgres_url, {})
+    dbos_workflows(postgres_url, {})
     engine = shared_engine(postgres_url)
     count = 66_000
     questions = '{"questions": [{"header": "H", "question": "Q?", "options": [{"label": "a"}, {"label": "b"}]}]}'

@@ -81,7 +81,8 @@ async def _listed(address: str, workflow_id: str) -> dict[str, Any]:
     while True:
         code, out, err = await _cli('pending', '--temporal', address, '--json')
         assert code == 0, err
-        lines = [json.loads(line) for line in out.splitlines()]
+        *lines, trailer = [json.loads(line) for line in out.splitlines()]
+        assert trailer['total_exact'] is False  # Temporal counts the waiting workflows
         mine = [line for line in lines if line['workflow_id'] == workflow_id]
         if mine:
             [line] = mine

@@ -13,7 +13,17 @@ import httpx
 import waits
 from playwright.async_api import Page
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import (
+    DEFAULT_PAGE_SIZE,
+    AskUserRequest,
+    AskUserResponse,
+    PendingFilter,
+    PendingPage,
+    PendingRecord,
+    Question,
+    QuestionOption,
+)
+from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
@@ -155,3 +165,8 @@ class RecordingStore(QuestionHub):
 
     async def pending_records(self) -> Sequence[Record]:
         return self.records
+
+    async def pending_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, where: PendingFilter = EVERYTHING
+    ) -> PendingPage[PendingRecord]:
+        return page_in_memory(self.records, limit=limit, cursor=cursor, where=where)

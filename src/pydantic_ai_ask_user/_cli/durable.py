@@ -48,6 +48,26 @@ _DEFAULT_DB = 'sqlite:///ask_user.sqlite'
 """The DBOS database `--db` names when neither it nor `--temporal` is given."""
 
 
+DEFAULT_PENDING_LIMIT = 10
+"""How many questions `ask-user pending` prints unless `--limit` says: about a screenful (each takes a few lines)."""
+
+
+def _page_size(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= 500:
+        raise argparse.ArgumentTypeError(_('give a whole number from 1 to 500, not {text!r}').format(text=text[:20]))
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text[:30])
+    except ValueError:
+        seconds = -1.0
+    if not (seconds >= 0 and seconds != float('inf')):
+        raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
+    return seconds
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--db', default=_DEFAULT_DB, metavar='URL', help=_DB_HELP)
 
@@ -72,12 +92,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run_pending,
         summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
         description=(
-            'List every question waiting in the database (or, with --temporal, in the running workflows of the '
-            'Temporal namespace), across all workflows, oldest first.'
+            'List the questions waiting in the database (or, with --temporal, in the running workflows of the '
+            'Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions '
+            'without one last, oldest first among equals. A line on stderr says how many wait in all and how to '
+            'see the next page (--cursor); with --json the last line is {"total": N, "next_cursor": ...}.'
         ),
     )
     _add_source(pending)
     pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    pending.add_argument(
+        '--limit',
+        type=_page_size,
+        default=DEFAULT_PENDING_LIMIT,
+        metavar='N',
+        help=f'show at most N questions, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
+    )
+    pending.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
+    pending.add_argument(
+        '--older-than', type=_seconds, metavar='SECONDS', help='only questions asked more than SECONDS ago'
+    )
+    pending.add_argument(
+        '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
+    )
 
     answer = command(
         subparsers,
@@ -355,24 +391,56 @@ def run_pending(args: argparse.Namespace) -> int:
         _fail(store)
         return EXIT_CANNOT_ASK
 
+    import time
+
+    from .._question_store import BadCursorError, PendingFilter
+
+    now = time.time()
+    where = PendingFilter(
+        asked_before=None if args.older_than is None else now - args.older_than,
+        asked_after=None if args.newer_than is None else now - args.newer_than,
+    )
+
     async def list_them() -> int:
         try:
-            records = await store.pending_records()
+            page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where)
+        except BadCursorError as error:
+            _fail(str(error))
+            return EXIT_INVALID
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
-        for record in records:
+        for record in page.records:
             if args.json:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
-        if not records and not args.json:
+        if args.json:
+            print(
+                terminal_json({'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor})
+            )
+        elif not page.records:
             print(_('no questions are waiting'), file=sys.stderr)
+        else:
+            _print_count(len(page.records), page.total, page.next_cursor)
         return 0
 
     return anyio.run(list_them)
+
+
+def _print_count(shown: int, total: int, next_cursor: str | None) -> None:
+    """The count line on stderr: how many were shown of how many wait, and the command for the next page."""
+    if next_cursor is None:
+        print(_('{shown} of {total} waiting questions shown').format(shown=shown, total=total), file=sys.stderr)
+        return
+    print(
+        _('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}').format(
+            shown=shown, total=total, cursor=next_cursor
+        ),
+        file=sys.stderr,
+    )
 
 
 def _timestamp(seconds: float) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, Literal
@@ -12,10 +13,10 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pydantic_ai_ask_user import AskUserResponse, StoreError, StoreEvent
+from pydantic_ai_ask_user import AskUserResponse, BadCursorError, StoreError, StoreEvent
 
 from ._context import AppContext, log_unreachable, unreachable
-from ._rows import InboxRow, inbox_rows
+from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query
 from ._security import answered_by
 from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
 
@@ -34,9 +35,29 @@ class Api:
         """The store, gate and options the API serves."""
 
     async def list(self, request: Request) -> Response:
-        """`GET /api/requests`: every waiting request, oldest first, with when and by which run it was asked."""
-        rows = await inbox_rows(self.context.store)
-        return JSONResponse({'requests': [_row_json(row) for row in rows]})
+        """`GET /api/requests[?limit=N&cursor=C&older_than=S&newer_than=S]`: a page of the waiting requests.
+
+        The nearest deadline first (none last), then the oldest, each with when and by which run it was asked;
+        `next_cursor` (`null` on the last page) is passed back as `cursor` for the next page, and `total` says how
+        many wait (`total_exact` is false where the store can only count waiting runs). `limit` is 1 to 500 (50 when
+        not given); `older_than` / `newer_than` keep the requests asked more / less than that many seconds ago.
+        A `limit` or age that is not one is a 400 `bad_query`, a cursor this server did not give a 400 `bad_cursor`.
+        """
+        try:
+            limit, cursor, where = paging_from_query(request.query_params, now=time.time())
+            page = await inbox_page(self.context.store, limit=limit, cursor=cursor, where=where)
+        except BadPaging as error:
+            return error_json(400, 'bad_query', str(error))
+        except BadCursorError as error:
+            return error_json(400, 'bad_cursor', str(error))
+        return JSONResponse(
+            {
+                'requests': [_row_json(row) for row in page.rows],
+                'next_cursor': page.next_cursor,
+                'total': page.total,
+                'total_exact': page.total_exact,
+            }
+        )
 
     async def get(self, request: Request) -> Response:
         """`GET /api/requests/<id>`: one waiting request."""
