@@ -48,7 +48,7 @@ def test_pending_json_pages_with_its_trailer_line(url: str) -> None:
         assert trailer['total'] == 13
         keys.extend(line['id'] for line in lines)
         pages += 1
-        if (cursor := trailer['next_cursor']) is None:
+        if (cursor := trailer.get('next_cursor')) is None:
             break
     assert pages == 3
     assert sorted(keys) == [f'q{index:02d}' for index in range(13)]
@@ -77,7 +77,7 @@ def test_the_age_filters_take_only_the_questions_old_or_young_enough(url: str) -
     code, out, _ = run_cli(['pending', '--db', url, '--json', '--older-than', '3600'])
     assert (code, [json.loads(line) for line in out.splitlines()]) == (
         0,
-        [{'total': 0, 'total_exact': True, 'next_cursor': None}],
+        [{'total': 0, 'total_exact': True}],
     )
     code, out, _ = run_cli(['pending', '--db', url, '--json', '--newer-than', '3600', '--limit', '500'])
     assert len(out.splitlines()) == 14

@@ -182,7 +182,7 @@ async def test_pending_lists_each_waiting_question_with_its_id_and_options(
     assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n        A file.\n' in out
     *lines, trailer = map(json.loads, json_out.splitlines())
     listed = {item['id']: item for item in lines}
-    assert trailer == {'total': 1, 'total_exact': True, 'next_cursor': None}
+    assert trailer == {'total': 1, 'total_exact': True}  # no next page: no `next_cursor`
     # An absent optional field is left out, never null: no description, no deadline, no run.
     assert listed[request.id]['questions'][0]['options'] == [
         {'label': 'PostgreSQL'},

@@ -418,10 +418,12 @@ def run_pending(args: argparse.Namespace) -> int:
             else:
                 _print_pending(record)
         if args.json:
-            print(
-                terminal_json({'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor})
-            )
-        elif not page.records:
+            # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
+            trailer = {'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
+            print(terminal_json(_without_nulls(trailer)))
+            return 0
+        sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
+        if not page.records:
             print(_('no questions are waiting'), file=sys.stderr)
         else:
             _print_count(len(page.records), page.total, page.next_cursor)
