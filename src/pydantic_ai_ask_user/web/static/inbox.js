@@ -152,25 +152,40 @@
     // otherwise the stream's reconnect, or the next scroll, tries again
   }
 
+  // Bumped when the first page is fetched again: a next page asked for before then is stale and dropped.
+  let generation = 0;
+
+  // While the end of the list is on screen (a tall window, a short page), the next page follows.
+  function fill() {
+    if (cursor !== null && moreWrap.getBoundingClientRect().top < window.innerHeight + 400) more();
+  }
+
   // The next page, after the rows loaded: its rows are appended, and the total is the server's.
   function more() {
     if (loading || cursor === null) return;
     loading = true;
+    const mine = generation;
     moreLink.textContent = texts.loading;
     page(cursor)
       .then(function (body) {
+        if (mine !== generation) return;
         append(body.requests);
         cursor = body.next_cursor;
         total = body.total;
         counted();
       })
       .catch(failed)
-      .then(function () { loading = false; moreLink.textContent = texts.more; });
+      .then(function () {
+        loading = false;
+        moreLink.textContent = texts.more;
+        if (mine === generation) fill();
+      });
   }
 
   // After (re)connecting: the first page again, since events may have been missed; the other pages load on scroll.
   function resync() {
     const seen = changes;
+    generation += 1;
     page(null)
       .then(function (body) {
         if (changes !== seen) { resync(); return; }
@@ -180,6 +195,7 @@
         cursor = body.next_cursor;
         total = body.total;
         counted();
+        fill();
       })
       .catch(failed);
   }
