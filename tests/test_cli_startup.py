@@ -184,9 +184,13 @@ options:
 """),
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json]
+                        [--limit N] [--cursor CURSOR] [--older-than SECONDS]
+                        [--newer-than SECONDS]
 
-List every question waiting in the database (or, with --temporal, in the running workflows of the
-Temporal namespace), across all workflows, oldest first.
+List the questions waiting in the database (or, with --temporal, in the running workflows of the
+Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions
+without one last, oldest first among equals. A line on stderr says how many wait in all and how to
+see the next page (--cursor); with --json the last line is {"total": N, "next_cursor": ...}.
 
 options:
   -h, --help            show this help message and exit
@@ -196,6 +200,10 @@ options:
                         Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
   --json                print one JSON object per line instead of text
+  --limit N             show at most N questions, 1 to 500 (default: 10)
+  --cursor CURSOR       start after the page that printed this cursor
+  --older-than SECONDS  only questions asked more than SECONDS ago
+  --newer-than SECONDS  only questions asked less than SECONDS ago
 """),
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json FILE|-]
