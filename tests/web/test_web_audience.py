@@ -86,8 +86,11 @@ def as_user(web: WebAnswerer, name: str) -> httpx.AsyncClient:
 async def test_each_customer_lists_and_reads_only_their_own_question_with_its_context() -> None:
     web = WebAnswerer(authorize=who)
     async with customers(web, 'alice', 'bob') as asked, as_user(web, 'bob') as bob, as_user(web, 'admin') as admin:
-        listed = (await bob.get('/api/requests')).json()['requests']
+        body = (await bob.get('/api/requests?limit=1')).json()
+        listed = body['requests']
         assert [row['id'] for row in listed] == [asked['bob'].key]
+        # A page and its count are bob's alone: alice's question is neither on a next page nor counted.
+        assert (body['total'], body['next_cursor']) == (1, None)
         assert listed[0]['audience'] == ['bob']
         assert listed[0]['context'] == {
             'title': 'Refund for order 1001',
@@ -107,6 +110,7 @@ async def test_each_customer_lists_and_reads_only_their_own_question_with_its_co
         assert 'href="https://shop.example/orders/1001" rel="noopener noreferrer nofollow"' in page
         # The administrative view (here the hook's `sees_all`) sees both.
         assert len((await admin.get('/api/requests')).json()['requests']) == 2
+        assert (await admin.get('/api/requests?limit=1')).json()['total'] == 2
         async with as_user(web, 'anonymous') as anonymous:
             assert (await anonymous.get('/api/requests')).json()['requests'] == []
 
