@@ -48,6 +48,7 @@ TERMINAL = (
     N_('You declined to answer.'),
     N_('The question was withdrawn before you answered; no answer is needed any more.'),
     N_('A question is waiting for you'),
+    N_('Asked by {agent}'),
 )
 """The terminal menu: every string it draws (the menu reads them with `translator(language).gettext`).
 
@@ -73,6 +74,10 @@ WEB = (
     N_('Skip to content'),
     N_('Notify me'),
     N_('Time left:'),
+    N_('Where this question comes from'),
+    N_('Asked by {agent}'),
+    N_('conversation'),
+    N_('Open where this was asked'),
     N_('This question is no longer waiting'),
     N_(
         'The agent stopped waiting for an answer (it timed out or its run was cancelled), so nothing you '
@@ -153,6 +158,10 @@ WEB = (
     N_('This browser is signed in already; signing in again replaces that.'),
     N_('This browser is signed in as {name} now; signing in replaces that.'),
     N_('Open the sign-in link again, and sign in on the page it shows.'),
+    N_('More questions'),
+    N_('Loading more questions…'),
+    N_('This page of questions does not exist'),
+    N_('The address of the page was changed or is too old. Start again from the first page.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -163,6 +172,7 @@ WEB_PLURALS = (
     Nn_('{count} day ago', '{count} days ago'),
     Nn_('{count} hour ago', '{count} hours ago'),
     Nn_('{count} minute ago', '{count} minutes ago'),
+    Nn_('{count} question waiting', '{count} questions waiting'),
 )
 """The web pages' texts that depend on a count."""
 
@@ -179,11 +189,19 @@ CLI = (
     N_('no questions are waiting'),
     N_('{id}  asked {asked}  workflow {workflow}'),
     N_('waits until {deadline}'),
+    N_('for {names}'),
+    N_('asked by {agent}'),
+    N_('conversation {id}'),
+    N_('--group needs --for NAME: the groups are those of the person named'),
     N_('a note may go with each answer'),
     N_('pick one or more'),
     N_('pick one'),
     N_('(recommended)'),
     N_('cannot read the questions in {database}: {error}'),
+    N_('give a whole number from 1 to 500, not {text!r}'),
+    N_('give a number of seconds, 0 or more, not {text!r}'),
+    N_('{shown} of {total} waiting questions shown'),
+    N_('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}'),
     N_('invalid answer: {error}'),
     N_('{error}; {hint}, or answer with --json'),
     N_('{error}; or answer with --json'),

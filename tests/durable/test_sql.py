@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 from ask_user_support import make_request
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person, QuestionContext, QuestionWithdrawn
 from pydantic_ai_ask_user.durable._db import (
     WITHDRAWN_MESSAGE,
     answer_message,
     changes_since,
     claim_answer,
     claim_wait,
+    count_pending_rows,
     decode_message,
     decode_request,
     encode_request,
@@ -32,6 +33,7 @@ from pydantic_ai_ask_user.durable._db import (
     open_wait_row,
     publication,
     request_status,
+    select_pending_page,
     select_requests,
     shared_engine,
     status_and_response,
@@ -42,6 +44,7 @@ from pydantic_ai_ask_user.durable._db import (
 from pydantic_ai_ask_user.durable._sql import open_database
 from pydantic_ai_ask_user.durable._sqlite import SqliteDatabase
 from pydantic_ai_ask_user.json import response_to_json
+from pydantic_ai_ask_user.store import PendingFilter
 
 ANSWER = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)),))
 
@@ -179,6 +182,50 @@ def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool
         read = stored[request.key].request
         assert (read.id, read.run_id, read.key, read) == ('call_0', request.run_id, request.key, request)
     assert (stored['call_0'].request.id, stored['call_0'].request.run_id) == ('call_0', None)
+
+
+def test_a_person_reads_only_the_rows_addressed_to_them_with_who_and_where(begin: Begin) -> None:
+    # The audience prefilter is SQL text (`LIKE ... ESCAPE`) both ways run; wildcards in a name match nothing else.
+    context = QuestionContext(title='Refund', agent_name='support-bot')
+    rows = {
+        'alice': replace(make_request(id='alice'), audience=('alice',), context=context),
+        'team': replace(make_request(id='team'), audience=('bob', 'team:support')),
+        'wild': replace(make_request(id='wild'), audience=('a%', 'b_b', 'c/d')),
+        'anyone': make_request(id='anyone'),
+    }
+    with begin() as conn:
+        for request in rows.values():
+            insert_pending(conn, request, 'wf')
+
+        def seen(person: Person | None) -> set[str]:
+            return {item.key for item in select_requests(conn, status='pending', visible_to=person)}
+
+        assert seen(Person('alice')) == {'alice', 'anyone'}
+        assert seen(Person('sam', groups=['team:support'])) == {'team', 'anyone'}
+        assert seen(Person('ab')) == seen(Person('bob_')) == seen(Person('c')) == {'anyone'}
+        assert seen(Person('c/d')) == {'wild', 'anyone'}
+        assert seen(Person()) == {'anyone'}
+        assert seen(Person('x', sees_all=True)) == seen(None) == set(rows)
+        [read] = select_requests(conn, request_id='alice')
+    assert (read.request.audience, read.request.context) == (('alice',), context)
+
+
+def test_a_persons_page_and_count_are_the_same_sql_both_ways(begin: Begin) -> None:
+    # Keyset paging with the audience, through SQLAlchemy and through sqlite3: deadline order, then age, then key.
+    with begin() as conn:
+        for index, audience in enumerate([('alice',), ('bob',), None, ('alice', 'bob'), ('bob',)]):
+            request = replace(make_request(id=f'q{index}'), audience=audience, deadline=2e9 - index)
+            insert_pending(conn, request, 'wf')
+        alice = Person('alice')
+        first = select_pending_page(conn, after=None, limit=2, visible_to=alice)
+        last = first[-1]
+        rest = select_pending_page(
+            conn, after=(last.request.deadline or 0, last.created_at, last.key), limit=9, visible_to=alice
+        )
+        assert [row.key for row in first + rest] == ['q3', 'q2', 'q0']
+        assert count_pending_rows(conn, visible_to=alice) == 3
+        assert count_pending_rows(conn) == 5
+        assert count_pending_rows(conn, PendingFilter(asked_before=0), visible_to=alice) == 0
 
 
 def test_a_claim_given_the_workflow_succeeds_only_while_that_workflow_waits(url: str, begin: Begin) -> None:

@@ -36,7 +36,7 @@ from temporal_testing import ask_user_cli, listed_by_pending
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, read_line
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Person
 from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.store import AlreadyAnsweredError
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord
@@ -93,8 +93,15 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     assert [question['header'] for question in line['questions']] == ['Database', 'Region']
     assert line['notes'] is True
     key = line['id']
-    records = await TemporalQuestionStore(client=client).pending_records()
+    store = TemporalQuestionStore(client=client)
+    records = await store.pending_records()
     [request] = [record.request for record in records if record.key == key]
+    # An unaddressed question is anyone's: on a person's page, and in their count, which Temporal cannot take from
+    # the memo, so it is counted by listing (exact); nobody's page is ever counted in waiting workflows.
+    mine = await store.pending_page(limit=500, visible_to=Person('anyone'))
+    assert key in [record.key for record in mine.records]
+    assert mine.total_exact
+    assert mine.total == await store.count_pending(visible_to=Person('anyone')) >= 1
 
     code, out, err = await ask_user_cli(
         'answer', key, '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)

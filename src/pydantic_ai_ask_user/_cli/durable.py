@@ -32,9 +32,9 @@ from .i18n import _
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
     from pydantic_ai.messages import ToolCallPart
-    from typing_extensions import TypeIs
 
     from .._answers import AskUserRequest
+    from .._audience import QuestionContext
     from .._question_store import StoreError
     from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
@@ -66,6 +66,25 @@ _TEMPORAL_HELP = (
     'Temporal server, instead'
 )
 
+DEFAULT_PENDING_LIMIT = 10
+"""How many questions `ask-user pending` prints unless `--limit` says: about a screenful (each takes a few lines)."""
+
+
+def _page_size(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= 500:
+        raise argparse.ArgumentTypeError(_('give a whole number from 1 to 500, not {text!r}').format(text=text[:20]))
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text[:30])
+    except ValueError:
+        seconds = -1.0
+    if not (seconds >= 0 and seconds != float('inf')):
+        raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
+    return seconds
+
 
 def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
     """`--db URL`, or `--temporal ADDRESS` with `--namespace`: where the questions wait."""
@@ -83,12 +102,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run_pending,
         summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
         description=(
-            'List every question waiting in the database (or, with --temporal, in the running workflows of the '
-            'Temporal namespace), across all workflows, oldest first.'
+            'List the questions waiting in the database (or, with --temporal, in the running workflows of the '
+            'Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions '
+            'without one last, oldest first among equals; with who each is for and where it comes from. A line on '
+            'stderr says how many wait in all and how to see the next page (--cursor); with --json the last line is '
+            '{"total": N, "next_cursor": ...}. This is administrative access: whoever can read the database or '
+            'reach the Temporal server sees every question, whoever it is addressed to; --for only narrows the list.'
         ),
     )
     _add_source(pending)
     pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    pending.add_argument(
+        '--for',
+        metavar='NAME',
+        dest='for_name',
+        help=(
+            'only the questions NAME may answer: those addressed to NAME (or to one of the --group names) and '
+            'the unaddressed ones. A filter, not access control'
+        ),
+    )
+    pending.add_argument(
+        '--group',
+        metavar='NAME',
+        action='append',
+        default=[],
+        help='with --for: a group NAME belongs to (repeat for several)',
+    )
+    pending.add_argument(
+        '--limit',
+        type=_page_size,
+        default=DEFAULT_PENDING_LIMIT,
+        metavar='N',
+        help=f'show at most N questions, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
+    )
+    pending.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
+    pending.add_argument(
+        '--older-than', type=_seconds, metavar='SECONDS', help='only questions asked more than SECONDS ago'
+    )
+    pending.add_argument(
+        '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
+    )
 
     answer = command(
         subparsers,
@@ -540,37 +593,84 @@ def run_pending(args: argparse.Namespace) -> int:
     """List the waiting questions."""
     import anyio
 
+    from .._audience import Person
+
+    try:
+        who = None if args.for_name is None else Person(args.for_name, groups=args.group)
+    except (TypeError, ValueError) as error:
+        _fail(str(error))
+        return EXIT_INVALID  # a usage error, as argparse exits
+    if who is None and args.group:
+        _fail(_('--group needs --for NAME: the groups are those of the person named'))
+        return EXIT_INVALID  # a usage error, as argparse exits
     store = _open_store(args)
     if isinstance(store, str):
         _fail(store)
         return EXIT_CANNOT_ASK
 
+    import time
+
+    from .._question_store import BadCursorError, PendingFilter
+
+    now = time.time()
+    where = PendingFilter(
+        asked_before=None if args.older_than is None else now - args.older_than,
+        asked_after=None if args.newer_than is None else now - args.newer_than,
+    )
+
     async def list_them() -> int:
-        records: Sequence[StoredRequest | TemporalRecord | TemporalEventRecord]
+        events: Sequence[TemporalEventRecord] = ()
         try:
-            if args.temporal is None:
-                records = await store.pending_records()
-            else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
-                records = await cast('TemporalQuestionStore', store).pending_waits()
+            page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
+            if args.temporal is not None and args.cursor is None:
+                # The approvals waiting in the workflows too (`TemporalExternalEvents`), with the first page: Temporal
+                # lists them with their workflows, unpaged (they carry no audience, so `--for` keeps them all).
+                waits = await cast('TemporalQuestionStore', store).pending_events()
+                events = [event for event in waits if where.takes(event.created_at)]
+        except BadCursorError as error:
+            _fail(str(error))
+            return EXIT_INVALID
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
-        for record in records:
-            if _is_event(record) and args.json:
-                print(terminal_json(_event_json(record)))
-            elif _is_event(record):
-                _print_event(record)
-            elif args.json:
+        for event in events:
+            if args.json:
+                print(terminal_json(_event_json(event)))
+            else:
+                _print_event(event)
+        for record in page.records:
+            if args.json:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
-        if not records and not args.json:
+        if args.json:
+            # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
+            trailer = {'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
+            print(terminal_json(_without_nulls(trailer)))
+            return 0
+        sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
+        if not page.records:
             print(_('no questions are waiting'), file=sys.stderr)
+        else:
+            _print_count(len(page.records), page.total, page.next_cursor)
         return 0
 
     return anyio.run(list_them)
+
+
+def _print_count(shown: int, total: int, next_cursor: str | None) -> None:
+    """The count line on stderr: how many were shown of how many wait, and the command for the next page."""
+    if next_cursor is None:
+        print(_('{shown} of {total} waiting questions shown').format(shown=shown, total=total), file=sys.stderr)
+        return
+    print(
+        _('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}').format(
+            shown=shown, total=total, cursor=next_cursor
+        ),
+        file=sys.stderr,
+    )
 
 
 def _timestamp(seconds: float) -> str:
@@ -581,6 +681,7 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
     """One line of `pending --json`: the question's key (`id`), its tool call and run, the request as the model asked
     it, whether it takes notes, and its deadline.
     """
+    from .._audience import addressing_json
     from .._json import questions_to_json
 
     request = record.request
@@ -595,13 +696,10 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
         'questions': questions_to_json(request),
         'notes': request.notes,
         'deadline': None if request.deadline is None else _timestamp(request.deadline),
+        # Who may answer (absent: anyone) and where it comes from, as the model's and the application's text.
+        **addressing_json(request),
     }
     return _without_nulls(line)
-
-
-def _is_event(record: StoredRequest | TemporalRecord | TemporalEventRecord) -> TypeIs[TemporalEventRecord]:
-    """Whether `record` is an external event's wait (an approval), not a question."""
-    return hasattr(record, 'event')
 
 
 def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
@@ -673,6 +771,9 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
     )
     if request.deadline is not None:
         print('  ' + _('waits until {deadline}').format(deadline=_timestamp(request.deadline)))
+    if request.audience is not None:
+        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in request.audience)))
+    _print_context(request.context)
     if request.notes:
         print('  ' + _('a note may go with each answer'))
     for question in request.questions:
@@ -686,6 +787,25 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
                 # Under its label, indented, each of its lines (a description may span lines).
                 for line in option.description.split('\n'):
                     print(f'        {printable(line)}')
+
+
+def _print_context(context: QuestionContext | None) -> None:
+    """Where a question comes from, under its first line: each part made printable, the summary as written."""
+    if context is None:
+        return
+    if context.title:
+        print('  ' + printable(context.title, allow_newline=False))
+    origin = [
+        _('asked by {agent}').format(agent=printable(context.agent_name)) if context.agent_name else None,
+        _('conversation {id}').format(id=printable(context.conversation_id)) if context.conversation_id else None,
+    ]
+    if shown := [part for part in origin if part]:
+        print('  ' + ' · '.join(shown))
+    if context.link:
+        print('  ' + printable(context.link, allow_newline=False))
+    for line in (context.summary or '').split('\n'):
+        if line.strip():
+            print('  | ' + printable(line, allow_newline=False))
 
 
 def _cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:

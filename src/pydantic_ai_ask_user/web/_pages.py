@@ -10,11 +10,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, StoreError, count_pending
 
 from ._context import ID, AppContext, base_path
 from ._forms import FIELDS, Entered, read_form
-from ._rows import deadline_iso, inbox_rows, time_left
+from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, time_left
 from ._security import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -23,6 +23,7 @@ from ._security import (
     cookie_name,
     csrf_cookie,
     new_csrf_cookie,
+    person,
 )
 from ._templates import render
 
@@ -65,15 +66,31 @@ class Pages:
         """The store, gate and options the pages are drawn from."""
 
     async def inbox(self, request: Request) -> Response:
-        """`GET /`: the waiting questions."""
-        rows = await inbox_rows(self.context.store)
+        """`GET /[?cursor=C&limit=N]`: the first page of the waiting questions (or the page after `cursor`).
+
+        The page script loads the following pages as the person scrolls, and keeps the loaded rows current from the
+        event stream; without it, a "More questions" link leads to the next page.
+        """
         _ = language(request).gettext
+        try:
+            limit, cursor, where = paging_from_query(request.query_params, now=time.time())
+            page = await inbox_page(self.context.store, person(request), limit=limit, cursor=cursor, where=where)
+        except (BadPaging, BadCursorError):
+            return self.status(
+                request,
+                400,
+                _('This page of questions does not exist'),
+                _('The address of the page was changed or is too old. Start again from the first page.'),
+                show_inbox=True,
+            )
         return self.page(
             request,
             'inbox.html',
             200,
-            rows=rows,
-            waiting=len(rows),
+            rows=page.rows,
+            waiting=page.total,
+            next_cursor=page.next_cursor,
+            limit=limit,
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
         )
@@ -158,7 +175,7 @@ class Pages:
         """A fresh session for the browser, as the one the link was for, and a redirect to `target`."""
         response = RedirectResponse(base_path(request) + target, status_code=303)
         session_name = cookie_name(SESSION_COOKIE, request)
-        session = self.context.gate.new_session(replacing=request.cookies.get(session_name), name=redeemed.name)
+        session = self.context.gate.new_session(replacing=request.cookies.get(session_name), who=redeemed)
         response.set_cookie(session_name, session, **_cookie_options(request))
         if csrf_cookie(request) is None:
             # Kept when the browser has one: a form already open in another tab carries a token made from it.
@@ -168,10 +185,12 @@ class Pages:
     async def form(self, request: Request) -> Response:
         """`GET /requests/<id>`: the form of one waiting request."""
         try:
-            asked = await self.context.get(request.path_params['id'])
+            asked = await self.context.get(request.path_params['id'], person(request))
         except StoreError as error:
             return self.store_error(request, error)
-        return self.form_page(request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting())
+        return self.form_page(
+            request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting(request)
+        )
 
     async def submit(self, request: Request) -> Response:
         """`POST /requests/<id>`: answer or decline; the form again with its errors when the answer does not fit."""
@@ -190,7 +209,7 @@ class Pages:
             )
         fields = {key: [value for value in form.getlist(key) if isinstance(value, str)] for key in form}
         try:
-            asked = await self.context.get(request_id)
+            asked = await self.context.get(request_id, person(request))
             if _str(form.get(FIELDS.action)) == FIELDS.decline:
                 await self.context.store.respond(
                     request_id, AskUserResponse(cancelled=True, answered_by=answered_by(request))
@@ -205,7 +224,7 @@ class Pages:
                 language=t,
             )
             if result.response is None:
-                return self.form_page(request, asked, result.entered, 422, waiting=await self._waiting())
+                return self.form_page(request, asked, result.entered, 422, waiting=await self._waiting(request))
             try:
                 await self.context.store.respond(request_id, result.response)
             except ValueError as error:
@@ -215,7 +234,7 @@ class Pages:
                     result.entered,
                     422,
                     form_error=_('The answer was refused: {reason}').format(reason=error),
-                    waiting=await self._waiting(),
+                    waiting=await self._waiting(request),
                 )
         except AlreadyAnsweredError as error:
             # Another tab (or person) won the race: say so, and give back what this one wrote.
@@ -324,9 +343,9 @@ class Pages:
             html, status_code=status, headers={'content-language': t.language, 'vary': 'Accept-Language'}
         )
 
-    async def _waiting(self) -> int:
-        """How many questions are waiting, for the tab title."""
-        return len(await self.context.store.pending())
+    async def _waiting(self, request: Request) -> int:
+        """How many questions are waiting for the person, for the tab title: counted, never listed."""
+        return await count_pending(self.context.store, visible_to=person(request))
 
 
 def language(request: Request) -> Translator:
@@ -348,6 +367,9 @@ def live_texts(request: Request) -> dict[str, Any]:
 
     return {
         'api': base_path(request) + 'api/requests',
+        'more': _('More questions'),
+        'loading': _('Loading more questions…'),
+        'waiting': plural('{count} question waiting', '{count} questions waiting'),
         'events': base_path(request) + 'api/events',
         'base': base_path(request),
         'just_now': _('just now'),
