@@ -26,12 +26,12 @@ import html
 import os
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from dbos import DBOS, SetWorkflowID
+from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic_ai import Agent, RunContext
@@ -141,7 +141,7 @@ def authorize(request: Request) -> Person | bool:
 
 
 @asynccontextmanager
-async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
     # Bump application_version when the workflows' code changes: DBOS recovers a run only on its own version.
     DBOS(config=dbos_config(DATABASE, name='team-inbox', application_version='2026-12'))
     DBOS.launch()  # also recovers the runs a previous start left waiting
@@ -214,7 +214,8 @@ async def run_status(request: Request, run_id: str) -> dict[str, Any]:
     status = await DBOS.get_workflow_status_async(run_id)
     if status is None:
         raise HTTPException(404, 'no such run')
-    output = None
+    output: str | None = None
     if status.status == 'SUCCESS':
-        output = await (await DBOS.retrieve_workflow_async(run_id)).get_result()
+        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(run_id)
+        output = await handle.get_result()
     return {'status': status.status, 'output': output}
