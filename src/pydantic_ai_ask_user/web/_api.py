@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -85,12 +85,18 @@ class Api:
         who = person(request)
         # The questions this person may see, to pass on what happens to them and nothing about any other.
         shown = _Shown(who, await inbox_rows(context.store, who))
-        waiter = anyio.Event()
-        context.finish_waiters.add(waiter)
+        # A hub subscription is ended in place when the server finishes: each event then costs this stream one
+        # wake-up. Any other store's events are raced against the finish, a task group per event.
+        end: object = getattr(events, 'end', None)
+        finish = anyio.Event()
+        ender: Callable[[], None] = cast('Callable[[], None]', end) if callable(end) else finish.set
+        context.finish_waiters.add(ender)
+        if context.finished:  # finished while this stream was being opened
+            ender()
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
             try:
-                while (event := await _next_event(events, waiter)) is not None:
+                while (event := await _next_event(events, finish, ended_in_place=ender is not finish.set)) is not None:
                     if shown.passes(event):
                         yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
                 if context.finished:
@@ -100,7 +106,7 @@ class Api:
                     raise
                 log_unreachable(request, error)  # the stream ends; the page reconnects and tries again
             finally:
-                context.finish_waiters.discard(waiter)
+                context.finish_waiters.discard(ender)
                 close = getattr(events, 'aclose', None)
                 if close is not None:
                     await close()
@@ -176,10 +182,17 @@ async def _once(event: ServerSentEvent) -> AsyncIterator[ServerSentEvent]:
     yield event
 
 
-async def _next_event(events: AsyncIterator[StoreEvent], finished: anyio.Event) -> StoreEvent | None:
-    """The store's next event, or `None` when its iteration ends or `finished` is set first."""
+async def _next_event(
+    events: AsyncIterator[StoreEvent], finished: anyio.Event, *, ended_in_place: bool = False
+) -> StoreEvent | None:
+    """The store's next event, or `None` when its iteration ends or `finished` is set first.
+
+    `ended_in_place`: the iteration itself ends when the server finishes, so no race is needed.
+    """
     if finished.is_set():
         return None
+    if ended_in_place:
+        return await anext(events, None)
     got: list[StoreEvent] = []
     failed: list[Exception] = []
     async with anyio.create_task_group() as group:
