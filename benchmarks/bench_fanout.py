@@ -112,7 +112,10 @@ async def _client(base: str, people: int) -> None:
             buffered = buffered[:-2] if buffered.endswith(b'\r\n') else buffered
             *events, buffered = buffered.replace(b'\r\n', b'\n').split(b'\n\n')
             for event in events:
-                fields = dict(line.partition(': ')[::2] for line in event.decode().split('\n') if ': ' in line)
+                fields: dict[str, str] = {}
+                for line in event.decode().split('\n'):
+                    name_, _, value = line.partition(': ')
+                    fields[name_] = value
                 if fields.get('event') == 'requested':
                     mine.append((json.loads(fields['data'])['id'], time.monotonic()))
 
@@ -138,6 +141,8 @@ async def _measure() -> dict[str, Any]:
     web = WebAnswerer(authorize=_authorize)
     asked: dict[str, tuple[str, float]] = {}  # key -> (audience, asked at)
     rng = random.Random(7)
+    cpu_before = cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+    received: dict[str, list[tuple[str, float]]] = {}
     async with serve(web.app, limits=LIMITS) as base, anyio.create_task_group() as waiting:
         client = subprocess.Popen(
             [sys.executable, '-m', 'benchmarks.bench_fanout', base, str(PEOPLE)],
@@ -163,9 +168,7 @@ async def _measure() -> dict[str, Any]:
         cpu_after = resource.getrusage(resource.RUSAGE_SELF)
         client.stdin.write('done\n')
         client.stdin.flush()
-        received: dict[str, list[tuple[str, float]]] = json.loads(
-            await anyio.to_thread.run_sync(client.stdout.readline)
-        )
+        received = json.loads(await anyio.to_thread.run_sync(client.stdout.readline))
         client.wait(timeout=60)
         waiting.cancel_scope.cancel()  # the questions were never to be answered
         web.close()
