@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -108,12 +108,18 @@ class Api:
         # The questions this person may see, to pass on what happens to them and nothing about any other (not read
         # for a person who sees all: their stream passes every event, however many questions wait).
         shown = _Shown(who, set() if who.sees_all else await waiting_keys(context.store, who))
-        waiter = anyio.Event()
-        context.finish_waiters.add(waiter)
+        # A hub subscription is ended in place when the server finishes: each event then costs this stream one
+        # wake-up. Any other store's events are raced against the finish, a task group per event.
+        end: object = getattr(events, 'end', None)
+        finish = anyio.Event()
+        ender: Callable[[], None] = cast('Callable[[], None]', end) if callable(end) else finish.set
+        context.finish_waiters.add(ender)
+        if context.finished:  # finished while this stream was being opened
+            ender()
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
             try:
-                while (event := await _next_event(events, waiter)) is not None:
+                while (event := await _next_event(events, finish, ended_in_place=ender is not finish.set)) is not None:
                     if shown.passes(event):
                         yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
                 if context.finished:
@@ -123,7 +129,7 @@ class Api:
                     raise
                 log_unreachable(request, error)  # the stream ends; the page reconnects and tries again
             finally:
-                context.finish_waiters.discard(waiter)
+                context.finish_waiters.discard(ender)
                 close = getattr(events, 'aclose', None)
                 if close is not None:
                     await close()
@@ -199,10 +205,17 @@ async def _once(event: ServerSentEvent) -> AsyncIterator[ServerSentEvent]:
     yield event
 
 
-async def _next_event(events: AsyncIterator[StoreEvent], finished: anyio.Event) -> StoreEvent | None:
-    """The store's next event, or `None` when its iteration ends or `finished` is set first."""
+async def _next_event(
+    events: AsyncIterator[StoreEvent], finished: anyio.Event, *, ended_in_place: bool = False
+) -> StoreEvent | None:
+    """The store's next event, or `None` when its iteration ends or `finished` is set first.
+
+    `ended_in_place`: the iteration itself ends when the server finishes, so no race is needed.
+    """
     if finished.is_set():
         return None
+    if ended_in_place:
+        return await anext(events, None)
     got: list[StoreEvent] = []
     failed: list[Exception] = []
     async with anyio.create_task_group() as group:

@@ -150,8 +150,8 @@ class AskUserApp:
         a stream opened later gets it at once, and the inbox says the tab can be closed.
         """
         self._context.finished = True
-        for waiter in tuple(self._context.finish_waiters):
-            waiter.set()
+        for end in tuple(self._context.finish_waiters):
+            end()
 
     def _guarded(self, endpoint: Endpoint) -> Endpoint:
         """`endpoint` behind the gate, with a 503 (page or JSON) when the store cannot be reached."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
-import anyio
 from starlette.requests import Request
 
 from pydantic_ai_ask_user import AskUserRequest, Person
@@ -47,8 +47,8 @@ class AppContext:
         """What the sign-in pages tell a person whose link did not work, or who has none: how to get one."""
         self.finished = False
         """Whether the app was told the server has finished: every page says so."""
-        self.finish_waiters: set[anyio.Event] = set()
-        """One event per open event stream, set when the server finishes."""
+        self.finish_waiters: set[Callable[[], None]] = set()
+        """What ends each open event stream when the server finishes (its subscription's `end`, or an event's `set`)."""
 
     async def get(self, request_id: str, who: Person) -> AskUserRequest:
         """The pending request `request_id` if `who` may see it; a `StoreError` when it is not waiting.

@@ -335,7 +335,11 @@ class _Subscription:
             await self.aclose()
             raise StopAsyncIteration from None
 
+    def end(self) -> None:
+        """End the iteration from any task: a waiting `__anext__` raises `StopAsyncIteration`, and so does the next."""
+        self._hub._unsubscribe(self._send)  # pyright: ignore[reportPrivateUsage]
+
     async def aclose(self) -> None:
         """Unsubscribe."""
-        self._hub._unsubscribe(self._send)  # pyright: ignore[reportPrivateUsage]
+        self.end()
         self._receive.close()

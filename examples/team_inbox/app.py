@@ -1,0 +1,221 @@
+"""A team inbox: two people, two agents; each person sees and answers only their own questions, in context.
+
+Run it with `uvicorn app:api --app-dir examples/team_inbox`, open http://127.0.0.1:8000/, sign in as
+`alice` or `bob` (passwords below, or set `TEAM_INBOX_USERS`), start a run of either agent, and answer
+its question in the inbox at `/inbox/`. The other person never sees it: their inbox leaves it out,
+and its address is a 404 for them. `ask-user pending --db URL --for alice` lists it in a terminal,
+and `ask-user answer --db URL ID` answers it from there.
+
+The runs are DBOS workflows and the questions wait in the database (`DBOSAnswerer`), so a question
+outlives the server: stop it while a question waits, start it again, and the run goes on waiting
+for the same answer. The models are scripted (they ask one question, then say what they got), so this
+runs without an API key; set `TEAM_INBOX_MODEL` (for example `openai:gpt-5.2`) to use a real one.
+
+Settings, from the environment:
+
+- `TEAM_INBOX_DB`: the database (default `sqlite:///team-inbox.sqlite`, or a `postgresql://` URL);
+- `TEAM_INBOX_USERS`: `name:password,name:password` (default `alice:alice-pw,bob:bob-pw`; a demo: use your own sign-in);
+- `TEAM_INBOX_SECRET`: the key that signs the sign-in cookie (default: a new one at every start).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import os
+import secrets
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
+from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.durable_exec.dbos import DBOSDurability
+
+from pydantic_ai_ask_user import AskUser, Person, QuestionContext
+from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
+from pydantic_ai_ask_user.testing import asking_model
+from pydantic_ai_ask_user.ui import BodyLimit
+from pydantic_ai_ask_user.web import create_app
+
+DATABASE = os.environ.get('TEAM_INBOX_DB', 'sqlite:///team-inbox.sqlite')
+USERS = dict(
+    entry.split(':', 1) for entry in os.environ.get('TEAM_INBOX_USERS', 'alice:alice-pw,bob:bob-pw').split(',')
+)
+if any(not name.isidentifier() for name in USERS):
+    raise SystemExit('TEAM_INBOX_USERS: each name is letters, digits and underscores, not beginning with a digit')
+SECRET = os.environ.get('TEAM_INBOX_SECRET', secrets.token_hex(32)).encode()
+COOKIE = 'team_inbox_user'
+MODEL = os.environ.get('TEAM_INBOX_MODEL')
+
+
+@dataclass
+class Customer:
+    """Who a run works for: the signed-in person who started it, and what it is about."""
+
+    user: str
+    order: int
+
+
+def for_the_customer(ctx: RunContext[Customer]) -> str:
+    return ctx.deps.user  # only the person the run works for may answer its questions
+
+
+REFUND = {
+    'header': 'Refund',
+    'question': 'The order was paid twice. Refund the second payment?',
+    'options': [{'label': 'Refund', 'description': 'to the card it came from'}, {'label': 'Keep as credit'}],
+}
+DELIVERY = {
+    'header': 'Delivery',
+    'question': 'The parcel is late. What should we do?',
+    'options': [{'label': 'Send again'}, {'label': 'Wait two more days'}],
+}
+
+support_agent = Agent(
+    MODEL or asking_model(REFUND),
+    name='billing-bot',
+    deps_type=Customer,
+    capabilities=[
+        DBOSDurability(),
+        AskUser(
+            answerer=DBOSAnswerer(DATABASE),
+            audience=for_the_customer,
+            context=lambda ctx: QuestionContext(
+                title=f'Refund for order {ctx.deps.order}',
+                summary=f'Order `{ctx.deps.order}` was paid **twice** on the same card.',
+                link=f'https://shop.example/orders/{ctx.deps.order}',
+            ),
+        ),
+    ],
+)
+delivery_agent = Agent(
+    MODEL or asking_model(DELIVERY),
+    name='delivery-bot',
+    deps_type=Customer,
+    capabilities=[
+        DBOSDurability(),
+        AskUser(
+            answerer=DBOSAnswerer(DATABASE),
+            audience=for_the_customer,
+            context=lambda ctx: QuestionContext(title=f'Late parcel, order {ctx.deps.order}'),
+        ),
+    ],
+)
+
+
+@DBOS.workflow(name='billing')
+async def billing(user: str, order: int) -> str:
+    return (await support_agent.run(f'Order {order} was paid twice.', deps=Customer(user, order))).output
+
+
+@DBOS.workflow(name='delivery')
+async def delivery(user: str, order: int) -> str:
+    return (await delivery_agent.run(f'Order {order} is late.', deps=Customer(user, order))).output
+
+
+WORKFLOWS = {'billing': billing, 'delivery': delivery}
+
+
+def _signature(user: str) -> str:
+    return hmac.new(SECRET, user.encode(), hashlib.sha256).hexdigest()
+
+
+def signed_in_user(request: Request) -> str | None:
+    """The user the sign-in cookie names, when its signature is ours; `None` otherwise."""
+    user, _, signature = request.cookies.get(COOKIE, '').partition(':')
+    if user in USERS and hmac.compare_digest(signature, _signature(user)):
+        return user
+    return None
+
+
+def authorize(request: Request) -> Person | bool:
+    """The inbox's `authorize` hook: the signed-in person (who sees their own questions), or no access."""
+    user = signed_in_user(request)
+    return False if user is None else Person(user)
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+    # Bump application_version when the workflows' code changes: DBOS recovers a run only on its own version.
+    DBOS(config=dbos_config(DATABASE, name='team-inbox', application_version='2026-12'))
+    DBOS.launch()  # also recovers the runs a previous start left waiting
+    try:
+        yield
+    finally:
+        store.close()
+        DBOS.destroy()
+
+
+store = DBOSQuestionStore(DATABASE)
+inbox = create_app(store, authorize=authorize, title='Team inbox')
+api = FastAPI(lifespan=lifespan)
+api.add_middleware(BodyLimit, max_bytes=64 * 1024)
+api.mount('/inbox', inbox)  # the inbox at /inbox/, each question at /inbox/requests/<id>, its API at /inbox/api/...
+
+
+def _page(body: str) -> HTMLResponse:
+    return HTMLResponse(f'<!doctype html><meta charset="utf-8"><title>Team inbox</title>{body}')
+
+
+@api.get('/')
+async def home(request: Request) -> HTMLResponse:
+    user = signed_in_user(request)
+    if user is None:
+        return _page(
+            '<h1>Sign in</h1><form method="post" action="/signin">'
+            '<label>Name <input name="user" autocomplete="username"></label> '
+            '<label>Password <input name="password" type="password" autocomplete="current-password"></label> '
+            '<button>Sign in</button></form>'
+        )
+    starts = ''.join(
+        f'<form method="post" action="/runs/{name}"><label>Order <input name="order" value="1042"></label> '
+        f'<button>Start {name}</button></form>'
+        for name in WORKFLOWS
+    )
+    return _page(f'<h1>Hello {html.escape(user)}</h1>{starts}<p><a href="/inbox/">Your questions</a></p>')
+
+
+@api.post('/signin')
+async def sign_in(user: Annotated[str, Form()], password: Annotated[str, Form()]) -> RedirectResponse:
+    expected = USERS.get(user)
+    if expected is None or not hmac.compare_digest(password.encode(), expected.encode()):
+        raise HTTPException(403, 'wrong name or password')
+    response = RedirectResponse('/', status_code=303)
+    response.set_cookie(COOKIE, f'{user}:{_signature(user)}', httponly=True, samesite='lax')
+    return response
+
+
+@api.post('/runs/{name}')
+async def start_run(request: Request, name: str, order: Annotated[int, Form()]) -> dict[str, str]:
+    user = signed_in_user(request)
+    if user is None:
+        raise HTTPException(401, 'sign in first')
+    workflow = WORKFLOWS.get(name)
+    if workflow is None:
+        raise HTTPException(404, 'no such agent')
+    run_id = f'{name}:{user}:{uuid.uuid4().hex}'  # names hold no ':' (checked at start), so the parts are exact
+    with SetWorkflowID(run_id):
+        await DBOS.start_workflow_async(workflow, user, order)
+    return {'run_id': run_id, 'inbox': '/inbox/'}
+
+
+@api.get('/runs/{run_id}')
+async def run_status(request: Request, run_id: str) -> dict[str, Any]:
+    user = signed_in_user(request)
+    parts = run_id.split(':')
+    if user is None or len(parts) != 3 or parts[0] not in WORKFLOWS or parts[1] != user:
+        raise HTTPException(404, 'no such run')  # someone else's run is as missing as one that never was
+    status = await DBOS.get_workflow_status_async(run_id)
+    if status is None:
+        raise HTTPException(404, 'no such run')
+    output: str | None = None
+    if status.status == 'SUCCESS':
+        handle: WorkflowHandleAsync[str] = await DBOS.retrieve_workflow_async(run_id)
+        output = await handle.get_result()
+    return {'status': status.status, 'output': output}

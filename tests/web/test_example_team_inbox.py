@@ -1,0 +1,203 @@
+"""`examples/team_inbox/app.py` as a user runs it: uvicorn in a process of its own, two people in Chromium, the CLI.
+
+Real parts: the FastAPI app served by uvicorn, its DBOS workflows on a SQLite database of its own, the inbox
+mounted in it behind the app's own sign-in, two browser contexts (alice and bob, each signed in through the app's
+form), and `ask-user pending`/`answer` run as commands against the same database while the app serves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from playwright.async_api import Browser, BrowserContext, Page, expect
+from web_support import WAIT
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
+
+EXAMPLE = Path(__file__).resolve().parents[2] / 'examples' / 'team_inbox'
+
+LAUNCHER = "import uvicorn\nuvicorn.run('app:api', host='127.0.0.1', port=0, app_dir={app_dir!r})\n"
+"""`uvicorn app:api --app-dir examples/team_inbox`, on a free port."""
+
+
+@dataclass
+class App:
+    """The example served by uvicorn in its own process, its database, and everything it printed."""
+
+    process: Process
+    database: str
+    base: str = ''
+    output: list[str] = field(default_factory=list[str])
+
+
+async def _read(app: App, started: anyio.Event) -> None:
+    assert app.process.stdout is not None
+    buffered = ''
+    async for chunk in app.process.stdout:
+        buffered += chunk.decode(errors='replace')
+        *lines, buffered = buffered.split('\n')
+        app.output.extend(lines)
+        for line in lines:
+            if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
+                app.base = found.group(1)
+                started.set()
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    database = f'sqlite:///{tmp_path}/team-inbox.sqlite'
+    env = {'TEAM_INBOX_DB': database, 'TEAM_INBOX_SECRET': 'a-test-secret', 'PATH': '/usr/bin:/bin'}
+    launcher = LAUNCHER.format(app_dir=str(EXAMPLE))
+    process = await anyio.open_process(
+        [sys.executable, '-c', launcher], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    served = App(process, database)
+    started = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_read, served, started)
+        try:
+            with anyio.fail_after(WAIT):
+                await started.wait()
+            yield served
+        finally:
+            if process.returncode is None:
+                process.terminate()
+            with anyio.move_on_after(WAIT):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            group.cancel_scope.cancel()
+
+
+@pytest.fixture
+async def people(browser: Browser) -> AsyncIterator[tuple[BrowserContext, BrowserContext]]:
+    alice = await browser.new_context(viewport={'width': 900, 'height': 900})
+    bob = await browser.new_context(viewport={'width': 900, 'height': 900})
+    for context in (alice, bob):
+        context.set_default_timeout(WAIT * 1000)
+    yield alice, bob
+    await alice.close()
+    await bob.close()
+
+
+async def sign_in(context: BrowserContext, app: App, user: str) -> Page:
+    page = await context.new_page()
+    await page.goto(app.base + '/')
+    await page.get_by_label('Name').fill(user)
+    await page.get_by_label('Password').fill(f'{user}-pw')
+    await page.get_by_role('button', name='Sign in').click()
+    await expect(page.get_by_role('heading', name=f'Hello {user}')).to_be_visible()
+    return page
+
+
+async def start(page: Page, app: App, agent: str, order: int) -> str:
+    """Start a run of `agent` from the home page's form; returns its run id."""
+    await page.goto(app.base + '/')
+    form = page.locator(f'form[action="/runs/{agent}"]')
+    await form.get_by_label('Order').fill(str(order))
+    async with page.expect_response(f'**/runs/{agent}') as response:
+        await form.get_by_role('button').click()
+    started: dict[str, str] = await (await response.value).json()
+    return started['run_id']
+
+
+async def finished(page: Page, app: App, run_id: str) -> dict[str, Any]:
+    """The run's status once it has finished, polled from the app as the person who started it."""
+    with anyio.fail_after(WAIT):
+        while True:
+            reply = await page.request.get(f'{app.base}/runs/{run_id}')
+            assert reply.ok, await reply.text()
+            status: dict[str, Any] = await reply.json()
+            if status['status'] not in ('PENDING', 'ENQUEUED'):
+                return status
+            await anyio.sleep(0.2)
+
+
+def ask_user(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+
+
+async def test_two_people_each_see_and_answer_only_their_own_questions_in_the_browser_and_from_the_cli(
+    app: App, people: tuple[BrowserContext, BrowserContext]
+) -> None:
+    alice = await sign_in(people[0], app, 'alice')
+    bob = await sign_in(people[1], app, 'bob')
+    alice_run = await start(alice, app, 'billing', 1042)
+    bob_run = await start(bob, app, 'delivery', 2001)
+    bob_billing = await start(bob, app, 'billing', 1043)
+
+    # Alice's inbox: her one question, in its context; none of bob's two.
+    await alice.goto(app.base + '/inbox/')
+    await expect(alice.locator('#pending li')).to_have_count(1)
+    await expect(alice.locator('#pending .title')).to_have_text('Refund for order 1042')
+    await expect(alice.locator('#pending .agent')).to_have_text('billing-bot')
+    await bob.goto(app.base + '/inbox/')
+    await expect(bob.locator('#pending li')).to_have_count(2)
+    await expect(bob.get_by_text('Refund for order 1042')).to_have_count(0)
+
+    # The CLI (administrative) sees all three; --for narrows to one person's.
+    listed = ask_user('pending', '--db', app.database, '--json')
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 3
+    bobs = ask_user('pending', '--db', app.database, '--for', 'bob', '--json')
+    assert bobs.returncode == 0, bobs.stderr
+    bob_questions = [json.loads(line) for line in bobs.stdout.splitlines()]
+    assert sorted(question['context']['title'] for question in bob_questions) == [
+        'Late parcel, order 2001',
+        'Refund for order 1043',
+    ]
+    alices = ask_user('pending', '--db', app.database, '--for', 'alice', '--json')
+    [alice_question] = [json.loads(line) for line in alices.stdout.splitlines()]
+
+    # Bob, given the address of alice's question, finds nothing there: the page and the API are a plain 404.
+    shown = await bob.goto(f'{app.base}/inbox/requests/{alice_question["id"]}')
+    assert shown is not None
+    assert shown.status == 404
+    await expect(bob.get_by_role('heading', name='No such question')).to_be_visible()
+    api = await bob.request.get(f'{app.base}/inbox/api/requests/{alice_question["id"]}')
+    assert api.status == 404
+    # Nor may he see how her run went.
+    assert (await bob.request.get(f'{app.base}/runs/{alice_run}')).status == 404
+
+    # Alice answers hers in the browser, after reading its context.
+    await alice.goto(app.base + '/inbox/')
+    await alice.locator('#pending a').click()
+    await expect(alice.locator('#context strong')).to_have_text('twice')
+    await alice.get_by_label('Keep as credit').check()
+    await alice.get_by_role('button', name='Submit').click()
+    await expect(alice.get_by_text('Thank you, your answer was sent')).to_be_visible()
+    assert (await finished(alice, app, alice_run)) == {'status': 'SUCCESS', 'output': '{"Refund":["Keep as credit"]}'}
+
+    # Bob answers his delivery question from a terminal, with the id `pending` showed him, his inbox open.
+    await bob.goto(app.base + '/inbox/')
+    await expect(bob.locator('#pending li')).to_have_count(2)
+    [delivery] = [question for question in bob_questions if question['context']['agent_name'] == 'delivery-bot']
+    answered = ask_user(
+        'answer', '--db', app.database, delivery['id'], '--json', '-', stdin='{"Delivery": "Send again"}'
+    )
+    assert answered.returncode == 0, answered.stderr
+    assert (await finished(bob, app, bob_run)) == {'status': 'SUCCESS', 'output': '{"Delivery":["Send again"]}'}
+    # His open inbox, live, is down to the one he has not answered.
+    await expect(bob.locator('#pending li')).to_have_count(1)
+    await expect(bob.locator('#pending .title')).to_have_text('Refund for order 1043')
+    status = await (await bob.request.get(f'{app.base}/runs/{bob_billing}')).json()
+    assert status == {'status': 'PENDING', 'output': None}
