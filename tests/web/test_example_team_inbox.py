@@ -125,6 +125,14 @@ async def finished(page: Page, app: App, run_id: str) -> dict[str, Any]:
             await anyio.sleep(0.2)
 
 
+def listed(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    """The questions `ask-user pending --json` listed (its last line, the page's total, checked and left out)."""
+    assert result.returncode == 0, result.stderr
+    *questions, trailer = [json.loads(line) for line in result.stdout.splitlines()]
+    assert trailer['total'] == len(questions), trailer
+    return questions
+
+
 def ask_user(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, '-m', 'pydantic_ai_ask_user._cli', *args],
@@ -155,18 +163,13 @@ async def test_two_people_each_see_and_answer_only_their_own_questions_in_the_br
     await expect(bob.get_by_text('Refund for order 1042')).to_have_count(0)
 
     # The CLI (administrative) sees all three; --for narrows to one person's.
-    listed = ask_user('pending', '--db', app.database, '--json')
-    assert listed.returncode == 0, listed.stderr
-    assert len(listed.stdout.splitlines()) == 3
-    bobs = ask_user('pending', '--db', app.database, '--for', 'bob', '--json')
-    assert bobs.returncode == 0, bobs.stderr
-    bob_questions = [json.loads(line) for line in bobs.stdout.splitlines()]
+    assert len(listed(ask_user('pending', '--db', app.database, '--json'))) == 3
+    bob_questions = listed(ask_user('pending', '--db', app.database, '--for', 'bob', '--json'))
     assert sorted(question['context']['title'] for question in bob_questions) == [
         'Late parcel, order 2001',
         'Refund for order 1043',
     ]
-    alices = ask_user('pending', '--db', app.database, '--for', 'alice', '--json')
-    [alice_question] = [json.loads(line) for line in alices.stdout.splitlines()]
+    [alice_question] = listed(ask_user('pending', '--db', app.database, '--for', 'alice', '--json'))
 
     # Bob, given the address of alice's question, finds nothing there: the page and the API are a plain 404.
     shown = await bob.goto(f'{app.base}/inbox/requests/{alice_question["id"]}')
