@@ -8,9 +8,6 @@ import glob
 import io
 import itertools
 import json
-import multiprocessing
-import multiprocessing.context
-import multiprocessing.process
 import os
 import signal
 import subprocess
@@ -25,7 +22,7 @@ import anyio.to_thread
 import psycopg
 import waits
 from ask_user_support import wait_until
-from worker_support import run_forked
+from forked import Forked, forked
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
@@ -77,75 +74,6 @@ def fresh_postgres_database(server: str) -> str:
     return f'{server}/{name}'
 
 
-_FORK_SERVER_MODULES = ['worker', 'request_input_worker']
-"""What the fork server imports once, so that the workers forked from it need not: the worker programs' modules."""
-
-
-def _fork_server() -> multiprocessing.context.ForkServerContext:
-    """This test process's fork server of worker programs, started on first use (see `forked`)."""
-    context = multiprocessing.get_context('forkserver')
-    context.set_forkserver_preload(_FORK_SERVER_MODULES)
-    # The server imports the modules by name (from this folder, on its PYTHONPATH) and is not measured by coverage:
-    # each worker forked from it starts its own measurement (`run_forked`). Its environment is this process's, as
-    # it is when the server starts.
-    environment = dict(os.environ)
-    os.environ.pop('COVERAGE_PROCESS_CONFIG', None)
-    os.environ['PYTHONPATH'] = os.pathsep.join([str(WORKER.parent), *filter(None, [environment.get('PYTHONPATH')])])
-    try:
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
-    finally:
-        os.environ.clear()
-        os.environ.update(environment)
-    return context
-
-
-class Forked:
-    """A worker program forked from the fork server, seen as a `subprocess.Popen`: `poll`, `wait`, `send_signal`."""
-
-    def __init__(self, process: multiprocessing.process.BaseProcess) -> None:
-        self._process = process
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._process.exitcode
-
-    def poll(self) -> int | None:
-        return self._process.exitcode
-
-    def wait(self, timeout: float | None = None) -> int:
-        self._process.join(timeout)
-        code = self._process.exitcode
-        if code is None:
-            raise subprocess.TimeoutExpired(str(self._process.name), timeout or 0)
-        return code
-
-    def send_signal(self, signal_number: int) -> None:
-        if self._process.exitcode is None and self._process.pid is not None:
-            os.kill(self._process.pid, signal_number)
-
-
-def forked(command: Sequence[str], directory: Path, log: Path) -> Forked:
-    """`command` (`python SCRIPT ARGS...`, a worker program) run in a process forked from this test process's fork
-    server, which imported the worker programs' modules once: a start costs milliseconds, not seconds of imports.
-
-    The program runs as `python SCRIPT` would run it (as `__main__`, with `sys.argv`, in `directory`, with this
-    process's environment, its output to `log`); DBOS launches in it, after the fork, as in a fresh interpreter.
-    """
-    executable, script, *argv = command
-    assert executable == sys.executable, command
-    process = _fork_server().Process(
-        target=run_forked, args=(script, argv, str(directory), str(log), dict(os.environ)), daemon=True
-    )
-    process.start()
-    return Forked(process)
-
-
 @dataclass
 class WorkerProcess:
     """A worker program run as a process of its own, which a test starts, kills with SIGKILL, restarts and waits for.
@@ -160,7 +88,7 @@ class WorkerProcess:
     directory: Path
     """Where the worker writes its files and logs, and its working directory."""
 
-    process: subprocess.Popen[bytes] | Forked | None = field(default=None, kw_only=True)
+    process: Forked | None = field(default=None, kw_only=True)
     """The process of the latest start, or `None` before the first."""
 
     starts: int = field(default=0, kw_only=True)
@@ -179,7 +107,7 @@ class WorkerProcess:
         log = self.directory / f'worker-{self.starts}.log'
         self.logs.append(log)
         log.write_bytes(b'')
-        self.process = forked(self.command(resume=resume), self.directory, log)
+        self.process = forked(self.command(resume=resume), self.directory, out=str(log), err=log)
 
     def running(self) -> bool:
         """Whether the latest start is still running."""

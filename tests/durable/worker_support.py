@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import runpy
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,33 +87,3 @@ def run_under_dbos(
     """Run `work()` to its end with DBOS launched (`dbos_launched`): the main of a worker program."""
     with dbos_launched(database_url, name, application_version):
         asyncio.run(work())
-
-
-def run_forked(script: str, argv: list[str], directory: str, log: str, environment: dict[str, str]) -> None:
-    """Run the worker program `script` with `argv` as `python script ARGV` would, in a process forked from the
-    tests' fork server (see `durable_support.forked`): its output to `log`, in `directory`, with `environment`.
-
-    The fork server imported the workers' modules once; each worker forked from it starts at once instead of
-    importing DBOS and Pydantic AI again (about 4 s of CPU a start). When the tests measure coverage, this
-    process measures itself from here on, and writes its data when the program ends (a worker killed with -9
-    writes nothing, like one started with `python`): the fork server itself is not measured.
-    """
-    handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(handle, 1)
-    os.dup2(handle, 2)
-    os.close(handle)
-    os.chdir(directory)
-    os.environ.clear()
-    os.environ.update(environment)
-    sys.argv = [script, *argv]
-    measured = None
-    if 'COVERAGE_PROCESS_CONFIG' in environment:
-        import coverage
-
-        measured = coverage.process_startup()
-    try:
-        runpy.run_path(script, run_name='__main__')
-    finally:
-        if measured is not None:
-            measured.stop()
-            measured.save()
