@@ -1,14 +1,14 @@
 """Worker programs started by fork from a server that imported them once: `forked(command, ...)` for `Popen(command)`.
 
 The durable and Temporal tests start, kill with -9 and restart worker programs (`durable/worker.py`,
-`durable/request_input_worker.py`, `engines/temporal_worker.py`) about a hundred and fifty times in a run. A
-fresh interpreter spends about 4 s of CPU on each start importing DBOS or Temporal and Pydantic AI (and
-computing Temporal's build id, a hash of every imported module), most of the suite's CPU once. Here each test
-process has one fork server (`multiprocessing`'s `forkserver`, started on first use) that imports the programs'
-modules once; a start forks it and runs the program as `python SCRIPT ARGS...` would: as `__main__`, with
-`sys.argv`, in its directory, with the environment given, its output where asked. What the programs do (DBOS's
-launch and recovery, a Temporal worker's start) happens after the fork, as in a fresh interpreter. The server
-is no test process's child that a test kills: each program is a process of its own, that a test kills with -9.
+`durable/request_input_worker.py`, `engines/temporal_worker.py`), one to three times a test. A fresh
+interpreter spent about 4 s of CPU on each start importing DBOS or Temporal and Pydantic AI, most of the
+suite's CPU once. Here each test process has one fork server (`multiprocessing`'s `forkserver`, started on
+first use) that imports the programs' modules once; a start forks it and runs the program as
+`python SCRIPT ARGS...` would: as `__main__`, with `sys.argv`, in its directory, with the environment given,
+its output where asked. What the programs do (DBOS's launch and recovery, a Temporal worker's start) happens
+after the fork, as in a fresh interpreter. Each program is a process of its own, which a test kills with -9;
+the server goes on, and ends with the test process.
 
 Coverage: the fork server is not measured. When the tests measure coverage, each forked program measures
 itself from its start and writes its data when it ends (one killed with -9 writes nothing, as before); what

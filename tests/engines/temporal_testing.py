@@ -122,7 +122,7 @@ def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
             stdout = open(os.dup(reading.fileno()), encoding='utf-8')  # noqa: SIM115  (closed by kill)
         worker = WorkerProcess(process, stdout)
         started.append(worker)
-        # Start-up hashes every module the worker imported (Temporal's build id): slow on a loaded machine.
+        # Start-up hashes every module the worker imported (Temporal's build id) and validates the workflows.
         assert read_line(worker.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
         return worker
 
