@@ -23,6 +23,7 @@ import psycopg
 import sqlalchemy as sa
 import waits
 from ask_user_support import make_request, wait_until
+from forked import Forked, forked
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
@@ -89,7 +90,7 @@ class WorkerProcess:
     directory: Path
     """Where the worker writes its files and logs, and its working directory."""
 
-    process: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    process: Forked | None = field(default=None, kw_only=True)
     """The process of the latest start, or `None` before the first."""
 
     starts: int = field(default=0, kw_only=True)
@@ -107,10 +108,8 @@ class WorkerProcess:
         self.starts += 1
         log = self.directory / f'worker-{self.starts}.log'
         self.logs.append(log)
-        with open(log, 'wb') as handle:
-            self.process = subprocess.Popen(
-                self.command(resume=resume), stdout=handle, stderr=subprocess.STDOUT, cwd=self.directory
-            )
+        log.write_bytes(b'')
+        self.process = forked(self.command(resume=resume), self.directory, out=str(log), err=log)
 
     def running(self) -> bool:
         """Whether the latest start is still running."""

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
 import signal
-import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import pytest
 from cli_support import run_cli
+from forked import Forked, forked
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
@@ -88,12 +89,17 @@ def told(request: AskUserRequest, response: AskUserResponse) -> str:
 class WorkerProcess:
     """A worker in a process of its own, that a test kills with -9."""
 
-    process: subprocess.Popen[str]
+    process: Forked
+    """The worker, forked from the test process's fork server (`forked`)."""
+
+    stdout: TextIO
+    """What it prints: `ready` once it polls."""
 
     def kill(self) -> None:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        self.stdout.close()
 
 
 @pytest.fixture
@@ -103,18 +109,21 @@ def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
     started: list[WorkerProcess] = []
 
     def start(**environment: str) -> WorkerProcess:
-        process = subprocess.Popen(
+        reading, writing = multiprocessing.Pipe(duplex=False)
+        process = forked(
             [sys.executable, str(WORKER_SCRIPT), temporal_address, queue],
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, EVENTS_FILE_VARIABLE: str(tmp_path / 'events'), **environment},
-            cwd=tmp_path,
+            tmp_path,
+            out=writing,
+            err=tmp_path / f'worker-{len(started)}.log',
+            environment={**os.environ, EVENTS_FILE_VARIABLE: str(tmp_path / 'events'), **environment},
         )
-        worker = WorkerProcess(process)
+        writing.close()
+        with reading:
+            stdout = open(os.dup(reading.fileno()), encoding='utf-8')  # noqa: SIM115  (closed by kill)
+        worker = WorkerProcess(process, stdout)
         started.append(worker)
-        assert process.stdout is not None
-        # Start-up hashes every module the worker imported (Temporal's build id): slow on a loaded machine.
-        assert read_line(process.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
+        # Start-up hashes every module the worker imported (Temporal's build id) and validates the workflows.
+        assert read_line(worker.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
         return worker
 
     start.queue = queue  # type: ignore[attr-defined]

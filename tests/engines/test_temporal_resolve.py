@@ -34,12 +34,12 @@ from temporal_support import (
     Turn,
     _deploy_then_report,  # pyright: ignore[reportPrivateUsage]
     deploy,
+    patient_worker,
     wait_for_a_person,
 )
 from temporal_testing import ask_user_cli, finished_once, listed_by_pending, wait_for_file
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
@@ -88,7 +88,7 @@ async def worker(temporal_address: str) -> AsyncIterator[tuple[Client, str]]:
     client = await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
     DEPLOYED.clear()
-    async with Worker(client, task_queue=queue, workflows=[*ALL_WORKFLOWS, UnlistedApprovalWorkflow]):
+    async with patient_worker(client, task_queue=queue, workflows=[*ALL_WORKFLOWS, UnlistedApprovalWorkflow]):
         yield client, queue
 
 
