@@ -1,0 +1,108 @@
+"""Tool approvals as pending items beside questions in `DBOSQuestionStore`: listed with the tool's schema, decided
+(approve, deny with a reason, edit the arguments, checked against the schema), all or nothing per wait.
+
+Real DBOS workers (`request_input_worker.py --approvals`): two runs whose models both use the call ids `call_0`
+(the approval) and `call_1` (the question), so an approval is told apart by its wait, never its call id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+from ask_user_support import wait_until
+from durable_support import RequestInputWorker, pick
+
+from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, ApprovalDecision, PendingApproval
+from pydantic_ai_ask_user.durable import DBOSQuestionStore
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, UnknownRequestError
+
+pytestmark = pytest.mark.anyio
+
+
+async def pending_approvals_of(
+    store: DBOSQuestionStore, count: int, workers: Sequence[RequestInputWorker]
+) -> Sequence[PendingApproval]:
+    """The approvals pending in `store`, once there are `count`; fails at once if a worker dies first."""
+
+    async def enough() -> Sequence[PendingApproval] | None:
+        for worker in workers:
+            assert worker.process is None or worker.process.poll() is None, worker.log_text()
+        approvals = await store.pending_approvals()
+        questions = await store.pending_records()
+        return approvals if len(approvals) >= count and len(questions) >= count else None
+
+    return await wait_until(enough, f'{count} pending approval(s) and question(s)')
+
+
+async def test_two_runs_with_the_same_call_ids_each_get_their_own_decision(database_url: str, tmp_path: Path) -> None:
+    workers = {
+        run: RequestInputWorker(database_url, tmp_path / run, approvals=True, workflow_id=run)
+        for run in ('ri-0', 'ri-1')
+    }
+    with workers['ri-0'], workers['ri-1']:
+        for worker in workers.values():
+            worker.directory.mkdir()
+            worker.start()
+        async with DBOSQuestionStore(database_url) as store:
+            approvals = await pending_approvals_of(store, 2, list(workers.values()))
+            by_run = {approval.workflow_id: approval for approval in approvals}
+            assert sorted(by_run) == ['ri-0', 'ri-1']
+            assert {approval.tool_call_id for approval in approvals} == {'call_0'}
+            assert len({approval.key for approval in approvals}) == 2  # the same call id, two waits, two keys
+            first, second = by_run['ri-0'], by_run['ri-1']
+            assert (first.tool_name, first.args) == ('deploy_to', {'env': 'production', 'replicas': 3})
+            assert first.parameters is not None
+            assert first.parameters['properties']['env']['enum'] == ['staging', 'production']
+            assert first.run_id is not None
+            assert first.run_id != second.run_id
+            assert await store.get_approval(first.key) == first
+            questions = {record.workflow_id: record for record in await store.pending_records()}
+
+            # Edited arguments that do not fit the tool's schema: refused, saying what is wrong, nothing recorded.
+            with pytest.raises(ValueError, match=r'do not fit the parameters of deploy_to at env: .moon. is not one'):
+                await store.decide(first.key, ApprovalDecision.edit({'env': 'moon', 'replicas': 3}))
+            with pytest.raises(ValueError, match=r"'replicas' is a required property"):
+                await store.decide(first.key, ApprovalDecision.edit({'env': 'staging'}))
+            with pytest.raises(ValueError, match=r'U\+001B'):
+                await store.decide(first.key, ApprovalDecision.deny('no\x1b[2J'))
+            assert await store.get_approval(first.key) == first
+
+            # All or nothing: a fitting decision with an answer that does not fit is refused whole.
+            wrong = pick('Oracle')
+            with pytest.raises(ValueError, match='Oracle'):
+                await store.decide_wait({first.key: ApprovalDecision.approve()}, {questions['ri-0'].key: wrong})
+            assert await store.get_approval(first.key) == first
+            # Items of two waits are never decided together.
+            with pytest.raises(ValueError, match='all be of one wait'):
+                await store.decide_wait(
+                    {first.key: ApprovalDecision.approve()}, {questions['ri-1'].key: pick('SQLite')}
+                )
+            assert {approval.key for approval in await store.pending_approvals()} == {first.key, second.key}
+
+            # Run ri-0: the approval alone first (recorded, the run still waits for its question), then the answer.
+            await store.decide(first.key, ApprovalDecision.edit({'env': 'staging', 'replicas': 1}, decided_by='ana'))
+            with pytest.raises(AlreadyAnsweredError):
+                await store.decide(first.key, ApprovalDecision.approve())
+            await store.respond(questions['ri-0'].key, pick('SQLite'))
+            # Run ri-1: both in one call, denied with a reason.
+            await store.decide_wait(
+                {second.key: ApprovalDecision.deny('not on a Friday', decided_by='bo')},
+                {questions['ri-1'].key: pick('PostgreSQL')},
+            )
+            assert await store.pending_approvals() == []
+            with pytest.raises(UnknownRequestError):
+                await store.get_approval('0' * 32)
+        for worker in workers.values():
+            await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert workers['ri-0'].output() == {'call_0': 'deployed 1 to staging', 'call_1': {'Database': ['SQLite']}}
+    assert workers['ri-0'].lines('deployed.txt') == [json.dumps({'env': 'staging', 'replicas': 1})]
+    assert workers['ri-1'].output() == {'call_0': 'not on a Friday', 'call_1': {'Database': ['PostgreSQL']}}
+    assert workers['ri-1'].lines('deployed.txt') == []
+    who = [json.loads(line) for line in workers['ri-1'].lines('answered_by.txt')]
+    assert who
+    assert who[0]['call_0'] == 'bo'
+    assert DEFAULT_DENIAL not in json.dumps(workers['ri-1'].output())
