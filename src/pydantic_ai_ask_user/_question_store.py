@@ -161,6 +161,10 @@ class ApprovalStore(QuestionStore, Protocol):
         """The pending approval whose `PendingApproval.key` this is; the errors of `get` when it is not pending."""
         ...
 
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and questions of the wait of `token` (`PendingApproval.token`) still pending."""
+        ...
+
     async def decide(self, key: str, decision: ApprovalDecision) -> None:
         """Decide the pending approval `key`, once.
 

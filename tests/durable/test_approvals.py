@@ -8,12 +8,14 @@ Real DBOS workers (`request_input_worker.py --approvals`): two runs whose models
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 import pytest
 from ask_user_support import wait_until
+from cli_support import run_recording
 from durable_support import RequestInputWorker, pick
 
 from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, ApprovalDecision, PendingApproval
@@ -106,3 +108,92 @@ async def test_two_runs_with_the_same_call_ids_each_get_their_own_decision(datab
     assert who
     assert who[0]['call_0'] == 'bo'
     assert DEFAULT_DENIAL not in json.dumps(workers['ri-1'].output())
+
+
+async def test_ask_user_pending_shows_approvals_and_answer_decides_a_wait_all_or_nothing(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = RequestInputWorker(database_url, tmp_path / 'run', approvals=True, workflow_id='ri-cli')
+    worker.directory.mkdir()
+    sqlite = database_url.startswith('sqlite')
+    with worker:
+        worker.start()
+        async with DBOSQuestionStore(database_url) as store:
+            [approval] = await pending_approvals_of(store, 1, [worker])
+            [question] = await store.pending_records()
+
+        def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            done, heavy = run_recording(tmp_path / 'modules.json', *args, '--db', database_url, stdin=stdin)
+            if sqlite:  # on a SQLite file: the standard library's sqlite3, neither DBOS, Pydantic AI nor SQLAlchemy
+                assert heavy == set(), (args, heavy)
+            return done
+
+        listed = await anyio.to_thread.run_sync(lambda: cli('pending'))
+        assert listed.returncode == 0, listed.stderr
+        assert f'{approval.key}  approval' in listed.stdout
+        assert 'run deploy_to {"env":"production","replicas":3}?  call call_0' in listed.stdout
+        lines = [
+            json.loads(line)
+            for line in (await anyio.to_thread.run_sync(lambda: cli('pending', '--json'))).stdout.splitlines()
+        ]
+        [shown] = [line for line in lines if line.get('kind') == 'approval']
+        assert shown['id'] == approval.key
+        assert shown['token'] == approval.token
+        assert (shown['tool_name'], shown['args']) == ('deploy_to', {'env': 'production', 'replicas': 3})
+        assert shown['parameters']['required'] == ['env', 'replicas']
+
+        # Refused, nothing recorded: arguments that do not fit, a wait decided in part, an unknown call.
+        refused = await anyio.to_thread.run_sync(
+            lambda: cli('answer', approval.key, '--args', '{"env": "moon", "replicas": 1}')
+        )
+        assert refused.returncode == 2
+        assert "at env: 'moon' is not one of ['staging', 'production']" in refused.stderr
+        part = await anyio.to_thread.run_sync(
+            lambda: cli('answer', approval.token, '--json', '-', stdin='{"call_0": "approve"}')
+        )
+        assert part.returncode == 2
+        assert "a wait is decided whole: it leaves out 'call_1'" in part.stderr
+        foreign = '{"call_0": "approve", "call_1": {"Database": ["SQLite"]}, "call_9\\u001b[2J": "approve"}'
+        unknown = await anyio.to_thread.run_sync(lambda: cli('answer', approval.token, '--json', '-', stdin=foreign))
+        assert unknown.returncode == 2
+        assert "'call_9\\x1b[2J': no pending item" in unknown.stderr
+        assert '\x1b' not in unknown.stderr
+        async with DBOSQuestionStore(database_url) as store:
+            assert await store.get_approval(approval.key) == approval
+            assert [record.key for record in await store.pending_records()] == [question.key]
+
+        # One call decides the approval (edited) and answers the question, by call id.
+        decision = '{"call_0": {"args": {"env": "staging", "replicas": 2}}, "call_1": {"Database": ["sqlite"]}}'
+        done = await anyio.to_thread.run_sync(lambda: cli('answer', approval.token, '--json', '-', stdin=decision))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {
+            'token': approval.token,
+            'decided': {
+                'call_0': {'decision': 'edited', 'args': {'env': 'staging', 'replicas': 2}},
+                'call_1': {'answered': True},
+            },
+        }
+        again = await anyio.to_thread.run_sync(lambda: cli('answer', approval.key, '--approve'))
+        assert again.returncode == 6
+        assert 'has already been decided' in again.stderr
+        await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output() == {'call_0': 'deployed 2 to staging', 'call_1': {'Database': ['SQLite']}}
+    assert worker.lines('deployed.txt') == [json.dumps({'env': 'staging', 'replicas': 2})]
+
+
+def test_pending_draws_no_character_of_the_model_s() -> None:
+    from pydantic_ai_ask_user._cli.approvals import approval_lines
+
+    approval = PendingApproval(
+        token='dbos1.x.wf\x1b]0;t\x07',
+        tool_call_id='c\x1b[2J',
+        tool_name='rm\x1b[31m',
+        args={'path': '/\x1b]8;;http://evil\x07x\u202e'},
+        workflow_id='wf\r\n',
+    )
+    text = '\n'.join(approval_lines(approval))
+    assert '\x1b' not in text
+    assert '\x07' not in text
+    assert '\u202e' not in text
+    assert '\r' not in text
+    assert len(text.splitlines()) == 3

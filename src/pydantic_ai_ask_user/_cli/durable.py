@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
     from .._answers import AskUserRequest
+    from .._approvals import PendingApproval
     from .._question_store import StoreError
     from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
@@ -101,14 +102,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
             '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
             'for your own words. '
-            'Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id, '
-            '6 already answered, 7 no longer waiting.'
+            'A tool approval (an id `pending` shows with a tool name) is decided with --approve, --deny [REASON], '
+            '--args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or '
+            '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
+            '(all or nothing): {"CALL_ID": decision or answer, ...}. '
+            'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
+            '5 unknown id, 6 already answered, 7 no longer waiting.'
         ),
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
-    answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
+    answer.add_argument(
+        'request_id',
+        metavar='ID',
+        help="the id `ask-user pending` shows (a question's or an approval's), or a wait's token (all its items)",
+    )
     _add_source(answer)
-    answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
+    given = answer.add_mutually_exclusive_group()
+    given.add_argument(
+        '--json',
+        metavar='FILE|-',
+        dest='json_file',
+        help="read the answer (or the decision, or for a token every item's, by call id) from FILE or stdin (-)",
+    )
+    given.add_argument('--approve', action='store_true', help='approve the tool call ID')
+    given.add_argument(
+        '--deny', metavar='REASON', nargs='?', const='', help='deny the tool call ID, telling the model why'
+    )
+    given.add_argument(
+        '--args',
+        metavar='JSON',
+        dest='edited_args',
+        help="approve the tool call ID with these arguments (checked against the tool's schema)",
+    )
 
     resolve = command(
         subparsers,
@@ -540,6 +565,8 @@ def run_pending(args: argparse.Namespace) -> int:
     """List the waiting questions."""
     import anyio
 
+    from .approvals import approval_json, approval_lines
+
     store = _open_store(args)
     if isinstance(store, str):
         _fail(store)
@@ -547,9 +574,11 @@ def run_pending(args: argparse.Namespace) -> int:
 
     async def list_them() -> int:
         records: Sequence[StoredRequest | TemporalRecord | TemporalEventRecord]
+        approvals: Sequence[PendingApproval] = []
         try:
             if args.temporal is None:
                 records = await store.pending_records()
+                approvals = await cast('DBOSQuestionStore', store).pending_approvals()
             else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
                 records = await cast('TemporalQuestionStore', store).pending_waits()
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
@@ -566,7 +595,9 @@ def run_pending(args: argparse.Namespace) -> int:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
-        if not records and not args.json:
+        for approval in approvals:
+            print(terminal_json(approval_json(approval)) if args.json else '\n'.join(approval_lines(approval)))
+        if not records and not approvals and not args.json:
             print(_('no questions are waiting'), file=sys.stderr)
         return 0
 
@@ -714,11 +745,22 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
     from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
     from .answer_json import parse_answer_json
+    from .approvals import answer_approval, answer_wait, approval_meant, is_wait_token
 
     request_id: str = args.request_id
+    if is_wait_token(request_id):
+        return await answer_wait(store, args)
     try:
         request = await store.get(request_id)
+        if args.approve or args.deny is not None or args.edited_args is not None:
+            _fail(_('{id} is a question: answer it with --json, or in the terminal menu').format(id=repr(request_id)))
+            return EXIT_INVALID
     except UnknownRequestError as error:
+        approval = await approval_meant(store, args, request_id)
+        if isinstance(approval, int):
+            return approval
+        if approval is not None:
+            return await answer_approval(store, args, approval)
         # Not a whole id: a unique beginning of a waiting question's, as git takes a commit's.
         try:
             found = await _waiting_with_prefix(store, request_id)

@@ -42,6 +42,7 @@ from ._sql import (
     select_approvals,
     select_requests,
     send_message,
+    token_requests,
     withdraw_pending,
 )
 from ._sqlite import check_plain_sqlite_file
@@ -295,6 +296,25 @@ class DBOSQuestionStore:
         if self._ended_workflows({stored.approval.workflow_id}):
             raise WithdrawnError(key)
         return stored
+
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and questions of the wait of `token` still pending, oldest first (none when it is over)."""
+        return await self._in_thread(lambda: self._wait_items(token))
+
+    def _wait_items(self, token: str) -> tuple[list[PendingApproval], list[AskUserRequest]]:
+        database = self._connect()
+        approvals: list[StoredApproval] = []
+        questions: list[StoredRequest] = []
+        with database.connect() as conn:
+            if self._approvals_ready():
+                approvals = select_approvals(conn, token=token, pending=True)
+            if self._has_event_table and self._table_ready(database):
+                questions = [row for row in token_requests(conn, token) if row.status == 'pending']
+        workflows = {stored.approval.workflow_id for stored in approvals} | {row.workflow_id for row in questions}
+        if self._ended_workflows(workflows):
+            return [], []
+        questions.sort(key=lambda row: (row.created_at, row.key))
+        return [stored.approval for stored in approvals], [row.request for row in questions]
 
     async def decide(self, key: str, decision: ApprovalDecision) -> None:
         """Decide the pending approval with this key, once; the decision that completes its wait resumes the run.
