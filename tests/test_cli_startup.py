@@ -249,9 +249,12 @@ options:
 """),
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json]
+                        [--for NAME] [--group NAME]
 
 List every question waiting in the database (or, with --temporal, in the running workflows of the
-Temporal namespace), across all workflows, oldest first.
+Temporal namespace), across all workflows, oldest first, with who each is for and where it comes
+from. This is administrative access: whoever can read the database or reach the Temporal server
+sees every question, whoever it is addressed to; --for only narrows the list.
 
 options:
   -h, --help            show this help message and exit
@@ -261,6 +264,9 @@ options:
                         waiting in Temporal workflows, on this Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
   --json                print one JSON object per line instead of text
+  --for NAME            only the questions NAME may answer: those addressed to NAME (or to one of
+                        the --group names) and the unaddressed ones. A filter, not access control
+  --group NAME          with --for: a group NAME belongs to (repeat for several)
 """),
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json FILE|-]

@@ -169,6 +169,8 @@ async def test_a_waiting_question_is_posted_signed_and_the_receiver_verifies_it(
         'link',
         'deadline',
         'sent_at',
+        'audience',
+        'context',
     }
     assert payload['event'] == 'question_waiting'
     assert payload['request_id'] == 'call_1'  # a request of no run: its key is its tool call id

@@ -41,11 +41,14 @@ CORE_MODULES = ['deferred', 'checks', 'json', 'store', 'webhooks', 'receipts', '
 """The public modules of the core beside the root: what the root exported before 0.2 and does not any more."""
 
 ROOT_API = {
-    # The capability, the request and response types, the answerer protocol, the events, the errors a run ends
-    # with, and the seed's constants. Anything new goes in a module named for its feature, not here.
+    # The capability and the types of its own parameters, the request and response types, the answerer protocol,
+    # the events, the errors a run ends with, and the seed's constants. Anything new goes in a module named for its
+    # feature, not here.
     'AskUser',
     'TimeoutMessage',
     'AskUserTimeoutError',
+    'Person',
+    'QuestionContext',
     'Answerer',
     'DurableAnswerer',
     'AskUserRequest',
@@ -118,12 +121,14 @@ def test_nothing_public_is_left_out_of_all(name: str) -> None:
 def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     # Derived, not copied: the root's API is what its private modules export, less what they keep for the package.
     import pydantic_ai_ask_user._answers
+    import pydantic_ai_ask_user._audience
     import pydantic_ai_ask_user._capability
     import pydantic_ai_ask_user._events
     import pydantic_ai_ask_user._questions
 
     modules = [
         pydantic_ai_ask_user._answers,
+        pydantic_ai_ask_user._audience,
         pydantic_ai_ask_user._capability,
         pydantic_ai_ask_user._events,
         pydantic_ai_ask_user._questions,
@@ -134,7 +139,7 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
 
 def test_the_root_holds_only_what_every_user_touches() -> None:
     assert set(pydantic_ai_ask_user.__all__) == ROOT_API
-    assert len(pydantic_ai_ask_user.__all__) == 21
+    assert len(pydantic_ai_ask_user.__all__) == 23
 
 
 MOVED = sorted(pydantic_ai_ask_user._MOVED_TO.items())  # pyright: ignore[reportPrivateUsage]

@@ -32,7 +32,12 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user._answers import check_tool_result, request_key
 from pydantic_ai_ask_user.checks import check_same_questions
-from pydantic_ai_ask_user.deferred import RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY, deferred_answer
+from pydantic_ai_ask_user.deferred import (
+    ADDRESSING_METADATA_KEY,
+    RUN_ID_METADATA_KEY,
+    RUN_STEP_METADATA_KEY,
+    deferred_answer,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -150,7 +155,13 @@ async def test_a_deferred_question_keeps_the_run_that_deferred_it_across_two_pau
     for label in ('Yes', 'No'):
         paused = await agent.run('deploy')
         assert isinstance(paused.output, DeferredToolRequests)
-        assert paused.output.metadata['call_0'] == {RUN_ID_METADATA_KEY: paused.run_id, RUN_STEP_METADATA_KEY: 1}
+        metadata = paused.output.metadata['call_0']
+        assert {key: metadata[key] for key in (RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY)} == {
+            RUN_ID_METADATA_KEY: paused.run_id,
+            RUN_STEP_METADATA_KEY: 1,
+        }
+        # Beside them, where the question comes from (`ADDRESSING_METADATA_KEY`): the run's conversation.
+        assert metadata[ADDRESSING_METADATA_KEY]['context']['conversation_id'] == paused.conversation_id
         # What another process does with the stored DeferredToolRequests: rebuild, answer, resume in a new run.
         stored = _REQUESTS.validate_json(_REQUESTS.dump_json(paused.output))
         request = AskUserRequest.from_deferred(stored, 'call_0')

@@ -1,9 +1,10 @@
 """Let a Pydantic AI agent stop mid-run, ask a person multiple-choice questions, and get the answers as data.
 
-The root holds what every user touches: the capability (`AskUser`), the request and response types, the answerer
-protocol, the two events and the errors a run can end with. The rest lives where its name says:
-`.deferred`, `.checks`, `.json`, `.store`, `.webhooks`, `.receipts`, `.i18n`, `.limits`, and the front ends
-`.terminal`, `.web`, `.testing`, `.mcp`, `.ui`, `.durable`, `.temporal`, `.prefect`.
+The root holds what every user touches: the capability (`AskUser`) with who may answer (`Person`) and where a
+question comes from (`QuestionContext`), the request and response types, the answerer protocol, the two events and
+the errors a run can end with. The rest lives where its name says: `.deferred`, `.checks`, `.json`, `.store`,
+`.webhooks`, `.receipts`, `.i18n`, `.limits`, and the front ends `.terminal`, `.web`, `.testing`, `.mcp`, `.ui`,
+`.durable`, `.temporal`, `.prefect`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
         DurableAnswerer,
         QuestionWithdrawn,
         check_response,
+    )
+    from ._audience import (
+        Person,
+        QuestionContext,
     )
     from ._capability import (
         AskUser,
@@ -53,6 +58,8 @@ __all__ = (
     'AskUserRequest',
     'AskUserResponse',
     'AskUserAnswer',
+    'Person',
+    'QuestionContext',
     'Question',
     'QuestionOption',
     'AskUserRequestedEvent',
@@ -77,6 +84,8 @@ _DEFINED_IN = {
     'AskUserRequest': '_answers',
     'AskUserResponse': '_answers',
     'AskUserAnswer': '_answers',
+    'Person': '_audience',
+    'QuestionContext': '_audience',
     'Question': '_questions',
     'QuestionOption': '_questions',
     'AskUserRequestedEvent': '_events',

@@ -11,6 +11,7 @@ from uuid import uuid4
 
 from pydantic import ValidationError
 
+from ._audience import QuestionContext, check_audience, with_addressing
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
 
@@ -25,6 +26,7 @@ __all__ = (
     'WITHDRAWN',
     'RUN_ID_METADATA_KEY',
     'RUN_STEP_METADATA_KEY',
+    'ADDRESSING_METADATA_KEY',
     'AskUserRequest',
     'AskUserAnswer',
     'AskUserResponse',
@@ -77,6 +79,12 @@ one the deferring run published, and `AskUserRequest.from_deferred` reads its ru
 
 RUN_STEP_METADATA_KEY = 'ask_user_run_step'
 """Beside `RUN_ID_METADATA_KEY`: the step of the deferring run in which the model made the call (`run_step`)."""
+
+ADDRESSING_METADATA_KEY = 'ask_user_addressing'
+"""Beside `RUN_ID_METADATA_KEY`: who a deferred question is for and where it comes from (`audience`, `context`).
+
+`{"audience": [...], "context": {...}}`, each only when set: the call's arguments hold only what the model wrote.
+"""
 
 MAX_CUSTOM_ANSWER_LENGTH = 2000
 """The longest custom answer, in characters: `check_custom_answer` refuses a longer one, so every front end does.
@@ -180,6 +188,20 @@ class AskUserRequest:
     every turn), so one run can repeat an id too. `None` for a request of no run, or one rebuilt without it.
     """
 
+    audience: tuple[str, ...] | None = field(default=None, compare=False)
+    """Who may answer: the names (of people or groups, sorted, each once) it is addressed to; `None`: anyone.
+
+    `AskUser(audience=...)` sets it. A front end that knows who is looking (the web inbox) shows and accepts the
+    question only from a `Person` whose name or one of whose groups is here; to everyone else it does not exist.
+    A sequence given here is stored as such a tuple; an empty one is refused (nobody could answer).
+    """
+
+    context: QuestionContext | None = field(default=None, compare=False)
+    """Where the question comes from (agent, conversation, a title, a summary, a link back), or `None`.
+
+    `AskUser` fills it from the run and `AskUser(context=...)`; front ends show it beside the questions.
+    """
+
     @property
     def key(self) -> str:
         """Where this question is stored, waited on, answered and signed: its run, step and tool call, as one string.
@@ -204,6 +226,9 @@ class AskUserRequest:
         if not isinstance(self.notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'AskUserRequest.notes must be a bool, not {type(self.notes).__name__}')
         _check_run(self.run_id, self.run_step)
+        object.__setattr__(self, 'audience', check_audience(self.audience))
+        if self.context is not None and not isinstance(self.context, QuestionContext):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f'AskUserRequest.context must be a QuestionContext, not {type(self.context).__name__}')
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -253,6 +278,8 @@ class AskUserRequest:
         deadline: float | None = None,
         run_id: str | None = None,
         run_step: int | None = None,
+        audience: tuple[str, ...] | None = None,
+        context: QuestionContext | None = None,
     ) -> AskUserRequest:
         """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
 
@@ -268,6 +295,8 @@ class AskUserRequest:
         object.__setattr__(request, 'deadline', deadline)
         object.__setattr__(request, 'run_id', run_id)
         object.__setattr__(request, 'run_step', run_step)
+        object.__setattr__(request, 'audience', check_audience(audience))
+        object.__setattr__(request, 'context', context)
         return request
 
     @classmethod
@@ -301,12 +330,14 @@ class AskUserRequest:
             raise ValueError(f'these DeferredToolRequests have no pending call with id {call_id!r}')
         metadata = requests.metadata.get(call_id, {})
         run_id, run_step = metadata.get(RUN_ID_METADATA_KEY), metadata.get(RUN_STEP_METADATA_KEY)
-        return cls.from_tool_call(
+        request = cls.from_tool_call(
             found,
             notes=notes,
             run_id=run_id if isinstance(run_id, str) and run_id else None,
             run_step=run_step if isinstance(run_step, int) and not isinstance(run_step, bool) else None,
         )
+        addressing = metadata.get(ADDRESSING_METADATA_KEY)
+        return with_addressing(request, cast(dict[str, Any], addressing)) if isinstance(addressing, dict) else request
 
     def question(self, header: str) -> Question:
         """The question with this header; `KeyError` if there is none."""

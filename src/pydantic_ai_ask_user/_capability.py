@@ -6,7 +6,7 @@ import contextlib
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from uuid import uuid4
 
@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.tools import AgentDepsT
 
 from ._answers import (
+    ADDRESSING_METADATA_KEY,
     DECLINED,
     RUN_ID_METADATA_KEY,
     RUN_STEP_METADATA_KEY,
@@ -34,6 +35,7 @@ from ._answers import (
     durable_answerer,
 )
 from ._asking import wait_for_answer
+from ._audience import AudienceSetting, ContextSetting, QuestionContext, addressing_json, check_audience
 from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
@@ -229,6 +231,24 @@ class AskUser(AbstractCapability[AgentDepsT]):
     call the model again. The toolset has the same id, which engines name their steps and activities after.
     """
 
+    audience: AudienceSetting = None
+    """Who may answer the questions: a name, several (any of them may answer), or a function of the run returning them.
+
+    A function is called once per question with the `RunContext` (typically `lambda ctx: ctx.deps.user_id`, or a
+    team: `f'team:{ctx.deps.team}'`). Names are matched against the `Person` a front end knows (the web inbox's
+    `authorize` hook or a login link's name): a question addressed to someone else is, to them, one that does
+    not exist. `None` (the default, or what the function returns) leaves the question unaddressed: anyone who may
+    open the inbox sees it. An empty collection is an error (nobody could answer), never "everyone".
+    Recorded as `AskUserRequest.audience` in every store, event and webhook.
+    """
+
+    context: ContextSetting = None
+    """Where the questions come from, shown beside them: a `QuestionContext` or a function of the run returning one.
+
+    Its title, summary and link are the application's; the agent's name and the conversation id are filled from
+    the run when it leaves them unset. Recorded as `AskUserRequest.context`.
+    """
+
     receipt_key: bytes | str | None = field(default=None, repr=False)
     """A key (16 bytes or more) to sign a receipt of every answer that says who gave it, or `None`.
 
@@ -273,6 +293,16 @@ class AskUser(AbstractCapability[AgentDepsT]):
         for name in ('notes', 'recommended_options'):
             if not isinstance(getattr(self, name), bool):
                 raise UserError(f'AskUser({name}=...) must be True or False, not {getattr(self, name)!r}.')
+        if not callable(self.audience):
+            try:
+                check_audience(self.audience)
+            except (TypeError, ValueError) as error:
+                raise UserError(f'AskUser(audience=...): {error}') from None
+        if not callable(self.context) and not isinstance(self.context, (QuestionContext, type(None))):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise UserError(
+                f'AskUser(context=...) must be a QuestionContext or a function of the run returning one, '
+                f'not {type(self.context).__name__}'
+            )
         if self.receipt_key is not None:
             try:
                 check_key(self.receipt_key)
@@ -383,6 +413,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
             deadline=deadline,
             run_id=ctx.run_id,
             run_step=ctx.run_step if ctx.run_id is not None else None,
+            audience=self._audience(ctx),
+            context=self._context(ctx),
         )
         if ctx.tool_call_approved:
             # A host resumed the call with an approval (`ToolApproved`, `approvals={id: True}`): a question is
@@ -399,12 +431,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('deferred')
             # A question, not an external job: hosts and UI adapters tell them apart by `kind`. The run that
             # resumes is a new run; the metadata keeps the question the one this run published.
-            metadata = (
-                {RUN_ID_METADATA_KEY: ctx.run_id, RUN_STEP_METADATA_KEY: ctx.run_step}
-                if ctx.run_id is not None
-                else None
+            metadata: dict[str, Any] = (
+                {RUN_ID_METADATA_KEY: ctx.run_id, RUN_STEP_METADATA_KEY: ctx.run_step} if ctx.run_id is not None else {}
             )
-            raise CallDeferred(metadata, kind='question')
+            if addressing := addressing_json(request):
+                metadata[ADDRESSING_METADATA_KEY] = addressing
+            raise CallDeferred(metadata or None, kind='question')
         observation.restart_clock()
 
         def answered(response: AskUserResponse = _WITHDRAWN, **flags: Any) -> AskUserAnsweredEvent:
@@ -457,6 +489,30 @@ class AskUser(AbstractCapability[AgentDepsT]):
         observation.finish('declined' if response.cancelled else 'answered', response)
         return result
 
+    def _audience(self, ctx: RunContext[Any]) -> tuple[str, ...] | None:
+        """Who this call's questions are for, from `audience`; `UserError` naming the problem when it is no audience."""
+        audience = self.audience
+        try:
+            return check_audience(audience(ctx) if callable(audience) else audience)
+        except (TypeError, ValueError) as error:
+            raise UserError(f'AskUser(audience=...) gave no audience for this question: {error}') from None
+
+    def _context(self, ctx: RunContext[Any]) -> QuestionContext | None:
+        """Where this call comes from: `context` (called on the run if a function), with the agent and conversation."""
+        setting = self.context
+        given = setting(ctx) if callable(setting) else setting
+        if given is not None and not isinstance(given, QuestionContext):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise UserError(f'AskUser(context=...) returned {type(given).__name__}, not a QuestionContext or None')
+        agent_name = getattr(ctx.agent, 'name', None) if ctx.agent is not None else None
+        filled = replace(
+            given or QuestionContext(),
+            agent_name=(given.agent_name if given is not None and given.agent_name else None)
+            or _line_or_none(agent_name),
+            conversation_id=(given.conversation_id if given is not None and given.conversation_id else None)
+            or _line_or_none(ctx.conversation_id),
+        )
+        return None if filled.empty else filled
+
     def _receipt(self, request: AskUserRequest, response: AskUserResponse) -> AnswerReceipt | None:
         """The receipt of `response` signed with `receipt_key` when it names who answered; `ValueError` on a misfit."""
         if self.receipt_key is None or response.answered_by is None:
@@ -489,6 +545,17 @@ class AskUser(AbstractCapability[AgentDepsT]):
             return await ask_in_dbos_step(answerer, request, self.timeout)
         # An answerer cancelled at the deadline may still return the answer it already had: that one counts.
         return await wait_for_answer(answerer, request, self.timeout)
+
+
+def _line_or_none(value: object) -> str | None:
+    """`value` when it can be a one-line context field (an agent name, a conversation id), else `None`."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        QuestionContext(agent_name=value)
+    except ValueError:
+        return None
+    return value
 
 
 _WITHDRAWN = AskUserResponse(cancelled=True)

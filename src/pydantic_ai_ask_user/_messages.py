@@ -48,6 +48,7 @@ TERMINAL = (
     N_('You declined to answer.'),
     N_('The question was withdrawn before you answered; no answer is needed any more.'),
     N_('A question is waiting for you'),
+    N_('Asked by {agent}'),
 )
 """The terminal menu: every string it draws (the menu reads them with `translator(language).gettext`).
 
@@ -73,6 +74,10 @@ WEB = (
     N_('Skip to content'),
     N_('Notify me'),
     N_('Time left:'),
+    N_('Where this question comes from'),
+    N_('Asked by {agent}'),
+    N_('conversation'),
+    N_('Open where this was asked'),
     N_('This question is no longer waiting'),
     N_(
         'The agent stopped waiting for an answer (it timed out or its run was cancelled), so nothing you '
@@ -179,6 +184,10 @@ CLI = (
     N_('no questions are waiting'),
     N_('{id}  asked {asked}  workflow {workflow}'),
     N_('waits until {deadline}'),
+    N_('for {names}'),
+    N_('asked by {agent}'),
+    N_('conversation {id}'),
+    N_('--group needs --for NAME: the groups are those of the person named'),
     N_('a note may go with each answer'),
     N_('pick one or more'),
     N_('pick one'),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse, DurableAnswerer
+from ._audience import context_to_json
 from ._signing import SignatureError, check_key, hmac_hex, same
 from ._text import check_one_line, find_forbidden_character, printable, utc_iso
 
@@ -124,7 +125,9 @@ def question_waiting_payload(
     """The body of a `question_waiting` notification, as the exact bytes that are signed and sent.
 
     ASCII JSON: `{"event": "question_waiting", "request_id", "tool_call_id", "run_id", "count", "headers", "link",
-    "deadline", "sent_at"}`. `request_id` is the question's `AskUserRequest.key`, what the link and the web
+    "deadline", "sent_at", "audience", "context"}`: `audience` the names the question is addressed to (null:
+    anyone), `context` where it comes from (`title`, `summary`, `link`, `agent_name`, `conversation_id`, each
+    when set; null without any). `request_id` is the question's `AskUserRequest.key`, what the link and the web
     API address it by (tool call ids repeat across runs, so they cannot); `tool_call_id` is the id the model
     gave the call and `run_id` the run that asked (null for a request of no run; `request_id` is then the
     tool call id). `deadline` and `sent_at` are UTC ISO-8601 (`deadline` null when the wait has no limit),
@@ -141,6 +144,12 @@ def question_waiting_payload(
         'link': _check_link(link),
         'deadline': None if deadline is None else utc_iso(deadline),
         'sent_at': utc_iso(time.time() if sent_at is None else sent_at),
+        # Who may answer (null: anyone), so the receiver reaches the right person, and where the question
+        # comes from; every string filtered with `printable`, as the headers are.
+        'audience': None if request.audience is None else [printable(name) for name in request.audience],
+        'context': None
+        if request.context is None
+        else {name: printable(value) for name, value in context_to_json(request.context).items()},
     }
     return json.dumps(payload, ensure_ascii=True, separators=(',', ':')).encode('ascii')
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
     from ._approvals import ApprovalDecision, PendingApproval
+    from ._audience import Person
 
 __all__ = (
     'QuestionStore',
@@ -54,10 +55,26 @@ class StoreError(Exception):
     exit_code: ClassVar[int] = 5
     """The exit code of `ask-user answer` (and of the commands that answer by id)."""
 
+    audience_known: bool = False
+    """Whether the store said whom the request was for (`audience`): it does for a finished request it still holds."""
+
+    audience: tuple[str, ...] | None = None
+    """The request's `AskUserRequest.audience`, when `audience_known`.
+
+    Front ends that filter by audience read it: to a person a finished question was not addressed to, it is
+    reported as unknown, like one that never existed.
+    """
+
     def __init__(self, request_id: str, message: str) -> None:
         super().__init__(message)
         self.request_id = request_id
         """The key (`AskUserRequest.key`) of the request the error is about."""
+
+    def for_audience(self, audience: tuple[str, ...] | None) -> Self:
+        """Record whom the request was for (its `AskUserRequest.audience`); return the error, for a store to raise."""
+        self.audience_known = True
+        self.audience = audience
+        return self
 
 
 class UnknownRequestError(StoreError, KeyError):
@@ -119,12 +136,16 @@ class StoreEvent:
 class QuestionStore(Protocol):
     """Where pending questions wait for a person, seen from the side that answers them."""
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, oldest first."""
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first.
+
+        With `visible_to`, only the requests that person may see and answer (`addressed_to`: addressed to their
+        name or one of their groups, or to nobody in particular); `None` is the administrative view, every request.
+        """
         ...
 
     async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request whose `key` this is.
+        """The pending request whose `key` this is, whoever it is addressed to (a front end checks `addressed_to`).
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """

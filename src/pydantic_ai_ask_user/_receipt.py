@@ -5,9 +5,10 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_answered_by, check_response
+from ._audience import addressing_json
 from ._json import questions_to_json, response_to_json
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
 from ._text import printable
@@ -86,6 +87,13 @@ class AnswerReceipt:
     version: int = RECEIPT_VERSION
     """The version of what is signed."""
 
+    addressing: dict[str, Any] | None = None
+    """Who the question was for and where it came from, `{"audience": [...], "context": {...}}` (each when set).
+
+    Signed, and shown: an audit log reads that alice answered the question of `support-bot` about "Refund for
+    order 1042", addressed to `team:billing`. `None` for a request with neither (and for receipts made before).
+    """
+
 
 def _questions_sha256(request: AskUserRequest) -> str:
     return sha256_hex(canonical_json(questions_to_json(request)))
@@ -100,7 +108,13 @@ def _at(at: datetime) -> str:
 
 
 def _signed_material(
-    *, version: int, request: AskUserRequest, response: AskUserResponse, answered_by: str, answered_at: datetime
+    *,
+    version: int,
+    request: AskUserRequest,
+    response: AskUserResponse,
+    answered_by: str,
+    answered_at: datetime,
+    addressing: dict[str, Any] | None = None,
 ) -> bytes:
     material: dict[str, Any] = {
         'version': version,
@@ -116,6 +130,9 @@ def _signed_material(
             # Signed, not carried: a receipt of one turn of a run does not verify for another turn that repeats
             # the call id, because the request it is checked against has its own step.
             material['run_step'] = request.run_step
+        if addressing is not None:
+            # Only when the receipt carries it, so a receipt made before requests had it verifies as it did.
+            material['addressing'] = addressing
     return canonical_json(material)
 
 
@@ -164,8 +181,14 @@ def sign_receipt(
         )
     who = _check_answered_by(answered_by)
     when = _check_at(datetime.now(UTC) if at is None else at)
+    addressing = addressing_json(request) or None
     material = _signed_material(
-        version=RECEIPT_VERSION, request=request, response=response, answered_by=who, answered_at=when
+        version=RECEIPT_VERSION,
+        request=request,
+        response=response,
+        answered_by=who,
+        answered_at=when,
+        addressing=addressing,
     )
     return AnswerReceipt(
         request_id=request.id,
@@ -175,6 +198,7 @@ def sign_receipt(
         answered_by=who,
         answered_at=when,
         signature=hmac_hex(raw_key, material),
+        addressing=addressing,
     )
 
 
@@ -203,6 +227,13 @@ def verify_receipt(
         raise SignatureError('the receipt was signed for other questions (edited or reordered)')
     if not same(receipt.response_sha256, _response_sha256(response)):
         raise SignatureError('the receipt was signed for another response')
+    if receipt.addressing is not None and canonical_json(receipt.addressing) != canonical_json(
+        addressing_json(request)
+    ):
+        raise SignatureError(
+            'the receipt was signed for a question addressed to others or asked from elsewhere '
+            '(its audience or context differ)'
+        )
     try:
         material = _signed_material(
             version=receipt.version,
@@ -210,6 +241,7 @@ def verify_receipt(
             response=response,
             answered_by=receipt.answered_by,
             answered_at=_check_at(receipt.answered_at),
+            addressing=receipt.addressing,
         )
     except (TypeError, ValueError) as error:
         raise SignatureError(f'the receipt cannot be checked: {error}') from None
@@ -256,6 +288,8 @@ def receipt_to_json(receipt: AnswerReceipt) -> dict[str, Any]:
     }
     if receipt.version != _LEGACY_VERSION:
         data['run_id'] = receipt.run_id
+    if receipt.addressing is not None:
+        data['addressing'] = receipt.addressing
     return data
 
 
@@ -267,6 +301,9 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
     if not isinstance(data, dict):
         raise ValueError(f'a receipt is a JSON object, not {type(data).__name__}')
     fields: dict[str, Any] = dict(data)  # pyright: ignore[reportUnknownArgumentType]
+    addressing = fields.pop('addressing', None)
+    if addressing is not None and not isinstance(addressing, dict):
+        raise ValueError('the receipt field addressing is not an object')
     legacy = type(fields.get('version')) is int and fields.get('version') == _LEGACY_VERSION
     expected = _LEGACY_FIELDS if legacy else _FIELDS
     missing = [name for name in expected if name not in fields]
@@ -298,6 +335,7 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
         answered_by=fields['answered_by'],
         answered_at=answered_at.astimezone(UTC),
         signature=fields['signature'],
+        addressing=cast('dict[str, Any] | None', addressing),
     )
 
 

@@ -7,7 +7,14 @@ answered however you like, and resume the run with `deferred_answer(request, res
 
 from __future__ import annotations
 
-from ._answers import RUN_ID_METADATA_KEY, RUN_STEP_METADATA_KEY, AnswerResult, ask_user_result, deferred_answer
+from ._answers import (
+    ADDRESSING_METADATA_KEY,
+    RUN_ID_METADATA_KEY,
+    RUN_STEP_METADATA_KEY,
+    AnswerResult,
+    ask_user_result,
+    deferred_answer,
+)
 
 __all__ = (
     'ask_user_result',
@@ -15,4 +22,5 @@ __all__ = (
     'deferred_answer',
     'RUN_ID_METADATA_KEY',
     'RUN_STEP_METADATA_KEY',
+    'ADDRESSING_METADATA_KEY',
 )

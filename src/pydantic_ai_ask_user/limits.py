@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._answers import MAX_ANSWERED_BY_LENGTH, MAX_CUSTOM_ANSWER_LENGTH, MAX_NOTE_LENGTH
+from ._audience import MAX_AUDIENCE, MAX_LINK_LENGTH, MAX_NAME_LENGTH, MAX_SUMMARY_LENGTH, MAX_TITLE_LENGTH
 from ._questions import (
     MAX_DESCRIPTION_LENGTH,
     MAX_HEADER_LENGTH,
@@ -24,4 +25,9 @@ __all__ = (
     'MAX_CUSTOM_ANSWER_LENGTH',
     'MAX_NOTE_LENGTH',
     'MAX_ANSWERED_BY_LENGTH',
+    'MAX_AUDIENCE',
+    'MAX_NAME_LENGTH',
+    'MAX_TITLE_LENGTH',
+    'MAX_SUMMARY_LENGTH',
+    'MAX_LINK_LENGTH',
 )

@@ -6,6 +6,7 @@ answer` work over any of them (the in-process hub, the DBOS database, Temporal w
 
 from __future__ import annotations
 
+from ._audience import addressed_to
 from ._question_store import (
     AlreadyAnsweredError,
     QuestionStore,
@@ -22,4 +23,5 @@ __all__ = (
     'UnknownRequestError',
     'AlreadyAnsweredError',
     'WithdrawnError',
+    'addressed_to',
 )

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from ask_user_support import make_request
 
-from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, QuestionWithdrawn
+from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person, QuestionContext, QuestionWithdrawn
 from pydantic_ai_ask_user.durable._db import (
     WITHDRAWN_MESSAGE,
     answer_message,
@@ -179,6 +179,32 @@ def test_a_request_of_a_run_is_stored_under_its_key_and_reads_back_with_its_tool
         read = stored[request.key].request
         assert (read.id, read.run_id, read.key, read) == ('call_0', request.run_id, request.key, request)
     assert (stored['call_0'].request.id, stored['call_0'].request.run_id) == ('call_0', None)
+
+
+def test_a_person_reads_only_the_rows_addressed_to_them_with_who_and_where(begin: Begin) -> None:
+    # The audience prefilter is SQL text (`LIKE ... ESCAPE`) both ways run; wildcards in a name match nothing else.
+    context = QuestionContext(title='Refund', agent_name='support-bot')
+    rows = {
+        'alice': replace(make_request(id='alice'), audience=('alice',), context=context),
+        'team': replace(make_request(id='team'), audience=('bob', 'team:support')),
+        'wild': replace(make_request(id='wild'), audience=('a%', 'b_b', 'c/d')),
+        'anyone': make_request(id='anyone'),
+    }
+    with begin() as conn:
+        for request in rows.values():
+            insert_pending(conn, request, 'wf')
+
+        def seen(person: Person | None) -> set[str]:
+            return {item.key for item in select_requests(conn, status='pending', visible_to=person)}
+
+        assert seen(Person('alice')) == {'alice', 'anyone'}
+        assert seen(Person('sam', groups=['team:support'])) == {'team', 'anyone'}
+        assert seen(Person('ab')) == seen(Person('bob_')) == seen(Person('c')) == {'anyone'}
+        assert seen(Person('c/d')) == {'wild', 'anyone'}
+        assert seen(Person()) == {'anyone'}
+        assert seen(Person('x', sees_all=True)) == seen(None) == set(rows)
+        [read] = select_requests(conn, request_id='alice')
+    assert (read.request.audience, read.request.context) == (('alice',), context)
 
 
 def test_a_claim_given_the_workflow_succeeds_only_while_that_workflow_waits(url: str, begin: Begin) -> None:

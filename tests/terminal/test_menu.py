@@ -427,3 +427,32 @@ def test_korean_rows_never_pass_the_width_in_cells() -> None:
     for width in (12, 20, 33, 41):
         for row in menu.render(width):
             assert cell_width(''.join(text for _, text in row)) <= width, (width, row)
+
+
+def test_the_context_is_drawn_above_the_question_cleaned_and_cut_to_a_few_rows() -> None:
+    from dataclasses import replace
+
+    from pydantic_ai_ask_user import QuestionContext
+
+    context = QuestionContext(
+        title='Refund for order 1042',
+        summary='\n'.join(f'line {n}' for n in range(10)),
+        link='https://shop.example/orders/1042',
+        agent_name='support-bot',
+    )
+    menu = Menu(replace(_request(), context=context))
+    text = _text(menu)
+    assert text.index('Refund for order 1042 · Asked by support-bot') < text.index('Which one?')
+    assert 'line 2' in text
+    assert 'line 3…' in text
+    assert 'line 4' not in text
+    assert 'https://shop.example/orders/1042' in text
+    # A context that did not come through validation (a damaged store) still puts no escape on the screen.
+    object.__setattr__(context, 'title', 'evil \x1b]0;pwned\x07 title')
+    assert '\x1b' not in _text(menu)
+    assert '\x07' not in _text(menu)
+    assert 'Asked by' in _text(Menu(replace(_request(), context=context), language='en'))
+    assert '의 질문' in _text(Menu(replace(_request(), context=context), language='ko'))
+    # What the run alone fills in (the agent's name, the conversation) is not drawn: the screen stays as it was.
+    plain = replace(_request(), context=QuestionContext(agent_name='support-bot', conversation_id='c1'))
+    assert _text(Menu(plain)) == _text(Menu(_request()))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import anyio
 import httpx
 import pytest
-from web_support import WAIT, asgi_client, ask_one, asking, bearer, multi, single
+from web_support import WAIT, asgi_client, ask_one, asking, bearer, multi, single, sse_events
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.web import WebAnswerer, serve
@@ -96,15 +94,11 @@ async def test_the_event_stream_sends_requested_and_answered_events(web: WebAnsw
             assert stream.headers['content-type'].startswith('text/event-stream')
             async with asking(web) as job:
                 await client.post(f'/api/requests/{job.request.id}/decline')
-                kind = ''
                 with anyio.fail_after(WAIT):
-                    async for line in stream.aiter_lines():
-                        if line.startswith('event:'):
-                            kind = line.partition(':')[2].strip()
-                        elif line.startswith('data:'):
-                            seen.append((kind, json.loads(line.partition(':')[2])))
-                            if kind == 'answered':
-                                break
+                    async for kind, data in sse_events(stream):
+                        seen.append((kind, data))
+                        if kind == 'answered':
+                            break
     assert [kind for kind, _ in seen] == ['requested', 'answered']
     assert seen[0][1]['request']['id'] == job.request.id  # type: ignore[index]
     assert seen[1][1] == {'id': job.request.id}

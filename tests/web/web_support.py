@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import httpx
 import waits
 from playwright.async_api import Page
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Question, QuestionOption
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
+from pydantic_ai_ask_user.store import addressed_to
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
@@ -123,6 +126,16 @@ def csrf_of(html: str) -> str:
     return found.group(1)
 
 
+async def sse_events(stream: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Each event of a server-sent event stream as it arrives: its kind (`requested`, ...) and its JSON data."""
+    kind = ''
+    async for line in stream.aiter_lines():
+        if line.startswith('event:'):
+            kind = line.partition(':')[2].strip()
+        elif line.startswith('data:'):
+            yield kind, json.loads(line.partition(':')[2])
+
+
 def bearer(web: WebAnswerer) -> dict[str, str]:
     assert web.access_token is not None
     return {'authorization': f'Bearer {web.access_token}'}
@@ -153,5 +166,5 @@ class RecordingStore(QuestionHub):
         super().__init__()
         self.records = records
 
-    async def pending_records(self) -> Sequence[Record]:
-        return self.records
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[Record]:
+        return [record for record in self.records if addressed_to(record.request, visible_to)]

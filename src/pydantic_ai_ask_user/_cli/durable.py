@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from .._answers import AskUserRequest
     from .._approvals import PendingApproval
+    from .._audience import QuestionContext
     from .._question_store import StoreError
     from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
@@ -85,11 +86,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
         description=(
             'List every question waiting in the database (or, with --temporal, in the running workflows of the '
-            'Temporal namespace), across all workflows, oldest first.'
+            'Temporal namespace), across all workflows, oldest first, with who each is for and where it comes '
+            'from. This is administrative access: whoever can read the database or reach the Temporal server '
+            'sees every question, whoever it is addressed to; --for only narrows the list.'
         ),
     )
     _add_source(pending)
     pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    pending.add_argument(
+        '--for',
+        metavar='NAME',
+        dest='for_name',
+        help=(
+            'only the questions NAME may answer: those addressed to NAME (or to one of the --group names) and '
+            'the unaddressed ones. A filter, not access control'
+        ),
+    )
+    pending.add_argument(
+        '--group',
+        metavar='NAME',
+        action='append',
+        default=[],
+        help='with --for: a group NAME belongs to (repeat for several)',
+    )
 
     answer = command(
         subparsers,
@@ -565,8 +584,17 @@ def run_pending(args: argparse.Namespace) -> int:
     """List the waiting questions."""
     import anyio
 
+    from .._audience import Person
     from .approvals import approval_json, approval_lines
 
+    try:
+        who = None if args.for_name is None else Person(args.for_name, groups=args.group)
+    except (TypeError, ValueError) as error:
+        _fail(str(error))
+        return EXIT_INVALID  # a usage error, as argparse exits
+    if who is None and args.group:
+        _fail(_('--group needs --for NAME: the groups are those of the person named'))
+        return EXIT_INVALID  # a usage error, as argparse exits
     store = _open_store(args)
     if isinstance(store, str):
         _fail(store)
@@ -577,10 +605,10 @@ def run_pending(args: argparse.Namespace) -> int:
         approvals: Sequence[PendingApproval] = []
         try:
             if args.temporal is None:
-                records = await store.pending_records()
+                records = await store.pending_records(visible_to=who)
                 approvals = await cast('DBOSQuestionStore', store).pending_approvals()
             else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
-                records = await cast('TemporalQuestionStore', store).pending_waits()
+                records = await cast('TemporalQuestionStore', store).pending_waits(visible_to=who)
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
@@ -612,6 +640,7 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
     """One line of `pending --json`: the question's key (`id`), its tool call and run, the request as the model asked
     it, whether it takes notes, and its deadline.
     """
+    from .._audience import addressing_json
     from .._json import questions_to_json
 
     request = record.request
@@ -626,6 +655,8 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
         'questions': questions_to_json(request),
         'notes': request.notes,
         'deadline': None if request.deadline is None else _timestamp(request.deadline),
+        # Who may answer (absent: anyone) and where it comes from, as the model's and the application's text.
+        **addressing_json(request),
     }
     return _without_nulls(line)
 
@@ -704,6 +735,9 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
     )
     if request.deadline is not None:
         print('  ' + _('waits until {deadline}').format(deadline=_timestamp(request.deadline)))
+    if request.audience is not None:
+        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in request.audience)))
+    _print_context(request.context)
     if request.notes:
         print('  ' + _('a note may go with each answer'))
     for question in request.questions:
@@ -717,6 +751,25 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
                 # Under its label, indented, each of its lines (a description may span lines).
                 for line in option.description.split('\n'):
                     print(f'        {printable(line)}')
+
+
+def _print_context(context: QuestionContext | None) -> None:
+    """Where a question comes from, under its first line: each part made printable, the summary as written."""
+    if context is None:
+        return
+    if context.title:
+        print('  ' + printable(context.title, allow_newline=False))
+    origin = [
+        _('asked by {agent}').format(agent=printable(context.agent_name)) if context.agent_name else None,
+        _('conversation {id}').format(id=printable(context.conversation_id)) if context.conversation_id else None,
+    ]
+    if shown := [part for part in origin if part]:
+        print('  ' + ' · '.join(shown))
+    if context.link:
+        print('  ' + printable(context.link, allow_newline=False))
+    for line in (context.summary or '').split('\n'):
+        if line.strip():
+            print('  | ' + printable(line, allow_newline=False))
 
 
 def _cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:

@@ -17,6 +17,7 @@ from dbos import DBOS, SetWorkflowID
 from dbos import error as dbos_errors
 
 from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
+from .._audience import audience_from_json, context_from_json, context_to_json
 from ._db import (
     DEFAULT_DATABASE_URL,
     WITHDRAWN_MESSAGE,
@@ -242,6 +243,8 @@ class DBOSAnswerer:
                     timeout,
                     identity.tool_call_id,
                     identity.run_id,
+                    None if identity.audience is None else list(identity.audience),
+                    None if identity.context is None else context_to_json(identity.context),
                 )
             message = await handle.get_result()
         except dbos_errors.DBOSAwaitedWorkflowCancelledError:
@@ -335,15 +338,23 @@ async def _wait_workflow(
     timeout: float | None = None,
     tool_call_id: str | None = None,
     run_id: str | None = None,
+    audience: list[str] | None = None,
+    context: dict[str, str] | None = None,
 ) -> str | None:
     """The wait of a `DBOSAnswerer` called outside any workflow: the answer's message, or `None` on timeout.
 
     `questions` is the request as `encode_request` wrote it, published as is: its caller validated it. `key` is the
     request's key; `tool_call_id` and `run_id` are new arguments, which waits started by earlier versions (whose key
-    was the tool call id) do not have.
+    was the tool call id) do not have; `audience` and `context` (as JSON values) newer still.
     """
     answerer = _answerer_for(database_url, recheck_seconds)
     workflow_id = DBOS.workflow_id
     assert workflow_id is not None
-    identity = Identity(key=key, tool_call_id=key if tool_call_id is None else tool_call_id, run_id=run_id)
+    identity = Identity(
+        key=key,
+        tool_call_id=key if tool_call_id is None else tool_call_id,
+        run_id=run_id,
+        audience=audience_from_json(audience),
+        context=context_from_json(context),
+    )
     return await answerer._wait_in_workflow(identity, questions, workflow_id, timeout)  # pyright: ignore[reportPrivateUsage]

@@ -142,6 +142,8 @@ requests_table = sa.Table(
     sa.Column('answered_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
     sa.Column('run_id', sa.Text(), nullable=True),
     sa.Column('tool_call_id', sa.Text(), nullable=True),
+    sa.Column('audience', sa.Text(), nullable=True),
+    sa.Column('context', sa.Text(), nullable=True),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
@@ -154,6 +156,11 @@ it keeps its address. A request without a run is stored the same way (its key is
 `answered_by` is who answered (`AskUserResponse.answered_by`), set with the answer; `NULL` while pending, when
 withdrawn, and when the answer did not say. Databases made before these columns existed get them at start-up
 (`ensure_columns`).
+
+`audience` is who may answer (`AskUserRequest.audience`) as a JSON list of names, `NULL` for a question anyone may
+answer; `context` is `AskUserRequest.context` as a JSON object, `NULL` for none. Columns of their own, not part of
+`questions`, so an earlier version reading a row still decodes its questions (it cannot filter by audience, though:
+upgrade every inbox before addressing questions).
 """
 
 event_requests_table = sa.Table(

@@ -16,7 +16,8 @@ import anyio.to_thread
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
-from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._audience import Person
+from .._question_store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._inbox import completed_results, event_topic
 from ._sql import (
     DEFAULT_DATABASE_URL,
@@ -147,17 +148,18 @@ class DBOSQuestionStore:
     async def _in_thread(self, function: Callable[[], _T]) -> _T:
         return await anyio.to_thread.run_sync(function)
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, across all workflows, oldest first."""
-        return [stored.request for stored in await self.pending_records()]
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, across all workflows, oldest first; only `visible_to`'s, if given."""
+        return [stored.request for stored in await self.pending_records(visible_to=visible_to)]
 
-    async def pending_records(self) -> Sequence[StoredRequest]:
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[StoredRequest]:
         """Every waiting request with its workflow id and the time it was asked, oldest first.
 
         A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
-        rather than shown: nobody is waiting for its answer any more.
+        rather than shown: nobody is waiting for its answer any more. With `visible_to`, only the requests
+        addressed to that person (or to nobody in particular) are read.
         """
-        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending')))
+        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending', visible_to=visible_to)))
 
     def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
         ended = self._ended_workflows({record.workflow_id for record in records})
@@ -204,7 +206,12 @@ class DBOSQuestionStore:
         return True
 
     def _select(
-        self, *, status: Status | None = None, request_id: str | None = None, request_ids: Sequence[str] | None = None
+        self,
+        *,
+        status: Status | None = None,
+        request_id: str | None = None,
+        request_ids: Sequence[str] | None = None,
+        visible_to: Person | None = None,
     ) -> list[StoredRequest]:
         database = self._connect()
         if not self._table_ready(database):
@@ -212,7 +219,12 @@ class DBOSQuestionStore:
         with database.connect() as conn:
             # Each request is decoded (and validated) once, the first time this store reads it.
             return select_requests(
-                conn, status=status, request_id=request_id, request_ids=request_ids, decoded=self._decoded
+                conn,
+                status=status,
+                request_id=request_id,
+                request_ids=request_ids,
+                decoded=self._decoded,
+                visible_to=visible_to,
             )
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
@@ -391,7 +403,7 @@ class DBOSQuestionStore:
             ):
                 status = request_status(conn, request_id)
                 if status != 'pending':
-                    _raise_for_status(request_id, status)
+                    _raise_for_status(request_id, status, stored.request)
                 raise _WorkflowEnded(stored)
         # In the same transaction: the answers are recorded and sent together, or not at all.
         if token is None:
@@ -509,13 +521,18 @@ def _not_claimed(look_up: Callable[[str], StoredApproval], key: str) -> Exceptio
 
 
 def _raise_unless_pending(stored: StoredRequest) -> None:
-    _raise_for_status(stored.key, stored.status)
+    _raise_for_status(stored.key, stored.status, stored.request)
 
 
-def _raise_for_status(request_id: str, status: Status | None) -> None:
+def _raise_for_status(request_id: str, status: Status | None, request: AskUserRequest | None = None) -> None:
     if status == 'answered':
-        raise AlreadyAnsweredError(request_id)
+        raise _about(AlreadyAnsweredError(request_id), request)
     if status == 'withdrawn':
-        raise WithdrawnError(request_id)
+        raise _about(WithdrawnError(request_id), request)
     if status is None:
         raise UnknownRequestError(request_id)
+
+
+def _about(error: StoreError, request: AskUserRequest | None) -> StoreError:
+    """`error`, saying whom `request` was for when it is known."""
+    return error if request is None else error.for_audience(request.audience)

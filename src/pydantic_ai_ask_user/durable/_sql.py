@@ -20,6 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
 from .._approvals import ApprovalDecision, PendingApproval
+from .._audience import (
+    Person,
+    QuestionContext,
+    addressed_to,
+    audience_from_json,
+    context_from_json,
+    context_to_json,
+)
 from .._json import questions_to_json, response_from_json, response_to_json
 
 if TYPE_CHECKING:
@@ -57,6 +65,7 @@ __all__ = (
     'insert_pending',
     'insert_encoded',
     'select_requests',
+    'audience_condition',
     'publication',
     'status_and_response',
     'request_status',
@@ -117,7 +126,13 @@ ApprovalStatus = Literal['pending', 'decided', 'withdrawn']
 DBOS_TABLE = 'workflow_status'
 """A table every DBOS system database has, in the `dbos` schema on PostgreSQL and in the file on SQLite."""
 
-ADDED_COLUMNS = (('answered_by', f'VARCHAR({ANSWERED_BY_LENGTH})'), ('run_id', 'TEXT'), ('tool_call_id', 'TEXT'))
+ADDED_COLUMNS = (
+    ('answered_by', f'VARCHAR({ANSWERED_BY_LENGTH})'),
+    ('run_id', 'TEXT'),
+    ('tool_call_id', 'TEXT'),
+    ('audience', 'TEXT'),
+    ('context', 'TEXT'),
+)
 """The columns of the questions table that earlier versions did not create, with their SQL types, added to their
 databases at start-up (`ensure_columns`): the types `_db.requests_table` declares them with."""
 
@@ -288,10 +303,22 @@ class Identity:
     run_id: str | None = None
     """`AskUserRequest.run_id`: the run that asked, or `None` for a request that belongs to no run."""
 
+    audience: tuple[str, ...] | None = None
+    """`AskUserRequest.audience`: who may answer, or `None` for anyone."""
+
+    context: QuestionContext | None = None
+    """`AskUserRequest.context`: where the question comes from, or `None`."""
+
     @classmethod
     def of(cls, request: AskUserRequest) -> Identity:
         """The identity of `request`."""
-        return cls(key=request.key, tool_call_id=request.id, run_id=request.run_id)
+        return cls(
+            key=request.key,
+            tool_call_id=request.id,
+            run_id=request.run_id,
+            audience=request.audience,
+            context=request.context,
+        )
 
 
 def insert_pending(conn: Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending') -> None:
@@ -313,17 +340,23 @@ def insert_encoded(
         'updated_at': now,
         'run_id': identity.run_id,
         'tool_call_id': identity.tool_call_id,
+        # Who may answer, as a JSON list of names (ASCII, so the `LIKE` of `select_requests` matches escapes as
+        # written), and where the question comes from, as a JSON object; `NULL` for none.
+        'audience': None if identity.audience is None else json.dumps(list(identity.audience), ensure_ascii=True),
+        'context': None if identity.context is None else json.dumps(context_to_json(identity.context)),
     }
     _execute(
         conn,
         f'INSERT INTO {TABLE_NAME} (id, workflow_id, questions, status, response, created_at, updated_at, run_id, '
-        'tool_call_id) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, :updated_at, :run_id, '
-        ':tool_call_id) ON CONFLICT (id) DO NOTHING',
+        'tool_call_id, audience, context) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, '
+        ':updated_at, :run_id, :tool_call_id, :audience, :context) ON CONFLICT (id) DO NOTHING',
         values,
     )
 
 
-_REQUEST_COLUMNS = 'id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id'
+_REQUEST_COLUMNS = (
+    'id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id, audience, context'
+)
 """The columns a question is read back from, in the order `decode_row` takes them."""
 
 
@@ -334,14 +367,19 @@ def select_requests(
     request_id: str | None = None,
     request_ids: Sequence[str] | None = None,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
+    visible_to: Person | None = None,
 ) -> list[StoredRequest]:
     """The decoded rows with this status, this key or these keys (all when no filter is given), oldest first.
 
     `decoded` holds requests decoded before, by key: a row's questions never change once published, so a
     request found there is not decoded (and validated) again, and one decoded here is added to it.
+    `visible_to`: only the rows that person may see (`addressed_to`); `None` for all of them.
     """
     conditions: list[str] = []
     parameters: dict[str, Any] = {}
+    if (audience := audience_condition(visible_to)) is not None:
+        conditions.append(audience[0])
+        parameters |= audience[1]
     if status is not None:
         conditions.append('status = :status')
         parameters['status'] = status
@@ -358,12 +396,36 @@ def select_requests(
     query = f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME}{where} ORDER BY created_at, id'
     rows = _execute(conn, query, parameters).fetchall()
     if decoded is None:
-        return [decode_row(row) for row in rows]
-    stored: list[StoredRequest] = []
-    for row in rows:
-        stored.append(decode_row(row, decoded.get(row[0])))
-        decoded[row[0]] = stored[-1].request
-    return stored
+        stored = [decode_row(row) for row in rows]
+    else:
+        stored: list[StoredRequest] = []
+        for row in rows:
+            stored.append(decode_row(row, decoded.get(row[0])))
+            decoded[row[0]] = stored[-1].request
+    return stored if visible_to is None else [one for one in stored if addressed_to(one.request, visible_to)]
+
+
+def audience_condition(visible_to: Person | None) -> tuple[str, dict[str, Any]] | None:
+    """The SQL prefilter of the rows `visible_to` may see, and its parameters; `None` when every row is theirs.
+
+    The `audience` column holds a JSON list of names: a row is kept when it is `NULL` (anyone may answer) or its
+    text holds one of the person's names, quoted as JSON writes it. A prefilter only (a name may be found inside
+    another's quoted text): the exact test is `addressed_to`, on the decoded rows. Plain `LIKE` with an escape
+    character, so it reads the same on SQLite and PostgreSQL.
+    """
+    if visible_to is None or visible_to.sees_all:
+        return None
+    parameters = {
+        f'audience_{index}': '%' + _like_escaped(json.dumps(name)) + '%'
+        for index, name in enumerate(sorted(visible_to.names))
+    }
+    likes = [f"audience LIKE :{key} ESCAPE '/'" for key in parameters]
+    return '(' + ' OR '.join(['audience IS NULL', *likes]) + ')', parameters
+
+
+def _like_escaped(text: str) -> str:
+    """`text` matched literally by `LIKE ... ESCAPE '/'`."""
+    return text.replace('/', '//').replace('%', '/%').replace('_', '/_')
 
 
 def _one(conn: Connection, query: str, parameters: dict[str, Any]) -> Any:
@@ -731,13 +793,20 @@ def decode_row(row: Sequence[Any], request: AskUserRequest | None = None) -> Sto
     """The decoded form of one row of `_REQUEST_COLUMNS`; given `request` (its questions, decoded before), not decoded
     again.
     """
-    request_id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id = row
+    (request_id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id) = row[:9]
+    audience, context = row[9:]  # who may answer and where it comes from, as JSON text
     decoded = decode_response(response) if response is not None else None
     if decoded is not None and decoded.answered_by is None and answered_by is not None:
         decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
     if request is None:
         # Rows of earlier versions have neither: their id is the tool call id, and the request belongs to no run.
         request = decode_request(questions, tool_call_id or request_id, run_id=run_id or None)
+        if audience is not None or context is not None:
+            request = replace(
+                request,
+                audience=None if audience is None else audience_from_json(_json_value(audience)),
+                context=None if context is None else context_from_json(_json_value(context)),
+            )
     return StoredRequest(
         request=request,
         workflow_id=workflow_id,
@@ -746,6 +815,17 @@ def decode_row(row: Sequence[Any], request: AskUserRequest | None = None) -> Sto
         created_at=float(created_at),
         answered_by=answered_by if answered_by is not None else decoded.answered_by if decoded is not None else None,
     )
+
+
+def _json_value(text: str) -> object:
+    """The JSON value of a column written by this module; the text itself when it is not JSON (a damaged row).
+
+    Never `None` for a damaged audience: `audience_from_json` reads anything but a list of names as "nobody".
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def encode_request(request: AskUserRequest) -> str:

@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from pydantic_ai.exceptions import UserError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._audience import addressing_json, with_addressing
 from .._json import ResponseJSON, questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -168,6 +169,7 @@ async def _publish(flow_run_id: UUID, request: AskUserRequest) -> None:
         'run_step': request.run_step,
         'notes': request.notes,
         'questions': questions_to_json(request),
+        **addressing_json(request),
     }
     try:
         await acreate_flow_run_input(key=_question_key(request.key), value=value, flow_run_id=flow_run_id)
@@ -208,13 +210,14 @@ def _request_from_stored(stored: Any) -> AskUserRequest:
         raise ValueError('the stored question is not a JSON object')
     data = cast(dict[str, Any], stored)
     run_id, run_step, notes = data.get('run_id'), data.get('run_step'), data.get('notes', False)
-    return AskUserRequest.from_tool_args(
+    request = AskUserRequest.from_tool_args(
         {'questions': data.get('questions')},
         id=str(data.get('id')),
         notes=notes if isinstance(notes, bool) else False,
         run_id=run_id if isinstance(run_id, str) else None,
         run_step=run_step if isinstance(run_step, int) and not isinstance(run_step, bool) else None,
     )
+    return with_addressing(request, data)
 
 
 async def answer_question(flow_run_id: UUID | str, request: AskUserRequest, response: AskUserResponse) -> None:

@@ -22,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._audience import Person, addressed_to
 from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._visibility import (
     EVENTS_MEMO,
@@ -153,13 +154,17 @@ class TemporalQuestionStore:
                 raise ConnectionError(f'cannot connect to the Temporal server at {self.address}: {error}') from error
         return self._connected
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every question waiting for an answer, across the namespace's running workflows, oldest first."""
-        return [record.request for record in await self.pending_records()]
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every question waiting for an answer, across the namespace's running workflows, oldest first.
 
-    async def pending_records(self) -> Sequence[TemporalRecord]:
-        """Every waiting question with its workflow and when it was asked, oldest first."""
-        return [record for record in await self.pending_waits() if isinstance(record, TemporalRecord)]
+        With `visible_to`, only the questions that person may see (`addressed_to`).
+        """
+        return [record.request for record in await self.pending_records(visible_to=visible_to)]
+
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[TemporalRecord]:
+        """Every waiting question with its workflow and when it was asked, oldest first; `visible_to`'s, if given."""
+        waits = await self.pending_waits(visible_to=visible_to)
+        return [record for record in waits if isinstance(record, TemporalRecord)]
 
     async def pending_events(self) -> Sequence[TemporalEventRecord]:
         """Every listed external event waiting (`TemporalExternalEvents`: `RequestInput` approvals and deferred
@@ -167,14 +172,22 @@ class TemporalQuestionStore:
         """
         return [record for record in await self.pending_waits() if isinstance(record, TemporalEventRecord)]
 
-    async def pending_waits(self) -> Sequence[TemporalRecord | TemporalEventRecord]:
-        """Every waiting question and listed external event, oldest first, in one listing of the namespace."""
+    async def pending_waits(
+        self, *, visible_to: Person | None = None
+    ) -> Sequence[TemporalRecord | TemporalEventRecord]:
+        """Every waiting question and listed external event, oldest first, in one listing of the namespace.
+
+        With `visible_to`, only the questions that person may see: the audience travels in each workflow's memo
+        with the question and is filtered here, after listing. An external event is addressed to nobody in
+        particular (Pydantic AI's approvals carry no audience), so it is listed for everyone, as an unaddressed
+        question is.
+        """
         query = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
         records: list[TemporalRecord | TemporalEventRecord] = []
         async with _reaching(self):
             client = await self.connected()
             async for execution in client.list_workflows(query):
-                records.extend(_waiting(execution))
+                records.extend(record for record in _waiting(execution) if addressed_to(record.request, visible_to))
                 records.extend(waiting_events(execution))
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records

@@ -37,6 +37,7 @@ DECLINED_LINE = N_('You declined to answer.')
 STYLE = Style.from_dict(
     {
         'title': 'bold',
+        'context': 'ansibrightblack',
         'current': 'bold reverse',
         'description': 'ansibrightblack',
         'custom': 'italic',

@@ -140,6 +140,14 @@ _INDENT = 5
 """Where option descriptions and typed text start, in cells: under the label, past the marker and number."""
 
 
+CONTEXT_SUMMARY_ROWS = 4
+"""The most rows of a question's context summary the menu shows above it."""
+
+
+def _asked_by(gettext: Callable[[str], str], agent_name: str | None) -> str | None:
+    return None if agent_name is None else gettext('Asked by {agent}').format(agent=agent_name)
+
+
 def format_time_left(seconds: float) -> str:
     """`seconds` as a person reads a countdown: `4:59`, `0:07`, `1:02:03`; rounded up, never below `0:00`."""
     total = max(math.ceil(seconds), 0)
@@ -545,7 +553,7 @@ class Menu(RenamedCustomOptions):
         question = self.question
         kind = _('pick one or more') if question.multi_select else _('pick one')
         total = len(self.request.questions)
-        rows: list[Line] = []
+        rows: list[Line] = self._context_rows(width)
         title = f'{self.index + 1}/{total} {question.header} · {kind}'
         if self.waiting:
             waiting = self.translator.ngettext(
@@ -564,6 +572,28 @@ class Menu(RenamedCustomOptions):
         if self.message:
             rows.extend([('class:message', row)] for row in wrap(self.message, width))
         rows.extend([('class:help', row)] for row in wrap_parts(self._help(), HELP_SEPARATOR, width))
+        return rows
+
+    def _context_rows(self, width: int) -> list[Line]:
+        """Where the question comes from, above it: its title and agent, a few rows of its summary, its link.
+
+        The summary is shown as written (no Markdown is drawn in a terminal), cut to `CONTEXT_SUMMARY_ROWS` rows.
+        Every part is cleaned by `wrap`, as model-written text: it is the application's, but may hold anyone's words.
+        Only a context the application wrote (a title, a summary or a link) is shown: the person at a terminal runs
+        the agent themselves, and the agent's name and conversation id alone would be a row of noise on every question.
+        """
+        context = self.request.context
+        if context is None or not (context.title or context.summary or context.link):
+            return []
+        head = [part for part in (context.title, _asked_by(self._, context.agent_name)) if part]
+        rows: list[Line] = [[('class:context', row)] for row in wrap(' · '.join(head), width)] if head else []
+        if context.summary:
+            summary = wrap(context.summary, width)
+            if len(summary) > CONTEXT_SUMMARY_ROWS:
+                summary = [*summary[: CONTEXT_SUMMARY_ROWS - 1], summary[CONTEXT_SUMMARY_ROWS - 1][: width - 1] + '…']
+            rows.extend([('class:context', row)] for row in summary)
+        if context.link:
+            rows.extend([('class:context', row)] for row in wrap(context.link, width))
         return rows
 
     def _add_time_left(self, rows: list[Line], width: int) -> None:

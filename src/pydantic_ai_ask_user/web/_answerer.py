@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import urllib.parse
+from collections.abc import Collection
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
@@ -141,11 +142,14 @@ class WebAnswerer:
         while self._sending:
             await asyncio.gather(*self._sending, return_exceptions=True)
 
-    def login_url(self, base_url: str, request_id: str | None = None, *, name: str | None = None) -> str:
+    def login_url(
+        self, base_url: str, request_id: str | None = None, *, name: str | None = None, groups: Collection[str] = ()
+    ) -> str:
         """A one-time link for a person: `base_url` is where `app` is served (`http://127.0.0.1:8000/ask/`).
 
         The link signs the browser in and opens the inbox, or the form of `request_id`: a request's `key`
         (not its tool call id, which another run may repeat). `name` is who the link is for: the answers
-        sent from the browser that opens it carry it as `answered_by`.
+        sent from the browser that opens it carry it as `answered_by`, and it sees the questions addressed to
+        `name` or one of `groups` (`AskUser(audience=...)`), and the unaddressed ones.
         """
-        return base_url.rstrip('/') + '/' + self.app.login_path(request_id, name=name)
+        return base_url.rstrip('/') + '/' + self.app.login_path(request_id, name=name, groups=groups)

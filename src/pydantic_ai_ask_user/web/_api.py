@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -12,12 +12,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pydantic_ai_ask_user import AskUserResponse
-from pydantic_ai_ask_user.store import StoreError, StoreEvent
+from pydantic_ai_ask_user import AskUserResponse, Person
+from pydantic_ai_ask_user.store import StoreError, StoreEvent, addressed_to
 
 from ._context import AppContext, log_unreachable, unreachable
 from ._rows import InboxRow, inbox_rows
-from ._security import answered_by
+from ._security import answered_by, person
 from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
 
 __all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
@@ -36,13 +36,13 @@ class Api:
 
     async def list(self, request: Request) -> Response:
         """`GET /api/requests`: every waiting request, oldest first, with when and by which run it was asked."""
-        rows = await inbox_rows(self.context.store)
+        rows = await inbox_rows(self.context.store, person(request))
         return JSONResponse({'requests': [_row_json(row) for row in rows]})
 
     async def get(self, request: Request) -> Response:
         """`GET /api/requests/<id>`: one waiting request."""
         try:
-            return JSONResponse(request_json(await self.context.get(request.path_params['id'])))
+            return JSONResponse(request_json(await self.context.get(request.path_params['id'], person(request))))
         except StoreError as error:
             return store_error(error)
 
@@ -56,7 +56,7 @@ class Api:
             )
         except BadBody as error:
             return _bad_body(error)
-        return await self._respond(request.path_params['id'], replace(response, answered_by=answered_by(request)))
+        return await self._respond(request, replace(response, answered_by=answered_by(request)))
 
     async def decline(self, request: Request) -> Response:
         """`POST /api/requests/<id>/decline`: decline, with no body or `{}`."""
@@ -73,7 +73,7 @@ class Api:
         except BadBody as error:
             return _bad_body(error)
         declined = AskUserResponse(cancelled=True, answered_by=answered_by(request))
-        return await self._respond(request.path_params['id'], declined)
+        return await self._respond(request, declined)
 
     async def events(self, request: Request) -> Response:
         """`GET /api/events`: Server-Sent Events as requests arrive, are answered or withdrawn, and `finished`."""
@@ -82,13 +82,17 @@ class Api:
         if context.finished:
             return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
         events = context.store.events()
+        who = person(request)
+        # The questions this person may see, to pass on what happens to them and nothing about any other.
+        shown = _Shown(who, await inbox_rows(context.store, who))
         waiter = anyio.Event()
         context.finish_waiters.add(waiter)
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
             try:
                 while (event := await _next_event(events, waiter)) is not None:
-                    yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
+                    if shown.passes(event):
+                        yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
                 if context.finished:
                     yield finished
             except Exception as error:
@@ -103,16 +107,47 @@ class Api:
 
         return EventSourceResponse(stream(), ping=15, headers={'cache-control': 'no-store'})
 
-    async def _respond(self, request_id: str, response: AskUserResponse) -> Response:
+    async def _respond(self, request: Request, response: AskUserResponse) -> Response:
+        request_id = request.path_params['id']
+        who = person(request)
         try:
-            # The store looks the request up and checks the response against it: one lookup, by key.
             self.context.check_id(request_id)
+            if not who.sees_all:
+                await self.context.get(request_id, who)  # someone else's question is unknown, as the list says
+            # The store looks the request up and checks the response against it.
             await self.context.store.respond(request_id, response)
         except StoreError as error:
             return store_error(error)
         except ValueError as error:
             return error_json(422, 'invalid_answer', str(error))
         return JSONResponse({'id': request_id, 'status': 'declined' if response.cancelled else 'answered'})
+
+
+class _Shown:
+    """Which events of the store one person's event stream passes on: those about the questions they may see.
+
+    A `requested` event passes when the question is addressed to them (or to nobody in particular); an answered
+    or withdrawn one only for a question that was on their list or passed as requested, so the stream never
+    names a question of someone else's, not even by its id.
+    """
+
+    def __init__(self, who: Person, rows: Sequence[InboxRow]) -> None:
+        self.who = who
+        self.keys = {row.request.key for row in rows}
+
+    def passes(self, event: StoreEvent) -> bool:
+        """Whether `event` may go to this person."""
+        if self.who.sees_all:
+            return True
+        if event.kind == 'requested':
+            if event.request is None or not addressed_to(event.request, self.who):
+                return False
+            self.keys.add(event.request_id)
+            return True
+        if event.request_id not in self.keys:
+            return False
+        self.keys.discard(event.request_id)
+        return True
 
 
 def refused(verdict: Literal['unauthenticated', 'forbidden']) -> Response:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 from urllib.parse import urlencode
 
@@ -122,20 +122,23 @@ class AskUserApp:
         """Whether `finish` was called: the server is about to stop, and every page says so."""
         return self._context.finished
 
-    def login_path(self, request_id: str | None = None, *, name: str | None = None) -> str:
+    def login_path(
+        self, request_id: str | None = None, *, name: str | None = None, groups: Collection[str] = ()
+    ) -> str:
         """A one-time login link, relative to where the app is mounted: `login?code=...`.
 
         The browser that opens it gets a session cookie and lands on the inbox, or on the form of
         `request_id` (a request's `key`, as in every URL of the app). `name` is who the link is for: the
         answers sent from that session are recorded as answered by `name` (`ValueError` if it is not one
-        printable line of at most 200 characters).
+        printable line of at most 200 characters). The session sees the questions addressed to `name` or one of
+        `groups` (`AskUser(audience=...)`) and the unaddressed ones; a link without a name sees only those.
         With an `authorize` hook there is nothing to log in to: the inbox or form path.
         """
         gate = self._context.gate
         target = f'requests/{request_id}' if request_id is not None else ''
         if gate.authorize is not None:
             return target
-        query = {'code': gate.new_login_code(name)}
+        query = {'code': gate.new_login_code(name, groups=groups)}
         if target:
             query['next'] = target
         return f'login?{urlencode(query)}'

@@ -8,10 +8,11 @@ import re
 import anyio
 from starlette.requests import Request
 
-from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user import AskUserRequest, Person
+from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._text import printable
-from pydantic_ai_ask_user.store import QuestionStore, UnknownRequestError
+from pydantic_ai_ask_user.store import QuestionStore, StoreError, UnknownRequestError, addressed_to
 
 from ._options import WebOptions
 from ._security import Gate, wants_json
@@ -49,10 +50,24 @@ class AppContext:
         self.finish_waiters: set[anyio.Event] = set()
         """One event per open event stream, set when the server finishes."""
 
-    async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request `request_id`; a `StoreError` when it is not waiting (an odd id is simply unknown)."""
+    async def get(self, request_id: str, who: Person) -> AskUserRequest:
+        """The pending request `request_id` if `who` may see it; a `StoreError` when it is not waiting.
+
+        A request addressed to someone else is unknown (`UnknownRequestError`, the very error of a missing one,
+        never one that says it exists), whether it waits, was answered or was withdrawn; so is an odd id.
+        """
         self.check_id(request_id)
-        return await self.store.get(request_id)
+        try:
+            request = await self.store.get(request_id)
+        except UnknownRequestError:
+            raise
+        except StoreError as error:
+            if error.audience_known and not audience_includes(error.audience, who):
+                raise UnknownRequestError(request_id) from None
+            raise
+        if not addressed_to(request, who):
+            raise UnknownRequestError(request_id)
+        return request
 
     @staticmethod
     def check_id(request_id: str) -> None:

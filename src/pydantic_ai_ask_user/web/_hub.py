@@ -12,9 +12,16 @@ from typing import Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn, check_response
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
 from pydantic_ai_ask_user.checks import check_same_questions
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from pydantic_ai_ask_user.store import (
+    AlreadyAnsweredError,
+    StoreError,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    addressed_to,
+)
 
 __all__ = ('QuestionHub', 'HubRecord', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
 
@@ -77,6 +84,9 @@ class QuestionHub:
         self._pending: dict[str, _Waiting] = {}
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
         self._answered: dict[str, tuple[AskUserRequest, AskUserResponse]] = {}
+        # Whom the remembered finished questions were for (the audience only, not the request: it is kept for
+        # as long as the outcome), so an error about one can say so and a front end hide it from anyone else.
+        self._finished_audiences: dict[str, tuple[str, ...] | None] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -103,6 +113,7 @@ class QuestionHub:
                 check_same_questions(request, stored)
                 return response
             self._finished.pop(key, None)
+            self._finished_audiences.pop(key, None)
             waiting = _Waiting(request)
             self._pending[key] = waiting
             self._publish(StoreEvent('requested', key, request))
@@ -119,7 +130,7 @@ class QuestionHub:
             waiting.askers -= 1
             if waiting.response is None and waiting.withdrawn is None and not waiting.askers:
                 del self._pending[key]
-                self._finish(key, 'withdrawn')
+                self._finish(key, 'withdrawn', waiting.request)
         if waiting.withdrawn is not None:
             raise QuestionWithdrawn(waiting.withdrawn)
         response = waiting.response
@@ -131,13 +142,17 @@ class QuestionHub:
         """How many requests are waiting."""
         return len(self._pending)
 
-    async def pending(self) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, oldest first."""
-        return tuple(waiting.request for waiting in self._pending.values())
+    async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
+        """Every request waiting for an answer, oldest first; with `visible_to`, only those that person may see."""
+        return tuple(waiting.request for waiting in self._pending.values() if addressed_to(waiting.request, visible_to))
 
-    async def pending_records(self) -> Sequence[HubRecord]:
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[HubRecord]:
         """Every waiting request with when it was first asked, oldest first (the inbox shows the time)."""
-        return tuple(HubRecord(waiting.request, waiting.created_at) for waiting in self._pending.values())
+        return tuple(
+            HubRecord(waiting.request, waiting.created_at)
+            for waiting in self._pending.values()
+            if addressed_to(waiting.request, visible_to)
+        )
 
     async def get(self, request_id: str) -> AskUserRequest:
         """The pending request whose `key` is `request_id`; the store errors when it is not pending."""
@@ -164,7 +179,7 @@ class QuestionHub:
         self._pending.clear()
         for waiting in withdrawn:
             waiting.withdrawn = reason
-            self._finish(waiting.request.key, 'withdrawn')
+            self._finish(waiting.request.key, 'withdrawn', waiting.request)
             waiting.done.set()
         return len(withdrawn)
 
@@ -185,9 +200,9 @@ class QuestionHub:
             return waiting
         outcome = self._finished.get(request_id)
         if outcome == 'answered':
-            raise AlreadyAnsweredError(request_id)
+            raise _with_audience(AlreadyAnsweredError(request_id), self._finished_audiences, request_id)
         if outcome == 'withdrawn':
-            raise WithdrawnError(request_id)
+            raise _with_audience(WithdrawnError(request_id), self._finished_audiences, request_id)
         raise UnknownRequestError(request_id)
 
     def _finish(
@@ -199,12 +214,15 @@ class QuestionHub:
     ) -> None:
         if self._remember:
             self._finished[request_id] = outcome
+            if request is not None:
+                self._finished_audiences[request_id] = request.audience
             if request is not None and response is not None:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
             while len(self._finished) > self._remember:
                 forgotten, _ = self._finished.popitem(last=False)
                 self._answered.pop(forgotten, None)
+                self._finished_audiences.pop(forgotten, None)
         self._publish(StoreEvent(outcome, request_id))
 
     def _publish(self, event: StoreEvent) -> None:
@@ -220,6 +238,11 @@ class QuestionHub:
     def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
         self._subscribers.discard(send)
         send.close()
+
+
+def _with_audience(error: StoreError, audiences: dict[str, tuple[str, ...] | None], request_id: str) -> StoreError:
+    """`error`, saying whom the request was for when the hub remembers it."""
+    return error.for_audience(audiences[request_id]) if request_id in audiences else error
 
 
 def _landed_despite() -> bool:

@@ -23,6 +23,7 @@ from ._security import (
     cookie_name,
     csrf_cookie,
     new_csrf_cookie,
+    person,
 )
 from ._templates import render
 
@@ -66,7 +67,7 @@ class Pages:
 
     async def inbox(self, request: Request) -> Response:
         """`GET /`: the waiting questions."""
-        rows = await inbox_rows(self.context.store)
+        rows = await inbox_rows(self.context.store, person(request))
         _ = language(request).gettext
         return self.page(
             request,
@@ -158,7 +159,7 @@ class Pages:
         """A fresh session for the browser, as the one the link was for, and a redirect to `target`."""
         response = RedirectResponse(base_path(request) + target, status_code=303)
         session_name = cookie_name(SESSION_COOKIE, request)
-        session = self.context.gate.new_session(replacing=request.cookies.get(session_name), name=redeemed.name)
+        session = self.context.gate.new_session(replacing=request.cookies.get(session_name), who=redeemed)
         response.set_cookie(session_name, session, **_cookie_options(request))
         if csrf_cookie(request) is None:
             # Kept when the browser has one: a form already open in another tab carries a token made from it.
@@ -168,10 +169,12 @@ class Pages:
     async def form(self, request: Request) -> Response:
         """`GET /requests/<id>`: the form of one waiting request."""
         try:
-            asked = await self.context.get(request.path_params['id'])
+            asked = await self.context.get(request.path_params['id'], person(request))
         except StoreError as error:
             return self.store_error(request, error)
-        return self.form_page(request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting())
+        return self.form_page(
+            request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting(request)
+        )
 
     async def submit(self, request: Request) -> Response:
         """`POST /requests/<id>`: answer or decline; the form again with its errors when the answer does not fit."""
@@ -190,7 +193,7 @@ class Pages:
             )
         fields = {key: [value for value in form.getlist(key) if isinstance(value, str)] for key in form}
         try:
-            asked = await self.context.get(request_id)
+            asked = await self.context.get(request_id, person(request))
             if _str(form.get(FIELDS.action)) == FIELDS.decline:
                 await self.context.store.respond(
                     request_id, AskUserResponse(cancelled=True, answered_by=answered_by(request))
@@ -205,7 +208,7 @@ class Pages:
                 language=t,
             )
             if result.response is None:
-                return self.form_page(request, asked, result.entered, 422, waiting=await self._waiting())
+                return self.form_page(request, asked, result.entered, 422, waiting=await self._waiting(request))
             try:
                 await self.context.store.respond(request_id, result.response)
             except ValueError as error:
@@ -215,7 +218,7 @@ class Pages:
                     result.entered,
                     422,
                     form_error=_('The answer was refused: {reason}').format(reason=error),
-                    waiting=await self._waiting(),
+                    waiting=await self._waiting(request),
                 )
         except AlreadyAnsweredError as error:
             # Another tab (or person) won the race: say so, and give back what this one wrote.
@@ -324,9 +327,9 @@ class Pages:
             html, status_code=status, headers={'content-language': t.language, 'vary': 'Accept-Language'}
         )
 
-    async def _waiting(self) -> int:
-        """How many questions are waiting, for the tab title."""
-        return len(await self.context.store.pending())
+    async def _waiting(self, request: Request) -> int:
+        """How many questions are waiting for the person, for the tab title."""
+        return len(await inbox_rows(self.context.store, person(request)))
 
 
 def language(request: Request) -> Translator:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._i18n import Translator, translator
 from pydantic_ai_ask_user._text import utc_iso
-from pydantic_ai_ask_user.store import QuestionStore
+from pydantic_ai_ask_user.store import QuestionStore, addressed_to
 
 __all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
 
@@ -85,12 +86,32 @@ class InboxRow:
         return time_left(self.request.deadline, time.time() if now is None else now)
 
 
-async def inbox_rows(store: QuestionStore) -> list[InboxRow]:
-    """The waiting requests, oldest first, with their time and run when the store has `pending_records()`."""
-    records = cast('Callable[[], Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
+async def inbox_rows(store: QuestionStore, who: Person) -> list[InboxRow]:
+    """The requests waiting for `who`, oldest first, with their time and run when the store has `pending_records()`.
+
+    The store filters (`visible_to`); the rows are checked again here, so a store that filters loosely, or one
+    written before stores took `visible_to` (it is then asked for every row), still shows nobody a question
+    addressed to someone else.
+    """
+    records = cast('Callable[..., Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
     if records is None:
-        return [InboxRow(request) for request in await store.pending()]
-    return [InboxRow(record.request, record.created_at, record.workflow_id) for record in await records()]
+        listed = await store.pending(**_filter(store.pending, who))
+        return [InboxRow(request) for request in listed if addressed_to(request, who)]
+    return [
+        InboxRow(record.request, record.created_at, record.workflow_id)
+        for record in await records(**_filter(records, who))
+        if addressed_to(record.request, who)
+    ]
+
+
+def _filter(method: Callable[..., object], who: Person) -> dict[str, Person]:
+    """`{'visible_to': who}` when `method` takes it (every store of this library does), else nothing."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    takes = any(p.name == 'visible_to' or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return {'visible_to': who} if takes else {}
 
 
 def ago(seconds: float, language: Translator | None = None) -> str:

@@ -12,7 +12,7 @@ import time
 import traceback
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qs
@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pydantic_ai_ask_user._answers import check_answered_by
 from pydantic_ai_ask_user._asgi import BodyLimit
+from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._text import printable
 
 __all__ = (
@@ -31,6 +32,7 @@ __all__ = (
     'Gate',
     'Redeemed',
     'answered_by',
+    'person',
     'SecurityHeaders',
     'BodyGuard',
     'CatchAll',
@@ -47,11 +49,13 @@ __all__ = (
     'wants_json',
 )
 
-Authorize = Callable[[Request], bool | str | Awaitable[bool | str]]
-"""A user-supplied access check: given the incoming request, may it see and answer questions?
+Authorize = Callable[[Request], bool | str | Person | Awaitable[bool | str | Person]]
+"""A user-supplied access check: given the incoming request, may it see and answer questions, and who is it?
 
-`True` lets it in; a `str` lets it in as that person (recorded as `AskUserResponse.answered_by`);
-anything else refuses it.
+A `Person` lets it in as that person, with their groups: they see and answer the questions addressed to their
+name or one of their groups (`AskUser(audience=...)`) and the unaddressed ones (`Person(sees_all=True)`: all).
+A `str` is `Person(name)`; `True` lets in someone without a name, who sees only the unaddressed questions.
+The name is recorded as `AskUserResponse.answered_by`. Anything else refuses the request.
 """
 
 CONTENT_SECURITY_POLICY = (
@@ -114,20 +118,22 @@ class Gate:
         self.default_name = default_name
         """Who an answer is recorded as when the gate knows no name: the access token, a link made without one."""
         # Digests, so a lookup leaks no timing; each maps to the name bound to the login link that made it.
-        self._sessions: OrderedDict[bytes, str | None] = OrderedDict()
+        self._sessions: OrderedDict[bytes, Redeemed] = OrderedDict()
         self._csrf_key = secrets.token_bytes(32)
-        self._codes: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._codes: OrderedDict[str, tuple[float, Redeemed]] = OrderedDict()
 
-    def new_login_code(self, name: str | None = None) -> str:
+    def new_login_code(self, name: str | None = None, *, groups: Collection[str] = ()) -> str:
         """A code for one login link: usable once, within `LOGIN_CODE_SECONDS`.
 
-        `name` is who the link is for: the session it opens records its answers as answered by `name`.
-        `ValueError` when `name` is not one printable line of at most 200 characters.
+        `name` is who the link is for: the session it opens records its answers as answered by `name`, and sees
+        the questions addressed to `name` or one of `groups` (and the unaddressed ones).
+        `ValueError` when `name` is not one printable line of at most 200 characters, or a group is not one line.
         """
         if name is not None and (problem := check_answered_by(name)) is not None:
             raise ValueError(problem)
+        who = Person(name, groups=groups)  # checks the groups
         code = secrets.token_urlsafe(24)
-        self._codes[code] = (time.monotonic() + LOGIN_CODE_SECONDS, name)
+        self._codes[code] = (time.monotonic() + LOGIN_CODE_SECONDS, Redeemed(name, frozenset(who.groups)))
         while len(self._codes) > MAX_LOGIN_CODES:
             self._codes.popitem(last=False)
         return code
@@ -137,7 +143,7 @@ class Gate:
         found = self._codes.get(code)
         if found is None or time.monotonic() >= found[0]:
             return None
-        return Redeemed(found[1])
+        return found[1]
 
     def redeem(self, code: str) -> Redeemed | None:
         """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
@@ -145,12 +151,12 @@ class Gate:
         self._codes.pop(code, None)
         return redeemed
 
-    def new_session(self, replacing: str | None = None, *, name: str | None = None) -> str:
-        """A fresh session cookie for a browser that just logged in as `name`; the one it `replaces` stops working."""
+    def new_session(self, replacing: str | None = None, *, name: str | None = None, who: Redeemed | None = None) -> str:
+        """A fresh session cookie for a browser that just logged in as `who` (or `name`); `replacing` stops working."""
         if replacing is not None:
             self._sessions.pop(_digest(replacing), None)
         session = secrets.token_urlsafe(32)
-        self._sessions[_digest(session)] = name
+        self._sessions[_digest(session)] = who if who is not None else Redeemed(name)
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
         return session
@@ -167,13 +173,20 @@ class Gate:
                         'the authorize hook returned a name that cannot be recorded (%s); access refused', problem
                     )
                     return 'forbidden'
-                request.state.ask_user_name = verdict
+                verdict = Person(verdict)
+            if isinstance(verdict, Person):
+                if verdict.name is not None and (problem := check_answered_by(verdict.name)) is not None:
+                    _log.error(
+                        'the authorize hook returned a name that cannot be recorded (%s); access refused', problem
+                    )
+                    return 'forbidden'
+                _let_in(request, verdict)
                 return 'allowed'
-            request.state.ask_user_name = None
+            _let_in(request, Person())
             return 'allowed' if verdict is True else 'forbidden'
-        verdict, name = self._credentials(request)
-        if verdict == 'allowed':
-            request.state.ask_user_name = name
+        verdict, who = self._credentials(request)
+        if verdict == 'allowed' and who is not None:
+            _let_in(request, who)
         return verdict
 
     def recognizes(self, scope: Scope) -> bool:
@@ -189,15 +202,23 @@ class Gate:
             return len(codes) == 1 and self.peek(codes[0]) is not None
         return self._credentials(Request(scope))[0] == 'allowed'
 
-    def _credentials(self, request: Request) -> tuple[Verdict, str | None]:
-        """What the token or the session cookie `request` carries says, and who it names."""
+    def _credentials(self, request: Request) -> tuple[Verdict, Person | None]:
+        """What the token or the session cookie `request` carries says, and who it lets in.
+
+        The access token is the server's own secret (what the program that started it, or an operator's JSON
+        client, holds): it sees every question. A login link lets its browser in as the person it was made for.
+        """
         token = _sent_token(request)
         if token is not None:
-            return ('allowed', self.default_name) if _same(token, self.access_token or '') else ('forbidden', None)
+            if not _same(token, self.access_token or ''):
+                return 'forbidden', None
+            return 'allowed', Person(self.default_name, sees_all=True)
         if cookie_name(SESSION_COOKIE, request) not in request.cookies:
             return 'unauthenticated', None
         identity = self.identity(request)
-        return ('forbidden', None) if identity is None else ('allowed', identity.name or self.default_name)
+        if identity is None:
+            return 'forbidden', None
+        return 'allowed', Person(identity.name or self.default_name, groups=identity.groups)
 
     def identity(self, request: Request) -> Redeemed | None:
         """Who the browser's session cookie signs it in as (a `Redeemed`), or `None` when it has no live session."""
@@ -205,7 +226,7 @@ class Gate:
         digest = None if cookie is None else _digest(cookie)
         if digest is None or digest not in self._sessions:
             return None
-        return Redeemed(self._sessions[digest])
+        return self._sessions[digest]
 
     def sent_token(self, request: Request) -> bool:
         """Whether `request` carries the access token in a header, which no cross-site page can make it send."""
@@ -228,11 +249,25 @@ class Redeemed:
     name: str | None
     """The name bound to the link (`new_login_code(name=...)`), or `None`."""
 
+    groups: frozenset[str] = frozenset()
+    """The groups bound to the link (`new_login_code(groups=...)`)."""
+
+
+def _let_in(request: Request, who: Person) -> None:
+    request.state.ask_user_person = who
+    request.state.ask_user_name = who.name
+
 
 def answered_by(request: Request) -> str | None:
     """Who `request` comes from, as the gate let it in: a link's name, the hook's, the default; never the client."""
     name = getattr(request.state, 'ask_user_name', None)
     return name if isinstance(name, str) else None
+
+
+def person(request: Request) -> Person:
+    """Who the gate let `request` in as: what they may see. Someone without a name when the gate said nothing."""
+    who = getattr(request.state, 'ask_user_person', None)
+    return who if isinstance(who, Person) else Person()
 
 
 def new_csrf_cookie() -> str:

@@ -10,6 +10,8 @@ import jinja2
 
 from pydantic_ai_ask_user.checks import printable
 
+from ._markdown import render_markdown, safe_link
+
 __all__ = ('render', 'TEMPLATES_DIR', 'STATIC_DIR')
 
 TEMPLATES_DIR = Path(__file__).parent / 'templates'
@@ -31,6 +33,9 @@ def _environment() -> jinja2.Environment:
     )
     # Strings that did not come through validation still cannot put control characters on the page.
     environment.filters['text'] = printable
+    # A context's summary is Markdown: drawn by the safe subset of `_markdown`, never as HTML; its link, only http(s).
+    environment.filters['markdown'] = render_markdown
+    environment.filters['safe_link'] = safe_link  # pyright: ignore[reportArgumentType]
     return environment
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._audience import addressing_json
 from pydantic_ai_ask_user._json import questions_to_json, response_from_json
 from pydantic_ai_ask_user.store import StoreEvent
 
@@ -28,8 +29,9 @@ def request_json(request: AskUserRequest) -> dict[str, Any]:
     every event names, since providers repeat tool call ids across runs. `tool_call_id` is the id the
     model gave the call (what chat protocols such as AG-UI and the Vercel AI SDK see), and `run_id` the
     agent run that asked, or `null` for a request of no run (its `id` is then the tool call id).
-    Only when set: `deadline`, when the wait runs out (seconds since the epoch, as `asked_at`), and
-    `notes: true` when each answer may carry a `note`.
+    Only when set: `deadline`, when the wait runs out (seconds since the epoch, as `asked_at`),
+    `notes: true` when each answer may carry a `note`, `audience` (the names it is addressed to) and `context`
+    (`{"title", "summary", "link", "agent_name", "conversation_id"}`, each when set; drawn as untrusted text).
     """
     data: dict[str, Any] = {
         'id': request.key,
@@ -41,6 +43,7 @@ def request_json(request: AskUserRequest) -> dict[str, Any]:
         data['deadline'] = request.deadline
     if request.notes:
         data['notes'] = True
+    data.update(addressing_json(request))
     return data
 
 

@@ -79,8 +79,21 @@
     // As the server draws it (InboxRow.run): the workflow, else the end of the run id, else of the tool call id.
     const name = request.run_id || request.tool_call_id || request.id;
     runId.textContent = request.run || (name.length <= SHORT_ID ? name : '…' + name.slice(-SHORT_ID));
+    const context = request.context || {};
+    if (typeof context.agent_name === 'string') {
+      const agent = document.createElement('span');
+      agent.className = 'agent';
+      agent.textContent = context.agent_name;
+      meta.append(' · ', agent);
+    }
     run.append(texts.run + ' ', runId);
     meta.append(' · ', run);
+    if (typeof context.title === 'string') {
+      const title = document.createElement('span');
+      title.className = 'title';
+      title.textContent = context.title;
+      li.append(title, '\n');
+    }
     li.append(link, '\n', meta);
     return li;
   }

@@ -1,0 +1,168 @@
+"""Who a durable question is for and where it comes from: stored in columns of their own, filtered in the store.
+
+Against real databases (SQLite, and PostgreSQL where the suite runs it): an old table gets the columns at start-up,
+each person lists only what is theirs, a name holding SQL's wildcards matches nothing else, and a damaged
+audience column hides the question from everyone but the administrative view, never shows it to all.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import sqlalchemy as sa
+from ask_user_support import make_request
+from durable_support import run_cli
+from test_answered_by_and_notes import columns, old_database
+
+from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
+from pydantic_ai_ask_user.durable import DBOSQuestionStore
+from pydantic_ai_ask_user.durable._db import (
+    TABLE_NAME,
+    create_engine,
+    ensure_table,
+    insert_pending,
+    requests_table,
+    select_requests,
+)
+
+pytestmark = pytest.mark.anyio
+
+CONTEXT = QuestionContext(
+    title='Refund for order 1042',
+    summary='The customer **wants** a refund.\n\n- paid twice',
+    link='https://support.example/tickets/1042',
+    agent_name='support-bot',
+    conversation_id='conv-7',
+)
+
+
+def _addressed(request_id: str, audience: object) -> AskUserRequest:
+    return replace(make_request(id=request_id), audience=audience, context=CONTEXT)
+
+
+def _publish(url: str, *requests: AskUserRequest) -> None:
+    """Publish `requests`, each waited on by a live workflow in DBOS's own table (made here: no DBOS runs)."""
+    engine = create_engine(url)
+    try:
+        ensure_table(engine)
+        workflows = 'workflow_status'
+        with engine.begin() as conn:
+            if engine.dialect.name == 'postgresql':
+                conn.execute(sa.text('CREATE SCHEMA IF NOT EXISTS dbos'))
+                workflows = 'dbos.workflow_status'
+            conn.execute(
+                sa.text(f'CREATE TABLE IF NOT EXISTS {workflows} (workflow_uuid TEXT PRIMARY KEY, status TEXT)')
+            )
+            for request in requests:
+                insert_pending(conn, request, f'wf-{request.id}')
+                conn.execute(sa.text(f"INSERT INTO {workflows} VALUES ('wf-{request.id}', 'PENDING')"))
+    finally:
+        engine.dispose()
+
+
+async def test_each_person_lists_only_what_is_theirs_with_its_context(database_url: str) -> None:
+    _publish(
+        database_url,
+        _addressed('for-alice', 'alice'),
+        _addressed('for-bob', ['bob']),
+        _addressed('for-billing', ['team:billing', 'carol']),
+        make_request(id='for-anyone'),
+        # SQL's wildcards in a name must not match other names: `a%` is not `alice`, `b_b` is not `bob`.
+        _addressed('for-wildcards', ['a%', 'b_b']),
+    )
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+
+        async def ids(person: Person | None) -> set[str]:
+            return {request.id for request in await store.pending(visible_to=person)}
+
+        assert await ids(Person('alice')) == {'for-alice', 'for-anyone'}
+        assert await ids(Person('bob', groups=['team:billing'])) == {'for-bob', 'for-billing', 'for-anyone'}
+        assert await ids(Person('a%')) == {'for-wildcards', 'for-anyone'}
+        assert await ids(Person('%')) == {'for-anyone'}
+        assert await ids(Person('b_b')) == {'for-wildcards', 'for-anyone'}
+        assert await ids(Person()) == {'for-anyone'}
+        everyone = {'for-alice', 'for-bob', 'for-billing', 'for-anyone', 'for-wildcards'}
+        assert await ids(Person(sees_all=True)) == everyone
+        assert await ids(None) == everyone
+        [record] = [record for record in await store.pending_records() if record.request.id == 'for-alice']
+        assert record.request.audience == ('alice',)
+        assert record.request.context == CONTEXT
+        # `get` is by key, for whoever holds it: the front ends check the audience themselves.
+        assert (await store.get(record.key)).audience == ('alice',)
+
+
+async def test_an_old_table_gets_the_columns_and_its_rows_read_as_unaddressed(database_url: str) -> None:
+    old_database(database_url)
+    assert 'audience' not in columns(database_url)
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+        record = await store.record('old-pending')
+    assert (record.request.audience, record.request.context) == (None, None)
+    assert {'audience', 'context'} <= set(columns(database_url))
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            listed = select_requests(conn, status='pending', visible_to=Person('alice'))
+    finally:
+        engine.dispose()
+    assert [stored.request.id for stored in listed] == ['old-pending']  # unaddressed: anyone's
+
+
+async def test_a_damaged_audience_hides_the_question_from_everyone_but_the_administrative_view(
+    database_url: str,
+) -> None:
+    _publish(database_url, _addressed('damaged', 'alice'))
+    engine = create_engine(database_url)
+    try:
+        for damage in ('not json', '"alice"', '[]', '{"alice": 1}'):
+            with engine.begin() as conn:
+                conn.execute(sa.update(requests_table).values(audience=damage))
+                [stored] = select_requests(conn)
+                assert stored.request.audience is not None
+                assert not Person('alice').may_see(stored.request), damage
+                assert select_requests(conn, visible_to=Person('alice')) == [], damage
+                assert len(select_requests(conn, visible_to=Person(sees_all=True))) == 1
+            with engine.begin() as conn:
+                conn.execute(
+                    sa.update(requests_table).values(context='{"title": "\\u001b[31m", "link": "javascript:x"}')
+                )
+                [stored] = select_requests(conn)
+                assert stored.request.context is None  # every field failed its check, so none is shown
+    finally:
+        engine.dispose()
+    assert TABLE_NAME in sa.inspect(create_engine(database_url)).get_table_names()
+
+
+def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_url: str) -> None:
+    _publish(database_url, _addressed('for-alice', 'alice'), make_request(id='for-anyone'))
+    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'alice', '--json'])
+    assert (code, err) == (0, '')
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line['tool_call_id'] for line in lines] == ['for-alice', 'for-anyone']
+    assert lines[0]['audience'] == ['alice']
+    assert lines[0]['context'] == {
+        'title': 'Refund for order 1042',
+        'summary': 'The customer **wants** a refund.\n\n- paid twice',
+        'link': 'https://support.example/tickets/1042',
+        'agent_name': 'support-bot',
+        'conversation_id': 'conv-7',
+    }
+    assert 'audience' not in lines[1]
+    code, out, _ = run_cli(['pending', '--db', database_url, '--for', 'bob'])
+    assert code == 0
+    assert 'for-alice' not in out
+    assert 'for-anyone' in out
+    code, out, _ = run_cli(['pending', '--db', database_url])
+    assert code == 0
+    assert 'for alice' in out
+    assert 'Refund for order 1042' in out
+    assert 'asked by support-bot · conversation conv-7' in out
+    assert '  | The customer **wants** a refund.' in out
+    assert 'https://support.example/tickets/1042' in out
+    code, _, err = run_cli(['pending', '--db', database_url, '--group', 'x'])
+    assert code == 2
+    assert '--group needs --for NAME' in err
+    code, _, err = run_cli(['pending', '--db', database_url, '--for', 'evil\x1b[2J'])
+    assert code == 2
+    assert '\x1b' not in err
