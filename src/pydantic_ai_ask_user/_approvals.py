@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ._answers import request_key
+from ._audience import QuestionContext, audience_from_json, context_from_json, context_to_json
 from ._text import describe_character, find_forbidden_character
 
 __all__ = (
@@ -79,10 +80,37 @@ class PendingApproval:
     created_at: float = 0.0
     """When the wait opened, in seconds since the epoch."""
 
+    audience: tuple[str, ...] | None = None
+    """Who may decide it, as `AskUserRequest.audience`: the names and groups it is addressed to; `None` for anyone.
+    Front ends show and accept it only from those (`audience_includes`), as they do questions."""
+
+    context: QuestionContext | None = None
+    """Where it comes from (the agent, the conversation, the application's title, summary and link), as a
+    question's `AskUserRequest.context`."""
+
     @property
     def key(self) -> str:
         """Where it is stored and decided: `approval_key(token, tool_call_id)`."""
         return approval_key(self.token, self.tool_call_id)
+
+    def addressing_json(self) -> dict[str, Any]:
+        """`{"audience": [...], "context": {...}}`, each only when set, as a question's are kept."""
+        data: dict[str, Any] = {}
+        if self.audience is not None:
+            data['audience'] = list(self.audience)
+        if self.context is not None:
+            data['context'] = context_to_json(self.context)
+        return data
+
+    @staticmethod
+    def addressing_from_json(data: object) -> dict[str, Any]:
+        """The `audience` and `context` fields `addressing_json` kept, read defensively (a tampered audience is
+        addressed to nobody, never to everyone).
+        """
+        if not isinstance(data, dict) or not data:
+            return {}
+        kept = cast(dict[str, Any], data)
+        return {'audience': audience_from_json(kept.get('audience')), 'context': context_from_json(kept.get('context'))}
 
     def args_text(self) -> str:
         """The arguments as indented JSON, for a person to read (escape it for where it is drawn)."""

@@ -174,8 +174,10 @@ class ApprovalStore(QuestionStore, Protocol):
     of one wait in one call, all or nothing.
     """
 
-    async def pending_approvals(self) -> Sequence[PendingApproval]:
-        """Every tool call waiting for approval, oldest first."""
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
+        """Every tool call waiting for approval, oldest first; with `visible_to`, only those addressed to that
+        person (`audience_includes`), as `pending` filters the questions.
+        """
         ...
 
     async def get_approval(self, key: str) -> PendingApproval:

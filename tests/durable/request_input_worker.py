@@ -17,7 +17,8 @@ or `ask-user answer`; `--timeout` bounds the wait.
 
 With `--approvals`, the model calls `deploy_to(env=..., replicas=...)` (which requires approval) as `call_0` and
 asks one question as `call_1`, the same ids in every run; `ask_through_store` publishes both, and `deploy_to`
-appends the arguments it ran with to `DIR/deployed.txt`.
+appends the arguments it ran with to `DIR/deployed.txt`. Its question is addressed to `owner-WORKFLOW_ID`, with the
+title `Release of WORKFLOW_ID`, and so is its approval (`ask_through_store` gives it its wait's question's).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 from collections.abc import AsyncIterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
@@ -46,7 +47,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user import TOOL_NAME, AskUser, QuestionContext
 from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store
 
 
@@ -125,6 +126,15 @@ def main() -> int:
 
     if args.inbox or args.approvals:
         timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
+        # With --approvals, the run's question (and so its approval) is addressed to the run's owner, in context.
+        addressing: dict[str, Any] = (
+            {
+                'audience': f'owner-{args.workflow_id}',
+                'context': QuestionContext(title=f'Release of {args.workflow_id}'),
+            }
+            if args.approvals
+            else {}
+        )
         agent = Agent(
             # Streamed, so that the run's event stream handler sees who answered.
             FunctionModel(
@@ -135,7 +145,7 @@ def main() -> int:
             capabilities=[
                 DBOSDurability(),
                 DBOSExternalEvents(database_url=args.db),
-                AskUser(answerer=None),
+                AskUser(answerer=None, **addressing),
                 RequestInput(ask=publish_then_maybe_die, timeout=timeout),
             ],
         )

@@ -18,6 +18,7 @@ from ask_user_support import wait_until
 from cli_support import run_recording
 from durable_support import RequestInputWorker, pick
 
+from pydantic_ai_ask_user import Person
 from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, ApprovalDecision, PendingApproval
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, UnknownRequestError
@@ -62,6 +63,13 @@ async def test_two_runs_with_the_same_call_ids_each_get_their_own_decision(datab
             assert first.run_id is not None
             assert first.run_id != second.run_id
             assert await store.get_approval(first.key) == first
+            # Addressed and in context as the run's question is: each owner sees only their own run's approval.
+            assert first.audience == ('owner-ri-0',)
+            assert first.context is not None
+            assert first.context.title == 'Release of ri-0'
+            assert await store.pending_approvals(visible_to=Person('owner-ri-1')) == [second]
+            assert await store.pending_approvals(visible_to=Person('mallory', groups=['ri-0'])) == []
+            assert len(await store.pending_approvals(visible_to=Person('op', sees_all=True))) == 2
             questions = {record.workflow_id: record for record in await store.pending_records()}
 
             # Edited arguments that do not fit the tool's schema: refused, saying what is wrong, nothing recorded.
@@ -131,6 +139,11 @@ async def test_ask_user_pending_shows_approvals_and_answer_decides_a_wait_all_or
         listed = await anyio.to_thread.run_sync(lambda: cli('pending'))
         assert listed.returncode == 0, listed.stderr
         assert f'{approval.key}  approval' in listed.stdout
+        assert '  for owner-ri-cli\n  Release of ri-cli\n' in listed.stdout
+        others = await anyio.to_thread.run_sync(lambda: cli('pending', '--for', 'someone-else'))
+        assert approval.key not in others.stdout
+        mine = await anyio.to_thread.run_sync(lambda: cli('pending', '--for', 'owner-ri-cli'))
+        assert approval.key in mine.stdout
         assert 'run deploy_to {"env":"production","replicas":3}?  call call_0' in listed.stdout
         lines = [
             json.loads(line)
@@ -141,6 +154,8 @@ async def test_ask_user_pending_shows_approvals_and_answer_decides_a_wait_all_or
         assert shown['token'] == approval.token
         assert (shown['tool_name'], shown['args']) == ('deploy_to', {'env': 'production', 'replicas': 3})
         assert shown['parameters']['required'] == ['env', 'replicas']
+        assert shown['audience'] == ['owner-ri-cli']
+        assert shown['context']['title'] == 'Release of ri-cli'
 
         # Refused, nothing recorded: arguments that do not fit, a wait decided in part, an unknown call.
         refused = await anyio.to_thread.run_sync(

@@ -41,7 +41,8 @@ def is_wait_token(text: str) -> bool:
 
 def approval_json(approval: PendingApproval) -> dict[str, Any]:
     """One line of `pending --json` for an approval: `kind` `approval`, its `id` (what `answer` takes), its wait's
-    `token`, the call (`tool_call_id`, `tool_name`, `args`), the tool's `parameters` schema, its run and workflow.
+    `token`, the call (`tool_call_id`, `tool_name`, `args`), the tool's `parameters` schema, its run and workflow,
+    whom it is for (`audience`) and where it comes from (`context`).
     """
     from .durable import _timestamp, _without_nulls  # pyright: ignore[reportPrivateUsage]
 
@@ -56,6 +57,8 @@ def approval_json(approval: PendingApproval) -> dict[str, Any]:
         'run_id': approval.run_id,
         'workflow_id': approval.workflow_id,
         'opened_at': _timestamp(approval.created_at),
+        # Who may decide it (absent: anyone) and where it comes from, as a question's line says.
+        **approval.addressing_json(),
     }
     return _without_nulls(line)
 

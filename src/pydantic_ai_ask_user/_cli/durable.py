@@ -116,7 +116,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run_answer,
         summary='answer a waiting question in the terminal menu, or from JSON',
         description=(
-            'Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either '
+            'Answer the question ID in the terminal menu, or with --json from FILE or stdin: either '
             '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
             '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
             '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
@@ -606,7 +606,7 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             if args.temporal is None:
                 records = await store.pending_records(visible_to=who)
-                approvals = await cast('DBOSQuestionStore', store).pending_approvals()
+                approvals = await cast('DBOSQuestionStore', store).pending_approvals(visible_to=who)
             else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
                 records = await cast('TemporalQuestionStore', store).pending_waits(visible_to=who)
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
@@ -624,7 +624,13 @@ def run_pending(args: argparse.Namespace) -> int:
             else:
                 _print_pending(record)
         for approval in approvals:
-            print(terminal_json(approval_json(approval)) if args.json else '\n'.join(approval_lines(approval)))
+            if args.json:
+                print(terminal_json(approval_json(approval)))
+                continue
+            lines = approval_lines(approval)
+            print(lines[0])
+            _print_addressing(approval.audience, approval.context)
+            print('\n'.join(lines[1:]))
         if not records and not approvals and not args.json:
             print(_('no questions are waiting'), file=sys.stderr)
         return 0
@@ -735,9 +741,7 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
     )
     if request.deadline is not None:
         print('  ' + _('waits until {deadline}').format(deadline=_timestamp(request.deadline)))
-    if request.audience is not None:
-        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in request.audience)))
-    _print_context(request.context)
+    _print_addressing(request.audience, request.context)
     if request.notes:
         print('  ' + _('a note may go with each answer'))
     for question in request.questions:
@@ -751,6 +755,13 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
                 # Under its label, indented, each of its lines (a description may span lines).
                 for line in option.description.split('\n'):
                     print(f'        {printable(line)}')
+
+
+def _print_addressing(audience: tuple[str, ...] | None, context: QuestionContext | None) -> None:
+    """Whom a question (or an approval) is for and where it comes from, under its first line, made printable."""
+    if audience is not None:
+        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in audience)))
+    _print_context(context)
 
 
 def _print_context(context: QuestionContext | None) -> None:

@@ -213,6 +213,7 @@ event_approvals_table = sa.Table(
     sa.Column('tool_name', sa.Text(), nullable=False),
     sa.Column('args', sa.Text(), nullable=False),
     sa.Column('parameters', sa.Text(), nullable=True),
+    sa.Column('addressing', sa.Text(), nullable=True),
     sa.Column('status', sa.String(16), nullable=False, index=True),
     sa.Column('decision', sa.Text(), nullable=True),
     sa.Column('decided_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
@@ -221,7 +222,8 @@ event_approvals_table = sa.Table(
 )
 """One row per tool call a `RequestInput` wait needs approved, published by `ask_through_store` with the wait's
 questions: the tool, the model's arguments (JSON), the tool's parameters JSON schema recorded then (edited
-arguments are checked against it), and, once decided, the decision (`ApprovalDecision.to_json`) and who made it.
+arguments are checked against it), who may decide it and where it comes from (`addressing`: the audience and
+context, as JSON), and, once decided, the decision (`ApprovalDecision.to_json`) and who made it.
 
 `status` moves once from `pending` to `decided` or (at the wait's deadline) `withdrawn`. A table of its own, so a
 database made by an earlier version gets it the way it got the other event tables (created when missing).

@@ -16,7 +16,7 @@ import anyio.to_thread
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
-from .._audience import Person
+from .._audience import Person, audience_includes
 from .._question_store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
 from ._inbox import completed_results, event_topic
 from ._sql import (
@@ -265,17 +265,18 @@ class DBOSQuestionStore:
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         self._decide({}, {request_id: response})
 
-    async def pending_approvals(self) -> Sequence[PendingApproval]:
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
         """Every tool call waiting for approval, across all workflows, oldest first (its wait still open, its
-        workflow still waiting).
+        workflow still waiting); with `visible_to`, only those addressed to that person, as `pending` filters.
         """
-        return await self._in_thread(self._pending_approvals)
+        return await self._in_thread(lambda: self._pending_approvals(visible_to))
 
-    def _pending_approvals(self) -> list[PendingApproval]:
+    def _pending_approvals(self, visible_to: Person | None) -> list[PendingApproval]:
         if not self._approvals_ready():
             return []
         with self._connect().connect() as conn:
             stored = select_approvals(conn, pending=True)
+        stored = [record for record in stored if audience_includes(record.approval.audience, visible_to)]
         ended = self._ended_workflows({record.approval.workflow_id for record in stored})
         return [record.approval for record in stored if record.approval.workflow_id not in ended]
 
@@ -301,12 +302,11 @@ class DBOSQuestionStore:
         if not found:
             raise UnknownRequestError(key)
         stored = found[0]
+        audience = stored.approval.audience
         if stored.status == 'decided':
-            raise AlreadyAnsweredError(key)
-        if stored.status == 'withdrawn' or not stored.wait_open:
-            raise WithdrawnError(key)
-        if self._ended_workflows({stored.approval.workflow_id}):
-            raise WithdrawnError(key)
+            raise AlreadyAnsweredError(key).for_audience(audience)
+        if stored.status == 'withdrawn' or not stored.wait_open or self._ended_workflows({stored.approval.workflow_id}):
+            raise WithdrawnError(key).for_audience(audience)
         return stored
 
     async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
 
+    from .._audience import AudienceSetting, ContextSetting
     from ._sql import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
@@ -83,7 +84,13 @@ def event_topic(token: str) -> str:
     return f'external_event:{token[len(TOKEN_PREFIX) :].split(".", 1)[0]}'
 
 
-def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool = False) -> AskFunction:
+def ask_through_store(
+    database_url: str = DEFAULT_DATABASE_URL,
+    *,
+    notes: bool = False,
+    audience: AudienceSetting = None,
+    context: ContextSetting = None,
+) -> AskFunction:
     """A `RequestInput` `ask` that puts the run's pending AskUser questions and tool approvals where the store
     decides them.
 
@@ -97,6 +104,11 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
 
     Pass `notes=True` when the agent's `AskUser` has `notes=True`: the deferred calls do not say so, and the
     inbox and `ask-user answer` offer a note per answer only on questions published with it.
+
+    The approvals are addressed and in context like the questions: by default each takes the audience and
+    context of the wait's first question (so a run's approvals go to whom its questions go), or, in a wait
+    without questions, the agent's name and the conversation only; `audience` and `context` (as `AskUser`'s:
+    a value, or a function of the run) set them instead.
     """
 
     async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> None:
@@ -114,9 +126,25 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
             )
         questions = [_deferred_request(ctx, requests, call.tool_call_id, notes) for call in requests.calls]
         approvals = pending_approvals(ctx, requests, token, workflow_id)
+        if approvals:
+            addressing = _approvals_addressing(ctx, questions, audience, context)
+            approvals = [replace(approval, **addressing) for approval in approvals]
         await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, approvals, workflow_id, token))
 
     return ask
+
+
+def _approvals_addressing(
+    ctx: RunContext[Any], questions: list[AskUserRequest], audience: AudienceSetting, context: ContextSetting
+) -> dict[str, Any]:
+    """Whom a wait's approvals are for and where they come from: as set, else as its first question's."""
+    from .._capability import AskUser
+
+    if audience is None and context is None and questions:
+        return {'audience': questions[0].audience, 'context': questions[0].context}
+    # Resolved as `AskUser` resolves its own settings (a function called on the run, the agent and conversation).
+    setting = AskUser[Any](answerer=None, audience=audience, context=context)
+    return {'audience': setting._audience(ctx), 'context': setting._context(ctx)}  # pyright: ignore[reportPrivateUsage]
 
 
 def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:

@@ -696,9 +696,9 @@ def insert_approval(conn: Connection, approval: PendingApproval) -> None:
     _execute(
         conn,
         f'INSERT INTO {EVENT_APPROVALS_TABLE_NAME} (id, token, workflow_id, run_id, tool_call_id, tool_name, args, '
-        'parameters, status, decision, decided_by, created_at, updated_at) VALUES (:id, :token, :workflow_id, '
-        ":run_id, :tool_call_id, :tool_name, :args, :parameters, 'pending', NULL, NULL, :now, :now) "
-        'ON CONFLICT (id) DO NOTHING',
+        'parameters, addressing, status, decision, decided_by, created_at, updated_at) VALUES (:id, :token, '
+        ":workflow_id, :run_id, :tool_call_id, :tool_name, :args, :parameters, :addressing, 'pending', NULL, NULL, "
+        ':now, :now) ON CONFLICT (id) DO NOTHING',
         {
             'id': approval.key,
             'token': approval.token,
@@ -708,14 +708,15 @@ def insert_approval(conn: Connection, approval: PendingApproval) -> None:
             'tool_name': approval.tool_name,
             'args': json.dumps(approval.args, ensure_ascii=False),
             'parameters': None if approval.parameters is None else json.dumps(approval.parameters, ensure_ascii=False),
+            'addressing': _json_or_null(approval.addressing_json()),
             'now': now,
         },
     )
 
 
 _APPROVAL_COLUMNS = (
-    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.created_at, a.status, '
-    "a.decision, CASE WHEN w.status = 'pending' THEN 1 ELSE 0 END"
+    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
+    "a.status, a.decision, CASE WHEN w.status = 'pending' THEN 1 ELSE 0 END"
 )
 """The columns an approval is read back from, with whether its wait is open, in the order `_decode_approval` takes."""
 
@@ -742,8 +743,25 @@ def select_approvals(
     return [_decode_approval(row) for row in _execute(conn, query, parameters).fetchall()]
 
 
+def _json_or_null(data: dict[str, Any]) -> str | None:
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
 def _decode_approval(row: Sequence[Any]) -> StoredApproval:
-    token, workflow_id, run_id, call_id, tool_name, args, parameters, created_at, status, decision, wait_open = row
+    (
+        token,
+        workflow_id,
+        run_id,
+        call_id,
+        tool_name,
+        args,
+        parameters,
+        addressing,
+        created_at,
+        status,
+        decision,
+        wait_open,
+    ) = row
     approval = PendingApproval(
         token=token,
         tool_call_id=call_id,
@@ -753,6 +771,7 @@ def _decode_approval(row: Sequence[Any]) -> StoredApproval:
         run_id=run_id,
         workflow_id=workflow_id,
         created_at=float(created_at),
+        **PendingApproval.addressing_from_json(None if addressing is None else json.loads(addressing)),
     )
     decided = None if decision is None else ApprovalDecision.from_json(json.loads(decision))
     return StoredApproval(approval, cast(ApprovalStatus, status), decided, bool(wait_open))
