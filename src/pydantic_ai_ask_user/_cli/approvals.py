@@ -81,10 +81,9 @@ def approval_lines(approval: PendingApproval) -> list[str]:
     ]
 
 
-def _approval_store(store: Store) -> ApprovalStore | None:
-    from .._question_store import ApprovalStore
-
-    return store if isinstance(store, ApprovalStore) else None
+def _approval_store(store: Store) -> ApprovalStore:
+    """`store` as the approvals' store: both stores `ask-user` opens (DBOS's, Temporal's) are one."""
+    return store
 
 
 async def approval_meant(store: Store, args: argparse.Namespace, item_id: str) -> PendingApproval | int | None:
@@ -100,8 +99,6 @@ async def approval_meant(store: Store, args: argparse.Namespace, item_id: str) -
     )
 
     approvals = _approval_store(store)
-    if approvals is None:
-        return None
     try:
         try:
             return await approvals.get_approval(item_id)
@@ -218,7 +215,7 @@ async def answer_wait(store: Store, args: argparse.Namespace) -> int:
 
     token: str = args.request_id
     approvals_store = _approval_store(store)
-    if approvals_store is None or args.json_file is None:
+    if args.json_file is None:
         _fail(_('a wait is decided with --json FILE: {"CALL_ID": decision or answer, ...}'))
         return EXIT_INVALID
     try:

@@ -606,9 +606,10 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             if args.temporal is None:
                 records = await store.pending_records(visible_to=who)
-                approvals = await cast('DBOSQuestionStore', store).pending_approvals(visible_to=who)
+                approvals = await store.pending_approvals(visible_to=who)
             else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
                 records = await cast('TemporalQuestionStore', store).pending_waits(visible_to=who)
+                approvals = await store.pending_approvals(visible_to=who)
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
