@@ -112,6 +112,11 @@ class PendingApproval:
         kept = cast(dict[str, Any], data)
         return {'audience': audience_from_json(kept.get('audience')), 'context': context_from_json(kept.get('context'))}
 
+    def args_line(self, limit: int = 200) -> str:
+        """The arguments as compact JSON on one line, cut at `limit` characters (escape it for where it is drawn)."""
+        text = json.dumps(self.args, ensure_ascii=False, separators=(',', ':'), sort_keys=True)
+        return text if len(text) <= limit else text[: limit - 1] + '…'
+
     def args_text(self) -> str:
         """The arguments as indented JSON, for a person to read (escape it for where it is drawn)."""
         return json.dumps(self.args, ensure_ascii=False, indent=2, sort_keys=True)

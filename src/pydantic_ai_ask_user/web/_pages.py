@@ -67,6 +67,8 @@ class Pages:
 
     async def inbox(self, request: Request) -> Response:
         """`GET /`: the waiting questions."""
+        from ._approvals import approvals_for
+
         rows = await inbox_rows(self.context.store, person(request))
         _ = language(request).gettext
         return self.page(
@@ -74,6 +76,7 @@ class Pages:
             'inbox.html',
             200,
             rows=rows,
+            approvals=await approvals_for(self.context, person(request)),
             waiting=len(rows),
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
