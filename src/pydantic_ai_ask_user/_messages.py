@@ -158,6 +158,23 @@ WEB = (
     N_('This browser is signed in already; signing in again replaces that.'),
     N_('This browser is signed in as {name} now; signing in replaces that.'),
     N_('Open the sign-in link again, and sign in on the page it shows.'),
+    N_('Approve {tool}?'),
+    N_('The agent asks to run'),
+    N_('Where this comes from'),
+    N_('With these arguments'),
+    N_('Approve'),
+    N_('Reason for a denial (the agent is told)'),
+    N_('Deny'),
+    N_("Or run it with these arguments instead (JSON, checked against the tool's parameters)"),
+    N_('Approve with these arguments'),
+    N_('Tool calls waiting for your approval'),
+    N_('approval'),
+    N_('Approved'),
+    N_('Denied'),
+    N_('The decision was refused: {reason}'),
+    N_('The page was not sent by this server, or it is too old. Reload it and decide again.'),
+    N_('Your decision was sent to the agent.'),
+    N_('choose approve, deny or approve with these arguments'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -216,6 +233,19 @@ CLI = (
     N_('approve or deny'),
     N_('result of'),
     N_('call {id}'),
+    N_('{id}  approval  asked {asked}  workflow {workflow}'),
+    N_('run {call}?'),
+    N_('(--approve, --deny REASON or --args JSON; wait {token})'),
+    N_('approval {id} has already been decided'),
+    N_('approval {id} is no longer waiting for a decision'),
+    N_('nothing is waiting under id {id}'),
+    N_('--args must be a JSON object of the arguments to run the call with'),
+    N_('decide a tool approval with --approve, --deny [REASON], --args JSON or --json FILE'),
+    N_('invalid decision: {error}'),
+    N_('cannot send the decision to {database}: {error}; `ask-user pending` shows whether it still waits'),
+    N_('a wait is decided with --json FILE: an object of each call id and its decision or answer'),
+    N_('nothing waits under this token: the wait was decided already, is over, or is unknown here'),
+    N_('{id} is a question: answer it with --json, or in the terminal menu'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

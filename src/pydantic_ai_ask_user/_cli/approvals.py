@@ -216,7 +216,7 @@ async def answer_wait(store: Store, args: argparse.Namespace) -> int:
     token: str = args.request_id
     approvals_store = _approval_store(store)
     if args.json_file is None:
-        _fail(_('a wait is decided with --json FILE: {"CALL_ID": decision or answer, ...}'))
+        _fail(_('a wait is decided with --json FILE: an object of each call id and its decision or answer'))
         return EXIT_INVALID
     try:
         approvals, questions = await approvals_store.wait_items(token)
