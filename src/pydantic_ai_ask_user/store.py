@@ -2,13 +2,19 @@
 
 A `QuestionStore` lists waiting questions, takes answers and tells of changes; the web inbox and `ask-user
 answer` work over any of them (the in-process hub, the DBOS database, Temporal workflows).
+
+The durable stores hold a second kind of pending item beside the questions: a tool call waiting for approval
+(`PendingApproval`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
+arguments checked against the tool's schema) through the `ApprovalStore` methods.
 """
 
 from __future__ import annotations
 
+from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
 from ._question_store import (
     AlreadyAnsweredError,
+    ApprovalStore,
     QuestionStore,
     StoreError,
     StoreEvent,
@@ -24,4 +30,8 @@ __all__ = (
     'AlreadyAnsweredError',
     'WithdrawnError',
     'addressed_to',
+    'ApprovalStore',
+    'PendingApproval',
+    'ApprovalDecision',
+    'check_decision',
 )

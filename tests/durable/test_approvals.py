@@ -24,9 +24,9 @@ from starlette.requests import Request
 from waits import WAIT
 
 from pydantic_ai_ask_user import Person
-from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, ApprovalDecision, PendingApproval
+from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, UnknownRequestError
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, ApprovalDecision, PendingApproval, UnknownRequestError
 from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio

@@ -43,8 +43,8 @@ from temporalio.worker import Worker
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
-from pydantic_ai_ask_user._approvals import ApprovalDecision
 from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.store import ApprovalDecision
 from pydantic_ai_ask_user.temporal import (
     AskUserWorkflow,
     TemporalExternalEvents,
