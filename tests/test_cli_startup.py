@@ -277,12 +277,12 @@ Answer the question ID in the terminal menu, or with --json from FILE or stdin: 
 [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], "cancelled":
 false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER": ["LABEL", ...]}
 (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your own words. A
-tool approval (an id `pending` shows with a tool name) is decided with --approve, --deny [REASON],
---args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or
-{"args": {...}}. With a wait's token instead of an id, --json decides every item of the wait at
-once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or approved, 1
-declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already answered, 7 no
-longer waiting.
+tool approval (an id that pending shows with a tool name) is decided with --approve, --deny
+[REASON], --args JSON (approve with these arguments), or --json holding "approve", {"deny":
+"REASON"} or {"args": {...}}. With a wait's token instead of an id, --json decides every item of
+the wait at once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or
+approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already
+answered, 7 no longer waiting.
 
 positional arguments:
   ID                    the id `ask-user pending` shows (a question's or an approval's), or a

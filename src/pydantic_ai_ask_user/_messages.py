@@ -246,6 +246,7 @@ CLI = (
     N_('a wait is decided with --json FILE: an object of each call id and its decision or answer'),
     N_('nothing waits under this token: the wait was decided already, is over, or is unknown here'),
     N_('{id} is a question: answer it with --json, or in the terminal menu'),
+    N_('nothing was decided: the approval still waits'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

@@ -148,12 +148,7 @@ def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
         if args.deny is not None:
             return ApprovalDecision.deny(args.deny or None)
         if args.edited_args is not None:
-            from pydantic_core import from_json
-
-            edited = from_json(args.edited_args)
-            if not isinstance(edited, dict):
-                return _('--args must be a JSON object of the arguments to run the call with')
-            return ApprovalDecision.edit(cast(dict[str, Any], edited))
+            return ApprovalDecision.edit(_edited(args.edited_args))
         if args.json_file is not None:
             return read_decision_value(_read_json(args.json_file))
     except (OSError, UnicodeDecodeError, ValueError) as error:
@@ -162,12 +157,17 @@ def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
 
 
 async def answer_approval(store: Store, args: argparse.Namespace, approval: PendingApproval) -> int:
-    """Decide one approval as the arguments say; print what was decided."""
+    """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
+    decided.
+    """
     from .._question_store import StoreError
     from .._receipt import os_user_at_host
     from .durable import _fail  # pyright: ignore[reportPrivateUsage]
 
-    decision = _decision_given(args)
+    given = args.approve or args.deny is not None or args.edited_args is not None or args.json_file is not None
+    decision = _decision_given(args) if given else await _decided_in_terminal(approval)
+    if isinstance(decision, int):
+        return decision
     if isinstance(decision, str):
         _fail(_('invalid decision: {error}').format(error=decision))
         return EXIT_INVALID
@@ -186,6 +186,76 @@ async def answer_approval(store: Store, args: argparse.Namespace, approval: Pend
         return _cannot_send(args, error)
     print(terminal_json({'id': approval.key, 'tool_call_id': approval.tool_call_id, **_decided(decision)}))
     return EXIT_ANSWERED if decision.approved else EXIT_DECLINED
+
+
+APPROVE_LABEL = 'Approve'
+"""The menu's option that approves the call as the model asked."""
+
+DENY_LABEL = 'Deny'
+"""The menu's option that denies it without a reason."""
+
+
+def approval_question(approval: PendingApproval) -> AskUserRequest:
+    """The approval as the terminal menu asks it: run the tool with these arguments? Approve, Deny, or the person's
+    own words (a reason to deny with, or JSON arguments to run it with instead). Every string of the model's is made
+    printable and cut to fit a question.
+    """
+    from .._answers import AskUserRequest
+    from .._questions import MAX_QUESTION_LENGTH
+
+    call = printable(f'{approval.tool_name} {approval.args_line()}', allow_newline=False)
+    text = f'Run {call}?'
+    if len(text) > MAX_QUESTION_LENGTH:
+        text = text[: MAX_QUESTION_LENGTH - 2] + '…?'
+    arguments = {
+        'questions': [
+            {
+                'header': 'Approval',
+                'question': text,
+                'options': [
+                    {'label': APPROVE_LABEL, 'description': 'Run it as the model asked.'},
+                    {
+                        'label': DENY_LABEL,
+                        'description': 'Do not run it; the model is told. Or type a reason to deny it with, '
+                        'or JSON arguments ({...}) to run it with instead.',
+                    },
+                ],
+            }
+        ]
+    }
+    return AskUserRequest.from_tool_args(arguments, id=approval.key)
+
+
+async def _decided_in_terminal(approval: PendingApproval) -> ApprovalDecision | str | int:
+    """The decision a person makes in the terminal menu; what is wrong as text, or an exit code (nothing decided)."""
+    from .._approvals import ApprovalDecision
+    from .durable import _fail, ask_in_terminal  # pyright: ignore[reportPrivateUsage]
+
+    response = await ask_in_terminal(approval_question(approval))
+    if isinstance(response, int):
+        return response
+    if response.cancelled:
+        _fail(_('nothing was decided: the approval still waits'))
+        return EXIT_DECLINED
+    (answer,) = response.answers
+    if answer.custom_answer is None:
+        return ApprovalDecision.approve() if APPROVE_LABEL in answer.selected else ApprovalDecision.deny()
+    written = answer.custom_answer.strip()
+    if not written.startswith('{'):
+        return ApprovalDecision.deny(written)
+    try:
+        return ApprovalDecision.edit(_edited(written))
+    except ValueError as error:
+        return str(error)
+
+
+def _edited(text: str) -> dict[str, Any]:
+    from pydantic_core import from_json
+
+    edited = from_json(text)
+    if not isinstance(edited, dict):
+        raise ValueError(_('--args must be a JSON object of the arguments to run the call with'))
+    return cast(dict[str, Any], edited)
 
 
 def _decided(decision: ApprovalDecision) -> dict[str, Any]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart
     from typing_extensions import TypeIs
 
-    from .._answers import AskUserRequest
+    from .._answers import AskUserRequest, AskUserResponse
     from .._approvals import PendingApproval
     from .._audience import QuestionContext
     from .._question_store import StoreError
@@ -121,7 +121,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
             '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
             'for your own words. '
-            'A tool approval (an id `pending` shows with a tool name) is decided with --approve, --deny [REASON], '
+            'A tool approval (an id that pending shows with a tool name) is decided with --approve, --deny [REASON], '
             '--args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or '
             '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
             '(all or nothing): {"CALL_ID": decision or answer, ...}. '
@@ -806,7 +806,7 @@ def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
-    from .._answers import CannotAskError, ask_user_result
+    from .._answers import ask_user_result
     from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
     from .answer_json import parse_answer_json
@@ -852,19 +852,10 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
             _fail(_('invalid answer: {error}').format(error=error))
             return EXIT_INVALID
     else:
-        try:
-            from .terminal_answerer import open_terminal_answerer
-        except ImportError as error:
-            from .install import install_hint
-
-            _fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
-            return EXIT_CANNOT_ASK
-        try:
-            async with open_terminal_answerer() as answerer:
-                response = await answerer(request)
-        except CannotAskError as error:
-            _fail(_('{error}; or answer with --json').format(error=error))
-            return EXIT_CANNOT_ASK
+        asked = await ask_in_terminal(request)
+        if isinstance(asked, int):
+            return asked
+        response = asked
     if response.answered_by is None:
         # Who answers here: the OS user and host; an answer given as JSON may name someone else itself.
         response = replace(response, answered_by=os_user_at_host())
@@ -886,6 +877,25 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+async def ask_in_terminal(request: AskUserRequest) -> AskUserResponse | int:
+    """`request` asked in the terminal menu; an exit code once the problem is said (no terminal, no menu extra)."""
+    from .._answers import CannotAskError
+
+    try:
+        from .terminal_answerer import open_terminal_answerer
+    except ImportError as error:
+        from .install import install_hint
+
+        _fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
+        return EXIT_CANNOT_ASK
+    try:
+        async with open_terminal_answerer() as answerer:
+            return await answerer(request)
+    except CannotAskError as error:
+        _fail(_('{error}; or answer with --json').format(error=error))
+        return EXIT_CANNOT_ASK
 
 
 MIN_PREFIX = 4
