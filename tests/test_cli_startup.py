@@ -249,12 +249,16 @@ options:
 """),
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json]
-                        [--for NAME] [--group NAME]
+                        [--for NAME] [--group NAME] [--limit N] [--cursor CURSOR]
+                        [--older-than SECONDS] [--newer-than SECONDS]
 
-List every question waiting in the database (or, with --temporal, in the running workflows of the
-Temporal namespace), across all workflows, oldest first, with who each is for and where it comes
-from. This is administrative access: whoever can read the database or reach the Temporal server
-sees every question, whoever it is addressed to; --for only narrows the list.
+List the questions waiting in the database (or, with --temporal, in the running workflows of the
+Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions
+without one last, oldest first among equals; with who each is for and where it comes from. A line
+on stderr says how many wait in all and how to see the next page (--cursor); with --json the last
+line is {"total": N, "next_cursor": ...}. This is administrative access: whoever can read the
+database or reach the Temporal server sees every question, whoever it is addressed to; --for only
+narrows the list.
 
 options:
   -h, --help            show this help message and exit
@@ -267,6 +271,10 @@ options:
   --for NAME            only the questions NAME may answer: those addressed to NAME (or to one of
                         the --group names) and the unaddressed ones. A filter, not access control
   --group NAME          with --for: a group NAME belongs to (repeat for several)
+  --limit N             show at most N questions, 1 to 500 (default: 10)
+  --cursor CURSOR       start after the page that printed this cursor
+  --older-than SECONDS  only questions asked more than SECONDS ago
+  --newer-than SECONDS  only questions asked less than SECONDS ago
 """),
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]

@@ -175,6 +175,10 @@ WEB = (
     N_('The page was not sent by this server, or it is too old. Reload it and decide again.'),
     N_('Your decision was sent to the agent.'),
     N_('choose approve, deny or approve with these arguments'),
+    N_('More questions'),
+    N_('Loading more questions…'),
+    N_('This page of questions does not exist'),
+    N_('The address of the page was changed or is too old. Start again from the first page.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -185,6 +189,7 @@ WEB_PLURALS = (
     Nn_('{count} day ago', '{count} days ago'),
     Nn_('{count} hour ago', '{count} hours ago'),
     Nn_('{count} minute ago', '{count} minutes ago'),
+    Nn_('{count} question waiting', '{count} questions waiting'),
 )
 """The web pages' texts that depend on a count."""
 
@@ -210,6 +215,10 @@ CLI = (
     N_('pick one'),
     N_('(recommended)'),
     N_('cannot read the questions in {database}: {error}'),
+    N_('give a whole number from 1 to 500, not {text!r}'),
+    N_('give a number of seconds, 0 or more, not {text!r}'),
+    N_('{shown} of {total} waiting questions shown'),
+    N_('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}'),
     N_('invalid answer: {error}'),
     N_('{error}; {hint}, or answer with --json'),
     N_('{error}; or answer with --json'),

@@ -13,9 +13,14 @@ A durable store also holds the second kind of pending item, a tool call waiting 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, Self, runtime_checkable
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
@@ -30,7 +35,42 @@ __all__ = (
     'UnknownRequestError',
     'AlreadyAnsweredError',
     'WithdrawnError',
+    'PendingRecord',
+    'PendingFilter',
+    'PendingPage',
+    'BadCursorError',
+    'DEFAULT_PAGE_SIZE',
+    'MAX_PAGE_SIZE',
+    'NO_DEADLINE_ORDER',
+    'order_key',
+    'encode_cursor',
+    'decode_cursor',
+    'check_limit',
+    'page_pending',
+    'count_pending',
+    'page_in_memory',
+    'EVERYTHING',
+    'encode_position',
+    'decode_position',
 )
+
+DEFAULT_PAGE_SIZE = 50
+"""How many waiting questions a page holds unless the caller asks for another number."""
+
+MAX_PAGE_SIZE = 500
+"""The most waiting questions one page holds: a larger `limit` is refused, so no listing reads the whole table."""
+
+NO_DEADLINE_ORDER = 1e12
+"""Where a question without a deadline sorts: after every deadline (`LATEST_DEADLINE` is about 2.5e11)."""
+
+_CURSOR_VERSION = 1
+"""The first element of every cursor this version writes; a cursor of another version is refused as malformed."""
+
+_CURSOR_KEY = re.compile(r'[A-Za-z0-9_.:-]{1,200}')
+"""What the question key inside a cursor may look like (as every key does); anything else is a tampered cursor."""
+
+_MAX_CURSOR_LENGTH = 2000
+"""The longest cursor read: a key of 200 characters and two numbers fit many times over (Temporal's tokens too)."""
 
 
 class StoreError(Exception):
@@ -133,15 +173,244 @@ class StoreEvent:
     """The request itself, on `requested` events; `None` on the others."""
 
 
+class BadCursorError(ValueError):
+    """A page cursor that this store did not write: malformed, tampered with, or of another store or version.
+
+    The web API answers it with 400 (`bad_cursor`), `ask-user pending --cursor` with exit code 2.
+    """
+
+
+class PendingRecord(Protocol):
+    """One waiting question of a page: the request, when it was asked, and the durable run waiting for it, if any."""
+
+    @property
+    def request(self) -> AskUserRequest:
+        """The request."""
+        ...
+
+    @property
+    def created_at(self) -> float:
+        """When it was asked, in seconds since the epoch."""
+        ...
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The durable workflow (the run) waiting for it; `None` when there is none (an in-process hub)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PendingFilter:
+    """Which waiting questions a listing or a count takes: all of them unless narrowed.
+
+    The ages are absolute times, so that every page of one listing takes the same questions; the front ends turn an
+    age (`?older_than=SECONDS`, `ask-user pending --older-than`) into one when the listing starts.
+    """
+
+    asked_before: float | None = None
+    """Only questions asked before this time (seconds since the epoch): the ones older than an age."""
+
+    asked_after: float | None = None
+    """Only questions asked at or after this time: the ones younger than an age."""
+
+    # Whom a question is put to is not here but beside it (`visible_to=`, as `pending` takes it): each store narrows
+    # its listing and its count by both, in the same query, so that paging and counting stay index-backed.
+
+    def takes(self, created_at: float) -> bool:
+        """Whether a question asked at `created_at` passes this filter (for stores that filter in memory)."""
+        if self.asked_before is not None and not created_at < self.asked_before:
+            return False
+        return self.asked_after is None or created_at >= self.asked_after
+
+
+EVERYTHING = PendingFilter()
+"""The filter that takes every waiting question."""
+
+RecordT = TypeVar('RecordT', bound=PendingRecord, covariant=True)
+
+
+@dataclass(frozen=True)
+class PendingPage(Generic[RecordT]):
+    """One page of waiting questions, in deadline order, and where the next page starts."""
+
+    records: Sequence[RecordT]
+    """The questions of this page: the nearest deadline first, questions without one last, then the oldest first,
+    then by key (the tiebreak that makes the order total and stable)."""
+
+    next_cursor: str | None
+    """Pass it back for the next page; `None` on the last page. Opaque: only the store that wrote it reads it."""
+
+    total: int
+    """How many questions wait (that pass the filter), counted without reading them, when the page was read."""
+
+    total_exact: bool = field(default=True)
+    """`False` where the store can only count something near it (Temporal counts waiting workflows, not questions)."""
+
+
+def order_key(request: AskUserRequest, created_at: float) -> tuple[float, float, str]:
+    """Where a waiting question sorts: its deadline (none last), when it was asked, its key."""
+    deadline = NO_DEADLINE_ORDER if request.deadline is None else request.deadline
+    return (deadline, created_at, request.key)
+
+
+def encode_cursor(position: Sequence[Any]) -> str:
+    """An opaque cursor for `position` (a store's own list of JSON values): URL-safe base64 of versioned JSON."""
+    data = json.dumps([_CURSOR_VERSION, *position], separators=(',', ':'), allow_nan=False)
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip('=')
+
+
+def decode_cursor(cursor: str) -> list[Any]:
+    """The position `encode_cursor` wrote; `BadCursorError` for anything it did not write."""
+    if not cursor or len(cursor) > _MAX_CURSOR_LENGTH or not cursor.isascii():
+        raise BadCursorError('the cursor is not one this server gave out; start again from the first page')
+    try:
+        value = json.loads(base64.urlsafe_b64decode(cursor + '=' * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError, RecursionError):
+        raise BadCursorError('the cursor is not one this server gave out; start again from the first page') from None
+    if not isinstance(value, list) or not value or value[0] != _CURSOR_VERSION:
+        raise BadCursorError('the cursor is not one this server gave out; start again from the first page')
+    return cast('list[Any]', value)[1:]
+
+
+def encode_position(key: tuple[float, float, str]) -> str:
+    """The cursor of a page ending at the question whose `order_key` is `key`."""
+    return encode_cursor(list(key))
+
+
+def decode_position(cursor: str) -> tuple[float, float, str]:
+    """The `order_key` a cursor of `encode_position` ends at; `BadCursorError` when it is not such a cursor."""
+    position = decode_cursor(cursor)
+    if len(position) == 3:
+        deadline, created_at, key = position
+        if _finite(deadline) and _finite(created_at) and isinstance(key, str) and _CURSOR_KEY.fullmatch(key):
+            return (float(deadline), float(created_at), key)
+    raise BadCursorError('the cursor is not one this server gave out; start again from the first page')
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_limit(limit: int) -> int:
+    """`limit` when it is a page size a store takes (1 to `MAX_PAGE_SIZE`); a `ValueError` naming the range else."""
+    value = cast(object, limit)  # checked at run time: callers pass what a person typed
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+        raise ValueError(f'the page size must be a whole number from 1 to {MAX_PAGE_SIZE}, not {limit!r}')
+    return limit
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """A waiting question of a store that lists only requests (no `pending_records`): asked at an unknown time."""
+
+    request: AskUserRequest
+    created_at: float = 0.0
+    workflow_id: str | None = None
+
+
+def page_in_memory(
+    records: Sequence[RecordT],
+    *,
+    limit: int,
+    cursor: str | None,
+    where: PendingFilter,
+    visible_to: Person | None = None,
+) -> PendingPage[RecordT]:
+    """A page of `records` (every waiting question, in any order), for stores that hold them all in memory; only
+    `visible_to`'s, in the page and in its total.
+    """
+    check_limit(limit)
+    after = None if cursor is None else decode_position(cursor)
+    taken = sorted(
+        (record for record in records if _takes(where, visible_to, record)),
+        key=lambda record: order_key(record.request, record.created_at),
+    )
+    following = [record for record in taken if after is None or order_key(record.request, record.created_at) > after]
+    page = following[:limit]
+    more = len(following) > limit
+    last = page[-1] if page else None
+    next_cursor = encode_position(order_key(last.request, last.created_at)) if more and last is not None else None
+    return PendingPage(page, next_cursor, len(taken))
+
+
+async def page_pending(
+    store: QuestionStore,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    where: PendingFilter = EVERYTHING,
+    visible_to: Person | None = None,
+) -> PendingPage[PendingRecord]:
+    """A page of `store`'s waiting questions (only `visible_to`'s): its own `pending_page`, or, for a store written
+    against an earlier version of the protocol (without it), its whole listing paged in memory.
+    """
+    paged = cast('Callable[..., Awaitable[PendingPage[PendingRecord]]] | None', getattr(store, 'pending_page', None))
+    if paged is not None:
+        return await paged(limit=check_limit(limit), cursor=cursor, where=where, visible_to=visible_to)
+    return page_in_memory(await _everything(store), limit=limit, cursor=cursor, where=where, visible_to=visible_to)
+
+
+async def count_pending(
+    store: QuestionStore, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None
+) -> int:
+    """How many questions wait in `store` (that `visible_to` may see): its own `count_pending`, or its listing."""
+    counted = cast('Callable[..., Awaitable[int]] | None', getattr(store, 'count_pending', None))
+    if counted is not None:
+        return await counted(where, visible_to=visible_to)
+    return sum(1 for record in await _everything(store) if _takes(where, visible_to, record))
+
+
+def _takes(where: PendingFilter, visible_to: Person | None, record: PendingRecord) -> bool:
+    from ._audience import addressed_to
+
+    return where.takes(record.created_at) and addressed_to(record.request, visible_to)
+
+
+async def _everything(store: QuestionStore) -> Sequence[PendingRecord]:
+    """Every waiting question of a store without `pending_page`, unfiltered: the caller filters by `_takes` (so a
+    store written before `visible_to` leaks nothing either).
+    """
+    records = cast('Callable[[], Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
+    if records is not None:
+        return await records()
+    return [_Listed(request) for request in await store.pending()]
+
+
 class QuestionStore(Protocol):
-    """Where pending questions wait for a person, seen from the side that answers them."""
+    """Where pending questions wait for a person, seen from the side that answers them.
+
+    A front end lists the waiting questions a page at a time (`pending_page`) and counts them (`count_pending`): with
+    100,000 questions waiting, neither reads them all. `pending()` lists every one, for small stores and tests.
+    """
 
     async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, oldest first.
+        """Every request waiting for an answer, oldest first (every one: front ends page with `pending_page`).
 
         With `visible_to`, only the requests that person may see and answer (`addressed_to`: addressed to their
         name or one of their groups, or to nobody in particular); `None` is the administrative view, every request.
         """
+        ...
+
+    async def pending_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: PendingFilter = EVERYTHING,
+        visible_to: Person | None = None,
+    ) -> PendingPage[PendingRecord]:
+        """At most `limit` waiting questions (1 to `MAX_PAGE_SIZE`) that pass `where`, in deadline order (see
+        `PendingPage.records`), starting after `cursor` (a `next_cursor` of this store), with the total count.
+
+        With `visible_to`, only that person's questions (as `pending`), in the page and in its count alike: a page
+        never holds, and its total never counts, a question addressed to somebody else.
+        Keyset-paged: a question asked or answered between two pages neither repeats nor skips another. Raises
+        `BadCursorError` for a cursor this store did not write, `ValueError` for a `limit` out of range.
+        """
+        ...
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None) -> int:
+        """How many questions wait (that pass `where`, and that `visible_to` may see), without decoding them."""
         ...
 
     async def get(self, request_id: str) -> AskUserRequest:

@@ -1,7 +1,8 @@
 """Where questions wait, and the contract between that and the front ends that answer them.
 
-A `QuestionStore` lists waiting questions, takes answers and tells of changes; the web inbox and `ask-user
-answer` work over any of them (the in-process hub, the DBOS database, Temporal workflows).
+A `QuestionStore` lists waiting questions (a page at a time, in deadline order, and counts them), takes answers and
+tells of changes; the web inbox and `ask-user answer` work over any of them (the in-process hub, the DBOS database,
+Temporal workflows).
 
 The durable stores hold a second kind of pending item beside the questions: a tool call waiting for approval
 (`PendingApproval`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
@@ -13,13 +14,21 @@ from __future__ import annotations
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
 from ._question_store import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
     AlreadyAnsweredError,
     ApprovalStore,
+    BadCursorError,
+    PendingFilter,
+    PendingPage,
+    PendingRecord,
     QuestionStore,
     StoreError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
+    count_pending,
+    page_pending,
 )
 
 __all__ = (
@@ -34,4 +43,12 @@ __all__ = (
     'PendingApproval',
     'ApprovalDecision',
     'check_decision',
+    'PendingRecord',
+    'PendingFilter',
+    'PendingPage',
+    'BadCursorError',
+    'page_pending',
+    'count_pending',
+    'DEFAULT_PAGE_SIZE',
+    'MAX_PAGE_SIZE',
 )

@@ -14,17 +14,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self
 
 import anyio.to_thread
 import psycopg
+import sqlalchemy as sa
 import waits
-from ask_user_support import wait_until
+from ask_user_support import make_request, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.durable import DBOSQuestionStore, StoredRequest
+from pydantic_ai_ask_user.durable._db import insert_pending, requests_table, shared_engine
 
 WORKER = Path(__file__).with_name('worker.py')
 """The worker program the tests run, kill and restart."""
@@ -358,3 +360,34 @@ def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
 def pick(label: str) -> AskUserResponse:
     """The answer that picks `label` for the workers' one question, `Database`."""
     return AskUserResponse(answers=(AskUserAnswer(header='Database', selected=(label,)),))
+
+
+def dbos_workflows(url: str, live: dict[str, str]) -> None:
+    """DBOS's `workflow_status` table (the two columns a store reads), with these workflows and statuses."""
+    engine = shared_engine(url)
+    with engine.begin() as conn:
+        if engine.dialect.name == 'postgresql':
+            conn.execute(sa.text('CREATE SCHEMA IF NOT EXISTS dbos'))
+            table = 'dbos.workflow_status'
+        else:
+            table = 'workflow_status'
+        conn.execute(sa.text(f'CREATE TABLE IF NOT EXISTS {table} (workflow_uuid TEXT PRIMARY KEY, status TEXT)'))
+        for workflow, status in live.items():
+            conn.execute(sa.text(f'INSERT INTO {table} VALUES (:w, :s)'), {'w': workflow, 's': status})
+
+
+def publish_question(
+    url: str, key: str, *, deadline: float | None = None, workflow: str = 'wf', asked_at: float | None = None
+) -> None:
+    """Publish a question of `make_request` under `key`, waited for by `workflow`, asked at `asked_at` (else now)."""
+    request = make_request(id=key)
+    if deadline is not None:
+        request = replace(request, deadline=deadline)
+    with shared_engine(url).begin() as conn:
+        insert_pending(conn, request, workflow)
+        if asked_at is not None:
+            conn.execute(
+                sa.update(requests_table)
+                .where(requests_table.c.id == key)
+                .values(created_at=asked_at, updated_at=asked_at)
+            )

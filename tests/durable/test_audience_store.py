@@ -135,10 +135,13 @@ async def test_a_damaged_audience_hides_the_question_from_everyone_but_the_admin
 
 
 def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_url: str) -> None:
-    _publish(database_url, _addressed('for-alice', 'alice'), make_request(id='for-anyone'))
+    _publish(
+        database_url, _addressed('for-alice', 'alice'), make_request(id='for-anyone'), _addressed('for-bob', 'bob')
+    )
     code, out, err = run_cli(['pending', '--db', database_url, '--for', 'alice', '--json'])
     assert (code, err) == (0, '')
-    lines = [json.loads(line) for line in out.splitlines()]
+    *lines, trailer = [json.loads(line) for line in out.splitlines()]
+    assert trailer == {'total': 2, 'total_exact': True}  # the page's count: bob's question is not counted either
     assert [line['tool_call_id'] for line in lines] == ['for-alice', 'for-anyone']
     assert lines[0]['audience'] == ['alice']
     assert lines[0]['context'] == {
@@ -149,12 +152,19 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
         'conversation_id': 'conv-7',
     }
     assert 'audience' not in lines[1]
-    code, out, _ = run_cli(['pending', '--db', database_url, '--for', 'bob'])
+    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'bob', '--limit', '1'])
     assert code == 0
     assert 'for-alice' not in out
     assert 'for-anyone' in out
-    code, out, _ = run_cli(['pending', '--db', database_url])
+    assert 'for-bob' not in out  # on the next page: one a page
+    assert '1 of 2 waiting questions shown; the next ones: ask-user pending --cursor ' in err
+    cursor = err.rsplit('--cursor ', 1)[1].strip()
+    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'bob', '--limit', '1', '--cursor', cursor])
+    assert (code, 'for-bob' in out, 'for-alice' in out) == (0, True, False)
+    assert '1 of 2 waiting questions shown' in err
+    code, out, err = run_cli(['pending', '--db', database_url])
     assert code == 0
+    assert '3 of 3 waiting questions shown' in err
     assert 'for alice' in out
     assert 'Refund for order 1042' in out
     assert 'asked by support-bot · conversation conv-7' in out
@@ -166,3 +176,34 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
     code, _, err = run_cli(['pending', '--db', database_url, '--for', 'evil\x1b[2J'])
     assert code == 2
     assert '\x1b' not in err
+
+
+async def test_a_persons_pages_and_count_hold_only_their_questions(database_url: str) -> None:
+    # Paging and the audience together, in SQL (sqlite3 on a SQLite file, SQLAlchemy on PostgreSQL): a page never
+    # holds, and its total never counts, a question addressed to someone else; `x"alice` is not `alice`, nor `ALICE`.
+    _publish(
+        database_url,
+        _addressed('a1', 'alice'),
+        _addressed('b1', 'bob'),
+        make_request(id='any'),
+        _addressed('a2', ['alice', 'team:support']),
+        _addressed('tricky', ['x"alice', 'ALICE', 'alice2']),
+        _addressed('b2', ['bob']),
+    )
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+        for person, expected in (
+            (Person('alice'), ['a1', 'any', 'a2']),
+            (Person('sam', groups=['team:support']), ['any', 'a2']),
+            (Person(), ['any']),
+            (Person('op', sees_all=True), ['a1', 'b1', 'any', 'a2', 'tricky', 'b2']),
+        ):
+            keys: list[str] = []
+            cursor: str | None = None
+            while True:
+                page = await store.pending_page(limit=1, cursor=cursor, visible_to=person)
+                assert (page.total, len(page.records)) == (len(expected), 1)
+                keys.extend(record.request.id for record in page.records)
+                if (cursor := page.next_cursor) is None:
+                    break
+            assert keys == expected
+            assert await store.count_pending(visible_to=person) == len(expected)

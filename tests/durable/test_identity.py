@@ -52,7 +52,9 @@ async def test_runs_whose_model_calls_every_question_call_0_each_ask_their_own_a
     assert first.request.run_id != second.request.run_id
     # `pending` shows each question by its key, with the tool call id and run beside it.
     listed = await anyio.to_thread.run_sync(lambda: _cli(database_url, 'pending', '--json'))
-    shown = {line['id']: line for line in map(json.loads, listed.stdout.splitlines())}
+    *lines, trailer = map(json.loads, listed.stdout.splitlines())
+    assert trailer['total'] == 2
+    shown = {line['id']: line for line in lines}
     assert shown.keys() == {first.key, second.key}
     assert {(line['tool_call_id'], line['run_id']) for line in shown.values()} == {
         ('call_0', first.request.run_id),

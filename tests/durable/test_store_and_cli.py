@@ -170,7 +170,9 @@ async def test_pending_lists_each_waiting_question_with_its_id_and_options(
     assert f'{request.id}  asked ' in out
     # Each option's description under its label.
     assert '  [Target] Which database? (pick one)\n    - PostgreSQL\n    - SQLite\n        A file.\n' in out
-    listed = {item['id']: item for item in map(json.loads, json_out.splitlines())}
+    *lines, trailer = map(json.loads, json_out.splitlines())
+    listed = {item['id']: item for item in lines}
+    assert trailer == {'total': 1, 'total_exact': True}  # no next page: no `next_cursor`
     # An absent optional field is left out, never null: no description, no deadline, no run.
     assert listed[request.id]['questions'][0]['options'] == [
         {'label': 'PostgreSQL'},
@@ -613,7 +615,7 @@ async def test_notes_and_the_recommended_option_travel_through_the_store_and_the
         return listed, text, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
 
     got, (listed, text, done) = await _answer_while_asking(answerer, store, request, answer)
-    [line] = [item for item in map(json.loads, listed[1].splitlines()) if item['id'] == request.id]
+    [line] = [item for item in map(json.loads, listed[1].splitlines()) if item.get('id') == request.id]
     assert line['notes'] is True
     assert line['deadline'] == '2033-05-18T03:33:20+00:00'
     assert line['questions'][0]['recommended'] == 'SQLite'

@@ -163,8 +163,9 @@ async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
     while True:
         code, out, err = await ask_user_cli('pending', '--temporal', address, '--json')
         assert code == 0, err
-        lines = [line for line in map(json.loads, out.splitlines()) if line.get('kind') != 'approval']
-        mine = [line for line in lines if line['workflow_id'] == workflow_id]
+        *lines, trailer = map(json.loads, out.splitlines())
+        assert trailer['total_exact'] is False  # the page's trailer: Temporal counts the waiting workflows
+        mine = [line for line in lines if line.get('workflow_id') == workflow_id and line.get('kind') != 'approval']
         if mine:
             [line] = mine
             return line

@@ -66,7 +66,8 @@ async def test_a_timeout_withdraws_the_question_and_tells_the_model(web: WebAnsw
     assert result.output == TIMED_OUT
     assert len(web.hub) == 0
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=web.app), base_url='http://t') as client:
-        assert (await client.get('/api/requests', headers=bearer(web))).json() == {'requests': []}
+        listed = (await client.get('/api/requests', headers=bearer(web))).json()
+        assert listed == {'requests': [], 'next_cursor': None, 'total': 0, 'total_exact': True}
 
 
 async def test_closing_the_answerer_withdraws_the_open_question_and_the_model_is_told_withdrawn_at_once(

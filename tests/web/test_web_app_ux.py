@@ -96,8 +96,9 @@ async def test_inbox_rows_show_when_each_question_was_asked_and_by_which_run() -
     assert '3 hours ago' in html
     assert 'migration-run-1' in html
     assert 'migration-run-2' in html
-    assert [item['run'] for item in listing['requests']] == ['migration-run-1', 'migration-run-2']
-    assert listing['requests'][0]['asked_at'] == pytest.approx(now - 7 * 60)
+    # The oldest first (neither has a deadline).
+    assert [item['run'] for item in listing['requests']] == ['migration-run-2', 'migration-run-1']
+    assert listing['requests'][1]['asked_at'] == pytest.approx(now - 7 * 60)
 
 
 async def test_inbox_rows_of_the_in_process_hub_show_the_short_request_id(web: WebAnswerer) -> None:

@@ -331,7 +331,10 @@ class BrokenStore(QuestionHub):
     async def pending(self) -> list[AskUserRequest]:
         raise RuntimeError('secret detail of the outage at /srv/db')
 
-    async def pending_records(self) -> list[Any]:  # the inbox lists with this one when a store has it
+    async def pending_records(self) -> list[Any]:
+        raise RuntimeError('secret detail of the outage at /srv/db')
+
+    async def pending_page(self, **_: object) -> Any:  # the inbox and the API list with this one
         raise RuntimeError('secret detail of the outage at /srv/db')
 
 

@@ -13,6 +13,8 @@ from starlette.requests import Request
 from web_support import asgi_client, asking, log_in
 
 from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user._question_store import EVERYTHING
+from pydantic_ai_ask_user.store import PendingFilter, PendingPage
 from pydantic_ai_ask_user.web import AskUserApp, HubRecord, QuestionHub, WebAnswerer, create_app
 
 pytestmark = pytest.mark.anyio
@@ -25,6 +27,12 @@ class LostDatabase(QuestionHub):
         raise ConnectionRefusedError(111, 'Connection refused: db.internal:5432')
 
     async def pending_records(self) -> Sequence[HubRecord]:
+        raise ConnectionRefusedError(111, 'Connection refused: db.internal:5432')
+
+    async def pending_page(self, **_: object) -> PendingPage[HubRecord]:
+        raise ConnectionRefusedError(111, 'Connection refused: db.internal:5432')
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING) -> int:
         raise ConnectionRefusedError(111, 'Connection refused: db.internal:5432')
 
     async def get(self, request_id: str) -> AskUserRequest:

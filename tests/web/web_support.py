@@ -16,7 +16,8 @@ import waits
 from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
-from pydantic_ai_ask_user.store import addressed_to
+from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
+from pydantic_ai_ask_user.store import DEFAULT_PAGE_SIZE, PendingFilter, PendingPage, addressed_to
 from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
 
 WAIT = waits.WAIT
@@ -168,3 +169,13 @@ class RecordingStore(QuestionHub):
 
     async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[Record]:
         return [record for record in self.records if addressed_to(record.request, visible_to)]
+
+    async def pending_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: PendingFilter = EVERYTHING,
+        visible_to: Person | None = None,
+    ) -> PendingPage[Record]:
+        return page_in_memory(self.records, limit=limit, cursor=cursor, where=where, visible_to=visible_to)

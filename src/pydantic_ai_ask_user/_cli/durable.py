@@ -32,7 +32,6 @@ from .i18n import _
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
     from pydantic_ai.messages import ToolCallPart
-    from typing_extensions import TypeIs
 
     from .._answers import AskUserRequest, AskUserResponse
     from .._approvals import PendingApproval
@@ -68,6 +67,25 @@ _TEMPORAL_HELP = (
     'Temporal server, instead'
 )
 
+DEFAULT_PENDING_LIMIT = 10
+"""How many questions `ask-user pending` prints unless `--limit` says: about a screenful (each takes a few lines)."""
+
+
+def _page_size(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= 500:
+        raise argparse.ArgumentTypeError(_('give a whole number from 1 to 500, not {text!r}').format(text=text[:20]))
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text[:30])
+    except ValueError:
+        seconds = -1.0
+    if not (seconds >= 0 and seconds != float('inf')):
+        raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
+    return seconds
+
 
 def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
     """`--db URL`, or `--temporal ADDRESS` with `--namespace`: where the questions wait."""
@@ -85,10 +103,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run_pending,
         summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
         description=(
-            'List every question waiting in the database (or, with --temporal, in the running workflows of the '
-            'Temporal namespace), across all workflows, oldest first, with who each is for and where it comes '
-            'from. This is administrative access: whoever can read the database or reach the Temporal server '
-            'sees every question, whoever it is addressed to; --for only narrows the list.'
+            'List the questions waiting in the database (or, with --temporal, in the running workflows of the '
+            'Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions '
+            'without one last, oldest first among equals; with who each is for and where it comes from. A line on '
+            'stderr says how many wait in all and how to see the next page (--cursor); with --json the last line is '
+            '{"total": N, "next_cursor": ...}. This is administrative access: whoever can read the database or '
+            'reach the Temporal server sees every question, whoever it is addressed to; --for only narrows the list.'
         ),
     )
     _add_source(pending)
@@ -108,6 +128,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action='append',
         default=[],
         help='with --for: a group NAME belongs to (repeat for several)',
+    )
+    pending.add_argument(
+        '--limit',
+        type=_page_size,
+        default=DEFAULT_PENDING_LIMIT,
+        metavar='N',
+        help=f'show at most N questions, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
+    )
+    pending.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
+    pending.add_argument(
+        '--older-than', type=_seconds, metavar='SECONDS', help='only questions asked more than SECONDS ago'
+    )
+    pending.add_argument(
+        '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
     )
 
     answer = command(
@@ -600,27 +634,45 @@ def run_pending(args: argparse.Namespace) -> int:
         _fail(store)
         return EXIT_CANNOT_ASK
 
+    import time
+
+    from .._question_store import BadCursorError, PendingFilter
+
+    now = time.time()
+    where = PendingFilter(
+        asked_before=None if args.older_than is None else now - args.older_than,
+        asked_after=None if args.newer_than is None else now - args.newer_than,
+    )
+
     async def list_them() -> int:
-        records: Sequence[StoredRequest | TemporalRecord | TemporalEventRecord]
-        approvals: Sequence[PendingApproval] = []
+        events: Sequence[TemporalEventRecord] = ()
+        approvals: Sequence[PendingApproval] = ()
         try:
-            if args.temporal is None:
-                records = await store.pending_records(visible_to=who)
-                approvals = await store.pending_approvals(visible_to=who)
-            else:  # the approvals waiting in the workflows too (`TemporalExternalEvents`), in the same listing
-                records = await cast('TemporalQuestionStore', store).pending_waits(visible_to=who)
-                approvals = await store.pending_approvals(visible_to=who)
+            page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
+            if args.temporal is not None and args.cursor is None:
+                # The approvals waiting in the workflows too (`TemporalExternalEvents`), with the first page: Temporal
+                # lists them with their workflows, unpaged (they carry no audience, so `--for` keeps them all).
+                waits = await cast('TemporalQuestionStore', store).pending_events()
+                events = [event for event in waits if where.takes(event.created_at)]
+            if args.cursor is None:
+                # The tool calls waiting for approval, with the first page, as the web inbox shows them: unpaged.
+                listed = await store.pending_approvals(visible_to=who)
+                approvals = [approval for approval in listed if where.takes(approval.created_at)]
+        except BadCursorError as error:
+            _fail(str(error))
+            return EXIT_INVALID
         except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
             _fail(_cannot_read_questions(args, error))
             return EXIT_CANNOT_ASK
         finally:
             store.close()
-        for record in records:
-            if _is_event(record) and args.json:
-                print(terminal_json(_event_json(record)))
-            elif _is_event(record):
-                _print_event(record)
-            elif args.json:
+        for event in events:
+            if args.json:
+                print(terminal_json(_event_json(event)))
+            else:
+                _print_event(event)
+        for record in page.records:
+            if args.json:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
@@ -632,11 +684,32 @@ def run_pending(args: argparse.Namespace) -> int:
             print(lines[0])
             _print_addressing(approval.audience, approval.context)
             print('\n'.join(lines[1:]))
-        if not records and not approvals and not args.json:
+        if args.json:
+            # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
+            trailer = {'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
+            print(terminal_json(_without_nulls(trailer)))
+            return 0
+        sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
+        if not page.records and not approvals:
             print(_('no questions are waiting'), file=sys.stderr)
+        else:
+            _print_count(len(page.records), page.total, page.next_cursor)
         return 0
 
     return anyio.run(list_them)
+
+
+def _print_count(shown: int, total: int, next_cursor: str | None) -> None:
+    """The count line on stderr: how many were shown of how many wait, and the command for the next page."""
+    if next_cursor is None:
+        print(_('{shown} of {total} waiting questions shown').format(shown=shown, total=total), file=sys.stderr)
+        return
+    print(
+        _('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}').format(
+            shown=shown, total=total, cursor=next_cursor
+        ),
+        file=sys.stderr,
+    )
 
 
 def _timestamp(seconds: float) -> str:
@@ -666,11 +739,6 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
         **addressing_json(request),
     }
     return _without_nulls(line)
-
-
-def _is_event(record: StoredRequest | TemporalRecord | TemporalEventRecord) -> TypeIs[TemporalEventRecord]:
-    """Whether `record` is an external event's wait (an approval), not a question."""
-    return hasattr(record, 'event')
 
 
 def _event_json(record: TemporalEventRecord) -> dict[str, Any]:

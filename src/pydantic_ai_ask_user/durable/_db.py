@@ -16,6 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event, exc
 
+from .._question_store import NO_DEADLINE_ORDER
 from ._sql import (
     ACTIVE_WORKFLOW_STATUSES,
     ADDED_COLUMNS,
@@ -26,6 +27,7 @@ from ._sql import (
     EVENT_CALLS_TABLE_NAME,
     EVENT_TABLE_NAME,
     EVENT_WAITS_TABLE_NAME,
+    INDEXES,
     TABLE_NAME,
     WITHDRAWN_MESSAGE,
     Identity,
@@ -36,9 +38,12 @@ from ._sql import (
     active_workflows,
     add_column_statement,
     answer_message,
+    backfill_statement,
     changes_since,
     claim_answer,
     claim_wait,
+    count_pending_rows,
+    count_pending_statement,
     decode_message,
     decode_request,
     decode_response,
@@ -46,6 +51,7 @@ from ._sql import (
     encode_request,
     encode_response,
     expire_wait,
+    index_statements,
     insert_encoded,
     insert_event_request,
     insert_pending,
@@ -56,14 +62,18 @@ from ._sql import (
     not_a_question_database,
     open_wait_row,
     open_wait_tokens,
+    pending_page_statement,
     pending_wait_calls,
+    prune_finished,
     publication,
     record_wait_calls,
     request_status,
+    select_pending_page,
     select_requests,
     send_message,
     status_and_response,
     token_requests,
+    warn_missing_index,
     withdraw_pending,
 )
 from ._sqlite import BUSY_TIMEOUT_SECONDS, check_plain_sqlite_file, shown_sqlite_url
@@ -90,6 +100,12 @@ __all__ = (
     'transaction',
     'has_table',
     'select_requests',
+    'select_pending_page',
+    'pending_page_statement',
+    'count_pending_rows',
+    'count_pending_statement',
+    'prune_finished',
+    'ensure_indexes',
     'publication',
     'status_and_response',
     'request_status',
@@ -144,6 +160,10 @@ requests_table = sa.Table(
     sa.Column('tool_call_id', sa.Text(), nullable=True),
     sa.Column('audience', sa.Text(), nullable=True),
     sa.Column('context', sa.Text(), nullable=True),
+    # When the wait runs out (the request's deadline), or `NO_DEADLINE_ORDER` for none: the first key of the inbox's
+    # order, so that a page is a range of one index rather than a sort of every pending row.
+    sa.Column('due_at', sa.Float(), nullable=False, server_default=sa.text(repr(NO_DEADLINE_ORDER))),
+    *(sa.Index(name, *columns) for name, columns in INDEXES),  # the pending order and the change feed (`_sql`)
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
@@ -161,6 +181,11 @@ withdrawn, and when the answer did not say. Databases made before these columns 
 answer; `context` is `AskUserRequest.context` as a JSON object, `NULL` for none. Columns of their own, not part of
 `questions`, so an earlier version reading a row still decodes its questions (it cannot filter by audience, though:
 upgrade every inbox before addressing questions).
+
+`due_at` is the deadline the request carries (in its questions' JSON too), or `NO_DEADLINE_ORDER`: a worker of an
+earlier version inserts rows without it, which then sort as having no deadline. Databases made before these columns and
+the indexes (`_sql.INDEXES`) existed get them at start-up (`ensure_columns`, `ensure_indexes`). Lookups by key use the
+primary key; the pending list and the change feed have the two indexes.
 """
 
 event_requests_table = sa.Table(
@@ -324,11 +349,35 @@ def ensure_columns(engine: sa.Engine) -> None:
         try:
             with engine.begin() as conn:
                 conn.execute(sa.text(statement))
+                if (backfill := backfill_statement(name, engine.dialect.name)) is not None:
+                    conn.execute(sa.text(backfill))
         except exc.DBAPIError as error:
             # Another process added it between our look and our ALTER ("duplicate column name"): go on.
             if _has_column(engine, name):
                 continue
             raise missing_column_error(name, statement, str(error.orig)) from None
+    ensure_indexes(engine)
+
+
+def ensure_indexes(engine: sa.Engine) -> None:
+    """Create the questions table's indexes where an earlier version made the table without them; idempotent.
+
+    `CREATE INDEX IF NOT EXISTS` on both databases, so processes starting together do not collide. A database user who
+    may not create them (not the table's owner) gets a warning naming the statement, and the store works on, slower.
+    """
+    for name, statement in index_statements():
+        if _has_index(engine, name):
+            continue  # a read: a database user who may not write indexes is not warned at every start
+        try:
+            with engine.begin() as conn:
+                conn.execute(sa.text(statement))
+        except exc.DBAPIError as error:
+            if not _has_index(engine, name):
+                warn_missing_index(name, statement, str(error.orig))
+
+
+def _has_index(engine: sa.Engine, name: str) -> bool:
+    return any(found['name'] == name for found in sa.inspect(engine).get_indexes(TABLE_NAME))
 
 
 def _has_column(engine: sa.Engine, name: str) -> bool:

@@ -17,7 +17,22 @@ import anyio.to_thread
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, audience_includes
-from .._question_store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._question_store import (
+    DEFAULT_PAGE_SIZE,
+    EVERYTHING,
+    MAX_PAGE_SIZE,
+    AlreadyAnsweredError,
+    PendingFilter,
+    PendingPage,
+    StoreError,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    check_limit,
+    decode_position,
+    encode_position,
+    order_key,
+)
 from ._inbox import completed_results, event_topic
 from ._sql import (
     DEFAULT_DATABASE_URL,
@@ -34,13 +49,16 @@ from ._sql import (
     claim_answer,
     claim_approval,
     claim_wait,
+    count_pending_rows,
     encode_response,
     lock_event_token,
     lock_token,
     message_topic,
     open_database,
+    prune_finished,
     request_status,
     select_approvals,
+    select_pending_page,
     select_requests,
     send_message,
     token_requests,
@@ -51,10 +69,22 @@ from ._sqlite import check_plain_sqlite_file
 if TYPE_CHECKING:
     from ._sql import Connection
 
-__all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS')
+__all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS', 'DEFAULT_FINISHED_RETENTION_SECONDS')
 
 DEFAULT_EVENTS_POLL_SECONDS = 0.25
 """How often `events()` reads the table for questions that started waiting, were answered or withdrawn."""
+
+DEFAULT_FINISHED_RETENTION_SECONDS = 7 * 24 * 3600.0
+"""How long an answered or withdrawn question is kept (a week): long enough that a late answer, or a form left open
+over a weekend, is told "already answered" or "no longer waiting" rather than "no such question", and that
+`ask-user` and the rows themselves can be looked at after the fact; short enough that the table does not grow forever.
+"""
+
+_PRUNE_EVERY_SECONDS = 3600.0
+"""How often (at most) a store that follows the events deletes the finished questions past their retention."""
+
+_NEW_CHUNK = 500
+"""How many questions new since the last poll `events()` reads in one statement (one bound parameter each)."""
 
 _T = TypeVar('_T')
 
@@ -86,6 +116,11 @@ class DBOSQuestionStore:
     events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
     """How often `events()` looks for changes."""
 
+    finished_retention_seconds: float | None = DEFAULT_FINISHED_RETENTION_SECONDS
+    """How long answered and withdrawn questions are kept before `prune_finished` (run by `events()` once an hour,
+    so by every web inbox on this store) deletes them; `None` keeps them forever.
+    """
+
     create_table: bool = True
     """Create the questions table on first use when the database has none, as `DBOSAnswerer` does.
 
@@ -103,6 +138,7 @@ class DBOSQuestionStore:
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
+    _pruned_at: float = field(default=0.0, init=False, repr=False, compare=False)
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -149,30 +185,117 @@ class DBOSQuestionStore:
         return await anyio.to_thread.run_sync(function)
 
     async def pending(self, *, visible_to: Person | None = None) -> Sequence[AskUserRequest]:
-        """Every request waiting for an answer, across all workflows, oldest first; only `visible_to`'s, if given."""
+        """Every request waiting for an answer, across all workflows, oldest first (all of them: see `pending_page`);
+        only `visible_to`'s, if given.
+        """
         return [stored.request for stored in await self.pending_records(visible_to=visible_to)]
 
     async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[StoredRequest]:
         """Every waiting request with its workflow id and the time it was asked, oldest first.
 
-        A request whose workflow has ended without it (cancelled, failed, deleted) is withdrawn here
-        rather than shown: nobody is waiting for its answer any more. With `visible_to`, only the requests
-        addressed to that person (or to nobody in particular) are read.
+        Read a page (`MAX_PAGE_SIZE`) at a time; a front end shows one page (`pending_page`) instead. A request whose
+        workflow has ended without it (cancelled, failed, deleted) is withdrawn here rather than shown: nobody is
+        waiting for its answer any more. With `visible_to`, only the requests addressed to that person (or to nobody
+        in particular) are read.
         """
-        return await self._in_thread(lambda: self._still_waiting(self._select(status='pending', visible_to=visible_to)))
+        records: list[StoredRequest] = []
+        cursor: str | None = None
+        while True:
+            page = await self.pending_page(limit=MAX_PAGE_SIZE, cursor=cursor, visible_to=visible_to)
+            records.extend(page.records)
+            if (cursor := page.next_cursor) is None:
+                break
+        records.sort(key=lambda record: (record.created_at, record.key))
+        return records
 
-    def _still_waiting(self, records: list[StoredRequest]) -> list[StoredRequest]:
-        ended = self._ended_workflows({record.workflow_id for record in records})
-        if ended:
-            self._withdraw_ended([record for record in records if record.workflow_id in ended])
-        return [record for record in records if record.workflow_id not in ended]
+    async def pending_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: PendingFilter = EVERYTHING,
+        visible_to: Person | None = None,
+    ) -> PendingPage[StoredRequest]:
+        """At most `limit` waiting requests in deadline order after `cursor`, and how many wait (see `QuestionStore`);
+        with `visible_to`, only that person's, in the page and the count alike (one SQL condition serves both).
 
-    def _ended_workflows(self, workflow_ids: set[str]) -> set[str]:
+        One range of the table's pending-order index per page; only the page's rows are decoded, and only their
+        workflows are checked (one bound parameter per row of the page, never per waiting question). A request whose
+        workflow has ended is withdrawn here rather than shown, and the next row takes its place.
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_position(cursor)
+        return await self._in_thread(partial(self._page, limit, after, where, visible_to))
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None) -> int:
+        """How many requests are pending (that pass `where`, and that `visible_to` may see): one count, nothing decoded.
+
+        A request whose workflow ended but which no listing has withdrawn yet is counted until one does.
+        """
+        return await self._in_thread(partial(self._count, where, visible_to))
+
+    def _count(self, where: PendingFilter, visible_to: Person | None) -> int:
+        database = self._connect()
+        if not self._table_ready(database):
+            return 0
+        with database.connect() as conn:
+            return count_pending_rows(conn, where, visible_to)
+
+    def _page(
+        self, limit: int, after: tuple[float, float, str] | None, where: PendingFilter, visible_to: Person | None
+    ) -> PendingPage[StoredRequest]:
+        database = self._connect()
+        if not self._table_ready(database):
+            return PendingPage((), None, 0)
+        live: list[StoredRequest] = []
+        position = after
+        # One connection for the page, its workflows' check and the count: a round trip saved is a few ms on a server.
+        with database.connect() as conn:
+            while len(live) <= limit:
+                wanted = limit + 1 - len(live)
+                rows = select_pending_page(
+                    conn, after=position, limit=wanted, where=where, visible_to=visible_to, decoded=self._decoded
+                )
+                if not rows:
+                    break
+                ended = self._ended_workflows({row.workflow_id for row in rows}, conn)
+                live.extend(row for row in rows if row.workflow_id not in ended)
+                if ended:
+                    conn.commit()  # end the read before the withdrawal writes (SQLite takes its lock then)
+                    self._withdraw_ended([row for row in rows if row.workflow_id in ended])
+                position = order_key(rows[-1].request, rows[-1].created_at)
+                if len(rows) < wanted:
+                    break
+            page = live[:limit]
+            more = len(live) > limit
+            next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
+            total = count_pending_rows(conn, where, visible_to)
+        return PendingPage(page, next_cursor, total)
+
+    async def prune_finished(self, *, older_than: float | None = None) -> int:
+        """Delete the questions answered or withdrawn more than `older_than` seconds ago (by default
+        `finished_retention_seconds`); how many were deleted. `events()` calls it once an hour.
+        """
+        keep = self.finished_retention_seconds if older_than is None else older_than
+        if keep is None:
+            return 0
+        return await self._in_thread(partial(self._prune, time.time() - keep))
+
+    def _prune(self, before: float) -> int:
+        database = self._connect()
+        if not self._table_ready(database):
+            return 0
+        with database.begin() as conn:
+            return prune_finished(conn, before, has_event_tables=self._has_event_table)
+
+    def _ended_workflows(self, workflow_ids: set[str], conn: Connection | None = None) -> set[str]:
         """Those of these workflows that wait no more: ended (cancelled, failed, finished) or deleted."""
         if not workflow_ids:
             return set()
-        with self._connect().connect() as conn:
+        if conn is not None:
             return workflow_ids - active_workflows(conn, sorted(workflow_ids))
+        with self._connect().connect() as own:
+            return workflow_ids - active_workflows(own, sorted(workflow_ids))
 
     def _withdraw_ended(self, records: Sequence[StoredRequest]) -> None:
         """Withdraw the pending questions of workflows that ended, and tell each workflow, in case it is resumed.
@@ -430,13 +553,18 @@ class DBOSQuestionStore:
         A poll reads only the ids and states of the rows changed since the last one; the questions are decoded
         once, for a request this iteration has not seen yet.
         """
-        known: dict[str, tuple[Status, float]] = {
-            stored.key: (stored.status, stored.created_at) for stored in await self.pending_records()
-        }
+        # No listing of every pending question: the baseline is what changed in the last second (the overlap below).
+        # A row changed after it that this iteration has not seen was pending when it began (a status moves once).
+        # `known` holds each row seen changing, with when it was last seen so, for a minute: well past the overlap.
         started = since = time.time() - 1.0
+        known: dict[str, tuple[Status, float]] = {
+            request_id: (status, started)
+            for request_id, status, _ in await self._in_thread(partial(self._changes_since, since))
+        }
         while True:
             await anyio.sleep(self.events_poll_seconds)
             now = time.time()
+            await self._prune_now_and_then(now)
             changed = await self._in_thread(partial(self._changes_since, since))
             since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
             new = [
@@ -445,23 +573,28 @@ class DBOSQuestionStore:
                 if request_id not in known and (status == 'pending' or created_at >= started)
             ]
             requests: dict[str, AskUserRequest] = {}
-            if new:
-                decoded = await self._in_thread(partial(self._select, request_ids=new))
-                requests = {stored.key: stored.request for stored in decoded}
-            for request_id, status, created_at in changed:
+            for start in range(0, len(new), _NEW_CHUNK):
+                decoded = await self._in_thread(partial(self._select, request_ids=new[start : start + _NEW_CHUNK]))
+                requests.update((stored.key, stored.request) for stored in decoded)
+            for request_id, status, _ in changed:
                 before = known.get(request_id)
                 if before is None and request_id in requests:
                     # Asked since we started, perhaps answered between two polls: it was requested first.
                     yield StoreEvent('requested', request_id, requests[request_id])
-                    before = ('pending', created_at)
-                if status != 'pending' and before is not None and before[0] == 'pending':
+                    before = ('pending', now)
+                if status != 'pending' and (before is None or before[0] == 'pending'):
+                    # Unseen until now and finished: it waited, untouched, since before this iteration began.
                     yield StoreEvent(status, request_id)
-                known[request_id] = (status, created_at)
+                known[request_id] = (status, now)
             cutoff = now - 60.0
-            for request_id in [
-                key for key, (status, created_at) in known.items() if status != 'pending' and created_at < cutoff
-            ]:
+            for request_id in [key for key, (_, seen) in known.items() if seen < cutoff]:
                 del known[request_id]
+
+    async def _prune_now_and_then(self, now: float) -> None:
+        if self.finished_retention_seconds is None or now - self._pruned_at < _PRUNE_EVERY_SECONDS:
+            return
+        self._pruned_at = now
+        await self.prune_finished()
 
 
 class _DecodedRequests(MutableMapping[str, AskUserRequest]):

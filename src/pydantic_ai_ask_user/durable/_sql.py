@@ -11,6 +11,7 @@ DBOS: the tables are created by SQLAlchemy (`_db.ensure_table`), never here.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import MutableMapping, Sequence
@@ -29,6 +30,7 @@ from .._audience import (
     context_to_json,
 )
 from .._json import questions_to_json, response_from_json, response_to_json
+from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -66,6 +68,15 @@ __all__ = (
     'insert_encoded',
     'select_requests',
     'audience_condition',
+    'INDEXES',
+    'index_statements',
+    'backfill_statement',
+    'warn_missing_index',
+    'pending_page_statement',
+    'select_pending_page',
+    'count_pending_statement',
+    'count_pending_rows',
+    'prune_finished',
     'publication',
     'status_and_response',
     'request_status',
@@ -132,9 +143,62 @@ ADDED_COLUMNS = (
     ('tool_call_id', 'TEXT'),
     ('audience', 'TEXT'),
     ('context', 'TEXT'),
+    ('due_at', f'FLOAT NOT NULL DEFAULT {NO_DEADLINE_ORDER!r}'),
 )
 """The columns of the questions table that earlier versions did not create, with their SQL types, added to their
 databases at start-up (`ensure_columns`): the types `_db.requests_table` declares them with."""
+
+INDEXES = (
+    # The inbox's order, keyset-paged: `status = 'pending' AND (due_at, created_at, id) > cursor ORDER BY ... LIMIT n`
+    # reads n entries of this index, and counting the pending rows reads only it.
+    ('ix_ask_user_requests_pending_order', ('status', 'due_at', 'created_at', 'id')),
+    # The change feed every open inbox polls (`updated_at >= since`), and the pruning of finished rows.
+    ('ix_ask_user_requests_updated_at', ('updated_at',)),
+)
+"""The indexes of the questions table, by name and columns: `_db.requests_table` declares them (so a new table has
+them), and `index_statements` adds them to a table an earlier version made without them."""
+
+
+def index_statements() -> list[tuple[str, str]]:
+    """Each index's name and the `CREATE INDEX IF NOT EXISTS` that makes it (the same on SQLite and PostgreSQL)."""
+    return [
+        (name, f'CREATE INDEX IF NOT EXISTS {name} ON {TABLE_NAME} ({", ".join(columns)})') for name, columns in INDEXES
+    ]
+
+
+_log = logging.getLogger('pydantic_ai_ask_user.durable')
+
+
+def warn_missing_index(name: str, statement: str, reason: str) -> None:
+    """Tell that an index could not be made (not the table's owner): the store works on, slower; say what to run."""
+    _log.warning(
+        'the questions table has no index %s and this database user cannot create it (%s); listing the '
+        "questions reads the whole table until the table's owner runs once: %s",
+        name,
+        reason.splitlines()[0] if reason else reason,
+        statement,
+    )
+
+
+def backfill_statement(name: str, dialect: str) -> str | None:
+    """What to run after adding the column `name` to an earlier version's table, in the same transaction, or `None`.
+
+    `due_at`: copy into it the deadline each pending row's questions carry (as `encode_request` wrote it), in one
+    statement; rows without one, or with one out of range (shown as none), keep `NO_DEADLINE_ORDER`.
+    """
+    if name != 'due_at':
+        return None
+    if dialect == 'postgresql':
+        deadline = "(questions::jsonb ->> 'deadline')::double precision"
+        kind = "jsonb_typeof(questions::jsonb -> 'deadline') = 'number'"
+    else:
+        deadline = "json_extract(questions, '$.deadline')"
+        kind = "json_valid(questions) AND json_type(questions, '$.deadline') IN ('integer', 'real')"
+    return (
+        f'UPDATE {TABLE_NAME} SET due_at = {deadline} '
+        f"WHERE status = 'pending' AND questions LIKE '%\"deadline\"%' AND {kind} "
+        f'AND {deadline} BETWEEN 0 AND {LATEST_DEADLINE!r}'
+    )
 
 
 def add_column_statement(name: str, kind: str, dialect: str) -> str:
@@ -344,14 +408,26 @@ def insert_encoded(
         # written), and where the question comes from, as a JSON object; `NULL` for none.
         'audience': None if identity.audience is None else json.dumps(list(identity.audience), ensure_ascii=True),
         'context': None if identity.context is None else json.dumps(context_to_json(identity.context)),
+        'due_at': _due_at(questions_json),
     }
     _execute(
         conn,
         f'INSERT INTO {TABLE_NAME} (id, workflow_id, questions, status, response, created_at, updated_at, run_id, '
-        'tool_call_id, audience, context) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, '
-        ':updated_at, :run_id, :tool_call_id, :audience, :context) ON CONFLICT (id) DO NOTHING',
+        'tool_call_id, audience, context, due_at) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, '
+        ':updated_at, :run_id, :tool_call_id, :audience, :context, :due_at) ON CONFLICT (id) DO NOTHING',
         values,
     )
+
+
+def _due_at(questions_json: str) -> float:
+    """The `due_at` of a row: the deadline `encode_request` wrote into its questions, or `NO_DEADLINE_ORDER`."""
+    try:
+        deadline = json.loads(questions_json).get('deadline')
+    except (ValueError, AttributeError):
+        return NO_DEADLINE_ORDER
+    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
+        return float(deadline)
+    return NO_DEADLINE_ORDER
 
 
 _REQUEST_COLUMNS = (
@@ -375,11 +451,7 @@ def select_requests(
     request found there is not decoded (and validated) again, and one decoded here is added to it.
     `visible_to`: only the rows that person may see (`addressed_to`); `None` for all of them.
     """
-    conditions: list[str] = []
-    parameters: dict[str, Any] = {}
-    if (audience := audience_condition(visible_to)) is not None:
-        conditions.append(audience[0])
-        parameters |= audience[1]
+    conditions, parameters = _audience_where(conn, visible_to)
     if status is not None:
         conditions.append('status = :status')
         parameters['status'] = status
@@ -395,37 +467,141 @@ def select_requests(
     where = f' WHERE {" AND ".join(conditions)}' if conditions else ''
     query = f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME}{where} ORDER BY created_at, id'
     rows = _execute(conn, query, parameters).fetchall()
+    return _visible(_decode_rows(rows, decoded), visible_to)
+
+
+def _decode_rows(rows: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> list[StoredRequest]:
     if decoded is None:
-        stored = [decode_row(row) for row in rows]
-    else:
-        stored: list[StoredRequest] = []
-        for row in rows:
-            stored.append(decode_row(row, decoded.get(row[0])))
-            decoded[row[0]] = stored[-1].request
+        return [decode_row(row) for row in rows]
+    stored: list[StoredRequest] = []
+    for row in rows:
+        stored.append(decode_row(row, decoded.get(row[0])))
+        decoded[row[0]] = stored[-1].request
+    return stored
+
+
+def _visible(stored: list[StoredRequest], visible_to: Person | None) -> list[StoredRequest]:
+    """The rows `visible_to` may see, decided on the decoded request (a damaged audience column hides the row)."""
     return stored if visible_to is None else [one for one in stored if addressed_to(one.request, visible_to)]
 
 
-def audience_condition(visible_to: Person | None) -> tuple[str, dict[str, Any]] | None:
-    """The SQL prefilter of the rows `visible_to` may see, and its parameters; `None` when every row is theirs.
+def audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, dict[str, Any]] | None:
+    """The SQL condition on the rows `visible_to` may see, and its parameters; `None` when every row is theirs.
 
-    The `audience` column holds a JSON list of names: a row is kept when it is `NULL` (anyone may answer) or its
-    text holds one of the person's names, quoted as JSON writes it. A prefilter only (a name may be found inside
-    another's quoted text): the exact test is `addressed_to`, on the decoded rows. Plain `LIKE` with an escape
-    character, so it reads the same on SQLite and PostgreSQL.
+    The `audience` column holds a JSON list of names as `insert_encoded` writes it (`json.dumps`: ASCII, `", "`
+    between names). A row is theirs when it is `NULL` (anyone may answer) or one of its elements is one of the
+    person's names: that name, quoted, right after `[` or `, `. Inside a JSON string every `"` is escaped, so neither
+    can match within another name: the condition is exact for every row this module wrote, so a page and its count
+    agree with `addressed_to` (still applied to the decoded rows, for a damaged column). Matched with `instr` on SQLite
+    and `strpos` on PostgreSQL: exact bytes, case-sensitive on both (SQLite's `LIKE` ignores ASCII case).
     """
     if visible_to is None or visible_to.sees_all:
         return None
-    parameters = {
-        f'audience_{index}': '%' + _like_escaped(json.dumps(name)) + '%'
-        for index, name in enumerate(sorted(visible_to.names))
-    }
-    likes = [f"audience LIKE :{key} ESCAPE '/'" for key in parameters]
-    return '(' + ' OR '.join(['audience IS NULL', *likes]) + ')', parameters
+    parameters: dict[str, Any] = {}
+    for index, name in enumerate(sorted(visible_to.names)):
+        quoted = json.dumps(name)
+        parameters[f'first_{index}'] = '[' + quoted
+        parameters[f'later_{index}'] = ', ' + quoted
+    find = 'strpos' if dialect == 'postgresql' else 'instr'
+    found = [f'{find}(audience, :{key}) > 0' for key in parameters]
+    return '(' + ' OR '.join(['audience IS NULL', *found]) + ')', parameters
 
 
-def _like_escaped(text: str) -> str:
-    """`text` matched literally by `LIKE ... ESCAPE '/'`."""
-    return text.replace('/', '//').replace('%', '/%').replace('_', '/_')
+def _audience_where(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
+    condition = audience_condition(visible_to, _dialect(conn))
+    return ([], {}) if condition is None else ([condition[0]], condition[1])
+
+
+_PENDING_ORDER = 'due_at, created_at, id'
+"""The inbox's order of pending rows: the nearest deadline first (none last), then the oldest, then by key."""
+
+
+def _pending_where(
+    conn: Connection, where: PendingFilter, visible_to: Person | None
+) -> tuple[list[str], dict[str, Any]]:
+    conditions, parameters = _audience_where(conn, visible_to)
+    conditions.insert(0, "status = 'pending'")
+    if where.asked_before is not None:
+        conditions.append('created_at < :asked_before')
+        parameters['asked_before'] = where.asked_before
+    if where.asked_after is not None:
+        conditions.append('created_at >= :asked_after')
+        parameters['asked_after'] = where.asked_after
+    return conditions, parameters
+
+
+def pending_page_statement(
+    conn: Connection,
+    *,
+    after: tuple[float, float, str] | None,
+    limit: int,
+    where: PendingFilter = EVERYTHING,
+    visible_to: Person | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The statement of `select_pending_page` and its parameters: a range of the pending-order index (a row value
+    compared with the cursor's, which SQLite and PostgreSQL both seek by), never a sort of every row.
+    """
+    conditions, parameters = _pending_where(conn, where, visible_to)
+    if after is not None:
+        conditions.append(f'({_PENDING_ORDER}) > (:after_due, :after_created, :after_id)')
+        parameters |= {'after_due': after[0], 'after_created': after[1], 'after_id': after[2]}
+    query = (
+        f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join(conditions)} '
+        f'ORDER BY {_PENDING_ORDER} LIMIT :limit'
+    )
+    return query, parameters | {'limit': limit}
+
+
+def select_pending_page(
+    conn: Connection,
+    *,
+    after: tuple[float, float, str] | None,
+    limit: int,
+    where: PendingFilter = EVERYTHING,
+    visible_to: Person | None = None,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> list[StoredRequest]:
+    """At most `limit` pending rows after the position `after` (an `order_key`), in the inbox's order, decoded; only
+    those `visible_to` may see (a damaged row the SQL took is left out, so a page may come short by it).
+    """
+    statement, parameters = pending_page_statement(conn, after=after, limit=limit, where=where, visible_to=visible_to)
+    return _visible(_decode_rows(_execute(conn, statement, parameters).fetchall(), decoded), visible_to)
+
+
+def count_pending_statement(
+    conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The statement of `count_pending_rows` and its parameters: it reads the pending-order index (and, for a person,
+    the audience of each pending row).
+    """
+    conditions, parameters = _pending_where(conn, where, visible_to)
+    return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
+
+
+def count_pending_rows(conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None) -> int:
+    """How many rows are pending (that pass `where`, and that `visible_to` may see), without reading their questions."""
+    statement, parameters = count_pending_statement(conn, where, visible_to)
+    return int(_one(conn, statement, parameters)[0])
+
+
+def prune_finished(conn: Connection, before: float, *, has_event_tables: bool) -> int:
+    """Delete the questions answered or withdrawn before `before` (and their tie to a wait's token); how many.
+
+    Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions.
+    """
+    finished = "status <> 'pending' AND updated_at < :before"
+    if has_event_tables:
+        still_read = (
+            f'SELECT request_id FROM {EVENT_TABLE_NAME} WHERE token IN '
+            f"(SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')"
+        )
+        finished += f' AND id NOT IN ({still_read})'
+        _execute(
+            conn,
+            f'DELETE FROM {EVENT_TABLE_NAME} WHERE request_id IN (SELECT id FROM {TABLE_NAME} WHERE {finished})',
+            {'before': before},
+        )
+    return _execute(conn, f'DELETE FROM {TABLE_NAME} WHERE {finished}', {'before': before}).rowcount
 
 
 def _one(conn: Connection, query: str, parameters: dict[str, Any]) -> Any:

@@ -22,8 +22,11 @@ from ._sql import (
     TABLE_NAME,
     NotAQuestionDatabaseError,
     add_column_statement,
+    backfill_statement,
+    index_statements,
     missing_column_error,
     not_a_question_database,
+    warn_missing_index,
 )
 
 __all__ = ('SqliteDatabase', 'sqlite_file', 'check_plain_sqlite_file', 'shown_sqlite_url', 'BUSY_TIMEOUT_SECONDS')
@@ -149,10 +152,33 @@ class SqliteDatabase:
             try:
                 with self.begin() as conn:
                     conn.execute(statement)
+                    if (backfill := backfill_statement(name, 'sqlite')) is not None:
+                        conn.execute(backfill)
             except sqlite3.Error as error:
                 if name in self._columns():
                     continue
                 raise missing_column_error(name, statement, str(error)) from None
+        self.ensure_indexes()
+
+    def ensure_indexes(self) -> None:
+        """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a read-only file
+        gets a warning naming the statement, and the store works on, slower.
+        """
+        for name, statement in index_statements():
+            if self.has_index(name):
+                continue  # a read, so a store on a read-only file (ask-user pending) takes no write lock for it
+            try:
+                with self.begin() as conn:
+                    conn.execute(statement)
+            except sqlite3.Error as error:
+                if not self.has_index(name):
+                    warn_missing_index(name, statement, str(error))
+
+    def has_index(self, name: str) -> bool:
+        """Whether the index `name` is in the file."""
+        with self.connect() as conn:
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
+            return conn.execute(query, {'name': name}).fetchone() is not None
 
     def dispose(self) -> None:
         """Nothing to release: each use opens its own connection and closes it when it is left."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -24,7 +26,21 @@ from temporalio.service import RPCError, RPCStatusCode
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import Person, addressed_to, audience_includes
-from .._question_store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from .._question_store import (
+    DEFAULT_PAGE_SIZE,
+    EVERYTHING,
+    AlreadyAnsweredError,
+    BadCursorError,
+    PendingFilter,
+    PendingPage,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    order_key,
+)
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
@@ -183,11 +199,10 @@ class TemporalQuestionStore:
         particular (Pydantic AI's approvals carry no audience), so it is listed for everyone, as an unaddressed
         question is.
         """
-        query = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
         records: list[TemporalRecord | TemporalEventRecord] = []
         async with _reaching(self):
             client = await self.connected()
-            async for execution in client.list_workflows(query):
+            async for execution in client.list_workflows(_WAITING_QUERY):
                 records.extend(record for record in _waiting(execution) if addressed_to(record.request, visible_to))
                 records.extend(waiting_events(execution))
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
@@ -274,6 +289,64 @@ class TemporalQuestionStore:
             return
         raise UnknownRequestError(next(iter(wanted))[:200])
 
+    async def pending_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: PendingFilter = EVERYTHING,
+        visible_to: Person | None = None,
+    ) -> PendingPage[TemporalRecord]:
+        """A page of the waiting questions, as Temporal's visibility list pages them, and how many workflows wait.
+
+        Temporal lists workflows, in its own order (the most recently started first), a page at a time behind an
+        opaque token, and cannot sort by a memo: so a page is `limit` waiting workflows, its questions sorted by
+        deadline within it (a workflow waiting on several parallel questions brings them all), and `total` counts
+        waiting workflows (`total_exact` is `False`). The ages of `where` and the audience (`visible_to`) are applied
+        to each page as it comes, so a filtered page may be shorter than `limit` and still have a next one. With
+        `visible_to`, Temporal cannot count by the memo's audience: `total` is then that person's questions, counted
+        by listing them (`count_pending`, exact), never the others' workflows.
+        """
+        check_limit(limit)
+        token = None if cursor is None else _page_token(cursor)
+        async with _reaching(self):
+            client = await self.connected()
+            listing = client.list_workflows(_WAITING_QUERY, page_size=limit, next_page_token=token)
+            try:
+                await listing.fetch_next_page()
+            except RPCError as error:
+                if token is not None and error.status == RPCStatusCode.INVALID_ARGUMENT:
+                    # A token Temporal did not write (the cursor was edited): the caller's mistake, not the server's.
+                    raise BadCursorError(
+                        'the cursor is not one this server gave out; start again from the first page'
+                    ) from None
+                raise
+        records = [
+            record
+            for execution in listing.current_page or ()
+            for record in _waiting(execution)
+            if where.takes(record.created_at) and addressed_to(record.request, visible_to)
+        ]
+        records.sort(key=lambda record: order_key(record.request, record.created_at))
+        following = listing.next_page_token
+        next_cursor = None if not following else encode_cursor(['temporal', base64.b64encode(following).decode()])
+        total = await self.count_pending(where, visible_to=visible_to)
+        return PendingPage(records, next_cursor, total, total_exact=not _sees_all(visible_to))
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None) -> int:
+        """How many workflows wait for an answer (Temporal counts workflows; ages are not applied to a count).
+
+        With `visible_to` (who does not see all), the questions that person may see, counted by listing them: the
+        audience is in the memo, which Temporal cannot count by.
+        """
+        if not _sees_all(visible_to):
+            return sum(
+                1 for record in await self.pending_records(visible_to=visible_to) if where.takes(record.created_at)
+            )
+        async with _reaching(self):
+            client = await self.connected()
+            return (await client.count_workflows(_WAITING_QUERY)).count
+
     async def get(self, request_id: str) -> AskUserRequest:
         """The waiting question whose key this is.
 
@@ -358,6 +431,25 @@ class TemporalQuestionStore:
         except (WithdrawnError, UnknownRequestError):
             return 'withdrawn'
         return 'answered'  # the listing lagged: it still waits, and will show again as requested if it does
+
+
+_WAITING_QUERY = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
+"""The visibility query of the workflows waiting for an answer."""
+
+
+def _page_token(cursor: str) -> bytes:
+    """Temporal's page token inside a cursor of `pending_page`; `BadCursorError` when it is not such a cursor."""
+    position = decode_cursor(cursor)
+    if len(position) == 2 and position[0] == 'temporal' and isinstance(position[1], str):
+        try:
+            return base64.b64decode(position[1], validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    raise BadCursorError('the cursor is not one this server gave out; start again from the first page')
+
+
+def _sees_all(visible_to: Person | None) -> bool:
+    return visible_to is None or visible_to.sees_all
 
 
 def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:

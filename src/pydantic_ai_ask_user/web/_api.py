@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -13,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user import AskUserResponse, Person
-from pydantic_ai_ask_user.store import StoreError, StoreEvent, addressed_to
+from pydantic_ai_ask_user.store import BadCursorError, StoreError, StoreEvent, addressed_to
 
 from ._context import AppContext, log_unreachable, unreachable
-from ._rows import InboxRow, inbox_rows
+from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query, waiting_keys
 from ._security import answered_by, person
 from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
 
@@ -35,9 +36,30 @@ class Api:
         """The store, gate and options the API serves."""
 
     async def list(self, request: Request) -> Response:
-        """`GET /api/requests`: every waiting request, oldest first, with when and by which run it was asked."""
-        rows = await inbox_rows(self.context.store, person(request))
-        return JSONResponse({'requests': [_row_json(row) for row in rows]})
+        """`GET /api/requests[?limit=N&cursor=C&older_than=S&newer_than=S]`: a page of the requests waiting for the
+        person asking (the audience: nobody else's, in the page or in `total`).
+
+        The nearest deadline first (none last), then the oldest, each with when and by which run it was asked;
+        `next_cursor` (`null` on the last page) is passed back as `cursor` for the next page, and `total` says how
+        many wait (`total_exact` is false where the store can only count waiting runs). `limit` is 1 to 500 (50 when
+        not given); `older_than` / `newer_than` keep the requests asked more / less than that many seconds ago.
+        A `limit` or age that is not one is a 400 `bad_query`, a cursor this server did not give a 400 `bad_cursor`.
+        """
+        try:
+            limit, cursor, where = paging_from_query(request.query_params, now=time.time())
+            page = await inbox_page(self.context.store, person(request), limit=limit, cursor=cursor, where=where)
+        except BadPaging as error:
+            return error_json(400, 'bad_query', str(error))
+        except BadCursorError as error:
+            return error_json(400, 'bad_cursor', str(error))
+        return JSONResponse(
+            {
+                'requests': [_row_json(row) for row in page.rows],
+                'next_cursor': page.next_cursor,
+                'total': page.total,
+                'total_exact': page.total_exact,
+            }
+        )
 
     async def get(self, request: Request) -> Response:
         """`GET /api/requests/<id>`: one waiting request."""
@@ -83,8 +105,9 @@ class Api:
             return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
         events = context.store.events()
         who = person(request)
-        # The questions this person may see, to pass on what happens to them and nothing about any other.
-        shown = _Shown(who, await inbox_rows(context.store, who))
+        # The questions this person may see, to pass on what happens to them and nothing about any other (not read
+        # for a person who sees all: their stream passes every event, however many questions wait).
+        shown = _Shown(who, set() if who.sees_all else await waiting_keys(context.store, who))
         waiter = anyio.Event()
         context.finish_waiters.add(waiter)
 
@@ -131,9 +154,9 @@ class _Shown:
     names a question of someone else's, not even by its id.
     """
 
-    def __init__(self, who: Person, rows: Sequence[InboxRow]) -> None:
+    def __init__(self, who: Person, keys: set[str]) -> None:
         self.who = who
-        self.keys = {row.request.key for row in rows}
+        self.keys = keys
 
     def passes(self, event: StoreEvent) -> bool:
         """Whether `event` may go to this person."""

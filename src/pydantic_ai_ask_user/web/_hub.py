@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections import OrderedDict
@@ -13,9 +14,13 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
+from pydantic_ai_ask_user._question_store import EVERYTHING, check_limit, decode_position, encode_position, order_key
 from pydantic_ai_ask_user.checks import check_same_questions
 from pydantic_ai_ask_user.store import (
+    DEFAULT_PAGE_SIZE,
     AlreadyAnsweredError,
+    PendingFilter,
+    PendingPage,
     StoreError,
     StoreEvent,
     UnknownRequestError,
@@ -51,11 +56,12 @@ class HubRecord:
 class _Waiting:
     """One pending request, and the event its asker waits on."""
 
-    __slots__ = ('askers', 'created_at', 'done', 'request', 'response', 'withdrawn')
+    __slots__ = ('askers', 'created_at', 'done', 'order', 'request', 'response', 'withdrawn')
 
     def __init__(self, request: AskUserRequest) -> None:
         self.request = request
         self.created_at = time.time()
+        self.order = order_key(request, self.created_at)
         self.done = anyio.Event()
         self.response: AskUserResponse | None = None
         self.withdrawn: str | None = None
@@ -82,6 +88,8 @@ class QuestionHub:
         if subscriber_buffer < 1:
             raise ValueError(f'subscriber_buffer must be 1 or more, not {subscriber_buffer!r}')
         self._pending: dict[str, _Waiting] = {}
+        # The `order_key` of every pending request, sorted: a page is a bisection and a slice, not a sort.
+        self._order: list[tuple[float, float, str]] = []
         self._finished: OrderedDict[str, _Outcome] = OrderedDict()
         self._answered: dict[str, tuple[AskUserRequest, AskUserResponse]] = {}
         # Whom the remembered finished questions were for (the audience only, not the request: it is kept for
@@ -116,6 +124,7 @@ class QuestionHub:
             self._finished_audiences.pop(key, None)
             waiting = _Waiting(request)
             self._pending[key] = waiting
+            bisect.insort(self._order, waiting.order)
             self._publish(StoreEvent('requested', key, request))
         else:
             check_same_questions(request, waiting.request)
@@ -129,7 +138,7 @@ class QuestionHub:
         finally:
             waiting.askers -= 1
             if waiting.response is None and waiting.withdrawn is None and not waiting.askers:
-                del self._pending[key]
+                self._remove(waiting)
                 self._finish(key, 'withdrawn', waiting.request)
         if waiting.withdrawn is not None:
             raise QuestionWithdrawn(waiting.withdrawn)
@@ -154,6 +163,43 @@ class QuestionHub:
             if addressed_to(waiting.request, visible_to)
         )
 
+    async def pending_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: PendingFilter = EVERYTHING,
+        visible_to: Person | None = None,
+    ) -> PendingPage[HubRecord]:
+        """A page of the waiting requests in deadline order (the `QuestionStore` contract), from a sorted index; with
+        `visible_to`, only that person's, in the page and its count.
+        """
+        check_limit(limit)
+        start = 0 if cursor is None else bisect.bisect_right(self._order, decode_position(cursor))
+        records: list[HubRecord] = []
+        more = False
+        for index in range(start, len(self._order)):
+            waiting = self._pending[self._order[index][2]]
+            if not (where.takes(waiting.created_at) and addressed_to(waiting.request, visible_to)):
+                continue
+            if len(records) == limit:
+                more = True
+                break
+            records.append(HubRecord(waiting.request, waiting.created_at))
+        last = records[-1] if more else None
+        next_cursor = None if last is None else encode_position(order_key(last.request, last.created_at))
+        return PendingPage(records, next_cursor, await self.count_pending(where, visible_to=visible_to))
+
+    async def count_pending(self, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None) -> int:
+        """How many requests wait (that pass `where`, and that `visible_to` may see)."""
+        if where == EVERYTHING and (visible_to is None or visible_to.sees_all):
+            return len(self._pending)
+        return sum(
+            1
+            for waiting in self._pending.values()
+            if where.takes(waiting.created_at) and addressed_to(waiting.request, visible_to)
+        )
+
     async def get(self, request_id: str) -> AskUserRequest:
         """The pending request whose `key` is `request_id`; the store errors when it is not pending."""
         return self._waiting(request_id).request
@@ -163,7 +209,7 @@ class QuestionHub:
         waiting = self._waiting(request_id)
         check_response(waiting.request, response)
         waiting.response = response
-        del self._pending[request_id]
+        self._remove(waiting)
         self._finish(request_id, 'answered', waiting.request, response)
         waiting.done.set()
 
@@ -177,6 +223,7 @@ class QuestionHub:
         """
         withdrawn = tuple(self._pending.values())
         self._pending.clear()
+        self._order.clear()
         for waiting in withdrawn:
             waiting.withdrawn = reason
             self._finish(waiting.request.key, 'withdrawn', waiting.request)
@@ -193,6 +240,12 @@ class QuestionHub:
         """End every `events()` iteration, e.g. before the server shuts down; pending requests keep waiting."""
         for send in tuple(self._subscribers):
             self._unsubscribe(send)
+
+    def _remove(self, waiting: _Waiting) -> None:
+        del self._pending[waiting.request.key]
+        index = bisect.bisect_left(self._order, waiting.order)
+        if index < len(self._order) and self._order[index] == waiting.order:
+            del self._order[index]
 
     def _waiting(self, request_id: str) -> _Waiting:
         waiting = self._pending.get(request_id)

@@ -10,11 +10,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError
+from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, StoreError, count_pending
 
 from ._context import ID, AppContext, base_path
 from ._forms import FIELDS, Entered, read_form
-from ._rows import deadline_iso, inbox_rows, time_left
+from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, time_left
 from ._security import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -66,18 +66,35 @@ class Pages:
         """The store, gate and options the pages are drawn from."""
 
     async def inbox(self, request: Request) -> Response:
-        """`GET /`: the waiting questions."""
+        """`GET /[?cursor=C&limit=N]`: the first page of the waiting questions (or the page after `cursor`).
+
+        The page script loads the following pages as the person scrolls, and keeps the loaded rows current from the
+        event stream; without it, a "More questions" link leads to the next page.
+        """
         from ._approvals import approvals_for
 
-        rows = await inbox_rows(self.context.store, person(request))
         _ = language(request).gettext
+        try:
+            limit, cursor, where = paging_from_query(request.query_params, now=time.time())
+            page = await inbox_page(self.context.store, person(request), limit=limit, cursor=cursor, where=where)
+        except (BadPaging, BadCursorError):
+            return self.status(
+                request,
+                400,
+                _('This page of questions does not exist'),
+                _('The address of the page was changed or is too old. Start again from the first page.'),
+                show_inbox=True,
+            )
         return self.page(
             request,
             'inbox.html',
             200,
-            rows=rows,
-            approvals=await approvals_for(self.context, person(request)),
-            waiting=len(rows),
+            rows=page.rows,
+            waiting=page.total,
+            next_cursor=page.next_cursor,
+            limit=limit,
+            # The tool calls waiting for approval, on the first page, above the paged questions.
+            approvals=[] if cursor is not None else await approvals_for(self.context, person(request)),
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
         )
@@ -331,8 +348,8 @@ class Pages:
         )
 
     async def _waiting(self, request: Request) -> int:
-        """How many questions are waiting for the person, for the tab title."""
-        return len(await inbox_rows(self.context.store, person(request)))
+        """How many questions are waiting for the person, for the tab title: counted, never listed."""
+        return await count_pending(self.context.store, visible_to=person(request))
 
 
 def language(request: Request) -> Translator:
@@ -354,6 +371,9 @@ def live_texts(request: Request) -> dict[str, Any]:
 
     return {
         'api': base_path(request) + 'api/requests',
+        'more': _('More questions'),
+        'loading': _('Loading more questions…'),
+        'waiting': plural('{count} question waiting', '{count} questions waiting'),
         'events': base_path(request) + 'api/events',
         'base': base_path(request),
         'just_now': _('just now'),

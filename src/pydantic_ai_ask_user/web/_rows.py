@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
-import inspect
+import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, cast
 
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._i18n import Translator, translator
 from pydantic_ai_ask_user._text import utc_iso
-from pydantic_ai_ask_user.store import QuestionStore, addressed_to
+from pydantic_ai_ask_user.store import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    PendingFilter,
+    PendingRecord,
+    QuestionStore,
+    addressed_to,
+    page_pending,
+)
 
-__all__ = ('InboxRow', 'PendingRecord', 'inbox_rows', 'ago', 'SHORT_ID_LENGTH', 'deadline_iso', 'time_left', 'clock')
+__all__ = (
+    'InboxRow',
+    'InboxPage',
+    'PendingRecord',
+    'inbox_page',
+    'waiting_keys',
+    'paging_from_query',
+    'BadPaging',
+    'ago',
+    'SHORT_ID_LENGTH',
+    'deadline_iso',
+    'time_left',
+    'clock',
+)
 
 SHORT_ID_LENGTH = 8
 """How many characters of a run id (or, for a request of no run, its tool call id) name the run: the random end.
@@ -21,25 +41,6 @@ SHORT_ID_LENGTH = 8
 Run ids are UUID7s, which share their time-ordered start, and tool call ids share theirs (`call_`, `toolu_01`,
 `pyd_ai_`), so the end is what tells two apart.
 """
-
-
-class PendingRecord(Protocol):
-    """What a store's optional `pending_records()` returns per waiting request (as `DBOSQuestionStore` does)."""
-
-    @property
-    def request(self) -> AskUserRequest:
-        """The request."""
-        ...
-
-    @property
-    def created_at(self) -> float:
-        """When it was asked, in seconds since the epoch."""
-        ...
-
-    @property
-    def workflow_id(self) -> str | None:
-        """The durable workflow (the run) waiting for it, if there is one."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -86,32 +87,91 @@ class InboxRow:
         return time_left(self.request.deadline, time.time() if now is None else now)
 
 
-async def inbox_rows(store: QuestionStore, who: Person) -> list[InboxRow]:
-    """The requests waiting for `who`, oldest first, with their time and run when the store has `pending_records()`.
+@dataclass(frozen=True)
+class InboxPage:
+    """One page of the inbox: its rows, where the next page starts, and how many questions wait in all."""
 
-    The store filters (`visible_to`); the rows are checked again here, so a store that filters loosely, or one
-    written before stores took `visible_to` (it is then asked for every row), still shows nobody a question
-    addressed to someone else.
+    rows: Sequence[InboxRow]
+    """The waiting requests of this page, in the store's order (the nearest deadline first)."""
+
+    next_cursor: str | None
+    """The cursor of the next page; `None` on the last."""
+
+    total: int
+    """How many questions wait."""
+
+    total_exact: bool = True
+    """Whether `total` is exact (Temporal counts waiting workflows)."""
+
+
+class BadPaging(ValueError):
+    """A `limit`, `older_than` or `newer_than` in a query string that cannot be used; answered with 400."""
+
+
+async def inbox_page(
+    store: QuestionStore,
+    who: Person,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    where: PendingFilter | None = None,
+) -> InboxPage:
+    """A page of the requests waiting for `who`, with their time and run; `BadCursorError` for a cursor the store did
+    not write.
+
+    The store filters the page and its count (`visible_to`); the rows are checked again here, so a store that filters
+    loosely still shows nobody a question addressed to someone else (its page is then short by it).
     """
-    records = cast('Callable[..., Awaitable[Sequence[PendingRecord]]] | None', getattr(store, 'pending_records', None))
-    if records is None:
-        listed = await store.pending(**_filter(store.pending, who))
-        return [InboxRow(request) for request in listed if addressed_to(request, who)]
-    return [
-        InboxRow(record.request, record.created_at, record.workflow_id)
-        for record in await records(**_filter(records, who))
+    page = await page_pending(store, limit=limit, cursor=cursor, where=where or PendingFilter(), visible_to=who)
+    # A store that does not say when a request was asked (`created_at` 0) shows no time.
+    rows = [
+        InboxRow(record.request, record.created_at or None, record.workflow_id)
+        for record in page.records
         if addressed_to(record.request, who)
     ]
+    return InboxPage(rows, page.next_cursor, page.total, page.total_exact)
 
 
-def _filter(method: Callable[..., object], who: Person) -> dict[str, Person]:
-    """`{'visible_to': who}` when `method` takes it (every store of this library does), else nothing."""
-    try:
-        parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):
-        return {}
-    takes = any(p.name == 'visible_to' or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    return {'visible_to': who} if takes else {}
+async def waiting_keys(store: QuestionStore, who: Person) -> set[str]:
+    """The keys of every question waiting for `who`, read a page (`MAX_PAGE_SIZE`) at a time.
+
+    For a person's event stream, which passes on what happens to their questions only: so it is read for a person
+    who does not see all (their own questions), never for the operator's view, which passes every event unread.
+    """
+    keys: set[str] = set()
+    cursor: str | None = None
+    while True:
+        page = await inbox_page(store, who, limit=MAX_PAGE_SIZE, cursor=cursor)
+        keys.update(row.request.key for row in page.rows)
+        if (cursor := page.next_cursor) is None:
+            return keys
+
+
+def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str | None, PendingFilter]:
+    """The page size, cursor and filter of `?limit=&cursor=&older_than=&newer_than=` (ages in seconds).
+
+    Raises `BadPaging`, whose message says what is wrong, for a value that is not one.
+    """
+    text = query.get('limit', '')
+    limit = DEFAULT_PAGE_SIZE
+    if text:
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= MAX_PAGE_SIZE:
+            raise BadPaging(f'limit must be a whole number from 1 to {MAX_PAGE_SIZE}')
+        limit = int(text)
+    ages: dict[str, float | None] = {}
+    for name in ('older_than', 'newer_than'):
+        text = query.get(name, '')
+        ages[name] = None
+        if text:
+            try:
+                seconds = float(text[:30])
+            except ValueError:
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds >= 0):
+                raise BadPaging(f'{name} must be a number of seconds, 0 or more')
+            ages[name] = now - seconds
+    cursor = query.get('cursor') or None
+    return limit, cursor, PendingFilter(asked_before=ages['older_than'], asked_after=ages['newer_than'])
 
 
 def ago(seconds: float, language: Translator | None = None) -> str:

@@ -62,7 +62,7 @@
   let stopped = false;
 
   function stop(notice) {
-    if (live) live.recount();
+    if (live && notice !== 'finished') live.adjust(-1);
     if (sending || stopped) return;
     stopped = true;
     events.close();
@@ -81,13 +81,14 @@
     sending = true;
     events.close();
   });
-  events.addEventListener('answered', function (e) { if (about(e)) stop('answered'); else if (live) live.recount(); });
-  events.addEventListener('withdrawn', function (e) { if (about(e)) stop('withdrawn'); else if (live) live.recount(); });
+  // The tab title's count follows the events: one fewer, one more; it is asked again only when the stream connects.
+  events.addEventListener('answered', function (e) { if (about(e)) stop('answered'); else if (live) live.adjust(-1); });
+  events.addEventListener('withdrawn', function (e) { if (about(e)) stop('withdrawn'); else if (live) live.adjust(-1); });
   events.addEventListener('finished', function () { stop('finished'); });
   events.addEventListener('requested', function (e) {
     if (!live) return;
     live.arrived(JSON.parse(e.data).request);
-    live.recount();
+    live.adjust(1);
   });
   // What happened before the stream connected (between the page load and now) is asked once.
   events.addEventListener('open', function () {

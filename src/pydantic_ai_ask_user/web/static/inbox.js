@@ -1,4 +1,7 @@
-// The live inbox: keeps the list of waiting questions current over server-sent events.
+// The live inbox: the first page is drawn by the server; the following pages load as the person scrolls (or clicks
+// "More questions"), and the server-sent events keep the loaded rows and the count current, one change at a time:
+// the list is never fetched whole. When the stream (re)connects, the first page is fetched again, as it may have
+// missed events.
 // Model-written strings only ever reach the page through textContent, never as HTML.
 // A request's `id` is its key (its run and its tool call), what every URL and event names; never the tool call id.
 'use strict';
@@ -6,6 +9,9 @@
   const list = document.getElementById('pending');
   const empty = document.getElementById('empty');
   const status = document.getElementById('live-status');
+  const totalLine = document.getElementById('total');
+  const moreWrap = document.getElementById('more-wrap');
+  const moreLink = document.getElementById('more');
   if (!list) return;
   const live = window.askUserLive;
   const texts = live.texts;
@@ -38,8 +44,33 @@
 
   if (list.dataset.finished !== undefined || !window.EventSource || !window.fetch) return;
   const base = list.dataset.base;
-  // Counts the live events applied; a listing fetched before one of them is stale and must not replace the list.
+  const limit = parseInt(list.dataset.limit, 10) || 50;
+  const NO_DEADLINE = 1e12; // where a question without a deadline sorts, as the server sorts it
+  // The cursor of the next page not loaded yet; null once every page is loaded.
+  let cursor = list.dataset.cursor || null;
+  let total = parseInt(list.dataset.total, 10) || 0;
+  // Where each loaded row sorts: [deadline, asked at, id], as the server orders the pages.
+  const order = new Map();
+  list.querySelectorAll('li[data-id]').forEach(function (li) {
+    const deadline = li.querySelector('time.time-left');
+    const at = li.querySelector('time[data-at]');
+    order.set(li.dataset.id, [
+      deadline ? parseFloat(deadline.dataset.deadline) : NO_DEADLINE,
+      at ? parseFloat(at.dataset.at) : 0,
+      li.dataset.id,
+    ]);
+  });
+  // Counts the live events applied; a page fetched before one of them is stale and must not replace the list.
   let changes = 0;
+  let loading = false;
+
+  function before(a, b) {
+    for (let i = 0; i < 3; i++) {
+      if (a[i] < b[i]) return true;
+      if (a[i] > b[i]) return false;
+    }
+    return false;
+  }
 
   function item(request) {
     const li = document.createElement('li');
@@ -95,46 +126,127 @@
       li.append(title, '\n');
     }
     li.append(link, '\n', meta);
+    order.set(request.id, [
+      typeof request.deadline === 'number' ? request.deadline : NO_DEADLINE,
+      at === undefined ? 0 : at,
+      request.id,
+    ]);
     return li;
   }
 
-  function show(requests) {
-    list.replaceChildren.apply(list, requests.map(item));
-    empty.hidden = requests.length > 0;
-    counted();
+  function row(id) { return list.querySelector('li[data-id="' + CSS.escape(id) + '"]'); }
+
+  // Rows of a page, after those loaded: one fragment, however many (never one call argument per row).
+  function append(requests) {
+    const fragment = document.createDocumentFragment();
+    requests.forEach(function (request) { if (!order.has(request.id)) fragment.append(item(request)); });
+    list.append(fragment);
   }
 
   function counted() {
-    live.count(list.children.length);
+    empty.hidden = total > 0 || list.children.length > 0;
+    totalLine.hidden = total === 0;
+    totalLine.textContent = plural(texts.waiting, total);
+    moreWrap.hidden = cursor === null;
+    if (cursor !== null) moreLink.href = base + '?cursor=' + encodeURIComponent(cursor) + '&limit=' + limit;
+    live.count(total);
     live.tick();
+  }
+
+  function page(after) {
+    let url = list.dataset.api + '?limit=' + limit;
+    if (after !== null) url += '&cursor=' + encodeURIComponent(after);
+    return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
+  }
+
+  function failed(code) {
+    if (code === 503) status.textContent = texts.unreachable;
+    // otherwise the stream's reconnect, or the next scroll, tries again
+  }
+
+  // Bumped when the first page is fetched again: a next page asked for before then is stale and dropped.
+  let generation = 0;
+
+  // While the end of the list is on screen (a tall window, a short page), the next page follows.
+  function fill() {
+    if (cursor !== null && moreWrap.getBoundingClientRect().top < window.innerHeight + 400) more();
+  }
+
+  // The next page, after the rows loaded: its rows are appended, and the total is the server's.
+  function more() {
+    if (loading || cursor === null) return;
+    loading = true;
+    const mine = generation;
+    moreLink.textContent = texts.loading;
+    page(cursor)
+      .then(function (body) {
+        if (mine !== generation) return;
+        append(body.requests);
+        cursor = body.next_cursor;
+        total = body.total;
+        counted();
+      })
+      .catch(failed)
+      .then(function () {
+        loading = false;
+        moreLink.textContent = texts.more;
+        if (mine === generation) fill();
+      });
+  }
+
+  // After (re)connecting: the first page again, since events may have been missed; the other pages load on scroll.
+  function resync() {
+    const seen = changes;
+    generation += 1;
+    page(null)
+      .then(function (body) {
+        if (changes !== seen) { resync(); return; }
+        order.clear();
+        list.replaceChildren();
+        append(body.requests);
+        cursor = body.next_cursor;
+        total = body.total;
+        counted();
+        fill();
+      })
+      .catch(failed);
   }
 
   function add(request) {
     changes += 1;
     if (seenAt[request.id] === undefined) seenAt[request.id] = Date.now() / 1000;
-    if (list.querySelector('li[data-id="' + CSS.escape(request.id) + '"]')) return;
-    list.append(item(request));
-    empty.hidden = true;
+    if (order.has(request.id)) return;
+    total += 1;
+    const li = item(request);
+    const key = order.get(request.id);
+    // Shown only where it sorts among the loaded rows; past the last of them, a later page brings it.
+    let next = null;
+    for (const other of list.children) {
+      if (before(key, order.get(other.dataset.id))) { next = other; break; }
+    }
+    if (next !== null) list.insertBefore(li, next);
+    else if (cursor === null) list.append(li);
+    else order.delete(request.id);
     counted();
   }
 
   function remove(id) {
     changes += 1;
-    const li = list.querySelector('li[data-id="' + CSS.escape(id) + '"]');
+    total = Math.max(0, total - 1);
+    const li = row(id);
     if (li) li.remove();
-    empty.hidden = list.children.length > 0;
+    order.delete(id);
     counted();
   }
 
-  function resync() {
-    const seen = changes;
-    fetch(list.dataset.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (body) { if (changes === seen) show(body.requests); else resync(); })
-      .catch(function (code) {
-        if (code === 503) status.textContent = texts.unreachable;
-        // otherwise the stream's reconnect will try again
-      });
+  if (moreLink) {
+    moreLink.addEventListener('click', function (e) { e.preventDefault(); more(); });
+    if (window.IntersectionObserver) {
+      new IntersectionObserver(function (entries) {
+        if (entries.some(function (entry) { return entry.isIntersecting; })) more();
+      }, { rootMargin: '400px' }).observe(moreWrap);
+    }
   }
 
   const events = new EventSource(list.dataset.events);
@@ -151,12 +263,10 @@
     events.close();
     status.textContent = FINISHED;
   });
-  // A live row first, then the listing, which knows when it was asked and by which run.
   events.addEventListener('requested', function (e) {
     const request = JSON.parse(e.data).request;
     add(request);
     live.arrived(request);
-    resync();
   });
   events.addEventListener('answered', function (e) { remove(JSON.parse(e.data).id); });
   events.addEventListener('withdrawn', function (e) { remove(JSON.parse(e.data).id); });

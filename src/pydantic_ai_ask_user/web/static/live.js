@@ -8,10 +8,15 @@
   if (!data) return;
   const texts = JSON.parse(data.textContent);
   const baseTitle = document.title.replace(/^\(\d+\) /, '');
+  const drawn = /^\((\d+)\) /.exec(document.title);
 
+  let counted = drawn ? parseInt(drawn[1], 10) : 0;
   function count(n) {
-    document.title = (n > 0 ? '(' + n + ') ' : '') + baseTitle;
+    counted = Math.max(0, n);
+    document.title = (counted > 0 ? '(' + counted + ') ' : '') + baseTitle;
   }
+  // A change the page heard about: one more or one fewer waiting, without asking the server.
+  function adjust(delta) { count(counted + delta); }
 
   function clock(seconds) {
     const total = Math.max(0, Math.floor(seconds));
@@ -66,16 +71,18 @@
     };
   }
 
-  // The waiting count, asked of the JSON API (after a change the page heard about).
+  // The waiting count, asked of the JSON API (when the event stream connects): a page of one, and its total.
   let asking = 0;
   function recount() {
     if (!window.fetch) return;
     const mine = ++asking;
-    fetch(texts.api, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+    fetch(texts.api + '?limit=1', { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (body) { if (mine === asking) count(body.requests.length); })
-      .catch(function () { /* the next change asks again */ });
+      .then(function (body) { if (mine === asking) count(body.total); })
+      .catch(function () { /* the next connection asks again */ });
   }
 
-  window.askUserLive = { texts: texts, count: count, recount: recount, arrived: arrived, clock: clock, tick: tick };
+  window.askUserLive = {
+    texts: texts, count: count, adjust: adjust, recount: recount, arrived: arrived, clock: clock, tick: tick,
+  };
 })();

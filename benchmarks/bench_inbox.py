@@ -1,0 +1,239 @@
+"""The inbox at 100,000 waiting questions, on SQLite and PostgreSQL: first page, answer, and the web process's memory.
+
+Each backend gets a DBOS system database (DBOS launched once to make its schema) holding `PENDING` questions of
+two questions with four options each, one waiting workflow each, a third of them with a deadline. Then, in a process
+of its own (as a web server is), the web app (`create_app` on a `DBOSQuestionStore`) is asked over ASGI for the
+first page of `/api/requests` (with its total) and a question's form, and questions are answered through the store.
+
+Goals, printed beside each figure: the first page p95 at most 50 ms and an answer p50 at most 20 ms with 100,000
+waiting; the web process's memory is printed per waiting question (its peak RSS with them, less its peak with none,
+divided by their number), whose goal is that it does not grow with them: at most 100 bytes a question.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WAITING = 100_000
+"""How many questions wait."""
+
+PAGE_SAMPLES = 40
+"""How many times the first page (and a form) is read, for the p95."""
+
+ANSWER_SAMPLES = 40
+"""How many questions are answered one at a time, for the p50."""
+
+GOAL_PAGE_P95_MS = 50.0
+"""The first page's p95 goal, in milliseconds."""
+
+GOAL_ANSWER_P50_MS = 20.0
+"""An answer's p50 goal, in milliseconds."""
+
+GOAL_BYTES_PER_QUESTION = 100.0
+"""The web process's memory goal per waiting question, in bytes: a page is read, never the whole list."""
+
+_QUESTIONS = {
+    'questions': [
+        {
+            'header': header,
+            'question': f'Which {header.lower()} should the migration use?',
+            'options': [{'label': f'{header} {n}', 'description': f'Option {n} of four.'} for n in range(4)],
+        }
+        for header in ('Database', 'Region')
+    ]
+}
+
+
+def _make_schema(database_url: str) -> None:
+    """DBOS's system tables (launched and destroyed in a process of its own), then the questions table."""
+    code = (
+        'import sys; from dbos import DBOS; from pydantic_ai_ask_user.durable import dbos_config; '
+        "DBOS(config=dbos_config(sys.argv[1], name='ask-user-bench', application_version='bench-1')); "
+        'DBOS.launch(); DBOS.destroy(workflow_completion_timeout_sec=0)'
+    )
+    subprocess.run([sys.executable, '-c', code, database_url], check=True, capture_output=True, timeout=300)
+
+
+def _seed(database_url: str, count: int) -> None:
+    """`count` waiting questions, each of its own `PENDING` workflow, inserted in batches."""
+    import sqlalchemy as sa
+
+    from pydantic_ai_ask_user.durable._db import create_engine, ensure_table, requests_table
+
+    engine = create_engine(database_url)
+    ensure_table(engine)
+    workflows = 'dbos.workflow_status' if engine.dialect.name == 'postgresql' else 'workflow_status'
+    now = time.time()
+    with engine.begin() as conn:
+        for start in range(0, count, 5000):
+            numbers = range(start, min(count, start + 5000))
+            conn.execute(
+                sa.text(f"INSERT INTO {workflows} (workflow_uuid, status) VALUES (:w, 'PENDING')"),
+                [{'w': f'wf-{n}'} for n in numbers],
+            )
+            rows: list[dict[str, Any]] = []
+            for n in numbers:
+                deadline = now + 3600 + n if n % 3 == 0 else None
+                data = {**_QUESTIONS, 'deadline': deadline} if deadline is not None else _QUESTIONS
+                rows.append(
+                    {
+                        'id': f'call_{n}',  # a request of no run: its key is its tool call id
+                        'workflow_id': f'wf-{n}',
+                        'questions': json.dumps(data),
+                        'status': 'pending',
+                        'created_at': now - count + n,
+                        'updated_at': now - count + n,
+                        'run_id': None,
+                        'tool_call_id': f'call_{n}',
+                        'due_at': deadline if deadline is not None else 1e12,
+                    }
+                )
+            conn.execute(sa.insert(requests_table), rows)
+    if engine.dialect.name == 'postgresql':
+        with engine.connect().execution_options(isolation_level='AUTOCOMMIT') as conn:
+            conn.execute(sa.text('VACUUM ANALYZE'))
+    engine.dispose()
+
+
+def _measure(database_url: str) -> dict[str, Any]:
+    """In this process, as a web server: the first page, a form, answers; and this process's peak memory."""
+    import anyio
+    import httpx
+
+    from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
+    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+    from pydantic_ai_ask_user.web import create_app
+
+    async def run() -> dict[str, Any]:
+        store = DBOSQuestionStore(database_url, create_table=False)
+        app = create_app(store, access_token='bench')
+        transport = httpx.ASGITransport(app=app)
+        headers = {'authorization': 'Bearer bench'}
+        pages: list[float] = []
+        forms: list[float] = []
+        answers: list[float] = []
+        async with httpx.AsyncClient(transport=transport, base_url='http://bench', headers=headers) as client:
+            total = 0
+            listed: list[str] = []
+            for _ in range(PAGE_SAMPLES):
+                started = time.perf_counter()
+                reply = await client.get('/api/requests')
+                pages.append((time.perf_counter() - started) * 1000)
+                assert reply.status_code == 200, reply.text
+                body = reply.json()
+                total, listed = body['total'], [item['id'] for item in body['requests']]
+            for key in listed[:PAGE_SAMPLES]:
+                started = time.perf_counter()
+                reply = await client.get(f'/requests/{key}', headers={'accept': 'text/html'})
+                forms.append((time.perf_counter() - started) * 1000)
+                assert reply.status_code == 200, reply.text[:500]
+            for n in range(ANSWER_SAMPLES):
+                if not total:
+                    break
+                key = f'call_{WAITING - 1 - n}'
+                response = AskUserResponse(
+                    answers=(
+                        AskUserAnswer(header='Database', selected=('Database 1',)),
+                        AskUserAnswer(header='Region', selected=('Region 2',)),
+                    )
+                )
+                started = time.perf_counter()
+                await store.respond(key, response)
+                answers.append((time.perf_counter() - started) * 1000)
+        store.close()
+        return {'total': total, 'pages': pages, 'forms': forms, 'answers': answers}
+
+    figures = anyio.run(run)
+    figures['peak_rss_bytes'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return figures
+
+
+def _child(database_url: str) -> dict[str, Any]:
+    command = [sys.executable, '-m', 'benchmarks.bench_inbox', database_url]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f'the benchmark of {database_url} failed:\n{done.stderr[-3000:]}')
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _p(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def _met(met: bool) -> str:
+    return 'met' if met else 'NOT met'
+
+
+def _backend(name: str, empty_url: str, full_url: str) -> None:
+    for url in (empty_url, full_url):
+        _make_schema(url)
+    started = time.perf_counter()
+    _seed(full_url, WAITING)
+    seeded = time.perf_counter() - started
+    empty, full = _child(empty_url), _child(full_url)
+    assert full['total'] == WAITING, full['total']
+    page95, form95 = _p(full['pages'], 0.95), _p(full['forms'], 0.95)
+    answer50 = statistics.median(full['answers'])
+    per_question = max(0.0, full['peak_rss_bytes'] - empty['peak_rss_bytes']) / WAITING
+    print(f'{name}: {WAITING:,} waiting (seeded in {seeded:.0f} s)', flush=True)
+    print(
+        f'  first page of /api/requests (50 + total)  p50 {statistics.median(full["pages"]):6.1f} ms  '
+        f'p95 {page95:6.1f} ms (goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(page95 <= GOAL_PAGE_P95_MS)}); '
+        f'with none waiting p95 {_p(empty["pages"], 0.95):.1f} ms',
+        flush=True,
+    )
+    print(f"  one question's form (counts, never lists) p95 {form95:6.1f} ms", flush=True)
+    print(
+        f'  an answer                                p50 {answer50:6.1f} ms '
+        f'(goal <= {GOAL_ANSWER_P50_MS:.0f} ms, {_met(answer50 <= GOAL_ANSWER_P50_MS)})  '
+        f'p95 {_p(full["answers"], 0.95):6.1f} ms',
+        flush=True,
+    )
+    print(
+        f'  web process peak RSS {full["peak_rss_bytes"] / 2**20:6.1f} MiB with them, '
+        f'{empty["peak_rss_bytes"] / 2**20:6.1f} MiB with none: {per_question:6.1f} bytes a question '
+        f'(goal <= {GOAL_BYTES_PER_QUESTION:.0f}, {_met(per_question <= GOAL_BYTES_PER_QUESTION)})',
+        flush=True,
+    )
+
+
+def main() -> None:
+    """Print the figures for SQLite, then PostgreSQL."""
+    from benchmarks.bench_durable import _start_postgres  # pyright: ignore[reportPrivateUsage]
+
+    with tempfile.TemporaryDirectory(prefix='ask-user-bench-inbox-') as directory:
+        _backend('SQLite', f'sqlite:///{directory}/empty.sqlite', f'sqlite:///{directory}/full.sqlite')
+    root = Path(tempfile.mkdtemp(prefix='ask-user-bench-inbox-pg-'))
+    started = _start_postgres(root)
+    if started is None:
+        print('PostgreSQL: not installed (scripts/bootstrap.sh test installs it)')
+        return
+    url, stop = started
+    try:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for name in ('bench_empty', 'bench_full'):
+                conn.execute(f'CREATE DATABASE {name}')  # pyright: ignore[reportArgumentType]
+        server = url.rsplit('/', 1)[0]
+        _backend('PostgreSQL', f'{server}/bench_empty', f'{server}/bench_full')
+    finally:
+        subprocess.run(stop, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) == 2:
+        print(json.dumps(_measure(sys.argv[1])))
+    else:
+        main()

@@ -1,0 +1,56 @@
+"""The inbox a page at a time in a real Chromium: more rows on scroll, and every change applied as a delta."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from playwright.async_api import expect
+from web_support import Tab, ask_one, single, wait_pending
+
+from pydantic_ai_ask_user import AskUserResponse
+from pydantic_ai_ask_user.web import WebAnswerer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+
+async def test_the_inbox_loads_pages_on_scroll_and_follows_changes_without_listing_again(
+    tab: Tab, web: WebAnswerer, live: str
+) -> None:
+    page = tab.page
+    listings: list[str] = []
+    page.on('request', lambda request: listings.append(request.url) if '/api/requests' in request.url else None)
+    async with anyio.create_task_group() as group:
+        requests = [ask_one(single(f'Question {index:02d}')) for index in range(12)]
+        for request in requests:
+            group.start_soon(web.hub.ask, request)
+            await wait_pending(web.hub, request.id)
+        await page.goto(web.login_url(live))
+        await page.goto(f'{live}?limit=5')
+        rows = page.locator('#pending li')
+        await expect(page.locator('#live-status')).to_contain_text('appear here')
+        await expect(page.locator('#total')).to_have_text('12 questions waiting')
+        await expect(page).to_have_title('(12) Waiting questions – Questions from your agent')
+        # The pages follow one another while the end of the list is on screen (scrolled to, or in a tall window).
+        await page.mouse.wheel(0, 10_000)
+        await expect(rows).to_have_count(12)
+        await expect(page.locator('#more-wrap')).to_be_hidden()
+        assert [await row.locator('a').inner_text() for row in await rows.all()] == [
+            f'Question {index:02d}' for index in range(12)
+        ]
+        listed = len(listings)
+        # A new question (no deadline, the newest) goes last; an answered one leaves; the count follows both.
+        late = ask_one(single('Late one'))
+        group.start_soon(web.hub.ask, late)
+        await expect(page.get_by_role('link', name='Late one')).to_be_visible()
+        await expect(rows.last).to_contain_text('Late one')
+        await expect(page.locator('#total')).to_have_text('13 questions waiting')
+        await web.hub.respond(requests[3].id, AskUserResponse(cancelled=True))
+        await expect(page.get_by_role('link', name='Question 03')).to_have_count(0)
+        await expect(page.locator('#total')).to_have_text('12 questions waiting')
+        await expect(page).to_have_title('(12) Waiting questions – Questions from your agent')
+        group.cancel_scope.cancel()
+    # Every listing the page made was one page of 5 (the first again when the stream connected, then the next ones):
+    # none for the new question or the answer, which were applied as they came.
+    assert all('limit=5' in url for url in listings), listings
+    assert 3 <= listed <= 5, listings
+    assert len(listings) == listed, listings
