@@ -23,10 +23,16 @@ from playwright.async_api import async_playwright
 from starlette.requests import Request
 from waits import WAIT
 
-from pydantic_ai_ask_user import Person
-from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL
+from pydantic_ai_ask_user import TIMED_OUT, Person
+from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, TIMED_OUT_DENIAL
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, ApprovalDecision, PendingApproval, UnknownRequestError
+from pydantic_ai_ask_user.store import (
+    AlreadyAnsweredError,
+    ApprovalDecision,
+    PendingApproval,
+    UnknownRequestError,
+    WithdrawnError,
+)
 from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio
@@ -305,3 +311,20 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
     assert workers['ri-1'].output()['call_0'] == 'not on a Friday'
     who = [json.loads(line) for line in workers['ri-0'].lines('answered_by.txt')]
     assert who[0]['call_0'] == 'owner-ri-0'
+
+
+async def test_an_approval_nobody_decides_is_denied_at_the_deadline_and_a_late_decision_is_refused(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = RequestInputWorker(database_url, tmp_path / 'run', approvals=True, workflow_id='ri-late', timeout=3)
+    worker.directory.mkdir()
+    with worker:
+        worker.start()
+        async with DBOSQuestionStore(database_url) as store:
+            [approval] = await pending_approvals_of(store, 1, [worker])
+            await anyio.to_thread.run_sync(worker.wait_succeeded)
+            with pytest.raises(WithdrawnError):
+                await store.decide(approval.key, ApprovalDecision.approve())
+            assert await store.pending_approvals() == []
+    assert worker.output() == {'call_0': TIMED_OUT_DENIAL, 'call_1': TIMED_OUT}
+    assert worker.lines('deployed.txt') == []
