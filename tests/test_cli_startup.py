@@ -277,18 +277,24 @@ options:
   --newer-than SECONDS  only questions asked less than SECONDS ago
 """),
     'answer': snapshot("""\
-usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json FILE|-]
-                       REQUEST_ID
+usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]
+                       [--json FILE|- | --approve | --deny [REASON] | --args JSON]
+                       ID
 
-Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either
-{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}],
-"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER":
-["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your
-own words. Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id,
-6 already answered, 7 no longer waiting.
+Answer the question ID in the terminal menu, or with --json from FILE or stdin: either {"answers":
+[{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], "cancelled":
+false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER": ["LABEL", ...]}
+(labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your own words. A
+tool approval (an id that pending shows with a tool name) is decided with --approve, --deny
+[REASON], --args JSON (approve with these arguments), or --json holding "approve", {"deny":
+"REASON"} or {"args": {...}}. With a wait's token instead of an id, --json decides every item of
+the wait at once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or
+approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already
+answered, 7 no longer waiting.
 
 positional arguments:
-  REQUEST_ID            the id `ask-user pending` shows
+  ID                    the id `ask-user pending` shows (a question's or an approval's), or a
+                        wait's token (all its items)
 
 options:
   -h, --help            show this help message and exit
@@ -297,7 +303,12 @@ options:
   --temporal HOST:PORT  the questions (TemporalAnswerer) and approvals (TemporalExternalEvents)
                         waiting in Temporal workflows, on this Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
-  --json FILE|-         read the answer from FILE or stdin (-)
+  --json FILE|-         read the answer (or the decision, or for a token every item's, by call id)
+                        from FILE or stdin (-)
+  --approve             approve the tool call ID
+  --deny [REASON]       deny the tool call ID, telling the model why
+  --args JSON           approve the tool call ID with these arguments (checked against the tool's
+                        schema)
 """),
     'resolve': snapshot("""\
 usage: ask-user resolve [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]

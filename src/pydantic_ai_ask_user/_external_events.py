@@ -18,10 +18,23 @@ from pydantic_ai.external_events import ExternalEventWaiter, external_event_scop
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
 
-__all__ = ('ExternalEventsCapability', 'take_calls_to_wait_for')
+__all__ = ('ExternalEventsCapability', 'take_calls_to_wait_for', 'take_tool_parameters')
 
 _calls_to_wait_for: ContextVar[DeferredToolRequests | None] = ContextVar('ask_user_calls_to_wait_for', default=None)
 """The calls `RequestInput` is about to wait for in this run, noted by an `ExternalEventsCapability` just before."""
+
+
+_tool_parameters: ContextVar[dict[str, dict[str, Any]] | None] = ContextVar('ask_user_tool_parameters', default=None)
+"""The parameters JSON schema of each tool whose call awaits approval in the wait opening now, by tool name."""
+
+
+def take_tool_parameters() -> dict[str, dict[str, Any]] | None:
+    """The parameters JSON schemas of the tools whose calls the wait opening now holds for approval, by tool name
+    (from the run's tool definitions), so edited arguments can be checked against them; taken, as the calls are.
+    """
+    parameters = _tool_parameters.get()
+    _tool_parameters.set(None)
+    return parameters
 
 
 def take_calls_to_wait_for() -> DeferredToolRequests | None:
@@ -56,6 +69,9 @@ class ExternalEventsCapability(AbstractCapability[AgentDepsT], ABC):
         """Resolve nothing: note the calls still pending, which the wait `RequestInput` opens next holds."""
         if self.in_container():
             _calls_to_wait_for.set(requests)
+            tools = ctx.tools
+            names = {call.tool_name for call in requests.approvals} & tools.keys()
+            _tool_parameters.set({name: dict(tools[name].parameters_json_schema) for name in sorted(names)})
         return None
 
     async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:

@@ -6,6 +6,9 @@ back them, and the process that shows a question need not be the one whose run i
 
 A store identifies a question by its `AskUserRequest.key` (its run and its tool call), never by the tool
 call id alone, which providers repeat across runs: every `request_id` below is such a key.
+
+A durable store also holds the second kind of pending item, a tool call waiting for approval (`PendingApproval`,
+`ApprovalStore`): beside the questions, in the same store, keyed by `PendingApproval.key` (its wait and its call).
 """
 
 from __future__ import annotations
@@ -15,16 +18,18 @@ import binascii
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
+    from ._approvals import ApprovalDecision, PendingApproval
     from ._audience import Person
 
 __all__ = (
     'QuestionStore',
+    'ApprovalStore',
     'StoreEvent',
     'StoreError',
     'UnknownRequestError',
@@ -425,4 +430,48 @@ class QuestionStore(Protocol):
 
     def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, for as long as the caller iterates: requested, answered, withdrawn."""
+        ...
+
+
+@runtime_checkable
+class ApprovalStore(QuestionStore, Protocol):
+    """A store whose waits hold tool approvals beside questions (`DBOSQuestionStore`, `TemporalQuestionStore`).
+
+    An approval is decided once, like a question is answered once, and raises the same `StoreError`s. The items of
+    one wait (its approvals and its questions) reach the run together: deciding one item records it, and the item
+    that completes the wait sends the run every decision and answer at once; `decide_wait` decides several items
+    of one wait in one call, all or nothing.
+    """
+
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
+        """Every tool call waiting for approval, oldest first; with `visible_to`, only those addressed to that
+        person (`audience_includes`), as `pending` filters the questions.
+        """
+        ...
+
+    async def get_approval(self, key: str) -> PendingApproval:
+        """The pending approval whose `PendingApproval.key` this is; the errors of `get` when it is not pending."""
+        ...
+
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and questions of the wait of `token` (`PendingApproval.token`) still pending."""
+        ...
+
+    async def decide(self, key: str, decision: ApprovalDecision) -> None:
+        """Decide the pending approval `key`, once.
+
+        Raises `ValueError` saying what is wrong if `check_decision` refuses it (edited arguments that do not fit
+        the tool's schema, say): nothing is recorded then. The errors of `get` when it is not pending.
+        """
+        ...
+
+    async def decide_wait(
+        self, approvals: Mapping[str, ApprovalDecision], answers: Mapping[str, AskUserResponse]
+    ) -> None:
+        """Decide these approvals and answer these questions (by key), all of one wait, together: each is checked
+        first, and either all are recorded (and the run resumed, when that completes its wait) or none is.
+
+        `ValueError` when one is refused or they are not all items of one wait; the errors of `get` for an item
+        not pending.
+        """
         ...

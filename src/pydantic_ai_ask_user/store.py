@@ -3,15 +3,21 @@
 A `QuestionStore` lists waiting questions (a page at a time, in deadline order, and counts them), takes answers and
 tells of changes; the web inbox and `ask-user answer` work over any of them (the in-process hub, the DBOS database,
 Temporal workflows).
+
+The durable stores hold a second kind of pending item beside the questions: a tool call waiting for approval
+(`PendingApproval`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
+arguments checked against the tool's schema) through the `ApprovalStore` methods.
 """
 
 from __future__ import annotations
 
+from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     AlreadyAnsweredError,
+    ApprovalStore,
     BadCursorError,
     PendingFilter,
     PendingPage,
@@ -33,6 +39,10 @@ __all__ = (
     'AlreadyAnsweredError',
     'WithdrawnError',
     'addressed_to',
+    'ApprovalStore',
+    'PendingApproval',
+    'ApprovalDecision',
+    'check_decision',
     'PendingRecord',
     'PendingFilter',
     'PendingPage',

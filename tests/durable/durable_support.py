@@ -258,6 +258,10 @@ class RequestInputWorker(WorkerProcess):
     inbox: bool = False
     """Whether its questions wait in the question table (`ask_through_store`)."""
 
+    approvals: bool = False
+    """Whether its model calls `deploy_to` (`call_0`, needing approval) and asks one question (`call_1`), both
+    published by `ask_through_store`."""
+
     timeout: float | None = None
     """`RequestInput(timeout=...)`, in seconds."""
 
@@ -272,6 +276,7 @@ class RequestInputWorker(WorkerProcess):
         command += ['--workflow-id', self.workflow_id]
         command += ['--crash-after-ask'] if self.crash_after_ask else []
         command += ['--inbox'] if self.inbox else []
+        command += ['--approvals'] if self.approvals else []
         command += ['--timeout', str(self.timeout)] if self.timeout is not None else []
         return [*command, *(['--resume'] if resume else [])]
 

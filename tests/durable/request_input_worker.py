@@ -14,6 +14,11 @@ who answered each resolved call (`DeferredToolResultsEvent.results.answered_by`)
 With `--inbox`, the model instead asks two questions in two calls, and `RequestInput`'s `ask` is
 `ask_through_store`: the questions wait in the question table, answered through `DBOSQuestionStore`
 or `ask-user answer`; `--timeout` bounds the wait.
+
+With `--approvals`, the model calls `deploy_to(env=..., replicas=...)` (which requires approval) as `call_0` and
+asks one question as `call_1`, the same ids in every run; `ask_through_store` publishes both, and `deploy_to`
+appends the arguments it ran with to `DIR/deployed.txt`. Its question is addressed to `owner-WORKFLOW_ID`, with the
+title `Release of WORKFLOW_ID`, and so is its approval (`ask_through_store` gives it its wait's question's).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 from collections.abc import AsyncIterable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any, Literal
 
 from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
@@ -41,7 +47,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser
+from pydantic_ai_ask_user import TOOL_NAME, AskUser, QuestionContext
 from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store
 
 
@@ -51,6 +57,7 @@ def main() -> int:
     parser.add_argument('--dir', required=True, type=Path)
     parser.add_argument('--resume', action='store_true')
     parser.add_argument('--inbox', action='store_true')
+    parser.add_argument('--approvals', action='store_true')
     parser.add_argument('--workflow-id', default='ri-0', help="the run's workflow id")
     parser.add_argument('--timeout', type=float, default=None)
     parser.add_argument(
@@ -67,6 +74,19 @@ def main() -> int:
             calls = [
                 ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id='q-1'),
                 ToolCallPart(TOOL_NAME, second, tool_call_id='q-2'),
+            ]
+            return ModelResponse(parts=calls)
+        append_line(directory / 'calls.txt', 'final')
+        return ModelResponse(parts=[TextPart(json.dumps(returns, sort_keys=True))])
+
+    def approvals_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = {p.tool_call_id: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
+        if not returns:
+            append_line(directory / 'calls.txt', 'ask')
+            deploy = {'env': 'production', 'replicas': 3}
+            calls = [
+                ToolCallPart('deploy_to', deploy, tool_call_id='call_0'),
+                ToolCallPart(TOOL_NAME, QUESTIONS, tool_call_id='call_1'),
             ]
             return ModelResponse(parts=calls)
         append_line(directory / 'calls.txt', 'final')
@@ -104,16 +124,28 @@ def main() -> int:
         if args.crash_after_ask:
             die_once(directory / 'crashed-after-ask')
 
-    if args.inbox:
+    if args.inbox or args.approvals:
         timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
+        # With --approvals, the run's question (and so its approval) is addressed to the run's owner, in context.
+        addressing: dict[str, Any] = (
+            {
+                'audience': f'owner-{args.workflow_id}',
+                'context': QuestionContext(title=f'Release of {args.workflow_id}'),
+            }
+            if args.approvals
+            else {}
+        )
         agent = Agent(
             # Streamed, so that the run's event stream handler sees who answered.
-            FunctionModel(inbox_model, stream_function=streamed(inbox_model)),
+            FunctionModel(
+                approvals_model if args.approvals else inbox_model,
+                stream_function=streamed(approvals_model if args.approvals else inbox_model),
+            ),
             name='request_input_inbox_agent',
             capabilities=[
                 DBOSDurability(),
                 DBOSExternalEvents(database_url=args.db),
-                AskUser(answerer=None),
+                AskUser(answerer=None, **addressing),
                 RequestInput(ask=publish_then_maybe_die, timeout=timeout),
             ],
         )
@@ -134,6 +166,12 @@ def main() -> int:
         append_line(directory / 'deployed.txt', 'deployed')
         return 'deployed'
 
+    @agent.tool_plain(requires_approval=True)
+    def deploy_to(env: Literal['staging', 'production'], replicas: int) -> str:
+        """Deploy to an environment."""
+        append_line(directory / 'deployed.txt', json.dumps({'env': env, 'replicas': replicas}, sort_keys=True))
+        return f'deployed {replicas} to {env}'
+
     async def record_who_answered(ctx: RunContext[None], events: AsyncIterable[AgentStreamEvent]) -> None:
         async for event in events:
             if isinstance(event, DeferredToolResultsEvent):
@@ -141,7 +179,7 @@ def main() -> int:
 
     @DBOS.workflow(name='request_input_test.run')
     async def run(prompt: str) -> str:
-        handler = record_who_answered if args.inbox else None
+        handler = record_who_answered if args.inbox or args.approvals else None
         return (await agent.run(prompt, event_stream_handler=handler)).output
 
     async def go() -> None:

@@ -44,6 +44,7 @@ from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.store import ApprovalDecision
 from pydantic_ai_ask_user.temporal import (
     AskUserWorkflow,
     TemporalExternalEvents,
@@ -347,3 +348,47 @@ async def test_resolve_with_an_unreachable_server_is_exit_4_and_namespace_withou
     code, _, err = await ask_user_cli('resolve', token, '--namespace', 'prod', '--fail', 'x')
     assert code == 4
     assert '--namespace is a Temporal namespace' in err
+
+
+async def test_approvals_are_pending_items_decided_by_id_with_arguments_checked_against_the_tool_s_schema(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    # Two runs, both models calling `call_0`: two approvals, told apart by their waits.
+    client, queue = worker
+    first, second = await _start(client, queue), await _start(client, queue)
+    for handle in (first, second):
+        await listed_by_pending(temporal_address, handle.id)
+    store = TemporalQuestionStore(client=client)
+    approvals = {approval.workflow_id: approval for approval in await store.pending_approvals()}
+    one, other = approvals[first.id], approvals[second.id]
+    assert (one.tool_call_id, other.tool_call_id) == (CALL_ID, CALL_ID)
+    assert one.key != other.key
+    assert (one.tool_name, one.args) == ('deploy', DEPLOY_ARGS)
+    assert one.parameters is not None
+    assert one.parameters['properties']['target'] == {'type': 'string'}
+    assert await store.get_approval(one.key) == one
+
+    # Arguments that do not fit the schema: refused here, saying what is wrong; nothing reaches the run.
+    with pytest.raises(ValueError, match=r"at target: 3 is not of type 'string'"):
+        await store.decide(one.key, ApprovalDecision.edit({'target': 3}))
+    code, out, err = await ask_user_cli('answer', one.key, '--temporal', temporal_address, '--args', '{}')
+    assert (code, out) == (2, ''), err
+    assert "'target' is a required property" in err
+    # Edited, from the command line: the tool runs with the person's arguments.
+    code, out, err = await ask_user_cli(
+        'answer', one.key, '--temporal', temporal_address, '--args', '{"target": "staging"}'
+    )
+    assert code == 0, err
+    assert json.loads(out) == {
+        'id': one.key,
+        'tool_call_id': CALL_ID,
+        'decision': 'edited',
+        'args': {'target': 'staging'},
+    }
+    assert (await first.result()).output == TOOL_SAID + 'deployed to staging'
+    # Denied with a reason, through the store; the other run's tool never runs.
+    await store.decide(other.key, ApprovalDecision.deny('not on a Friday'))
+    assert (await second.result()).output == TOOL_SAID + 'not on a Friday'
+    assert DEPLOYED == ['staging']
+    code, _, err = await ask_user_cli('answer', other.key, '--temporal', temporal_address, '--approve')
+    assert code == 5, err  # its wait is over: no longer listed

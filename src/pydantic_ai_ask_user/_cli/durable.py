@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
     from pydantic_ai.messages import ToolCallPart
 
-    from .._answers import AskUserRequest
+    from .._answers import AskUserRequest, AskUserResponse
+    from .._approvals import PendingApproval
     from .._audience import QuestionContext
     from .._question_store import StoreError
     from .._wait_calls import WaitCalls
@@ -149,19 +150,43 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         run_answer,
         summary='answer a waiting question in the terminal menu, or from JSON',
         description=(
-            'Answer the question REQUEST_ID in the terminal menu, or with --json from FILE or stdin: either '
+            'Answer the question ID in the terminal menu, or with --json from FILE or stdin: either '
             '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
             '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
             '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
             'for your own words. '
-            'Exit codes: 0 answered, 1 declined, 2 invalid answer, 4 cannot ask here, 5 unknown id, '
-            '6 already answered, 7 no longer waiting.'
+            'A tool approval (an id that pending shows with a tool name) is decided with --approve, --deny [REASON], '
+            '--args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or '
+            '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
+            '(all or nothing): {"CALL_ID": decision or answer, ...}. '
+            'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
+            '5 unknown id, 6 already answered, 7 no longer waiting.'
         ),
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
-    answer.add_argument('request_id', metavar='REQUEST_ID', help='the id `ask-user pending` shows')
+    answer.add_argument(
+        'request_id',
+        metavar='ID',
+        help="the id `ask-user pending` shows (a question's or an approval's), or a wait's token (all its items)",
+    )
     _add_source(answer)
-    answer.add_argument('--json', metavar='FILE|-', dest='json_file', help='read the answer from FILE or stdin (-)')
+    given = answer.add_mutually_exclusive_group()
+    given.add_argument(
+        '--json',
+        metavar='FILE|-',
+        dest='json_file',
+        help="read the answer (or the decision, or for a token every item's, by call id) from FILE or stdin (-)",
+    )
+    given.add_argument('--approve', action='store_true', help='approve the tool call ID')
+    given.add_argument(
+        '--deny', metavar='REASON', nargs='?', const='', help='deny the tool call ID, telling the model why'
+    )
+    given.add_argument(
+        '--args',
+        metavar='JSON',
+        dest='edited_args',
+        help="approve the tool call ID with these arguments (checked against the tool's schema)",
+    )
 
     resolve = command(
         subparsers,
@@ -594,6 +619,7 @@ def run_pending(args: argparse.Namespace) -> int:
     import anyio
 
     from .._audience import Person
+    from .approvals import approval_json, approval_lines
 
     try:
         who = None if args.for_name is None else Person(args.for_name, groups=args.group)
@@ -620,6 +646,7 @@ def run_pending(args: argparse.Namespace) -> int:
 
     async def list_them() -> int:
         events: Sequence[TemporalEventRecord] = ()
+        approvals: Sequence[PendingApproval] = ()
         try:
             page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
             if args.temporal is not None and args.cursor is None:
@@ -627,6 +654,10 @@ def run_pending(args: argparse.Namespace) -> int:
                 # lists them with their workflows, unpaged (they carry no audience, so `--for` keeps them all).
                 waits = await cast('TemporalQuestionStore', store).pending_events()
                 events = [event for event in waits if where.takes(event.created_at)]
+            if args.cursor is None:
+                # The tool calls waiting for approval, with the first page, as the web inbox shows them: unpaged.
+                listed = await store.pending_approvals(visible_to=who)
+                approvals = [approval for approval in listed if where.takes(approval.created_at)]
         except BadCursorError as error:
             _fail(str(error))
             return EXIT_INVALID
@@ -645,13 +676,21 @@ def run_pending(args: argparse.Namespace) -> int:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
+        for approval in approvals:
+            if args.json:
+                print(terminal_json(approval_json(approval)))
+                continue
+            lines = approval_lines(approval)
+            print(lines[0])
+            _print_addressing(approval.audience, approval.context)
+            print('\n'.join(lines[1:]))
         if args.json:
             # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
             trailer = {'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
             print(terminal_json(_without_nulls(trailer)))
             return 0
         sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
-        if not page.records:
+        if not page.records and not approvals:
             print(_('no questions are waiting'), file=sys.stderr)
         else:
             _print_count(len(page.records), page.total, page.next_cursor)
@@ -771,9 +810,7 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
     )
     if request.deadline is not None:
         print('  ' + _('waits until {deadline}').format(deadline=_timestamp(request.deadline)))
-    if request.audience is not None:
-        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in request.audience)))
-    _print_context(request.context)
+    _print_addressing(request.audience, request.context)
     if request.notes:
         print('  ' + _('a note may go with each answer'))
     for question in request.questions:
@@ -787,6 +824,13 @@ def _print_pending(record: StoredRequest | TemporalRecord) -> None:
                 # Under its label, indented, each of its lines (a description may span lines).
                 for line in option.description.split('\n'):
                     print(f'        {printable(line)}')
+
+
+def _print_addressing(audience: tuple[str, ...] | None, context: QuestionContext | None) -> None:
+    """Whom a question (or an approval) is for and where it comes from, under its first line, made printable."""
+    if audience is not None:
+        print('  ' + _('for {names}').format(names=', '.join(printable(name) for name in audience)))
+    _print_context(context)
 
 
 def _print_context(context: QuestionContext | None) -> None:
@@ -830,15 +874,26 @@ def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
-    from .._answers import CannotAskError, ask_user_result
+    from .._answers import ask_user_result
     from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
     from .answer_json import parse_answer_json
+    from .approvals import answer_approval, answer_wait, approval_meant, is_wait_token
 
     request_id: str = args.request_id
+    if is_wait_token(request_id):
+        return await answer_wait(store, args)
     try:
         request = await store.get(request_id)
+        if args.approve or args.deny is not None or args.edited_args is not None:
+            _fail(_('{id} is a question: answer it with --json, or in the terminal menu').format(id=repr(request_id)))
+            return EXIT_INVALID
     except UnknownRequestError as error:
+        approval = await approval_meant(store, args, request_id)
+        if isinstance(approval, int):
+            return approval
+        if approval is not None:
+            return await answer_approval(store, args, approval)
         # Not a whole id: a unique beginning of a waiting question's, as git takes a commit's.
         try:
             found = await _waiting_with_prefix(store, request_id)
@@ -865,19 +920,10 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
             _fail(_('invalid answer: {error}').format(error=error))
             return EXIT_INVALID
     else:
-        try:
-            from .terminal_answerer import open_terminal_answerer
-        except ImportError as error:
-            from .install import install_hint
-
-            _fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
-            return EXIT_CANNOT_ASK
-        try:
-            async with open_terminal_answerer() as answerer:
-                response = await answerer(request)
-        except CannotAskError as error:
-            _fail(_('{error}; or answer with --json').format(error=error))
-            return EXIT_CANNOT_ASK
+        asked = await ask_in_terminal(request)
+        if isinstance(asked, int):
+            return asked
+        response = asked
     if response.answered_by is None:
         # Who answers here: the OS user and host; an answer given as JSON may name someone else itself.
         response = replace(response, answered_by=os_user_at_host())
@@ -899,6 +945,25 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     sys.stdout.write(terminal_json(result) + '\n')
     return EXIT_DECLINED if response.cancelled else EXIT_ANSWERED
+
+
+async def ask_in_terminal(request: AskUserRequest) -> AskUserResponse | int:
+    """`request` asked in the terminal menu; an exit code once the problem is said (no terminal, no menu extra)."""
+    from .._answers import CannotAskError
+
+    try:
+        from .terminal_answerer import open_terminal_answerer
+    except ImportError as error:
+        from .install import install_hint
+
+        _fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
+        return EXIT_CANNOT_ASK
+    try:
+        async with open_terminal_answerer() as answerer:
+            return await answerer(request)
+    except CannotAskError as error:
+        _fail(_('{error}; or answer with --json').format(error=error))
+        return EXIT_CANNOT_ASK
 
 
 MIN_PREFIX = 4

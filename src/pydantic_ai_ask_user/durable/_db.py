@@ -23,6 +23,7 @@ from ._sql import (
     ANSWERED_BY_LENGTH,
     DBOS_TABLE,
     DEFAULT_DATABASE_URL,
+    EVENT_APPROVALS_TABLE_NAME,
     EVENT_CALLS_TABLE_NAME,
     EVENT_TABLE_NAME,
     EVENT_WAITS_TABLE_NAME,
@@ -222,6 +223,35 @@ event_calls_table = sa.Table(
 
 A table of its own, not a column of the waits table, so databases made before it get it the way they got
 the others (created when missing), and a wait opened by an earlier version simply has no row.
+"""
+
+
+event_approvals_table = sa.Table(
+    EVENT_APPROVALS_TABLE_NAME,
+    _metadata,
+    # `PendingApproval.key`: the wait's token and the call id, so a call id another run repeats is another row.
+    sa.Column('id', sa.String(200), primary_key=True),
+    sa.Column('token', sa.String(500), nullable=False, index=True),
+    sa.Column('workflow_id', sa.String(500), nullable=False),
+    sa.Column('run_id', sa.Text(), nullable=True),
+    sa.Column('tool_call_id', sa.Text(), nullable=False),
+    sa.Column('tool_name', sa.Text(), nullable=False),
+    sa.Column('args', sa.Text(), nullable=False),
+    sa.Column('parameters', sa.Text(), nullable=True),
+    sa.Column('addressing', sa.Text(), nullable=True),
+    sa.Column('status', sa.String(16), nullable=False, index=True),
+    sa.Column('decision', sa.Text(), nullable=True),
+    sa.Column('decided_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
+    sa.Column('created_at', sa.Float(), nullable=False),
+    sa.Column('updated_at', sa.Float(), nullable=False),
+)
+"""One row per tool call a `RequestInput` wait needs approved, published by `ask_through_store` with the wait's
+questions: the tool, the model's arguments (JSON), the tool's parameters JSON schema recorded then (edited
+arguments are checked against it), who may decide it and where it comes from (`addressing`: the audience and
+context, as JSON), and, once decided, the decision (`ApprovalDecision.to_json`) and who made it.
+
+`status` moves once from `pending` to `decided` or (at the wait's deadline) `withdrawn`. A table of its own, so a
+database made by an earlier version gets it the way it got the other event tables (created when missing).
 """
 
 

@@ -6,7 +6,7 @@ import contextlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
@@ -15,7 +15,8 @@ import anyio
 import anyio.to_thread
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._audience import Person
+from .._approvals import ApprovalDecision, PendingApproval, check_decision
+from .._audience import Person, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -35,26 +36,32 @@ from .._question_store import (
 from ._inbox import completed_results, event_topic
 from ._sql import (
     DEFAULT_DATABASE_URL,
+    EVENT_APPROVALS_TABLE_NAME,
     EVENT_TABLE_NAME,
     WITHDRAWN_MESSAGE,
     Database,
     Status,
+    StoredApproval,
     StoredRequest,
     active_workflows,
     answer_message,
     changes_since,
     claim_answer,
+    claim_approval,
     claim_wait,
     count_pending_rows,
     encode_response,
     lock_event_token,
+    lock_token,
     message_topic,
     open_database,
     prune_finished,
     request_status,
+    select_approvals,
     select_pending_page,
     select_requests,
     send_message,
+    token_requests,
     withdraw_pending,
 )
 from ._sqlite import check_plain_sqlite_file
@@ -95,6 +102,10 @@ class DBOSQuestionStore:
 
     Questions are identified by their `AskUserRequest.key` (their run and their tool call): every
     `request_id` taken or given here is such a key. `ask-user pending` shows it.
+
+    It is an `ApprovalStore` too: the tool approvals `ask_through_store` published with a wait's questions are
+    listed (`pending_approvals`), looked up by `PendingApproval.key` (their wait and their call) and decided
+    (`decide`, `decide_wait`) here, checked first, recorded once, and sent with the wait's other items.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -123,6 +134,7 @@ class DBOSQuestionStore:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
+    _has_approvals_table: bool = field(default=False, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -162,6 +174,7 @@ class DBOSQuestionStore:
                             database.ensure_columns()
                     # Questions asked through `RequestInput` resolve their run's token; older databases have none.
                     self._has_event_table = database.has_table(EVENT_TABLE_NAME)
+                    self._has_approvals_table = database.has_table(EVENT_APPROVALS_TABLE_NAME)
                 except BaseException:
                     database.dispose()
                     raise
@@ -373,42 +386,161 @@ class DBOSQuestionStore:
         await self._in_thread(lambda: self._respond(request_id, response))
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
-        # One lookup: the row, decoded once, is what the response is checked against and who is woken.
-        database = self._connect()
-        found = self._select(request_id=request_id)
+        self._decide({}, {request_id: response})
+
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
+        """Every tool call waiting for approval, across all workflows, oldest first (its wait still open, its
+        workflow still waiting); with `visible_to`, only those addressed to that person, as `pending` filters.
+        """
+        return await self._in_thread(lambda: self._pending_approvals(visible_to))
+
+    def _pending_approvals(self, visible_to: Person | None) -> list[PendingApproval]:
+        if not self._approvals_ready():
+            return []
+        with self._connect().connect() as conn:
+            stored = select_approvals(conn, pending=True)
+        stored = [record for record in stored if audience_includes(record.approval.audience, visible_to)]
+        ended = self._ended_workflows({record.approval.workflow_id for record in stored})
+        return [record.approval for record in stored if record.approval.workflow_id not in ended]
+
+    def _approvals_ready(self) -> bool:
+        if not self._has_approvals_table:
+            # Made since this store connected, by a worker of this version.
+            self._has_approvals_table = self._connect().has_table(EVENT_APPROVALS_TABLE_NAME)
+        return self._has_approvals_table
+
+    async def get_approval(self, key: str) -> PendingApproval:
+        """The pending approval with this key (`PendingApproval.key`).
+
+        Raises `UnknownRequestError`, `AlreadyAnsweredError` (decided) or `WithdrawnError` (its wait is over: its
+        deadline passed, it was resolved from elsewhere, or its workflow ended) when it is not pending.
+        """
+        return (await self._in_thread(lambda: self._approval(key))).approval
+
+    def _approval(self, key: str) -> StoredApproval:
+        found: list[StoredApproval] = []
+        if self._approvals_ready():
+            with self._connect().connect() as conn:
+                found = select_approvals(conn, key=key)
         if not found:
-            raise UnknownRequestError(request_id)
+            raise UnknownRequestError(key)
         stored = found[0]
-        _raise_unless_pending(stored)
-        check_response(stored.request, response)
-        response_json = encode_response(response)  # encoded once: stored as is, and sent inside the message
-        with database.begin() as conn:
-            # Questions of one `RequestInput` wait are claimed one at a time (their token's rows locked first),
-            # so exactly one answer sees the set complete and resolves the token.
-            token = self._event_token(conn, request_id)
+        audience = stored.approval.audience
+        if stored.status == 'decided':
+            raise AlreadyAnsweredError(key).for_audience(audience)
+        if stored.status == 'withdrawn' or not stored.wait_open or self._ended_workflows({stored.approval.workflow_id}):
+            raise WithdrawnError(key).for_audience(audience)
+        return stored
+
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and questions of the wait of `token` still pending, oldest first (none when it is over)."""
+        return await self._in_thread(lambda: self._wait_items(token))
+
+    def _wait_items(self, token: str) -> tuple[list[PendingApproval], list[AskUserRequest]]:
+        database = self._connect()
+        approvals: list[StoredApproval] = []
+        questions: list[StoredRequest] = []
+        with database.connect() as conn:
+            if self._approvals_ready():
+                approvals = select_approvals(conn, token=token, pending=True)
+            if self._has_event_table and self._table_ready(database):
+                questions = [row for row in token_requests(conn, token) if row.status == 'pending']
+        workflows = {stored.approval.workflow_id for stored in approvals} | {row.workflow_id for row in questions}
+        if self._ended_workflows(workflows):
+            return [], []
+        questions.sort(key=lambda row: (row.created_at, row.key))
+        return [stored.approval for stored in approvals], [row.request for row in questions]
+
+    async def decide(self, key: str, decision: ApprovalDecision) -> None:
+        """Decide the pending approval with this key, once; the decision that completes its wait resumes the run.
+
+        Raises `ValueError` saying what is wrong if `check_decision` refuses it (nothing is recorded then), and
+        the errors of `get_approval` when it is not pending, even if decided from elsewhere a moment before.
+        """
+        await self._in_thread(lambda: self._decide({key: decision}, {}))
+
+    async def decide_wait(
+        self, approvals: Mapping[str, ApprovalDecision], answers: Mapping[str, AskUserResponse]
+    ) -> None:
+        """Decide these approvals and answer these questions (by key), all of one wait, in one transaction.
+
+        Every item is checked first; then all are claimed together, or none is (a `StoreError` for the first one
+        that is not pending any more). The run is resumed when this completes its wait. `ValueError` when an item
+        is refused, or the items are not all of one wait.
+        """
+        await self._in_thread(lambda: self._decide(approvals, answers))
+
+    def _decide(self, approvals: Mapping[str, ApprovalDecision], answers: Mapping[str, AskUserResponse]) -> None:
+        if not approvals and not answers:
+            raise ValueError('nothing to decide: give at least one approval or answer')
+        database = self._connect()
+        # Each item looked up once and checked, before anything is written.
+        approved = {key: self._approval(key) for key in approvals}
+        for key, decision in approvals.items():
+            check_decision(approved[key].approval, decision)
+        questions: dict[str, StoredRequest] = {}
+        for request_id, response in answers.items():
+            found = self._select(request_id=request_id)
+            if not found:
+                raise UnknownRequestError(request_id)
+            questions[request_id] = found[0]
+            _raise_unless_pending(found[0])
+            check_response(found[0].request, response)
+        encoded = {request_id: encode_response(response) for request_id, response in answers.items()}
+        try:
+            with database.begin() as conn:
+                self._claim_all(conn, approved, approvals, questions, answers, encoded)
+        except _WorkflowEnded as ended:
+            # Still pending, but its workflow waits no more: nobody would read the answer. Nothing was recorded.
+            self._withdraw_ended([ended.stored])
+            raise WithdrawnError(ended.stored.key) from None
+
+    def _claim_all(
+        self,
+        conn: Connection,
+        approved: Mapping[str, StoredApproval],
+        approvals: Mapping[str, ApprovalDecision],
+        questions: Mapping[str, StoredRequest],
+        answers: Mapping[str, AskUserResponse],
+        encoded: Mapping[str, str],
+    ) -> None:
+        """Claim every item in the transaction of `conn` and send what the run gets, or raise (and so write nothing)."""
+        # The questions of one wait are claimed with their token's rows locked, so exactly one decision sees the
+        # wait complete and resolves it.
+        tokens = {stored.approval.token for stored in approved.values()}
+        tokens |= {self._event_token(conn, request_id) for request_id in answers}
+        if len(tokens) > 1 or (None in tokens and len(approvals) + len(answers) > 1):
+            raise ValueError('the items decided together must all be of one wait (their run is waiting on it)')
+        token = next(iter(tokens))
+        if token is not None:
+            lock_token(conn, token)
+        for key, stored in approved.items():
+            if not claim_approval(conn, stored.approval, approvals[key]):
+                raise _not_claimed(self._approval, key)
+        for request_id, stored in questions.items():
             # The claim: one conditional UPDATE moves the row out of `pending`, and only while its workflow still
             # waits, so of two answers, or of an answer and a cancellation or a withdrawal, exactly one wins.
-            claimed = claim_answer(
-                conn, request_id, response_json, response.answered_by, workflow_id=stored.workflow_id
-            )
-            if not claimed:
+            response = answers[request_id]
+            if not claim_answer(
+                conn, request_id, encoded[request_id], response.answered_by, workflow_id=stored.workflow_id
+            ):
                 status = request_status(conn, request_id)
                 if status != 'pending':
                     _raise_for_status(request_id, status, stored.request)
-            # In the same transaction: the answer is recorded and sent together, or not at all.
-            elif token is None:
-                message = answer_message(response_json)
-                send_message(conn, stored.workflow_id, message, message_topic(request_id), request_id)
-            elif (results := completed_results(conn, token)) is not None:
-                # The last of the questions of a `RequestInput` wait: resolve its token with all their answers,
-                # claiming the wait in this transaction; if it was resolved or expired first, nothing is taken.
-                if not claim_wait(conn, token):
-                    raise WithdrawnError(request_id).for_audience(stored.request.audience)
-                send_message(conn, stored.workflow_id, results, event_topic(token), token)
-        if not claimed:
-            # Still pending, but its workflow waits no more: nobody would read the answer.
-            self._withdraw_ended([stored])
-            raise WithdrawnError(request_id).for_audience(stored.request.audience)
+                raise _WorkflowEnded(stored)
+        # In the same transaction: the answers are recorded and sent together, or not at all.
+        if token is None:
+            [(request_id, stored)] = questions.items()
+            message = answer_message(encoded[request_id])
+            send_message(conn, stored.workflow_id, message, message_topic(request_id), request_id)
+        elif (results := completed_results(conn, token, with_approvals=self._approvals_ready())) is not None:
+            # The last item of a `RequestInput` wait: resolve its token with every answer and decision, claiming
+            # the wait in this transaction; if it was resolved or expired first, nothing is taken.
+            workflows = [stored.approval.workflow_id for stored in approved.values()]
+            workflows += [stored.workflow_id for stored in questions.values()]
+            if not claim_wait(conn, token):
+                raise WithdrawnError(next(iter([*approvals, *answers])))
+            send_message(conn, workflows[0], results, event_topic(token), token)
 
     def _event_token(self, conn: Connection, request_id: str) -> str | None:
         if not self._has_event_table:
@@ -500,6 +632,25 @@ class _DecodedRequests(MutableMapping[str, AskUserRequest]):
 
 _REMEMBER_DECODED = 1000
 """How many decoded requests a `DBOSQuestionStore` keeps, so that reading one again does not validate it again."""
+
+
+class _WorkflowEnded(Exception):
+    """A question's workflow waits no more: the transaction claiming it is rolled back, then it is withdrawn."""
+
+    def __init__(self, stored: StoredRequest) -> None:
+        super().__init__(stored.key)
+        self.stored = stored
+
+
+def _not_claimed(look_up: Callable[[str], StoredApproval], key: str) -> Exception:
+    """Why the approval `key` could not be claimed: the store error its state now says (read outside the failed
+    transaction's writes), `WithdrawnError` when it looks pending still (its workflow waits no more).
+    """
+    try:
+        look_up(key)
+    except Exception as error:
+        return error
+    return WithdrawnError(key)
 
 
 def _raise_unless_pending(stored: StoredRequest) -> None:

@@ -1,4 +1,4 @@
-"""AskUser questions of a `RequestInput` wait, put in the question table so the web inbox and `ask-user` answer them.
+"""AskUser questions and tool approvals of a `RequestInput` wait, put where the web inbox and `ask-user` decide them.
 
 With `AskUser(answerer=None)` and `RequestInput`, a DBOS run defers its questions and waits for one
 resolution of a `DBOSEventWaiter` token. `ask_through_store` is a `RequestInput` `ask` that publishes
@@ -9,29 +9,39 @@ the resolution (`DeferredToolResults` with every answer, as `ask_user_result` ma
 transaction. When the wait times out first, the waiter withdraws the questions still open, under the
 same lock, and the run goes on with the answers given in time and `TIMED_OUT` for the rest: an answer
 is either used or refused, never accepted and dropped.
+
+The wait's tool approvals are published beside its questions, as rows of the approvals table (`PendingApproval`:
+the tool, the model's arguments, the tool's parameters JSON schema from the run's tool definitions), decided
+through the same store (`DBOSQuestionStore.decide`); the item that completes the wait, question or approval,
+sends every answer and decision. An approval nobody decided by the deadline is denied (`TIMED_OUT_DENIAL`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
 from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
+from .._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval
 from ._sql import (
     DEFAULT_DATABASE_URL,
+    StoredApproval,
     StoredRequest,
     claim_wait,
     expire_wait,
+    insert_approval,
     insert_event_request,
     insert_pending,
     lock_token,
     open_wait_row,
     record_wait_calls,
+    select_approvals,
     token_requests,
+    withdraw_approvals,
     withdraw_pending,
 )
 
@@ -55,6 +65,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
 
+    from .._audience import AudienceSetting, ContextSetting
     from ._sql import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
@@ -73,18 +84,31 @@ def event_topic(token: str) -> str:
     return f'external_event:{token[len(TOKEN_PREFIX) :].split(".", 1)[0]}'
 
 
-def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool = False) -> AskFunction:
-    """A `RequestInput` `ask` that puts the run's pending AskUser questions where the store answers them.
+def ask_through_store(
+    database_url: str = DEFAULT_DATABASE_URL,
+    *,
+    notes: bool = False,
+    audience: AudienceSetting = None,
+    context: ContextSetting = None,
+) -> AskFunction:
+    """A `RequestInput` `ask` that puts the run's pending AskUser questions and tool approvals where the store
+    decides them.
 
     `RequestInput(ask=ask_through_store(url))`, with `DBOSExternalEvents(database_url=url)` and
-    `AskUser(answerer=None)`, on a DBOS-durable agent. Only questions can be answered this way: a wait
-    that also holds tool approvals or other deferred calls is refused with a `UserError` (resolve such
-    a wait with `resolve_dbos_event` or `ask-user resolve` instead). Each question is stored under its
+    `AskUser(answerer=None)`, on a DBOS-durable agent. Questions and tool approvals are decided this way (each
+    approval with its tool's parameters JSON schema, which edited arguments are checked against); a wait that
+    also holds other deferred calls (results from outside) is refused with a `UserError` (resolve such a wait
+    with `resolve_dbos_event` or `ask-user resolve` instead). Each question is stored under its
     `AskUserRequest.key` (the run that deferred it and its tool call), so runs whose model repeats tool
     call ids do not share a row; publishing is idempotent, as an `ask` that DBOS may retry must be.
 
     Pass `notes=True` when the agent's `AskUser` has `notes=True`: the deferred calls do not say so, and the
     inbox and `ask-user answer` offer a note per answer only on questions published with it.
+
+    The approvals are addressed and in context like the questions: by default each takes the audience and
+    context of the wait's first question (so a run's approvals go to whom its questions go), or, in a wait
+    without questions, the agent's name and the conversation only; `audience` and `context` (as `AskUser`'s:
+    a value, or a function of the run) set them instead.
     """
 
     async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> None:
@@ -93,18 +117,34 @@ def ask_through_store(database_url: str = DEFAULT_DATABASE_URL, *, notes: bool =
         workflow_id = token_workflow(token)
         if workflow_id is None:
             raise UserError('ask_through_store needs DBOSExternalEvents: the resume token names no DBOS workflow.')
-        others = [call.tool_name for call in requests.approvals] + [
-            call.tool_name for call in requests.calls if call.tool_name != TOOL_NAME
-        ]
+        others = [call.tool_name for call in requests.calls if call.tool_name != TOOL_NAME]
         if others:
             raise UserError(
-                f'ask_through_store answers AskUser questions only, but this wait also needs {", ".join(others)}: '
-                'resolve such a wait with resolve_dbos_event or `ask-user resolve`, from your own ask function.'
+                'ask_through_store answers AskUser questions and decides tool approvals only, but this wait also '
+                f'needs a result of {", ".join(others)}: resolve such a wait with resolve_dbos_event or '
+                '`ask-user resolve`, from your own ask function.'
             )
         questions = [_deferred_request(ctx, requests, call.tool_call_id, notes) for call in requests.calls]
-        await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, workflow_id, token))
+        approvals = pending_approvals(ctx, requests, token, workflow_id)
+        if approvals:
+            addressing = _approvals_addressing(ctx, questions, audience, context)
+            approvals = [replace(approval, **addressing) for approval in approvals]
+        await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, approvals, workflow_id, token))
 
     return ask
+
+
+def _approvals_addressing(
+    ctx: RunContext[Any], questions: list[AskUserRequest], audience: AudienceSetting, context: ContextSetting
+) -> dict[str, Any]:
+    """Whom a wait's approvals are for and where they come from: as set, else as its first question's."""
+    from .._capability import AskUser
+
+    if audience is None and context is None and questions:
+        return {'audience': questions[0].audience, 'context': questions[0].context}
+    # Resolved as `AskUser` resolves its own settings (a function called on the run, the agent and conversation).
+    setting = AskUser[Any](answerer=None, audience=audience, context=context)
+    return {'audience': setting._audience(ctx), 'context': setting._context(ctx)}  # pyright: ignore[reportPrivateUsage]
 
 
 def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:
@@ -124,28 +164,65 @@ def _deferred_request(
     return request
 
 
-def _publish(database_url: str, questions: list[AskUserRequest], workflow_id: str, token: str) -> None:
+def pending_approvals(
+    ctx: RunContext[Any], requests: DeferredToolRequests, token: str, workflow_id: str = ''
+) -> list[PendingApproval]:
+    """The approvals `requests` holds, as pending items of the wait of `token`, each with its tool's parameters
+    JSON schema as the run's tool definitions give it this turn (`None` for a tool the run does not list).
+    """
+    tools = ctx.tools
+    approvals: list[PendingApproval] = []
+    for call in requests.approvals:
+        definition = tools.get(call.tool_name)
+        approvals.append(
+            PendingApproval(
+                token=token,
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                args=call.args_as_dict(),
+                parameters=None if definition is None else dict(definition.parameters_json_schema),
+                run_id=ctx.run_id,
+                workflow_id=workflow_id,
+            )
+        )
+    return approvals
+
+
+def _publish(
+    database_url: str, questions: list[AskUserRequest], approvals: list[PendingApproval], workflow_id: str, token: str
+) -> None:
     with _transaction(database_url) as conn:
         for request in questions:
             insert_pending(conn, request, workflow_id)
             insert_event_request(conn, request.key, token)
+        for approval in approvals:
+            insert_approval(conn, approval)
 
 
-def completed_results(conn: Connection, token: str) -> str | None:
-    """The resolution message for `token` once every one of its questions is answered, else `None`.
+def completed_results(conn: Connection, token: str, *, with_approvals: bool = True) -> str | None:
+    """The resolution message for `token` once every one of its questions is answered and every one of its
+    approvals decided, else `None`.
 
-    The `DeferredToolResults` it carries has who answered each question in `answered_by`, when the answer said.
+    The `DeferredToolResults` it carries has who answered each question (and decided each approval) in
+    `answered_by`, when the answer said.
     """
     rows = token_requests(conn, token)
-    if not rows or any(row.status != 'answered' or row.response is None for row in rows):
+    # A database whose approvals table an earlier version's workers never made holds no approval.
+    approvals = select_approvals(conn, token=token) if with_approvals else []
+    if not rows and not approvals:
         return None
-    return json.dumps({'payload': _results(rows)}, ensure_ascii=False)
+    if any(row.status != 'answered' or row.response is None for row in rows):
+        return None
+    if any(approval.decision is None for approval in approvals):
+        return None
+    return json.dumps({'payload': _results(rows, approvals)}, ensure_ascii=False)
 
 
-def _results(rows: list[StoredRequest]) -> dict[str, Any]:
+def _results(rows: list[StoredRequest], approvals: Sequence[StoredApproval] = ()) -> dict[str, Any]:
     """The JSON form of the `DeferredToolResults` the questions of a wait resolve it with, by tool call id (the
     questions of one wait are the calls of one run, so their ids tell them apart): each answer (as
-    `deferred_answer` makes it: `ask_user_result` and who answered), `TIMED_OUT` for a question not answered.
+    `deferred_answer` makes it: `ask_user_result` and who answered), `TIMED_OUT` for a question not answered;
+    each approval's decision (`ApprovalDecision.result`), a denial (`TIMED_OUT_DENIAL`) for one not decided.
     """
     calls: dict[str, Any] = {}
     answered_by: dict[str, str] = {}
@@ -156,7 +233,15 @@ def _results(rows: list[StoredRequest]) -> dict[str, Any]:
         calls[row.request.id] = ask_user_result(row.request, row.response)
         if row.response.answered_by is not None:
             answered_by[row.request.id] = row.response.answered_by
+    decided: dict[str, Any] = {}
+    for stored in approvals:
+        decision = stored.decision or ApprovalDecision.deny(TIMED_OUT_DENIAL)  # undecided at the deadline
+        decided[stored.approval.tool_call_id] = decision.result()
+        if stored.decision is not None and stored.decision.decided_by is not None:
+            answered_by[stored.approval.tool_call_id] = stored.decision.decided_by
     results: dict[str, Any] = {'calls': calls}
+    if decided:
+        results['approvals'] = decided
     if answered_by:
         results['answered_by'] = answered_by
     return results
@@ -192,7 +277,9 @@ def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
         if not expire_wait(conn, token):
             return {'resolved': True}
         withdraw_pending(conn, token=token)
+        withdraw_approvals(conn, token)
         rows = token_requests(conn, token)
-    if not rows:
+        approvals = select_approvals(conn, token=token)
+    if not rows and not approvals:
         return None
-    return _results(rows)
+    return _results(rows, approvals)

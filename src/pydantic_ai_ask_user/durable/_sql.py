@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
+from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import (
     Person,
     QuestionContext,
@@ -45,6 +46,13 @@ __all__ = (
     'EVENT_TABLE_NAME',
     'EVENT_WAITS_TABLE_NAME',
     'EVENT_CALLS_TABLE_NAME',
+    'EVENT_APPROVALS_TABLE_NAME',
+    'ApprovalStatus',
+    'StoredApproval',
+    'insert_approval',
+    'select_approvals',
+    'claim_approval',
+    'withdraw_approvals',
     'DBOS_TABLE',
     'ADDED_COLUMNS',
     'add_column_statement',
@@ -118,6 +126,13 @@ EVENT_WAITS_TABLE_NAME = 'ask_user_event_waits'
 
 EVENT_CALLS_TABLE_NAME = 'ask_user_event_calls'
 """The table holding the calls each `RequestInput` wait decides, so a resolver is checked against them."""
+
+EVENT_APPROVALS_TABLE_NAME = 'ask_user_event_approvals'
+"""The table holding the tool calls a `RequestInput` wait needs approved, published with it by `ask_through_store`,
+each decided by a person once: the second kind of pending item, beside the questions."""
+
+ApprovalStatus = Literal['pending', 'decided', 'withdrawn']
+"""Where an approval stands: waiting, decided once, or given up by its run (its wait's deadline passed)."""
 
 DBOS_TABLE = 'workflow_status'
 """A table every DBOS system database has, in the `dbos` schema on PostgreSQL and in the file on SQLite."""
@@ -756,7 +771,10 @@ def lock_event_token(conn: Connection, request_id: str) -> str | None:
 
 
 def lock_token(conn: Connection, token: str) -> None:
-    """Lock the question rows of `token`, in a fixed order."""
+    """Lock the wait of `token` and its question rows, in a fixed order."""
+    # The wait's own row first: it orders the deciders of a wait that holds approvals and no question.
+    wait = f'SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE token = :token{_lock(conn, "UPDATE")}'
+    _execute(conn, wait, {'token': token}).fetchall()
     # On PostgreSQL, answers to sibling questions wait here for one another; SQLite's writers are serial anyway.
     query = f'SELECT request_id FROM {EVENT_TABLE_NAME} WHERE token = :token ORDER BY request_id{_lock(conn, "UPDATE")}'
     _execute(conn, query, {'token': token}).fetchall()
@@ -824,6 +842,146 @@ def pending_wait_calls(conn: Connection, token: str) -> str | None:
     )
     found = _execute(conn, query, {'token': token}).fetchone()
     return None if found is None else found[0]
+
+
+@dataclass(frozen=True)
+class StoredApproval:
+    """One row of the approvals table, decoded."""
+
+    approval: PendingApproval
+    """The tool call, its arguments, its tool's schema, and its wait."""
+
+    status: ApprovalStatus
+    """Where it stands; a `pending` one is still decidable only while its wait is open (`wait_open`)."""
+
+    decision: ApprovalDecision | None
+    """The decision, once `status` is `decided`."""
+
+    wait_open: bool
+    """Whether its wait is still open (neither resolved from elsewhere nor expired)."""
+
+    @property
+    def key(self) -> str:
+        """`PendingApproval.key`: the row's id."""
+        return self.approval.key
+
+
+def insert_approval(conn: Connection, approval: PendingApproval) -> None:
+    """Publish `approval` as pending, unless its row exists already (a replay)."""
+    now = time.time()
+    _execute(
+        conn,
+        f'INSERT INTO {EVENT_APPROVALS_TABLE_NAME} (id, token, workflow_id, run_id, tool_call_id, tool_name, args, '
+        'parameters, addressing, status, decision, decided_by, created_at, updated_at) VALUES (:id, :token, '
+        ":workflow_id, :run_id, :tool_call_id, :tool_name, :args, :parameters, :addressing, 'pending', NULL, NULL, "
+        ':now, :now) ON CONFLICT (id) DO NOTHING',
+        {
+            'id': approval.key,
+            'token': approval.token,
+            'workflow_id': approval.workflow_id,
+            'run_id': approval.run_id,
+            'tool_call_id': approval.tool_call_id,
+            'tool_name': approval.tool_name,
+            'args': json.dumps(approval.args, ensure_ascii=False),
+            'parameters': None if approval.parameters is None else json.dumps(approval.parameters, ensure_ascii=False),
+            'addressing': _json_or_null(approval.addressing_json()),
+            'now': now,
+        },
+    )
+
+
+_APPROVAL_COLUMNS = (
+    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
+    "a.status, a.decision, CASE WHEN w.status = 'pending' THEN 1 ELSE 0 END"
+)
+"""The columns an approval is read back from, with whether its wait is open, in the order `_decode_approval` takes."""
+
+
+def select_approvals(
+    conn: Connection, *, key: str | None = None, token: str | None = None, pending: bool = False
+) -> list[StoredApproval]:
+    """The approvals with this key, of this wait, or (`pending`) every one still decidable, oldest first."""
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    if key is not None:
+        conditions.append('a.id = :id')
+        parameters['id'] = key
+    if token is not None:
+        conditions.append('a.token = :token')
+        parameters['token'] = token
+    if pending:
+        conditions.append("a.status = 'pending' AND w.status = 'pending'")
+    where = f' WHERE {" AND ".join(conditions)}' if conditions else ''
+    query = (
+        f'SELECT {_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a '
+        f'LEFT JOIN {EVENT_WAITS_TABLE_NAME} AS w ON w.token = a.token{where} ORDER BY a.created_at, a.id'
+    )
+    return [_decode_approval(row) for row in _execute(conn, query, parameters).fetchall()]
+
+
+def _json_or_null(data: dict[str, Any]) -> str | None:
+    return json.dumps(data, ensure_ascii=False) if data else None
+
+
+def _decode_approval(row: Sequence[Any]) -> StoredApproval:
+    (
+        token,
+        workflow_id,
+        run_id,
+        call_id,
+        tool_name,
+        args,
+        parameters,
+        addressing,
+        created_at,
+        status,
+        decision,
+        wait_open,
+    ) = row
+    approval = PendingApproval(
+        token=token,
+        tool_call_id=call_id,
+        tool_name=tool_name,
+        args=json.loads(args),
+        parameters=None if parameters is None else json.loads(parameters),
+        run_id=run_id,
+        workflow_id=workflow_id,
+        created_at=float(created_at),
+        **PendingApproval.addressing_from_json(None if addressing is None else json.loads(addressing)),
+    )
+    decided = None if decision is None else ApprovalDecision.from_json(json.loads(decision))
+    return StoredApproval(approval, cast(ApprovalStatus, status), decided, bool(wait_open))
+
+
+def claim_approval(conn: Connection, approval: PendingApproval, decision: ApprovalDecision) -> bool:
+    """Move a pending approval to decided, while its workflow still waits; False when it was not pending (whoever
+    raced it) or its workflow waits no more. One conditional UPDATE, as `claim_answer`.
+    """
+    active, parameters = _active(conn, [approval.workflow_id])
+    claimed = _execute(
+        conn,
+        f"UPDATE {EVENT_APPROVALS_TABLE_NAME} SET status = 'decided', decision = :decision, decided_by = :decided_by, "
+        f"updated_at = :updated_at WHERE id = :id AND status = 'pending' AND workflow_id IN ({active})",
+        parameters
+        | {
+            'id': approval.key,
+            'decision': json.dumps(decision.to_json(), ensure_ascii=False),
+            'decided_by': decision.decided_by,
+            'updated_at': time.time(),
+        },
+    )
+    return claimed.rowcount == 1
+
+
+def withdraw_approvals(conn: Connection, token: str) -> int:
+    """Withdraw the approvals of `token` still pending (its deadline passed); how many were."""
+    withdrawn = _execute(
+        conn,
+        f"UPDATE {EVENT_APPROVALS_TABLE_NAME} SET status = 'withdrawn', updated_at = :updated_at "
+        "WHERE token = :token AND status = 'pending'",
+        {'token': token, 'updated_at': time.time()},
+    )
+    return withdrawn.rowcount
 
 
 def decode_row(row: Sequence[Any], request: AskUserRequest | None = None) -> StoredRequest:

@@ -34,7 +34,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 
-from .._external_events import ExternalEventsCapability, take_calls_to_wait_for
+from .._external_events import ExternalEventsCapability, take_calls_to_wait_for, take_tool_parameters
 from ._workflow import (
     EVENTS_QUERY_NAME,
     RESOLVE_UPDATE_NAME,
@@ -91,6 +91,7 @@ class TemporalEventWaiter(ExternalEventWaiter):
         token = f'{TOKEN_PREFIX}{workflow.uuid4().hex}.{workflow.info().workflow_id}'
         # Held with the wait, so the Update refuses a decision that forgets a call or names another.
         requests = take_calls_to_wait_for()
+        parameters = take_tool_parameters()
         answer = await ask(token)
         if answer is not None:
             return answer
@@ -98,7 +99,7 @@ class TemporalEventWaiter(ExternalEventWaiter):
         # A workflow whose history opened this wait before waits were listed replays without listing it: the
         # listing is commands in the history, which a replay must issue exactly as the first run did.
         listed = self.listed and workflow.patched(LISTED_PATCH)
-        waiting = WaitingEvent(token, name, requests)
+        waiting = WaitingEvent(token, name, requests, parameters)
         resolution = await wait_in_workflow(instance, token, waiting, seconds, listed=listed)
         if resolution is None:
             raise ExternalEventError(f'No resolution arrived within {timeout}.')

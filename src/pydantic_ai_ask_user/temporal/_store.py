@@ -6,7 +6,7 @@ import base64
 import binascii
 import re
 import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
@@ -24,7 +24,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._audience import Person, addressed_to
+from .._approvals import ApprovalDecision, PendingApproval
+from .._audience import Person, addressed_to, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -207,6 +208,87 @@ class TemporalQuestionStore:
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records
 
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
+        """Every tool call waiting for approval in a listed `RequestInput` wait of the namespace, oldest first;
+        `visible_to`'s only, if given.
+
+        An approval is addressed and in context as the first AskUser question of its wait is (Pydantic AI's
+        approvals carry neither), and so is a wait's every approval; one of a wait without a question is anyone's.
+        """
+        approvals = [approval for record in await self.pending_events() for approval in _approvals_of(record)]
+        return [approval for approval in approvals if audience_includes(approval.audience, visible_to)]
+
+    async def get_approval(self, key: str) -> PendingApproval:
+        """The pending approval with this key (`PendingApproval.key`); `UnknownRequestError` when none is listed
+        (a decided approval's wait is over, and is no longer listed).
+        """
+        found = [approval for approval in await self.pending_approvals() if approval.key == key]
+        if not found:
+            raise UnknownRequestError(key[:200])
+        return found[0]
+
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and AskUser questions of the wait of `token`, as its workflow lists them (none when over)."""
+        for record in await self.pending_events():
+            if record.key == token:
+                return _approvals_of(record), _questions_of(record.event)
+        return [], []
+
+    async def decide(self, key: str, decision: ApprovalDecision) -> None:
+        """Decide the pending approval `key`. A Temporal wait is resolved whole, by one Update: `ValueError` when
+        the wait holds other items too (decide them together, `decide_wait`).
+        """
+        await self.decide_wait({key: decision}, {})
+
+    async def decide_wait(
+        self, approvals: Mapping[str, ApprovalDecision], answers: Mapping[str, AskUserResponse]
+    ) -> None:
+        """Decide every item of one wait at once: each checked here, then the whole `DeferredToolResults` sent as
+        the Update the workflow validates again and accepts once (or refuses, and records nothing).
+
+        `ValueError` when an item is refused, the items are not all of one wait, or they leave one of its items out;
+        `UnknownRequestError` for an item no listed wait holds; `WithdrawnError` when the wait ended meanwhile.
+        """
+        from .._answers import ask_user_result
+        from .._approvals import check_decision
+        from ._events import resolve_temporal_event
+
+        if not approvals and not answers:
+            raise ValueError('nothing to decide: give at least one approval or answer')
+        wanted = {*approvals, *answers}
+        for record in await self.pending_events():
+            items = {approval.key: approval for approval in _approvals_of(record)}
+            questions = {request.key: request for request in _questions_of(record.event)}
+            if wanted.isdisjoint(items.keys() | questions.keys()):
+                continue
+            if not wanted <= items.keys() | questions.keys():
+                raise ValueError('the items decided together must all be of one wait (their run is waiting on it)')
+            left_out = [item for item in [*items, *questions] if item not in wanted]
+            requests = record.event.requests
+            if left_out or requests is None or len(requests.calls) != len(questions):
+                raise ValueError(
+                    'a Temporal wait is decided whole, by one update: decide all its items together '
+                    f'(`ask-user answer {record.key} --json FILE`)'
+                )
+            results: dict[str, Any] = {'approvals': {}, 'calls': {}, 'answered_by': {}}
+            for key, decision in approvals.items():
+                check_decision(items[key], decision)
+                results['approvals'][items[key].tool_call_id] = decision.result()
+                if decision.decided_by is not None:
+                    results['answered_by'][items[key].tool_call_id] = decision.decided_by
+            for key, response in answers.items():
+                request = questions[key]
+                results['calls'][request.id] = ask_user_result(request, response)  # checks it
+                if response.answered_by is not None:
+                    results['answered_by'][request.id] = response.answered_by
+            try:
+                async with _reaching(self):
+                    await resolve_temporal_event(await self.connected(), record.key, results)
+            except WorkflowUpdateFailedError as error:
+                raise WithdrawnError(next(iter(wanted))) from error  # its wait ended, or it was decided meanwhile
+            return
+        raise UnknownRequestError(next(iter(wanted))[:200])
+
     async def pending_page(
         self,
         *,
@@ -377,6 +459,41 @@ def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
         TemporalRecord(question.request, execution.id, question.asked_at)
         for key, question in waiting.items()
         if key == question.request.key
+    ]
+
+
+def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
+    """The AskUser questions among the calls a `RequestInput` wait decides (none for another wait)."""
+    from .._answers import TOOL_NAME
+
+    if event.requests is None:
+        return []
+    calls = [call for call in event.requests.calls if call.tool_name == TOOL_NAME]
+    return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
+
+
+def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
+    """The approvals a listed wait holds, as pending items: addressed and in context as its first question is."""
+    event = record.event
+    if event.requests is None:
+        return []
+    questions = _questions_of(event)
+    audience = questions[0].audience if questions else None
+    context = questions[0].context if questions else None
+    parameters = event.parameters or {}
+    return [
+        PendingApproval(
+            token=event.token,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            args=call.args_as_dict(),
+            parameters=parameters.get(call.tool_name),
+            workflow_id=record.workflow_id,
+            created_at=record.created_at,
+            audience=audience,
+            context=context,
+        )
+        for call in event.requests.approvals
     ]
 
 

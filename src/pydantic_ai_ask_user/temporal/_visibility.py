@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic_ai.tools import DeferredToolRequests
 from temporalio import workflow
@@ -94,6 +94,11 @@ class WaitingEvent:
     requests: DeferredToolRequests | None = None
     """For a `RequestInput` wait (with `TemporalExternalEvents`), the calls it decides: the approvals, with the
     model's arguments, and the calls waiting for a result. `None` for any other wait."""
+
+    parameters: dict[str, dict[str, Any]] | None = None
+    """The parameters JSON schema of each tool whose call awaits approval here, by tool name, from the run's tool
+    definitions when the wait opened: edited arguments are checked against it. `None` for a wait opened by an
+    earlier version (edited arguments are then refused)."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pydantic_ai_ask_user.store import QuestionStore
 
 from . import _api
 from ._api import Api
+from ._approvals import Approvals
 from ._context import DEFAULT_LOGIN_HELP, AppContext, is_api, log_unreachable, unreachable
 from ._options import DEFAULT_TITLE, WebOptions, deprecated_name, web_options
 from ._pages import FAVICON, FINISHED, Pages, favicon
@@ -43,6 +44,7 @@ class AskUserApp:
         self._context = AppContext(store, self.options)
         pages = Pages(self._context)
         api = Api(self._context)
+        approvals = Approvals(self._context, pages)
         guarded = self._guarded
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
@@ -51,6 +53,11 @@ class AskUserApp:
             Route('/favicon.ico', favicon, methods=['GET']),
             Route('/requests/{id}', guarded(pages.form), methods=['GET'], name='form'),
             Route('/requests/{id}', guarded(pages.submit), methods=['POST'], name='submit'),
+            Route('/approvals/{id}', guarded(approvals.page), methods=['GET'], name='approval'),
+            Route('/approvals/{id}', guarded(approvals.submit), methods=['POST']),
+            Route('/api/approvals', guarded(approvals.list_json), methods=['GET']),
+            Route('/api/approvals/{id}', guarded(approvals.get_json), methods=['GET']),
+            Route('/api/approvals/{id}/decide', guarded(approvals.decide_json), methods=['POST']),
             Route('/api/requests', guarded(api.list), methods=['GET']),
             Route('/api/requests/{id}', guarded(api.get), methods=['GET']),
             Route('/api/requests/{id}/answer', guarded(api.answer), methods=['POST']),

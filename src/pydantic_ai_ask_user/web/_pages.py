@@ -71,6 +71,8 @@ class Pages:
         The page script loads the following pages as the person scrolls, and keeps the loaded rows current from the
         event stream; without it, a "More questions" link leads to the next page.
         """
+        from ._approvals import approvals_for
+
         _ = language(request).gettext
         try:
             limit, cursor, where = paging_from_query(request.query_params, now=time.time())
@@ -91,6 +93,8 @@ class Pages:
             waiting=page.total,
             next_cursor=page.next_cursor,
             limit=limit,
+            # The tool calls waiting for approval, on the first page, above the paged questions.
+            approvals=[] if cursor is not None else await approvals_for(self.context, person(request)),
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
         )

@@ -1,0 +1,267 @@
+"""The second kind of pending item: a tool call waiting for a person's approval, and the person's decision on it.
+
+A question (`AskUserRequest`) waits for an answer; an approval (`PendingApproval`) waits for a decision: approve,
+deny with a reason, or approve with edited arguments (Pydantic AI's `ToolApproved(override_args=...)`), which are
+checked against the tool's parameters JSON schema, recorded when the wait opened, before anything is recorded.
+Both kinds wait in the same stores (`ApprovalStore`, in `_question_store`) and are shown by the same front ends.
+
+An approval belongs to its wait (the `RequestInput` token, which names its run's workflow), never to its tool call
+id alone: providers repeat ids like `call_0` across runs, so its `key` is made from the token and the call id.
+This module loads neither Pydantic AI nor a database driver: `ask-user pending` and `answer` read it on their
+fast path. `jsonschema` is loaded only to check edited arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ._answers import request_key
+from ._audience import QuestionContext, audience_from_json, context_from_json, context_to_json
+from ._text import describe_character, find_forbidden_character
+
+__all__ = (
+    'PendingApproval',
+    'ApprovalDecision',
+    'DEFAULT_DENIAL',
+    'TIMED_OUT_DENIAL',
+    'MAX_REASON_LENGTH',
+    'approval_key',
+    'check_decision',
+    'read_decision_value',
+)
+
+DEFAULT_DENIAL = 'The tool call was denied.'
+"""What the model is told for a denial without a reason (Pydantic AI's own `ToolDenied` default)."""
+
+TIMED_OUT_DENIAL = 'No decision on this tool call arrived in time, so it was denied.'
+"""What the model is told for an approval nobody decided before its wait's deadline."""
+
+MAX_REASON_LENGTH = 2000
+"""The longest reason a denial may give the model."""
+
+
+def approval_key(token: str, tool_call_id: str) -> str:
+    """The key of the approval of call `tool_call_id` in the wait of `token`: 32 hex digits, safe in a URL.
+
+    Made from the token, which is unique to one wait of one run, so a call id another run repeats has another key.
+    """
+    return request_key(token, tool_call_id)
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """A tool call a run waits to have approved: what it is, with what arguments, in which wait of which run."""
+
+    token: str
+    """The token of the `RequestInput` wait that holds it; the wait's questions and approvals are decided together."""
+
+    tool_call_id: str
+    """The call's id, as the model sent it (unique within its wait, not across runs)."""
+
+    tool_name: str
+    """The tool the model wants to call."""
+
+    args: dict[str, Any]
+    """The model's arguments, as a JSON object."""
+
+    parameters: dict[str, Any] | None = None
+    """The tool's parameters JSON schema, recorded when the wait opened; edited arguments are checked against it.
+    `None` when it was not known (edited arguments are then refused: nothing could check them)."""
+
+    run_id: str | None = None
+    """The run that waits, when known."""
+
+    workflow_id: str = ''
+    """The durable workflow that waits."""
+
+    created_at: float = 0.0
+    """When the wait opened, in seconds since the epoch."""
+
+    audience: tuple[str, ...] | None = None
+    """Who may decide it, as `AskUserRequest.audience`: the names and groups it is addressed to; `None` for anyone.
+    Front ends show and accept it only from those (`audience_includes`), as they do questions."""
+
+    context: QuestionContext | None = None
+    """Where it comes from (the agent, the conversation, the application's title, summary and link), as a
+    question's `AskUserRequest.context`."""
+
+    @property
+    def key(self) -> str:
+        """Where it is stored and decided: `approval_key(token, tool_call_id)`."""
+        return approval_key(self.token, self.tool_call_id)
+
+    def addressing_json(self) -> dict[str, Any]:
+        """`{"audience": [...], "context": {...}}`, each only when set, as a question's are kept."""
+        data: dict[str, Any] = {}
+        if self.audience is not None:
+            data['audience'] = list(self.audience)
+        if self.context is not None:
+            data['context'] = context_to_json(self.context)
+        return data
+
+    @staticmethod
+    def addressing_from_json(data: object) -> dict[str, Any]:
+        """The `audience` and `context` fields `addressing_json` kept, read defensively (a tampered audience is
+        addressed to nobody, never to everyone).
+        """
+        if not isinstance(data, dict) or not data:
+            return {}
+        kept = cast(dict[str, Any], data)
+        return {'audience': audience_from_json(kept.get('audience')), 'context': context_from_json(kept.get('context'))}
+
+    def args_line(self, limit: int = 200) -> str:
+        """The arguments as compact JSON on one line, cut at `limit` characters (escape it for where it is drawn)."""
+        text = json.dumps(self.args, ensure_ascii=False, separators=(',', ':'), sort_keys=True)
+        return text if len(text) <= limit else text[: limit - 1] + '…'
+
+    def args_text(self) -> str:
+        """The arguments as indented JSON, for a person to read (escape it for where it is drawn)."""
+        return json.dumps(self.args, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """A person's decision on a `PendingApproval`: approve, deny with a reason, or approve with edited arguments."""
+
+    approved: bool
+    """Whether the call may run."""
+
+    reason: str | None = None
+    """A denial's reason, told to the model (`DEFAULT_DENIAL` when `None`); `None` when approved."""
+
+    override_args: dict[str, Any] | None = None
+    """Edited arguments to run the call with instead of the model's; only with `approved`."""
+
+    decided_by: str | None = field(default=None, compare=False)
+    """Who decided, when the front end knows (recorded, and given to the run as `answered_by`)."""
+
+    @classmethod
+    def approve(cls, *, decided_by: str | None = None) -> ApprovalDecision:
+        """Run the call as the model asked."""
+        return cls(True, decided_by=decided_by)
+
+    @classmethod
+    def deny(cls, reason: str | None = None, *, decided_by: str | None = None) -> ApprovalDecision:
+        """Do not run it; the model is told `reason`."""
+        return cls(False, reason=reason or None, decided_by=decided_by)
+
+    @classmethod
+    def edit(cls, args: dict[str, Any], *, decided_by: str | None = None) -> ApprovalDecision:
+        """Run it with `args` instead of the model's arguments."""
+        return cls(True, override_args=args, decided_by=decided_by)
+
+    def result(self) -> bool | dict[str, Any]:
+        """The JSON form of this decision in `DeferredToolResults.approvals`: `true`, a `ToolApproved` with
+        `override_args`, or a `ToolDenied` with the reason.
+        """
+        if not self.approved:
+            return {'kind': 'tool-denied', 'message': self.reason or DEFAULT_DENIAL}
+        if self.override_args is not None:
+            return {'kind': 'tool-approved', 'override_args': self.override_args}
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        """The form kept in a store; `from_json` reads it back."""
+        data: dict[str, Any] = {'approved': self.approved}
+        if self.reason is not None:
+            data['reason'] = self.reason
+        if self.override_args is not None:
+            data['override_args'] = self.override_args
+        if self.decided_by is not None:
+            data['decided_by'] = self.decided_by
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ApprovalDecision:
+        """The decision `to_json` kept."""
+        return cls(
+            approved=data.get('approved') is True,
+            reason=data.get('reason'),
+            override_args=data.get('override_args'),
+            decided_by=data.get('decided_by'),
+        )
+
+    def describe(self) -> str:
+        """One word for what was decided: `approved`, `edited` or `denied`."""
+        if not self.approved:
+            return 'denied'
+        return 'approved' if self.override_args is None else 'edited'
+
+
+def check_decision(approval: PendingApproval, decision: ApprovalDecision) -> None:
+    """`ValueError` saying what is wrong when `decision` cannot be given to `approval`; nothing is recorded then.
+
+    A denial's reason is one to a few lines of printable text; edited arguments are a JSON object valid against
+    the tool's parameters schema (its first problem is named, with where it is).
+    """
+    if decision.approved and decision.reason is not None:
+        raise ValueError('an approval gives no reason: a reason goes with a denial')
+    if not decision.approved and decision.override_args is not None:
+        raise ValueError('a denial runs nothing: edited arguments go with an approval')
+    if decision.reason is not None:
+        if not isinstance(decision.reason, str) or not decision.reason.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError('the reason for a denial must be text')
+        if len(decision.reason) > MAX_REASON_LENGTH:
+            raise ValueError(f'the reason for a denial is at most {MAX_REASON_LENGTH} characters')
+        if (bad := find_forbidden_character(decision.reason, allow_newline=True)) is not None:
+            raise ValueError(f'the reason for a denial holds {describe_character(bad)}, which cannot be shown')
+    if decision.override_args is not None:
+        check_arguments(approval, decision.override_args)
+
+
+def check_arguments(approval: PendingApproval, args: object) -> None:
+    """`ValueError` unless `args` are arguments `approval`'s tool takes, by its parameters JSON schema."""
+    if not isinstance(args, dict):
+        raise ValueError(f'the edited arguments of {approval.tool_name} must be a JSON object')
+    if approval.parameters is None:
+        raise ValueError(
+            f'the parameters of {approval.tool_name} were not recorded with the wait, so edited arguments cannot '
+            'be checked: approve or deny it as it is'
+        )
+    try:
+        from jsonschema.validators import validator_for
+    except ImportError:  # pragma: no cover - an extra that needs approvals installs it
+        raise ValueError('checking edited arguments needs jsonschema: pip install jsonschema') from None
+    validator_class = cast(Any, validator_for(approval.parameters))
+    validator = validator_class(approval.parameters)
+    errors = sorted(validator.iter_errors(args), key=lambda error: list(error.absolute_path))
+    if errors:
+        first = errors[0]
+        where = '/'.join(str(part) for part in first.absolute_path)
+        at = f' at {where}' if where else ''
+        raise ValueError(
+            f'the edited arguments do not fit the parameters of {approval.tool_name}{at}: {first.message}'[:1000]
+        )
+
+
+def read_decision_value(value: object) -> ApprovalDecision:
+    """A decision as a person writes it in JSON (`ask-user answer`, the JSON API), `ValueError` for anything else:
+
+    `"approve"` or `true`; `"deny"`, `false`, `"deny:REASON"` or `{"deny": "REASON"}`; `{"args": {...}}` to
+    approve with edited arguments; or the kept form `{"approved": ..., "reason": ..., "override_args": ...}`.
+    """
+    if value is True or value == 'approve':
+        return ApprovalDecision.approve()
+    if value is False or value == 'deny':
+        return ApprovalDecision.deny()
+    if isinstance(value, str) and value.startswith('deny:'):
+        return ApprovalDecision.deny(value[len('deny:') :].strip() or None)
+    if isinstance(value, dict):
+        data = cast(dict[str, Any], value)
+        if set(data) == {'deny'} and (data['deny'] is None or isinstance(data['deny'], str)):
+            return ApprovalDecision.deny(data['deny'])
+        if set(data) == {'args'}:
+            if not isinstance(data['args'], dict):
+                raise ValueError('"args" must be a JSON object of the arguments to run the call with')
+            return ApprovalDecision.edit(cast(dict[str, Any], data['args']))
+        if 'approved' in data and set(data) <= {'approved', 'reason', 'override_args'}:
+            if not isinstance(data['approved'], bool):
+                raise ValueError('"approved" must be true or false')
+            return ApprovalDecision.from_json(data)
+    raise ValueError(
+        'an approval is decided with "approve", "deny", "deny:REASON", {"deny": "REASON"} or {"args": {...}} '
+        '(approve with these arguments instead)'
+    )

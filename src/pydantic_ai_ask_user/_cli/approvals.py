@@ -1,0 +1,370 @@
+"""Tool approvals in `ask-user pending` and `answer`: shown beside the questions, decided by id, or every item of a wait
+decided at once by its token (all or nothing).
+
+`answer APPROVAL_ID --approve | --deny [REASON] | --args JSON | --json FILE` decides one approval; `answer TOKEN
+--json FILE` decides every pending item of one wait, approvals and questions, keyed by their call ids (unique within
+a wait) or their ids: `{"call_0": "approve", "call_1": {"Database": ["SQLite"]}}`. Every item is checked before
+anything is recorded; a wait is decided whole or not at all. Every string of the model's (tool names, arguments) is
+made printable before it is shown, as the questions' are.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from .._text import printable, terminal_json
+from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
+from .i18n import _
+
+if TYPE_CHECKING:
+    from .._answers import AskUserRequest, AskUserResponse
+    from .._approvals import ApprovalDecision, PendingApproval
+    from .._question_store import ApprovalStore, StoreError
+    from .durable import Store
+
+__all__ = ('approval_json', 'approval_lines', 'is_wait_token', 'approval_meant', 'answer_approval', 'answer_wait')
+
+_TOKEN_PREFIXES = ('dbos1.', 'temporal1.')
+"""How the tokens of the durable waiters begin (`DBOSEventWaiter`, `TemporalEventWaiter`): what `answer` takes for a
+wait rather than an item id (ids are 32 hex digits, or an earlier version's tool call id)."""
+
+_ARGS_SHOWN = 300
+"""How many characters of a call's arguments `pending` shows on its line (`--json` shows them all)."""
+
+
+def is_wait_token(text: str) -> bool:
+    """Whether `text` is a wait's token (to decide all its items) rather than an item's id."""
+    return text.startswith(_TOKEN_PREFIXES)
+
+
+def approval_json(approval: PendingApproval) -> dict[str, Any]:
+    """One line of `pending --json` for an approval: `kind` `approval`, its `id` (what `answer` takes), its wait's
+    `token`, the call (`tool_call_id`, `tool_name`, `args`), the tool's `parameters` schema, its run and workflow,
+    whom it is for (`audience`) and where it comes from (`context`).
+    """
+    from .durable import _timestamp, _without_nulls  # pyright: ignore[reportPrivateUsage]
+
+    line = {
+        'kind': 'approval',
+        'id': approval.key,
+        'token': approval.token,
+        'tool_call_id': approval.tool_call_id,
+        'tool_name': approval.tool_name,
+        'args': approval.args,
+        'parameters': approval.parameters,
+        'run_id': approval.run_id,
+        'workflow_id': approval.workflow_id,
+        'opened_at': _timestamp(approval.created_at),
+        # Who may decide it (absent: anyone) and where it comes from, as a question's line says.
+        **approval.addressing_json(),
+    }
+    return _without_nulls(line)
+
+
+def approval_lines(approval: PendingApproval) -> list[str]:
+    """An approval as `pending` shows it to a person: every string of the model's made printable, on one line each."""
+    from .durable import _timestamp  # pyright: ignore[reportPrivateUsage]
+
+    call = printable(f'{approval.tool_name} {terminal_json(approval.args)}', allow_newline=False)
+    if len(call) > _ARGS_SHOWN:
+        call = call[: _ARGS_SHOWN - 1] + '…'
+    return [
+        _('{id}  approval  asked {asked}  workflow {workflow}').format(
+            id=printable(approval.key),
+            asked=_timestamp(approval.created_at),
+            workflow=printable(approval.workflow_id, allow_newline=False),
+        ),
+        '  ' + _('run {call}?').format(call=call) + '  ' + _('call {id}').format(id=printable(approval.tool_call_id)),
+        '  ' + _('(--approve, --deny REASON or --args JSON; wait {token})').format(token=printable(approval.token)),
+    ]
+
+
+def _approval_store(store: Store) -> ApprovalStore:
+    """`store` as the approvals' store: both stores `ask-user` opens (DBOS's, Temporal's) are one."""
+    return store
+
+
+async def approval_meant(store: Store, args: argparse.Namespace, item_id: str) -> PendingApproval | int | None:
+    """The approval `item_id` names (whole, or a unique beginning of at least `MIN_PREFIX` characters when no
+    question's id begins so too); an exit code once a problem is said; `None` when it names no approval.
+    """
+    from .._question_store import StoreError, UnknownRequestError
+    from .durable import (
+        MIN_PREFIX,
+        _ambiguous,  # pyright: ignore[reportPrivateUsage]
+        _cannot_read_questions,  # pyright: ignore[reportPrivateUsage]
+        _fail,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    approvals = _approval_store(store)
+    try:
+        try:
+            return await approvals.get_approval(item_id)
+        except UnknownRequestError:
+            if len(item_id) < MIN_PREFIX:
+                return None
+        found = [approval for approval in await approvals.pending_approvals() if approval.key.startswith(item_id)]
+        if not found:
+            return None
+        questions = [record.key for record in await store.pending_records() if record.key.startswith(item_id)]
+        if len(found) + len(questions) > 1:
+            labels = [(approval.key, approval.tool_name) for approval in found] + [(key, '') for key in questions]
+            return _ambiguous(item_id, labels)
+        return found[0]
+    except StoreError as error:
+        return _approval_error(error)
+    except Exception as error:
+        _fail(_cannot_read_questions(args, error))
+        return EXIT_CANNOT_ASK
+
+
+def _approval_error(error: StoreError) -> int:
+    """Say why the approval cannot be decided, as `_store_error` says it of a question; its exit code."""
+    from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
+    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
+
+    shown = repr(error.request_id)
+    if isinstance(error, AlreadyAnsweredError):
+        _fail(_('approval {id} has already been decided').format(id=shown))
+    elif isinstance(error, WithdrawnError):
+        _fail(_('approval {id} is no longer waiting for a decision').format(id=shown))
+    elif isinstance(error, UnknownRequestError):
+        _fail(_('nothing is waiting under id {id}').format(id=shown))
+    else:
+        _fail(str(error))
+    return error.exit_code
+
+
+def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
+    """The decision `--approve`, `--deny`, `--args` or `--json` gives; what is wrong, as text, when none fits."""
+    from .._approvals import ApprovalDecision, read_decision_value
+    from .durable import _read_json  # pyright: ignore[reportPrivateUsage]
+
+    try:
+        if args.approve:
+            return ApprovalDecision.approve()
+        if args.deny is not None:
+            return ApprovalDecision.deny(args.deny or None)
+        if args.edited_args is not None:
+            return ApprovalDecision.edit(_edited(args.edited_args))
+        if args.json_file is not None:
+            return read_decision_value(_read_json(args.json_file))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        return str(error)
+    return _('decide a tool approval with --approve, --deny [REASON], --args JSON or --json FILE')
+
+
+async def answer_approval(store: Store, args: argparse.Namespace, approval: PendingApproval) -> int:
+    """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
+    decided.
+    """
+    from .._question_store import StoreError
+    from .._receipt import os_user_at_host
+    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
+
+    given = args.approve or args.deny is not None or args.edited_args is not None or args.json_file is not None
+    decision = _decision_given(args) if given else await _decided_in_terminal(approval)
+    if isinstance(decision, int):
+        return decision
+    if isinstance(decision, str):
+        _fail(_('invalid decision: {error}').format(error=decision))
+        return EXIT_INVALID
+    from dataclasses import replace
+
+    decision = replace(decision, decided_by=os_user_at_host())
+    approvals = cast('ApprovalStore', store)
+    try:
+        await approvals.decide(approval.key, decision)
+    except StoreError as error:
+        return _approval_error(error)
+    except ValueError as error:
+        _fail(_('invalid decision: {error}').format(error=error))
+        return EXIT_INVALID
+    except Exception as error:
+        return _cannot_send(args, error)
+    print(terminal_json({'id': approval.key, 'tool_call_id': approval.tool_call_id, **_decided(decision)}))
+    return EXIT_ANSWERED if decision.approved else EXIT_DECLINED
+
+
+APPROVE_LABEL = 'Approve'
+"""The menu's option that approves the call as the model asked."""
+
+DENY_LABEL = 'Deny'
+"""The menu's option that denies it without a reason."""
+
+
+def approval_question(approval: PendingApproval) -> AskUserRequest:
+    """The approval as the terminal menu asks it: run the tool with these arguments? Approve, Deny, or the person's
+    own words (a reason to deny with, or JSON arguments to run it with instead). Every string of the model's is made
+    printable and cut to fit a question.
+    """
+    from .._answers import AskUserRequest
+    from .._questions import MAX_QUESTION_LENGTH
+
+    call = printable(f'{approval.tool_name} {approval.args_line()}', allow_newline=False)
+    text = f'Run {call}?'
+    if len(text) > MAX_QUESTION_LENGTH:
+        text = text[: MAX_QUESTION_LENGTH - 2] + '…?'
+    arguments = {
+        'questions': [
+            {
+                'header': 'Approval',
+                'question': text,
+                'options': [
+                    {'label': APPROVE_LABEL, 'description': 'Run it as the model asked.'},
+                    {
+                        'label': DENY_LABEL,
+                        'description': 'Do not run it; the model is told. Or type a reason to deny it with, '
+                        'or JSON arguments ({...}) to run it with instead.',
+                    },
+                ],
+            }
+        ]
+    }
+    return AskUserRequest.from_tool_args(arguments, id=approval.key)
+
+
+async def _decided_in_terminal(approval: PendingApproval) -> ApprovalDecision | str | int:
+    """The decision a person makes in the terminal menu; what is wrong as text, or an exit code (nothing decided)."""
+    from .._approvals import ApprovalDecision
+    from .durable import _fail, ask_in_terminal  # pyright: ignore[reportPrivateUsage]
+
+    response = await ask_in_terminal(approval_question(approval))
+    if isinstance(response, int):
+        return response
+    if response.cancelled:
+        _fail(_('nothing was decided: the approval still waits'))
+        return EXIT_DECLINED
+    (answer,) = response.answers
+    if answer.custom_answer is None:
+        return ApprovalDecision.approve() if APPROVE_LABEL in answer.selected else ApprovalDecision.deny()
+    written = answer.custom_answer.strip()
+    if not written.startswith('{'):
+        return ApprovalDecision.deny(written)
+    try:
+        return ApprovalDecision.edit(_edited(written))
+    except ValueError as error:
+        return str(error)
+
+
+def _edited(text: str) -> dict[str, Any]:
+    from pydantic_core import from_json
+
+    edited = from_json(text)
+    if not isinstance(edited, dict):
+        raise ValueError(_('--args must be a JSON object of the arguments to run the call with'))
+    return cast(dict[str, Any], edited)
+
+
+def _decided(decision: ApprovalDecision) -> dict[str, Any]:
+    shown: dict[str, Any] = {'decision': decision.describe()}
+    if decision.reason is not None:
+        shown['reason'] = decision.reason
+    if decision.override_args is not None:
+        shown['args'] = decision.override_args
+    return shown
+
+
+def _cannot_send(args: argparse.Namespace, error: Exception) -> int:
+    from .durable import _fail, _first_line, _where  # pyright: ignore[reportPrivateUsage]
+
+    _fail(
+        _('cannot send the decision to {database}: {error}; `ask-user pending` shows whether it still waits').format(
+            database=_where(args), error=_first_line(error)
+        )
+    )
+    return EXIT_CANNOT_ASK
+
+
+async def answer_wait(store: Store, args: argparse.Namespace) -> int:
+    """Decide every pending item of the wait `args.request_id` names, from `--json`, all or nothing."""
+    from .._question_store import StoreError
+    from .durable import _cannot_read_questions, _fail, _read_json  # pyright: ignore[reportPrivateUsage]
+
+    token: str = args.request_id
+    approvals_store = _approval_store(store)
+    if args.json_file is None:
+        _fail(_('a wait is decided with --json FILE: an object of each call id and its decision or answer'))
+        return EXIT_INVALID
+    try:
+        approvals, questions = await approvals_store.wait_items(token)
+    except Exception as error:
+        _fail(_cannot_read_questions(args, error))
+        return EXIT_CANNOT_ASK
+    if not approvals and not questions:
+        _fail(_('nothing waits under this token: the wait was decided already, is over, or is unknown here'))
+        return EXIT_WITHDRAWN
+    try:
+        data = _read_json(args.json_file)
+        decisions, answers = _items_given(data, approvals, questions)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        _fail(_('invalid decision: {error}').format(error=error))
+        return EXIT_INVALID
+    try:
+        await approvals_store.decide_wait(decisions, answers)
+    except StoreError as error:
+        return _approval_error(error)
+    except ValueError as error:
+        _fail(_('invalid decision: {error}').format(error=error))
+        return EXIT_INVALID
+    except Exception as error:
+        return _cannot_send(args, error)
+    shown: dict[str, Any] = {approval.tool_call_id: _decided(decisions[approval.key]) for approval in approvals}
+    shown |= {request.id: {'answered': not answers[request.key].cancelled} for request in questions}
+    print(terminal_json({'token': token, 'decided': shown}))
+    return EXIT_ANSWERED
+
+
+def _items_given(
+    data: Any, approvals: Sequence[PendingApproval], questions: Sequence[AskUserRequest]
+) -> tuple[dict[str, ApprovalDecision], dict[str, AskUserResponse]]:
+    """The decision of each approval and the answer of each question `data` gives, by key; `ValueError` naming the
+    item when one is missing, unknown, or does not read as its kind's.
+    """
+    from dataclasses import replace
+
+    from .._approvals import read_decision_value
+    from .._receipt import os_user_at_host
+    from .._wait_calls import MAX_IDS_SHOWN
+    from .answer_json import parse_answer_json
+
+    if not isinstance(data, Mapping):
+        raise ValueError('a wait is decided with a JSON object: {"CALL_ID": decision or answer, ...}')
+    given = cast(Mapping[str, Any], data)
+    by_id: dict[str, str] = {}
+    items = [(approval.tool_call_id, approval.key) for approval in approvals]
+    for call_id, key in [*items, *((request.id, request.key) for request in questions)]:
+        by_id[call_id] = by_id[key] = key
+    unknown = [name for name in given if name not in by_id]
+    if unknown:
+        shown = ', '.join(repr(name) for name in unknown[:MAX_IDS_SHOWN])
+        raise ValueError(f'{shown}: no pending item of this wait has this call id or id')
+    values = {by_id[name]: value for name, value in given.items()}
+    who = os_user_at_host()
+    decisions: dict[str, ApprovalDecision] = {}
+    answers: dict[str, AskUserResponse] = {}
+    left_out: list[str] = []
+    for approval in approvals:
+        if approval.key not in values:
+            left_out.append(approval.tool_call_id)
+            continue
+        try:
+            decisions[approval.key] = replace(read_decision_value(values[approval.key]), decided_by=who)
+        except ValueError as error:
+            raise ValueError(f'call {approval.tool_call_id!r}: {error}') from None
+    for request in questions:
+        if request.key not in values:
+            left_out.append(request.id)
+            continue
+        try:
+            response = parse_answer_json(request, values[request.key])
+        except ValueError as error:
+            raise ValueError(f'call {request.id!r}: {error}') from None
+        answers[request.key] = response if response.answered_by is not None else replace(response, answered_by=who)
+    if left_out:
+        raise ValueError(
+            'a wait is decided whole: it leaves out ' + ', '.join(repr(call_id) for call_id in left_out[:MAX_IDS_SHOWN])
+        )
+    return decisions, answers

@@ -1,0 +1,218 @@
+"""Tool approvals in the web inbox: listed beside the questions, a page per approval (the tool and its arguments,
+escaped), its forms (approve, deny with a reason, approve with edited arguments), and the JSON API.
+
+Only over a store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`); over the
+in-process hub, which holds none, every approval address is a 404. Addressed like questions: an approval addressed
+to someone else is indistinguishable from a missing one (404), on every route. A refused decision (arguments that
+do not fit the tool's schema, a reason that cannot be shown) is the page again with the reason as a message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, cast
+
+from pydantic_core import from_json
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
+from pydantic_ai_ask_user._audience import Person, audience_includes
+from pydantic_ai_ask_user._question_store import ApprovalStore
+from pydantic_ai_ask_user.store import StoreError, UnknownRequestError
+
+from ._api import error_json, store_error
+from ._context import AppContext
+from ._forms import FIELDS
+from ._pages import (
+    Pages,
+    _cookie_options,  # pyright: ignore[reportPrivateUsage]
+    language,
+)
+from ._security import CSRF_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie, person
+from ._wire import BadBody, parse_json_body
+
+__all__ = ('Approvals', 'approvals_for', 'approval_json')
+
+MAX_ARGS_TEXT = 100_000
+"""The longest edited arguments (JSON text) a form may send; longer is refused before it is read."""
+
+
+def _approval_store(context: AppContext) -> ApprovalStore | None:
+    store = context.store
+    return store if isinstance(store, ApprovalStore) else None
+
+
+async def approvals_for(context: AppContext, who: Person) -> list[PendingApproval]:
+    """The approvals waiting for `who` (none over a store without approvals); filtered by the store and again here."""
+    store = _approval_store(context)
+    if store is None:
+        return []
+    return [a for a in await store.pending_approvals(visible_to=who) if audience_includes(a.audience, who)]
+
+
+def approval_json(approval: PendingApproval) -> dict[str, Any]:
+    """An approval as the API shows it: `id`, `token`, `tool_call_id`, `tool_name`, `args`, `parameters`, `run_id`,
+    `opened_at`, and `audience` and `context` when set.
+    """
+    return {
+        'id': approval.key,
+        'token': approval.token,
+        'tool_call_id': approval.tool_call_id,
+        'tool_name': approval.tool_name,
+        'args': approval.args,
+        'parameters': approval.parameters,
+        'run_id': approval.run_id,
+        'opened_at': approval.created_at,
+        **approval.addressing_json(),
+    }
+
+
+class Approvals:
+    """The approval pages and endpoints of one app."""
+
+    def __init__(self, context: AppContext, pages: Pages) -> None:
+        self.context = context
+        """The store, gate and options."""
+        self.pages = pages
+        """The app's pages, which draw these and their errors."""
+
+    async def _get(self, key: str, who: Person) -> PendingApproval:
+        """The pending approval `key` if `who` may see it; someone else's, or an odd key, is unknown (404)."""
+        self.context.check_id(key)
+        store = _approval_store(self.context)
+        if store is None:
+            raise UnknownRequestError(key)
+        try:
+            approval = await store.get_approval(key)
+        except UnknownRequestError:
+            raise
+        except StoreError as error:
+            if error.audience_known and not audience_includes(error.audience, who):
+                raise UnknownRequestError(key) from None
+            raise
+        if not audience_includes(approval.audience, who):
+            raise UnknownRequestError(key)
+        return approval
+
+    async def page(self, request: Request) -> Response:
+        """`GET /approvals/<id>`: the tool call, its arguments, and the forms that decide it."""
+        try:
+            approval = await self._get(request.path_params['id'], person(request))
+        except StoreError as error:
+            return self.pages.store_error(request, error)
+        return self._form(request, approval, 200)
+
+    async def submit(self, request: Request) -> Response:
+        """`POST /approvals/<id>`: approve, deny (with a reason) or approve with edited arguments."""
+        _ = language(request).gettext
+        form = await request.form()
+        if not self.context.gate.csrf_ok(request, _field(form.get(FIELDS.csrf))):
+            return self.pages.status(
+                request,
+                403,
+                _('This form has expired'),
+                _('The page was not sent by this server, or it is too old. Reload it and decide again.'),
+                show_inbox=True,
+            )
+        action = _field(form.get('action'))
+        try:
+            approval = await self._get(request.path_params['id'], person(request))
+        except StoreError as error:
+            return self.pages.store_error(request, error)
+        edited = _field(form.get('args')) or ''
+        reason = (_field(form.get('reason')) or '').strip()
+        try:
+            if action == 'approve':
+                decision = ApprovalDecision.approve()
+            elif action == 'deny':
+                decision = ApprovalDecision.deny(reason or None)
+            elif action == 'edit':
+                decision = ApprovalDecision.edit(_edited_args(edited))
+            else:
+                raise ValueError(_('choose approve, deny or approve with these arguments'))
+            decision = replace(decision, decided_by=answered_by(request))
+            await cast(ApprovalStore, self.context.store).decide(approval.key, decision)
+        except StoreError as error:
+            return self.pages.store_error(request, error)
+        except ValueError as error:
+            message = _('The decision was refused: {reason}').format(reason=error)
+            return self._form(request, approval, 422, error=message, edited=edited, reason=reason)
+        return self.pages.status(
+            request,
+            200,
+            _('Denied') if not decision.approved else _('Approved'),
+            _('Your decision was sent to the agent.'),
+            show_inbox=True,
+        )
+
+    def _form(
+        self, request: Request, approval: PendingApproval, status: int, *, error: str | None = None, **given: str
+    ) -> Response:
+        cookie = csrf_cookie(request) or new_csrf_cookie()
+        response = self.pages.page(
+            request,
+            'approval.html',
+            status,
+            approval=approval,
+            request=approval,
+            context=approval.context,
+            args_text=approval.args_text(),
+            edited=given.get('edited') or approval.args_text(),
+            reason=given.get('reason', ''),
+            form_error=error,
+            csrf=self.context.gate.csrf_token(cookie),
+            fields=FIELDS,
+        )
+        if csrf_cookie(request) != cookie:
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
+        return response
+
+    async def list_json(self, request: Request) -> Response:
+        """`GET /api/approvals`: every approval waiting for the caller, oldest first."""
+        approvals = await approvals_for(self.context, person(request))
+        return JSONResponse({'approvals': [approval_json(approval) for approval in approvals]})
+
+    async def get_json(self, request: Request) -> Response:
+        """`GET /api/approvals/<id>`: one waiting approval."""
+        try:
+            return JSONResponse(approval_json(await self._get(request.path_params['id'], person(request))))
+        except StoreError as error:
+            return store_error(error)
+
+    async def decide_json(self, request: Request) -> Response:
+        """`POST /api/approvals/<id>/decide` with `"approve"`, `{"deny": "REASON"}` or `{"args": {...}}`."""
+        try:
+            if request.headers.get('content-type', '').split(';')[0].strip() != 'application/json':
+                raise BadBody(415, 'send the decision as application/json')
+            decision = read_decision_value(parse_json_body(await request.body()))
+        except BadBody as error:
+            return error_json(error.status, 'invalid_body', str(error))
+        except ValueError as error:
+            return error_json(422, 'invalid_decision', str(error))
+        try:
+            approval = await self._get(request.path_params['id'], person(request))
+            decision = replace(decision, decided_by=answered_by(request))
+            await cast(ApprovalStore, self.context.store).decide(approval.key, decision)
+        except StoreError as error:
+            return store_error(error)
+        except ValueError as error:
+            return error_json(422, 'invalid_decision', str(error))
+        return JSONResponse({'id': approval.key, 'status': decision.describe()})
+
+
+def _field(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _edited_args(text: str) -> dict[str, Any]:
+    """The arguments a person typed, as a JSON object; `ValueError` saying what is wrong."""
+    if len(text) > MAX_ARGS_TEXT:
+        raise ValueError(f'the arguments are longer than {MAX_ARGS_TEXT} characters')
+    try:
+        value = from_json(text)
+    except ValueError as error:
+        raise ValueError(f'the arguments are not JSON: {error}') from None
+    if not isinstance(value, dict):
+        raise ValueError('the arguments must be a JSON object, {"name": value, ...}')
+    return cast(dict[str, Any], value)
