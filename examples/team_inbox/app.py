@@ -1,15 +1,17 @@
-"""A team inbox: two people, two agents; each person sees and answers only their own questions, in context.
+"""A team inbox: two people, three agents; each person sees and decides only their own questions and approvals.
 
 Run it with `uvicorn app:api --app-dir examples/team_inbox`, open http://127.0.0.1:8000/, sign in as
-`alice` or `bob` (passwords below, or set `TEAM_INBOX_USERS`), start a run of either agent, and answer
-its question in the inbox at `/inbox/`. The other person never sees it: their inbox leaves it out,
-and its address is a 404 for them. `ask-user pending --db URL --for alice` lists it in a terminal,
-and `ask-user answer --db URL ID` answers it from there.
+`alice` or `bob` (passwords below, or set `TEAM_INBOX_USERS`), start a run of an agent, and answer
+its question, or approve its refund, in the inbox at `/inbox/`. The other person never sees it: their
+inbox leaves it out, and its address is a 404 for them. `ask-user pending --db URL --for alice` lists
+it in a terminal, and `ask-user answer --db URL ID` answers it (`--approve`, `--deny REASON` or
+`--args JSON` for an approval) from there.
 
 The runs are DBOS workflows and the questions wait in the database (`DBOSAnswerer`), so a question
 outlives the server: stop it while a question waits, start it again, and the run goes on waiting
-for the same answer. The models are scripted (they ask one question, then say what they got), so this
-runs without an API key; set `TEAM_INBOX_MODEL` (for example `openai:gpt-5.2`) to use a real one.
+for the same answer. The models are scripted (they ask one question, or call the tool that needs approval,
+then say what they got), so this runs without an API key; set `TEAM_INBOX_MODEL` (for example
+`openai:gpt-5.2`) to use a real one.
 
 Settings, from the environment:
 
@@ -35,10 +37,19 @@ from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.durable_exec.dbos import DBOSDurability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import AskUser, Person, QuestionContext
-from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
+from pydantic_ai_ask_user.durable import (
+    DBOSAnswerer,
+    DBOSExternalEvents,
+    DBOSQuestionStore,
+    ask_through_store,
+    dbos_config,
+)
 from pydantic_ai_ask_user.testing import asking_model
 from pydantic_ai_ask_user.ui import BodyLimit
 from pydantic_ai_ask_user.web import create_app
@@ -109,6 +120,44 @@ delivery_agent = Agent(
 )
 
 
+def refund_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Scripted: asks to refund the order the prompt names, then says what the tool (or the person) said."""
+    returns = [part.content for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
+    if returns:
+        return ModelResponse(parts=[TextPart(str(returns[0]))])
+    prompt = next(part.content for message in messages for part in message.parts if isinstance(part, UserPromptPart))
+    order = int(str(prompt).split()[1])
+    return ModelResponse(parts=[ToolCallPart('refund', {'order': order, 'amount': 49.9})])
+
+
+# The refund needs the customer's approval: `RequestInput` hands it to `ask_through_store`, which puts it in
+# the same store as the questions, addressed and in context like them; the run waits for it in the database.
+returns_agent = Agent(
+    MODEL or FunctionModel(refund_model),
+    name='returns-bot',
+    deps_type=Customer,
+    capabilities=[
+        DBOSDurability(),
+        DBOSExternalEvents(database_url=DATABASE),
+        RequestInput(
+            ask=ask_through_store(
+                DATABASE,
+                audience=for_the_customer,
+                context=lambda ctx: QuestionContext(
+                    title=f'Refund of order {ctx.deps.order}', summary='The parcel came back **unopened**.'
+                ),
+            )
+        ),
+    ],
+)
+
+
+@returns_agent.tool_plain(requires_approval=True)
+def refund(order: int, amount: float) -> str:
+    """Refund `amount` for `order` to the card it was paid with."""
+    return f'Refunded {amount:.2f} for order {order}.'
+
+
 @DBOS.workflow(name='billing')
 async def billing(user: str, order: int) -> str:
     return (await support_agent.run(f'Order {order} was paid twice.', deps=Customer(user, order))).output
@@ -119,7 +168,12 @@ async def delivery(user: str, order: int) -> str:
     return (await delivery_agent.run(f'Order {order} is late.', deps=Customer(user, order))).output
 
 
-WORKFLOWS = {'billing': billing, 'delivery': delivery}
+@DBOS.workflow(name='returns')
+async def returns(user: str, order: int) -> str:
+    return (await returns_agent.run(f'Order {order} came back.', deps=Customer(user, order))).output
+
+
+WORKFLOWS = {'billing': billing, 'delivery': delivery, 'returns': returns}
 
 
 def _signature(user: str) -> str:

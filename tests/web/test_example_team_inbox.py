@@ -125,12 +125,13 @@ async def finished(page: Page, app: App, run_id: str) -> dict[str, Any]:
             await anyio.sleep(0.2)
 
 
-def listed(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    """The questions `ask-user pending --json` listed (its last line, the page's total, checked and left out)."""
+def listed(result: subprocess.CompletedProcess[str], kind: str = 'question') -> list[dict[str, Any]]:
+    """The questions (or approvals) `ask-user pending --json` listed; its last line, the page's total, is left out."""
     assert result.returncode == 0, result.stderr
-    *questions, trailer = [json.loads(line) for line in result.stdout.splitlines()]
+    *items, trailer = [json.loads(line) for line in result.stdout.splitlines()]
+    questions = [item for item in items if item.get('kind', 'question') == 'question']
     assert trailer['total'] == len(questions), trailer
-    return questions
+    return [item for item in items if item.get('kind', 'question') == kind]
 
 
 def ask_user(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -204,3 +205,51 @@ async def test_two_people_each_see_and_answer_only_their_own_questions_in_the_br
     await expect(bob.locator('#pending .title')).to_have_text('Refund for order 1043')
     status = await (await bob.request.get(f'{app.base}/runs/{bob_billing}')).json()
     assert status == {'status': 'PENDING', 'output': None}
+
+
+async def test_each_person_decides_only_their_own_refund_approval_in_the_browser_and_from_the_cli(
+    app: App, people: tuple[BrowserContext, BrowserContext]
+) -> None:
+    alice = await sign_in(people[0], app, 'alice')
+    bob = await sign_in(people[1], app, 'bob')
+    alice_run = await start(alice, app, 'returns', 1042)
+    bob_run = await start(bob, app, 'returns', 1043)
+    with anyio.fail_after(WAIT):
+        while len(approvals := listed(ask_user('pending', '--db', app.database, '--json'), 'approval')) < 2:
+            await anyio.sleep(0.2)
+    mine = {approval['audience'][0]: approval for approval in approvals}
+    assert mine['alice']['tool_name'] == 'refund'
+    assert mine['alice']['args'] == {'order': 1042, 'amount': 49.9}
+    assert mine['alice']['context']['title'] == 'Refund of order 1042'
+    assert [
+        a['id'] for a in listed(ask_user('pending', '--db', app.database, '--for', 'bob', '--json'), 'approval')
+    ] == [mine['bob']['id']]
+
+    # Alice's inbox lists her approval only; bob's is a 404 for her, page and API.
+    await alice.goto(app.base + '/inbox/')
+    await expect(alice.locator('#approvals li')).to_have_count(1)
+    await expect(alice.locator('#approvals li')).to_have_attribute('data-id', mine['alice']['id'])
+    shown = await alice.goto(f'{app.base}/inbox/approvals/{mine["bob"]["id"]}')
+    assert shown is not None
+    assert shown.status == 404
+    assert (await alice.request.get(f'{app.base}/inbox/api/approvals/{mine["bob"]["id"]}')).status == 404
+
+    # She opens hers, reads the tool, its arguments and the context, and approves a smaller refund.
+    await alice.goto(app.base + '/inbox/')
+    await alice.locator('#approvals a').click()
+    await expect(alice.locator('#tool')).to_have_text('refund')
+    assert json.loads(await alice.inner_text('#args')) == {'order': 1042, 'amount': 49.9}
+    await expect(alice.locator('#context strong')).to_have_text('unopened')
+    await alice.fill('#edited', '{"order": 1042, "amount": "a lot"}')
+    await alice.click('#edit')
+    await expect(alice.locator('#error-summary')).to_contain_text('amount')
+    await alice.fill('#edited', '{"order": 1042, "amount": 20}')
+    await alice.click('#edit')
+    await expect(alice.locator('h1')).to_have_text('Approved')
+    assert (await finished(alice, app, alice_run)) == {'status': 'SUCCESS', 'output': 'Refunded 20.00 for order 1042.'}
+
+    # Bob denies his from a terminal, saying why; the model is told the reason, and the tool never runs.
+    denied = ask_user('answer', '--db', app.database, mine['bob']['id'], '--deny', 'I would rather have credit')
+    assert denied.returncode == 1, denied.stderr  # as a declined question: decided, and not as asked
+    assert json.loads(denied.stdout)['decision'] == 'denied'
+    assert (await finished(bob, app, bob_run)) == {'status': 'SUCCESS', 'output': 'I would rather have credit'}
