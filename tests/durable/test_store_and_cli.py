@@ -156,6 +156,47 @@ async def test_events_report_a_question_asked_and_then_answered(
     assert seen[0].request == AskUserRequest(questions=request.questions, id=request.id)
 
 
+async def test_every_iteration_of_the_events_shares_one_poll_and_gets_every_event(
+    answerer: DBOSAnswerer, store: DBOSQuestionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An inbox with many open pages: one read of the table per poll, whatever the number of pages.
+    reads = 0
+    read_changes = store._changes_since  # pyright: ignore[reportPrivateUsage]
+
+    def counted(since: float) -> Any:
+        nonlocal reads
+        reads += 1
+        return read_changes(since)
+
+    monkeypatch.setattr(store, '_changes_since', counted)
+    request = database_question()
+    pages = 20
+    seen: dict[int, list[str]] = {page: [] for page in range(pages)}
+
+    async def watch(page: int) -> None:
+        async for event in store.events():
+            if event.request_id == request.id:
+                seen[page].append(event.kind)
+                if event.kind == 'answered':
+                    return
+
+    started = time.monotonic()
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            for page in range(pages):
+                group.start_soon(watch, page)
+            while len(store._feed._subscribers) < pages:  # pyright: ignore[reportPrivateUsage]
+                await anyio.sleep(0.01)
+            group.start_soon(answerer, request)
+            await shown(store, request.id)
+            await store.respond(request.id, pick('SQLite'))
+    elapsed = time.monotonic() - started
+    assert seen == {page: ['requested', 'answered'] for page in range(pages)}
+    # The first iteration's baseline, then at most one read per poll period (a poll waits out its period).
+    assert reads <= 2 + elapsed / store.events_poll_seconds, (reads, elapsed)
+    assert not store._feed._subscribers  # pyright: ignore[reportPrivateUsage]
+
+
 async def test_pending_lists_each_waiting_question_with_its_id_and_options(
     answerer: DBOSAnswerer, store: DBOSQuestionStore, launched: str
 ) -> None:

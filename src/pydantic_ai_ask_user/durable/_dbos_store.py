@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
@@ -139,6 +139,10 @@ class DBOSQuestionStore:
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
     _pruned_at: float = field(default=0.0, init=False, repr=False, compare=False)
+    _feed: _Feed = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._feed = _Feed(self)
 
     async def __aenter__(self) -> DBOSQuestionStore:
         await self._in_thread(self._connect)
@@ -550,51 +554,143 @@ class DBOSQuestionStore:
     async def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, found by reading the table every `events_poll_seconds`.
 
-        A poll reads only the ids and states of the rows changed since the last one; the questions are decoded
-        once, for a request this iteration has not seen yet.
+        Every iteration on this store shares one poll (an inbox with a thousand open pages reads the table as
+        often as one with a single page). A poll reads only the ids and states of the rows changed since the
+        last one; the questions are decoded once, for a request not seen yet.
         """
-        # No listing of every pending question: the baseline is what changed in the last second (the overlap below).
-        # A row changed after it that this iteration has not seen was pending when it began (a status moves once).
-        # `known` holds each row seen changing, with when it was last seen so, for a minute: well past the overlap.
-        started = since = time.time() - 1.0
-        known: dict[str, tuple[Status, float]] = {
-            request_id: (status, started)
-            for request_id, status, _ in await self._in_thread(partial(self._changes_since, since))
-        }
-        while True:
-            await anyio.sleep(self.events_poll_seconds)
-            now = time.time()
-            await self._prune_now_and_then(now)
-            changed = await self._in_thread(partial(self._changes_since, since))
-            since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
-            new = [
-                request_id
-                for request_id, status, created_at in changed
-                if request_id not in known and (status == 'pending' or created_at >= started)
-            ]
-            requests: dict[str, AskUserRequest] = {}
-            for start in range(0, len(new), _NEW_CHUNK):
-                decoded = await self._in_thread(partial(self._select, request_ids=new[start : start + _NEW_CHUNK]))
-                requests.update((stored.key, stored.request) for stored in decoded)
-            for request_id, status, _ in changed:
-                before = known.get(request_id)
-                if before is None and request_id in requests:
-                    # Asked since we started, perhaps answered between two polls: it was requested first.
-                    yield StoreEvent('requested', request_id, requests[request_id])
-                    before = ('pending', now)
-                if status != 'pending' and (before is None or before[0] == 'pending'):
-                    # Unseen until now and finished: it waited, untouched, since before this iteration began.
-                    yield StoreEvent(status, request_id)
-                known[request_id] = (status, now)
-            cutoff = now - 60.0
-            for request_id in [key for key, (_, seen) in known.items() if seen < cutoff]:
-                del known[request_id]
+        feed = self._feed
+        queue = await feed.subscribe()
+        try:
+            while True:
+                while queue.events:
+                    yield queue.events.popleft()
+                await feed.next_poll(queue)
+        finally:
+            feed.unsubscribe(queue)
+
+    async def _poll_changes(self, poll: _Poll) -> list[StoreEvent]:
+        """One poll of the changes since the previous one, as events; `poll` holds what the polls have seen."""
+        now = time.time()
+        await self._prune_now_and_then(now)
+        changed = await self._in_thread(partial(self._changes_since, poll.since))
+        known = poll.known
+        new = [
+            request_id
+            for request_id, status, created_at in changed
+            if request_id not in known and (status == 'pending' or created_at >= poll.started)
+        ]
+        requests: dict[str, AskUserRequest] = {}
+        for start in range(0, len(new), _NEW_CHUNK):
+            decoded = await self._in_thread(partial(self._select, request_ids=new[start : start + _NEW_CHUNK]))
+            requests.update((stored.key, stored.request) for stored in decoded)
+        events: list[StoreEvent] = []
+        for request_id, status, _ in changed:
+            before = known.get(request_id)
+            if before is None and request_id in requests:
+                # Asked since we started, perhaps answered between two polls: it was requested first.
+                events.append(StoreEvent('requested', request_id, requests[request_id]))
+                before = ('pending', now)
+            if status != 'pending' and (before is None or before[0] == 'pending'):
+                # Unseen until now and finished: it waited, untouched, since before the polls began.
+                events.append(StoreEvent(status, request_id))
+            known[request_id] = (status, now)
+        cutoff = now - 60.0
+        for request_id in [key for key, (_, seen) in known.items() if seen < cutoff]:
+            del known[request_id]
+        # Only now, with no await since the read: a poll cancelled before this point changed nothing.
+        poll.since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
+        return events
+
+    async def _poll_baseline(self) -> _Poll:
+        """What the polls start from: no listing of every pending question, only what changed in the last second.
+
+        A row changed after it that the polls have not seen was pending when they began (a status moves once).
+        `known` holds each row seen changing, with when it was last seen so, for a minute: well past the overlap.
+        """
+        started = time.time() - 1.0
+        changed = await self._in_thread(partial(self._changes_since, started))
+        return _Poll(started=started, since=started, known={key: (status, started) for key, status, _ in changed})
 
     async def _prune_now_and_then(self, now: float) -> None:
         if self.finished_retention_seconds is None or now - self._pruned_at < _PRUNE_EVERY_SECONDS:
             return
         self._pruned_at = now
         await self.prune_finished()
+
+
+@dataclass
+class _Poll:
+    """What the shared poll of a store's events has seen so far."""
+
+    started: float
+    """When the polls began (less the overlap): a row created before it and unseen is no news."""
+
+    since: float
+    """The time the next poll reads changes from."""
+
+    known: dict[str, tuple[Status, float]]
+    """Each row seen changing: its status, and when it was last seen so."""
+
+
+@dataclass(eq=False)
+class _Subscriber:
+    """One `events()` iteration: the events the shared poll has found for it and it has not yet taken."""
+
+    generation: int
+    """The poll it has last seen."""
+
+    events: deque[StoreEvent] = field(default_factory=deque[StoreEvent])
+    """Found, not yet taken."""
+
+
+class _Feed:
+    """One poll of the table for every `events()` iteration of a store, each given every event found.
+
+    No background task: whichever iteration runs out of events first when a poll is due makes it, under a lock;
+    the others, waiting on the lock, find the poll made and take what it found. An iteration cancelled while it
+    polls (its page closed) leaves the poll to the next. With no iteration left, the feed forgets what it has seen,
+    and the next one begins from its own moment, as a first one would.
+    """
+
+    def __init__(self, store: DBOSQuestionStore) -> None:
+        self._store = store
+        self._lock = anyio.Lock()
+        self._subscribers: set[_Subscriber] = set()
+        self._poll: _Poll | None = None
+        self._generation = 0
+        self._polled_at = 0.0
+
+    async def subscribe(self) -> _Subscriber:
+        """A new iteration's queue, from this poll on; the first iteration sets where the polls begin."""
+        async with self._lock:
+            if self._poll is None:
+                self._poll = await self._store._poll_baseline()  # pyright: ignore[reportPrivateUsage]
+                self._polled_at = anyio.current_time()
+            subscriber = _Subscriber(self._generation)
+            self._subscribers.add(subscriber)
+            return subscriber
+
+    def unsubscribe(self, subscriber: _Subscriber) -> None:
+        """End an iteration; the last one leaves the feed to start over."""
+        self._subscribers.discard(subscriber)
+        if not self._subscribers:
+            self._poll = None
+
+    async def next_poll(self, subscriber: _Subscriber) -> None:
+        """Wait for the next poll, making it when no other iteration has; its events are in every queue then."""
+        async with self._lock:
+            if self._generation != subscriber.generation:  # made by another iteration while this one waited
+                subscriber.generation = self._generation
+                return
+            await anyio.sleep_until(self._polled_at + self._store.events_poll_seconds)
+            if self._poll is None:  # every other iteration ended meanwhile
+                self._poll = await self._store._poll_baseline()  # pyright: ignore[reportPrivateUsage]
+            events = await self._store._poll_changes(self._poll)  # pyright: ignore[reportPrivateUsage]
+            self._polled_at = anyio.current_time()
+            self._generation += 1
+            for each in self._subscribers:
+                each.events.extend(events)
+            subscriber.generation = self._generation
 
 
 class _DecodedRequests(MutableMapping[str, AskUserRequest]):
