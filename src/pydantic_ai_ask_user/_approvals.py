@@ -93,6 +93,20 @@ class PendingApproval:
         """Where it is stored and decided: `approval_key(token, tool_call_id)`."""
         return approval_key(self.token, self.tool_call_id)
 
+    def call_json(self) -> dict[str, Any]:
+        """What every listing of it shows first: its `id` (the key), its wait's `token`, the call (`tool_call_id`,
+        `tool_name`, `args`), the tool's `parameters` schema and its `run_id`.
+        """
+        return {
+            'id': self.key,
+            'token': self.token,
+            'tool_call_id': self.tool_call_id,
+            'tool_name': self.tool_name,
+            'args': self.args,
+            'parameters': self.parameters,
+            'run_id': self.run_id,
+        }
+
     def addressing_json(self) -> dict[str, Any]:
         """`{"audience": [...], "context": {...}}`, each only when set, as a question's are kept."""
         data: dict[str, Any] = {}

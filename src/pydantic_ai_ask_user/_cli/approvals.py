@@ -11,7 +11,7 @@ made printable before it is shown, as the questions' are.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._text import printable, terminal_json
@@ -48,13 +48,7 @@ def approval_json(approval: PendingApproval) -> dict[str, Any]:
 
     line = {
         'kind': 'approval',
-        'id': approval.key,
-        'token': approval.token,
-        'tool_call_id': approval.tool_call_id,
-        'tool_name': approval.tool_name,
-        'args': approval.args,
-        'parameters': approval.parameters,
-        'run_id': approval.run_id,
+        **approval.call_json(),
         'workflow_id': approval.workflow_id,
         'opened_at': _timestamp(approval.created_at),
         # Who may decide it (absent: anyone) and where it comes from, as a question's line says.
@@ -120,6 +114,23 @@ async def approval_meant(store: Store, args: argparse.Namespace, item_id: str) -
         return EXIT_CANNOT_ASK
 
 
+async def _send(args: argparse.Namespace, sending: Awaitable[None]) -> int | None:
+    """`None` once `sending` has recorded the decisions; otherwise the exit code, the problem said."""
+    from .._question_store import StoreError
+    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
+
+    try:
+        await sending
+    except StoreError as error:
+        return _approval_error(error)
+    except ValueError as error:
+        _fail(_('invalid decision: {error}').format(error=error))
+        return EXIT_INVALID
+    except Exception as error:
+        return _cannot_send(args, error)
+    return None
+
+
 def _approval_error(error: StoreError) -> int:
     """Say why the approval cannot be decided, as `_store_error` says it of a question; its exit code."""
     from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
@@ -160,7 +171,6 @@ async def answer_approval(store: Store, args: argparse.Namespace, approval: Pend
     """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
     decided.
     """
-    from .._question_store import StoreError
     from .._receipt import os_user_at_host
     from .durable import _fail  # pyright: ignore[reportPrivateUsage]
 
@@ -175,15 +185,8 @@ async def answer_approval(store: Store, args: argparse.Namespace, approval: Pend
 
     decision = replace(decision, decided_by=os_user_at_host())
     approvals = cast('ApprovalStore', store)
-    try:
-        await approvals.decide(approval.key, decision)
-    except StoreError as error:
-        return _approval_error(error)
-    except ValueError as error:
-        _fail(_('invalid decision: {error}').format(error=error))
-        return EXIT_INVALID
-    except Exception as error:
-        return _cannot_send(args, error)
+    if (problem := await _send(args, approvals.decide(approval.key, decision))) is not None:
+        return problem
     print(terminal_json({'id': approval.key, 'tool_call_id': approval.tool_call_id, **_decided(decision)}))
     return EXIT_ANSWERED if decision.approved else EXIT_DECLINED
 
@@ -280,7 +283,6 @@ def _cannot_send(args: argparse.Namespace, error: Exception) -> int:
 
 async def answer_wait(store: Store, args: argparse.Namespace) -> int:
     """Decide every pending item of the wait `args.request_id` names, from `--json`, all or nothing."""
-    from .._question_store import StoreError
     from .durable import _cannot_read_questions, _fail, _read_json  # pyright: ignore[reportPrivateUsage]
 
     token: str = args.request_id
@@ -302,15 +304,8 @@ async def answer_wait(store: Store, args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError, ValueError) as error:
         _fail(_('invalid decision: {error}').format(error=error))
         return EXIT_INVALID
-    try:
-        await approvals_store.decide_wait(decisions, answers)
-    except StoreError as error:
-        return _approval_error(error)
-    except ValueError as error:
-        _fail(_('invalid decision: {error}').format(error=error))
-        return EXIT_INVALID
-    except Exception as error:
-        return _cannot_send(args, error)
+    if (problem := await _send(args, approvals_store.decide_wait(decisions, answers))) is not None:
+        return problem
     shown: dict[str, Any] = {approval.tool_call_id: _decided(decisions[approval.key]) for approval in approvals}
     shown |= {request.id: {'answered': not answers[request.key].cancelled} for request in questions}
     print(terminal_json({'token': token, 'decided': shown}))

@@ -56,13 +56,7 @@ def approval_json(approval: PendingApproval) -> dict[str, Any]:
     `opened_at`, and `audience` and `context` when set.
     """
     return {
-        'id': approval.key,
-        'token': approval.token,
-        'tool_call_id': approval.tool_call_id,
-        'tool_name': approval.tool_name,
-        'args': approval.args,
-        'parameters': approval.parameters,
-        'run_id': approval.run_id,
+        **approval.call_json(),
         'opened_at': approval.created_at,
         **approval.addressing_json(),
     }
