@@ -119,7 +119,21 @@ def _section_before(example: CodeExample) -> str:
 
 
 def _expected_output(source: str) -> list[str]:
-    return [line.strip()[3:] for line in source.splitlines() if line.strip().startswith('#>')]
+    """The output an example says it prints, in order: each `#>` line, and each line of a `\"\"\"` block after a
+    `print(...)` (pytest-examples' form for a line too long for `#>`)."""
+    expected: list[str] = []
+    lines = [line.strip() for line in source.splitlines()]
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith('#>'):
+            expected.append(line[3:])
+        elif line == '"""' and index > 0 and lines[index - 1].startswith('print('):
+            end = lines.index('"""', index + 1)
+            expected.extend(lines[index + 1 : end])
+            index = end
+        index += 1
+    return expected
 
 
 def _uv() -> list[str] | None:

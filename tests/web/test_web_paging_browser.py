@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import anyio
 import pytest
 from playwright.async_api import expect
@@ -18,7 +20,13 @@ async def test_the_inbox_loads_pages_on_scroll_and_follows_changes_without_listi
 ) -> None:
     page = tab.page
     listings: list[str] = []
-    page.on('request', lambda request: listings.append(request.url) if '/api/requests' in request.url else None)
+
+    def listing(url: str) -> None:
+        # The pages of 5 this test reads: the login's landing page (50 a page) may still list as it is left.
+        if '/api/requests' in url and parse_qs(urlsplit(url).query).get('limit') == ['5']:
+            listings.append(url)
+
+    page.on('request', lambda request: listing(request.url))
     async with anyio.create_task_group() as group:
         requests = [ask_one(single(f'Question {index:02d}')) for index in range(12)]
         for request in requests:
@@ -51,6 +59,5 @@ async def test_the_inbox_loads_pages_on_scroll_and_follows_changes_without_listi
         group.cancel_scope.cancel()
     # Every listing the page made was one page of 5 (the first again when the stream connected, then the next ones):
     # none for the new question or the answer, which were applied as they came.
-    assert all('limit=5' in url for url in listings), listings
     assert 3 <= listed <= 5, listings
     assert len(listings) == listed, listings
