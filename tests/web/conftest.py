@@ -84,3 +84,15 @@ async def tab(browser: Browser) -> AsyncIterator[Tab]:
     page.on('pageerror', lambda error: seen.errors.append(str(error)))
     yield seen
     await context.close()
+
+
+@pytest.fixture
+async def two_people(browser: Browser) -> AsyncIterator[tuple[BrowserContext, BrowserContext]]:
+    """Two browser contexts, each with its own cookies: two people (alice's first) at one inbox."""
+    alice = await browser.new_context(viewport={'width': 900, 'height': 900})
+    bob = await browser.new_context(viewport={'width': 900, 'height': 900})
+    for context in (alice, bob):
+        context.set_default_timeout(WAIT * 1000)
+    yield alice, bob
+    await alice.close()
+    await bob.close()

@@ -8,19 +8,17 @@ form), and `ask-user pending`/`answer` run as commands against the same database
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
-from playwright.async_api import Browser, BrowserContext, Page, expect
-from web_support import WAIT
+from playwright.async_api import BrowserContext, Page, expect
+from web_support import WAIT, Served, served
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
@@ -33,25 +31,15 @@ LAUNCHER = "import uvicorn\nuvicorn.run('app:api', host='127.0.0.1', port=0, app
 
 @dataclass
 class App:
-    """The example served by uvicorn in its own process, its database, and everything it printed."""
+    """The example served by uvicorn in its own process, and its database."""
 
-    process: Process
+    served: Served
     database: str
-    base: str = ''
-    output: list[str] = field(default_factory=list[str])
 
-
-async def _read(app: App, started: anyio.Event) -> None:
-    assert app.process.stdout is not None
-    buffered = ''
-    async for chunk in app.process.stdout:
-        buffered += chunk.decode(errors='replace')
-        *lines, buffered = buffered.split('\n')
-        app.output.extend(lines)
-        for line in lines:
-            if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
-                app.base = found.group(1)
-                started.set()
+    @property
+    def base(self) -> str:
+        """Where it listens, without the trailing `/`."""
+        return self.served.base.rstrip('/')
 
 
 @pytest.fixture
@@ -59,37 +47,8 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
     database = f'sqlite:///{tmp_path}/team-inbox.sqlite'
     env = {'TEAM_INBOX_DB': database, 'TEAM_INBOX_SECRET': 'a-test-secret', 'PATH': '/usr/bin:/bin'}
     launcher = LAUNCHER.format(app_dir=str(EXAMPLE))
-    process = await anyio.open_process(
-        [sys.executable, '-c', launcher], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    served = App(process, database)
-    started = anyio.Event()
-    async with anyio.create_task_group() as group:
-        group.start_soon(_read, served, started)
-        try:
-            with anyio.fail_after(WAIT):
-                await started.wait()
-            yield served
-        finally:
-            if process.returncode is None:
-                process.terminate()
-            with anyio.move_on_after(WAIT):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            group.cancel_scope.cancel()
-
-
-@pytest.fixture
-async def people(browser: Browser) -> AsyncIterator[tuple[BrowserContext, BrowserContext]]:
-    alice = await browser.new_context(viewport={'width': 900, 'height': 900})
-    bob = await browser.new_context(viewport={'width': 900, 'height': 900})
-    for context in (alice, bob):
-        context.set_default_timeout(WAIT * 1000)
-    yield alice, bob
-    await alice.close()
-    await bob.close()
+    async with served([sys.executable, '-c', launcher], cwd=tmp_path, env=env) as server:
+        yield App(server, database)
 
 
 async def sign_in(context: BrowserContext, app: App, user: str) -> Page:
@@ -146,10 +105,10 @@ def ask_user(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
 
 
 async def test_two_people_each_see_and_answer_only_their_own_questions_in_the_browser_and_from_the_cli(
-    app: App, people: tuple[BrowserContext, BrowserContext]
+    app: App, two_people: tuple[BrowserContext, BrowserContext]
 ) -> None:
-    alice = await sign_in(people[0], app, 'alice')
-    bob = await sign_in(people[1], app, 'bob')
+    alice = await sign_in(two_people[0], app, 'alice')
+    bob = await sign_in(two_people[1], app, 'bob')
     alice_run = await start(alice, app, 'billing', 1042)
     bob_run = await start(bob, app, 'delivery', 2001)
     bob_billing = await start(bob, app, 'billing', 1043)
@@ -208,10 +167,10 @@ async def test_two_people_each_see_and_answer_only_their_own_questions_in_the_br
 
 
 async def test_each_person_decides_only_their_own_refund_approval_in_the_browser_and_from_the_cli(
-    app: App, people: tuple[BrowserContext, BrowserContext]
+    app: App, two_people: tuple[BrowserContext, BrowserContext]
 ) -> None:
-    alice = await sign_in(people[0], app, 'alice')
-    bob = await sign_in(people[1], app, 'bob')
+    alice = await sign_in(two_people[0], app, 'alice')
+    bob = await sign_in(two_people[1], app, 'bob')
     alice_run = await start(alice, app, 'returns', 1042)
     bob_run = await start(bob, app, 'returns', 1043)
     with anyio.fail_after(WAIT):

@@ -7,14 +7,12 @@ inbox script, which adds a question that arrives while the page is open only to 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import anyio
 import pytest
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 from pydantic_ai import Agent
-from web_support import WAIT
 
 from pydantic_ai_ask_user import AskUser, QuestionContext
 from pydantic_ai_ask_user.testing import asking_model
@@ -31,19 +29,8 @@ class Customer:
     order: int
 
 
-@pytest.fixture
-async def two(browser: Browser) -> AsyncIterator[tuple[BrowserContext, BrowserContext]]:
-    alice = await browser.new_context(viewport={'width': 900, 'height': 900})
-    bob = await browser.new_context(viewport={'width': 900, 'height': 900})
-    for context in (alice, bob):
-        context.set_default_timeout(WAIT * 1000)
-    yield alice, bob
-    await alice.close()
-    await bob.close()
-
-
 async def test_each_signed_in_person_sees_only_their_own_customers_question_live(
-    two: tuple[BrowserContext, BrowserContext],
+    two_people: tuple[BrowserContext, BrowserContext],
 ) -> None:
     web = WebAnswerer()
     agent = Agent(
@@ -60,7 +47,7 @@ async def test_each_signed_in_person_sees_only_their_own_customers_question_live
             )
         ],
     )
-    alice_browser, bob_browser = two
+    alice_browser, bob_browser = two_people
     async with serve(web.app) as base, anyio.create_task_group() as runs:
         alice = await alice_browser.new_page()
         bob = await bob_browser.new_page()

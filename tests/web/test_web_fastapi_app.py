@@ -6,23 +6,19 @@ a process of its own, with its signal handlers: the shutdown test sends it a rea
 
 from __future__ import annotations
 
-import re
 import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
-from anyio.abc import Process
 from playwright.async_api import Browser, Page, expect
 from pytest_examples import find_examples
-from web_support import WAIT
+from web_support import WAIT, Served, served
 
 from pydantic_ai_ask_user import TIMED_OUT, WITHDRAWN
 
@@ -49,55 +45,15 @@ def readme_app() -> str:
     return example.source
 
 
-@dataclass
-class Server:
-    """The example served by uvicorn in its own process, and everything it logged."""
-
-    process: Process
-    base: str = ''
-    output: list[str] = field(default_factory=list[str])
-
-    @property
-    def log(self) -> str:
-        return '\n'.join(self.output)
-
-
-async def _read(server: Server, started: anyio.Event) -> None:
-    assert server.process.stdout is not None
-    buffered = ''
-    async for chunk in server.process.stdout:
-        buffered += chunk.decode(errors='replace')
-        *lines, buffered = buffered.split('\n')
-        server.output.extend(lines)
-        for line in lines:
-            if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
-                server.base = found.group(1) + '/'
-                started.set()
-
-
 @pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[Server]:
+async def server(tmp_path: Path) -> AsyncIterator[Served]:
     (tmp_path / 'app.py').write_text(readme_app(), encoding='utf-8')
     (tmp_path / 'launch.py').write_text(LAUNCHER, encoding='utf-8')
-    process = await anyio.open_process(
-        [sys.executable, 'launch.py'], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    served = Server(process)
-    started = anyio.Event()
-    async with anyio.create_task_group() as group:
-        group.start_soon(_read, served, started)
-        try:
-            with anyio.fail_after(WAIT):
-                await started.wait()
-            yield served
-        finally:
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
-            group.cancel_scope.cancel()
+    async with served([sys.executable, 'launch.py'], cwd=tmp_path) as server:
+        yield server
 
 
-async def start_run(page: Page, server: Server) -> dict[str, Any]:
+async def start_run(page: Page, server: Served) -> dict[str, Any]:
     """`POST /runs` from the page, and follow the run's events; returns what the request returned at once."""
     # A page of the application's origin outside the inbox, whose security policy would refuse the test's scripts.
     await page.goto(server.base + 'openapi.json')
@@ -125,7 +81,7 @@ async def seen(page: Page, kind: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def asked(
-    browser: Browser, server: Server, width: int
+    browser: Browser, server: Served, width: int
 ) -> AsyncIterator[tuple[Page, Page, dict[str, Any], dict[str, str]]]:
     """A run started over HTTP, its question asked: the page following it, another signed in, the run, the question."""
     context = await browser.new_context(viewport={'width': width, 'height': 844})
@@ -143,7 +99,7 @@ async def asked(
 
 @pytest.mark.parametrize('width', WIDTHS)
 async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows_it_to_the_answer(
-    browser: Browser, server: Server, width: int
+    browser: Browser, server: Served, width: int
 ) -> None:
     async with asked(browser, server, width) as (follower, answerer, run, question):
         assert set(run) == {'run_id', 'events', 'login'}
@@ -161,7 +117,7 @@ async def test_a_run_started_over_http_asks_in_the_inbox_and_the_browser_follows
 
 @pytest.mark.parametrize('width', WIDTHS)
 async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdrawn_not_timed_out(
-    browser: Browser, server: Server, width: int
+    browser: Browser, server: Served, width: int
 ) -> None:
     async with asked(browser, server, width) as (_, answerer, run, question):
         await answerer.goto(server.base + question['page'].lstrip('/'))
@@ -178,7 +134,7 @@ async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdr
     assert TIMED_OUT not in log
 
 
-async def test_a_one_time_login_code_never_reaches_the_servers_access_log(browser: Browser, server: Server) -> None:
+async def test_a_one_time_login_code_never_reaches_the_servers_access_log(browser: Browser, server: Served) -> None:
     context = await browser.new_context(viewport={'width': 1280, 'height': 844})
     context.set_default_timeout(WAIT * 1000)
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-from collections.abc import AsyncIterator, Sequence
+import subprocess
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import anyio
 import httpx
 import waits
+from anyio.abc import Process
 from playwright.async_api import Page
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
@@ -179,3 +181,52 @@ class RecordingStore(QuestionHub):
         visible_to: Person | None = None,
     ) -> PendingPage[Record]:
         return page_in_memory(self.records, limit=limit, cursor=cursor, where=where, visible_to=visible_to)
+
+
+@dataclass
+class Served:
+    """An application served by uvicorn in a process of its own: its base URL (ending in `/`) and all it printed."""
+
+    process: Process
+    base: str = ''
+    output: list[str] = field(default_factory=list[str])
+
+    @property
+    def log(self) -> str:
+        return '\n'.join(self.output)
+
+
+@asynccontextmanager
+async def served(
+    command: Sequence[str], *, cwd: pathlib.Path, env: Mapping[str, str] | None = None
+) -> AsyncIterator[Served]:
+    """Run `command` (which starts uvicorn on a free port) until it says where it listens; killed at the end."""
+    process = await anyio.open_process(
+        list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    server = Served(process)
+    started = anyio.Event()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        buffered = ''
+        async for chunk in process.stdout:
+            buffered += chunk.decode(errors='replace')
+            *lines, buffered = buffered.split('\n')
+            server.output.extend(lines)
+            for line in lines:
+                if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
+                    server.base = found.group(1) + '/'
+                    started.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        try:
+            with anyio.fail_after(WAIT):
+                await started.wait()
+            yield server
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            group.cancel_scope.cancel()
