@@ -28,7 +28,7 @@ import html
 import os
 import secrets
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -88,35 +88,33 @@ DELIVERY = {
     'options': [{'label': 'Send again'}, {'label': 'Wait two more days'}],
 }
 
-support_agent = Agent(
-    MODEL or asking_model(REFUND),
-    name='billing-bot',
-    deps_type=Customer,
-    capabilities=[
-        DBOSDurability(),
-        AskUser(
-            answerer=DBOSAnswerer(DATABASE),
-            audience=for_the_customer,
-            context=lambda ctx: QuestionContext(
-                title=f'Refund for order {ctx.deps.order}',
-                summary=f'Order `{ctx.deps.order}` was paid **twice** on the same card.',
-                link=f'https://shop.example/orders/{ctx.deps.order}',
-            ),
-        ),
-    ],
+
+def asking_agent(
+    name: str, question: dict[str, Any], context: Callable[[RunContext[Customer]], QuestionContext]
+) -> Agent[Customer, str]:
+    """An agent that asks `question` (scripted, unless `TEAM_INBOX_MODEL` names a model) of the customer only."""
+    return Agent(
+        MODEL or asking_model(question),
+        name=name,
+        deps_type=Customer,
+        capabilities=[
+            DBOSDurability(),
+            AskUser(answerer=DBOSAnswerer(DATABASE), audience=for_the_customer, context=context),
+        ],
+    )
+
+
+support_agent = asking_agent(
+    'billing-bot',
+    REFUND,
+    lambda ctx: QuestionContext(
+        title=f'Refund for order {ctx.deps.order}',
+        summary=f'Order `{ctx.deps.order}` was paid **twice** on the same card.',
+        link=f'https://shop.example/orders/{ctx.deps.order}',
+    ),
 )
-delivery_agent = Agent(
-    MODEL or asking_model(DELIVERY),
-    name='delivery-bot',
-    deps_type=Customer,
-    capabilities=[
-        DBOSDurability(),
-        AskUser(
-            answerer=DBOSAnswerer(DATABASE),
-            audience=for_the_customer,
-            context=lambda ctx: QuestionContext(title=f'Late parcel, order {ctx.deps.order}'),
-        ),
-    ],
+delivery_agent = asking_agent(
+    'delivery-bot', DELIVERY, lambda ctx: QuestionContext(title=f'Late parcel, order {ctx.deps.order}')
 )
 
 
