@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ._answers import request_key
-from ._audience import QuestionContext, audience_from_json, context_from_json, context_to_json
+from ._audience import QuestionContext, addressing_json, audience_from_json, context_from_json
 from ._text import describe_character, find_forbidden_character
 
 __all__ = (
@@ -109,12 +109,7 @@ class PendingApproval:
 
     def addressing_json(self) -> dict[str, Any]:
         """`{"audience": [...], "context": {...}}`, each only when set, as a question's are kept."""
-        data: dict[str, Any] = {}
-        if self.audience is not None:
-            data['audience'] = list(self.audience)
-        if self.context is not None:
-            data['context'] = context_to_json(self.context)
-        return data
+        return addressing_json(self)
 
     @staticmethod
     def addressing_from_json(data: object) -> dict[str, Any]:

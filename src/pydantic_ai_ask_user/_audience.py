@@ -15,7 +15,7 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from ._text import check_one_line, find_forbidden_character, printable
 
@@ -273,13 +273,23 @@ def context_from_json(data: object) -> QuestionContext | None:
     return QuestionContext(**fields) if fields else None
 
 
-def addressing_json(request: AskUserRequest) -> dict[str, Any]:
-    """`{"audience": [...], "context": {...}}` of `request`, each only when set: what stores and payloads add."""
+class Addressed(Protocol):
+    """What is addressed and in context: a request, or a tool approval (`PendingApproval`)."""
+
+    @property
+    def audience(self) -> tuple[str, ...] | None: ...
+
+    @property
+    def context(self) -> QuestionContext | None: ...
+
+
+def addressing_json(item: Addressed) -> dict[str, Any]:
+    """`{"audience": [...], "context": {...}}` of `item`, each only when set: what stores and payloads add."""
     data: dict[str, Any] = {}
-    if request.audience is not None:
-        data['audience'] = list(request.audience)
-    if request.context is not None:
-        data['context'] = context_to_json(request.context)
+    if item.audience is not None:
+        data['audience'] = list(item.audience)
+    if item.context is not None:
+        data['context'] = context_to_json(item.context)
     return data
 
 
