@@ -10,8 +10,11 @@ import sys
 from datetime import timedelta
 
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-from temporal_support import ALL_WORKFLOWS, patient_worker
+from temporal_support import ALL_WORKFLOWS, patient_worker, warm_worker_start
 from temporalio.client import Client
+
+# Done once in the fork server that imports this module; in a worker forked from it, found done (inherited).
+warm_worker_start()
 
 
 async def main(address: str, queue: str) -> None:
