@@ -15,16 +15,17 @@ docs:
 	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on real processes (a pty, Chromium,
-# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Tests are shared out one by one and
-# idle workers take queued ones (worksteal): the kill -9 matrix's minutes-long tests no longer hold one worker with
-# a whole file behind them. Coverage is measured in every process and checked package by package.
+# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Whole files are handed to idle
+# workers, the longest first (tests/durations.json, by tests/conftest.py): the minutes-long files start at once and
+# the last ones take seconds, and a file's module fixtures are made once. Coverage is measured in every process and
+# checked package by package.
 TEST_WORKERS ?= 4
 test:
 	@scripts/bootstrap.sh test
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
 	$(RUN) pyright src
-	$(RUN) pytest -n $(TEST_WORKERS) --dist worksteal --durations=20
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
 	$(RUN) python scripts/coverage_floors.py
 	@$(MAKE) --no-print-directory test-floor
 

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import faulthandler
 import io
+import json
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 import pytest
@@ -73,3 +75,34 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
     finally:
         if bound:
             faulthandler.cancel_dump_traceback_later()
+
+
+DURATIONS = Path(__file__).with_name('durations.json')
+"""Each test file's seconds in a whole run, written by `scripts/test_durations.py`."""
+
+NEW_FILE_SECONDS = 10.0
+"""What a file missing from `DURATIONS` counts as: a new file, most likely a short one."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist, the test files longest first, each file's tests together and in their order.
+
+    `make test` hands whole files to its workers in this order (`--dist loadfile --no-loadscope-reorder`): the files
+    that take minutes start at once, and the last ones handed out take seconds, so no worker goes on alone long after
+    the others are done, as one did with a minutes-long file it was given last. Each file runs in one worker, where
+    its module fixtures are made once. Every worker orders the same collection the same way, as xdist requires.
+    Without xdist the order is left alone.
+    """
+    if 'PYTEST_XDIST_WORKER' not in os.environ or not DURATIONS.exists():
+        return
+    seconds: dict[str, float] = json.loads(DURATIONS.read_text(encoding='utf-8'))
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(item.nodeid.split('::', 1)[0], index)
+
+    def longest_first(pair: tuple[int, pytest.Item]) -> tuple[float, int, int]:
+        index, item = pair
+        name = item.nodeid.split('::', 1)[0]
+        return (-seconds.get(name, NEW_FILE_SECONDS), first_seen[name], index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=longest_first)]

@@ -1,0 +1,43 @@
+"""Write `tests/durations.json`, each test file's seconds, from the output of a `pytest --durations=0` run.
+
+    pytest -n 4 --dist loadfile --durations=0 -p no:cacheprovider > run.log
+    python scripts/test_durations.py run.log
+
+`make test` hands whole files to its xdist workers, the longest first (`tests/conftest.py` orders the collection
+by these figures): a file that takes minutes starts at once rather than at the end, where it would keep one
+worker busy after the others finished. The figures only order the files, so a run on a loaded machine serves as
+well as a quiet one; a file missing from them (a new one) counts as `NEW_FILE_SECONDS`. Refresh them when the
+suite's shape changes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+OUTPUT = Path(__file__).resolve().parent.parent / 'tests' / 'durations.json'
+"""Where the figures go, beside the tests they time."""
+
+LINE = re.compile(r'^([0-9.]+)s (?:setup|call|teardown)\s+(tests/[^:\s]+)::')
+"""One line of pytest's `--durations` table: the seconds and the test's file."""
+
+
+def main(log: str) -> None:
+    seconds: Counter[str] = Counter()
+    for line in Path(log).read_text(encoding='utf-8', errors='replace').splitlines():
+        if found := LINE.match(line):
+            seconds[found[2]] += float(found[1])
+    if not seconds:
+        sys.exit(f'{log}: no `--durations=0` table in it')
+    figures = {name: round(total, 1) for name, total in sorted(seconds.items())}
+    OUTPUT.write_text(json.dumps(figures, indent=1) + '\n', encoding='utf-8')
+    print(f'{OUTPUT}: {len(figures)} files, {sum(figures.values()):.0f} s in all')
+
+
+if __name__ == '__main__':
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
