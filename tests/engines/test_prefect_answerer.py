@@ -20,6 +20,7 @@ from conftest import prefect_server_env
 from waits import WAIT
 
 PREFECT_ASK_FLOW = Path(__file__).with_name('prefect_ask_flow.py')
+PREFECT_FLOW = Path(__file__).with_name('prefect_flow.py')
 
 
 class Served:
@@ -245,3 +246,32 @@ def test_a_prefect_answerer_outside_a_flow_says_where_it_waits() -> None:
 
     with pytest.raises(UserError, match='PrefectAnswerer suspends the Prefect flow run that runs the agent'):
         asyncio.run(_agent().run('migrate'))
+
+
+def test_inside_a_prefect_flow_a_live_wait_is_refused_and_a_deferred_call_is_a_question(
+    prefect_api_url: str, tmp_path: Path
+) -> None:
+    """`prefect_flow.py`'s two flows, run against the session's server: a live answerer is refused inside a Prefect
+    run (it could not outlive the process), and `AskUser(answerer=None)` defers the call as a question."""
+    env = {**prefect_server_env(tmp_path / 'home'), 'PREFECT_API_URL': prefect_api_url}
+    process = subprocess.Popen(
+        [sys.executable, str(PREFECT_FLOW)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,  # so that a kill takes whatever the flow process started with it
+    )
+    try:
+        out, err = process.communicate(timeout=min(4 * WAIT, 540.0))  # short of pytest-timeout's 600 s
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert process.returncode == 0, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result['live'].startswith('UserError: AskUser cannot wait for a person inside a Prefect run')
+    assert 'AskUser(answerer=None)' in result['live']
+    assert result['deferred'] == {'kind': 'question', 'id': 'call-1'}
