@@ -784,7 +784,7 @@ def _person_page_statement(
     visible_to: Person,
     names: list[str],
 ) -> tuple[str, dict[str, Any]]:
-    rows, _, parameters = _theirs(conn, visible_to, names)
+    rows, _, parameters = _theirs(conn, visible_to, names)  # `name_0`, `name_1`, ... in `parameters`, one a range
     ages, values = _ages(where, 'created_at')
     later, cursor = _after(_PENDING_ORDER, after)
     parameters |= values | cursor | {'limit': limit}
