@@ -285,22 +285,25 @@ _COPY_BATCH = 500
 
 def _copy_addressees(conn: Connection) -> None:
     """Write the addressee rows of every pending addressed question (an earlier version published them without),
-    reading them a batch at a time in key order.
+    reading them a batch at a time in the inbox's order (a range of its index each, never a sort).
     """
-    after = ''
+    after: tuple[float, float, str] | None = None
     while True:
+        later, parameters = _after(_PENDING_ORDER, after)
+        conditions = ' AND '.join(["status = 'pending'", 'audience IS NOT NULL', *later])
         rows = _execute(
             conn,
-            f"SELECT id, audience, due_at, created_at FROM {TABLE_NAME} WHERE status = 'pending' "
-            f'AND audience IS NOT NULL AND id > :after ORDER BY id LIMIT {_COPY_BATCH}',
-            {'after': after},
+            f'SELECT id, audience, due_at, created_at FROM {TABLE_NAME} WHERE {conditions} '
+            f'ORDER BY {_PENDING_ORDER} LIMIT {_COPY_BATCH}',
+            parameters,
         ).fetchall()
         insert_addressees(
             conn, [(key, _names_of(audience), due_at, created_at) for key, audience, due_at, created_at in rows]
         )
         if len(rows) < _COPY_BATCH:
             return
-        after = rows[-1][0]
+        key, _, due_at, created_at = rows[-1]
+        after = (due_at, created_at, key)
 
 
 def _names_of(audience: str) -> tuple[str, ...]:
