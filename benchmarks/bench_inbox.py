@@ -75,6 +75,7 @@ def _seed(database_url: str, count: int) -> None:
     import sqlalchemy as sa
 
     from pydantic_ai_ask_user.durable._db import create_engine, ensure_table, requests_table
+    from pydantic_ai_ask_user.durable._sql import insert_addressees
 
     engine = create_engine(database_url)
     ensure_table(engine)
@@ -107,6 +108,10 @@ def _seed(database_url: str, count: int) -> None:
                     }
                 )
             conn.execute(sa.insert(requests_table), rows)
+            # As the store writes them with each addressed question: its names, for a person's own page.
+            insert_addressees(
+                conn, [(row['id'], json.loads(row['audience']), row['due_at'], row['created_at']) for row in rows]
+            )
     if engine.dialect.name == 'postgresql':
         with engine.connect().execution_options(isolation_level='AUTOCOMMIT') as conn:
             conn.execute(sa.text('VACUUM ANALYZE'))

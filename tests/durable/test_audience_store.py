@@ -8,16 +8,19 @@ audience column hides the question from everyone but the administrative view, ne
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
+from pathlib import Path
 
+import anyio
 import pytest
 import sqlalchemy as sa
 from ask_user_support import make_request
 from durable_support import run_cli
-from test_answered_by_and_notes import columns, old_database
+from test_answered_by_and_notes import ReadOnlySqliteDatabase, columns, old_database
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
-from pydantic_ai_ask_user.durable import DBOSQuestionStore
+from pydantic_ai_ask_user.durable import DBOSQuestionStore, _dbos_store
 from pydantic_ai_ask_user.durable._db import (
     TABLE_NAME,
     create_engine,
@@ -26,6 +29,7 @@ from pydantic_ai_ask_user.durable._db import (
     requests_table,
     select_requests,
 )
+from pydantic_ai_ask_user.durable._sql import ADDRESSEES_TABLE_NAME as ADDRESSEES
 
 pytestmark = pytest.mark.anyio
 
@@ -123,6 +127,15 @@ async def test_a_damaged_audience_hides_the_question_from_everyone_but_the_admin
                 assert not Person('alice').may_see(stored.request), damage
                 assert select_requests(conn, visible_to=Person('alice')) == [], damage
                 assert len(select_requests(conn, visible_to=Person(sees_all=True))) == 1
+            async with DBOSQuestionStore(database_url, create_table=False) as store:
+                # Her page reaches the question through its addressee row, but the audience column decides.
+                page = await store.pending_page(visible_to=Person('alice'))
+                assert (list(page.records), page.total, await store.count_pending(visible_to=Person('alice'))) == (
+                    [],
+                    0,
+                    0,
+                )
+                assert (await store.pending_page(visible_to=Person(sees_all=True))).total == 1
             with engine.begin() as conn:
                 conn.execute(
                     sa.update(requests_table).values(context='{"title": "\\u001b[31m", "link": "javascript:x"}')
@@ -193,6 +206,8 @@ async def test_a_persons_pages_and_count_hold_only_their_questions(database_url:
     async with DBOSQuestionStore(database_url, create_table=False) as store:
         for person, expected in (
             (Person('alice'), ['a1', 'any', 'a2']),
+            # a2 is addressed to her and to her team: listed and counted once.
+            (Person('alice', groups=['team:support', 'team:none']), ['a1', 'any', 'a2']),
             (Person('sam', groups=['team:support']), ['any', 'a2']),
             (Person(), ['any']),
             (Person('op', sees_all=True), ['a1', 'b1', 'any', 'a2', 'tricky', 'b2']),
@@ -207,3 +222,141 @@ async def test_a_persons_pages_and_count_hold_only_their_questions(database_url:
                     break
             assert keys == expected
             assert await store.count_pending(visible_to=person) == len(expected)
+
+
+def _addressee_rows(url: str) -> set[tuple[str, str]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {(key, name) for key, name in conn.execute(sa.text(f'SELECT request_id, name FROM {ADDRESSEES}'))}
+    finally:
+        engine.dispose()
+
+
+def _as_the_previous_version_left_it(url: str) -> None:
+    """The database as the version before the addressees left it: no addressee table, no unaddressed index."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text(f'DROP TABLE {ADDRESSEES}'))
+            conn.execute(sa.text('DROP INDEX ix_ask_user_requests_unaddressed'))
+    finally:
+        engine.dispose()
+
+
+def _earlier_questions(url: str) -> None:
+    """Addressed questions as an earlier version published them (no addressees): pending, answered, damaged."""
+    _publish(
+        url,
+        _addressed('a1', 'alice'),
+        _addressed('team', ['team:support', 'zed']),
+        _addressed('both', ['alice', 'team:support']),
+        make_request(id='any'),
+        _addressed('b1', 'bob'),
+        _addressed('answered', 'alice'),
+        _addressed('damaged', 'alice'),
+        replace(_addressed('due', 'alice'), deadline=2_000_000_000.0),
+    )
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.update(requests_table).where(requests_table.c.id == 'answered').values(status='answered'))
+            conn.execute(sa.update(requests_table).where(requests_table.c.id == 'damaged').values(audience='alice'))
+    finally:
+        engine.dispose()
+    _as_the_previous_version_left_it(url)
+
+
+EARLIER_ADDRESSEES = {
+    ('a1', 'alice'),
+    ('team', 'team:support'),
+    ('team', 'zed'),
+    ('both', 'alice'),
+    ('both', 'team:support'),
+    ('b1', 'bob'),
+    ('due', 'alice'),
+}
+"""The addressee rows of `_earlier_questions` once copied: the pending ones' names (not the answered question's, nor
+the damaged audience's)."""
+
+
+async def _pages(store: DBOSQuestionStore, person: Person) -> tuple[list[str], int]:
+    """Every key `person` is shown, a page of one at a time, and the count."""
+    keys: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await store.pending_page(limit=1, cursor=cursor, visible_to=person)
+        keys.extend(record.request.id for record in page.records)
+        if (cursor := page.next_cursor) is None:
+            return keys, page.total
+
+
+async def test_a_database_of_the_previous_version_gets_the_addressees_of_its_waiting_questions(
+    database_url: str,
+) -> None:
+    _earlier_questions(database_url)
+    # `ask-user pending` first (on a SQLite file: sqlite3, without SQLAlchemy), then the store.
+    code, out, err = await anyio.to_thread.run_sync(
+        run_cli, ['pending', '--db', database_url, '--for', 'alice', '--json']
+    )
+    assert (code, err) == (0, '')
+    *lines, trailer = [json.loads(line) for line in out.splitlines()]
+    assert [line['tool_call_id'] for line in lines] == ['due', 'a1', 'both', 'any']
+    assert trailer == {'total': 4, 'total_exact': True}
+    assert _addressee_rows(database_url) == EARLIER_ADDRESSEES
+    _as_the_previous_version_left_it(database_url)
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+        assert await _pages(store, Person('alice', groups=['team:support'])) == (
+            ['due', 'a1', 'team', 'both', 'any'],
+            5,
+        )
+        assert await _pages(store, Person('zed')) == (['team', 'any'], 2)
+        assert await _pages(store, Person('bob')) == (['any', 'b1'], 2)
+        # Published after the upgrade: written with the question.
+        _publish(database_url, _addressed('new', ['bob']))
+        assert await _pages(store, Person('bob')) == (['any', 'b1', 'new'], 3)
+    assert _addressee_rows(database_url) == {*EARLIER_ADDRESSEES, ('new', 'bob')}
+    engine = create_engine(database_url)
+    try:
+        assert 'ix_ask_user_requests_unaddressed' in {
+            index['name'] for index in sa.inspect(engine).get_indexes(TABLE_NAME)
+        }
+    finally:
+        engine.dispose()
+
+
+async def test_a_reader_that_may_not_make_the_addressees_is_warned_and_lists_each_persons_questions_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Root bypasses file modes, so the file is opened read-only (SQLite's `mode=ro`), as a reader that may not write.
+    path = tmp_path / 'previous.sqlite'
+    url = f'sqlite:///{path}'
+    _earlier_questions(url)
+    monkeypatch.setattr(_dbos_store, 'open_database', lambda _url: ReadOnlySqliteDatabase(url, str(path)))
+    with caplog.at_level(logging.WARNING, logger='pydantic_ai_ask_user.durable'):
+        async with DBOSQuestionStore(url, create_table=False) as store:
+            assert await _pages(store, Person('alice', groups=['team:support'])) == (
+                ['due', 'a1', 'team', 'both', 'any'],
+                5,
+            )
+            assert await _pages(store, Person('zed')) == (['team', 'any'], 2)
+    [warning] = [record.getMessage() for record in caplog.records if ADDRESSEES in record.getMessage()]
+    assert 'this database user cannot create it (attempt to write a readonly database)' in warning
+    assert ADDRESSEES not in sa.inspect(create_engine(url)).get_table_names()
+
+
+async def test_the_addressees_of_a_pruned_question_go_with_it(database_url: str) -> None:
+    _publish(database_url, _addressed('done', ['alice', 'team:support']), _addressed('waiting', 'alice'))
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sa.update(requests_table).where(requests_table.c.id == 'done').values(status='answered', updated_at=0)
+            )
+    finally:
+        engine.dispose()
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+        assert _addressee_rows(database_url) == {('done', 'alice'), ('done', 'team:support'), ('waiting', 'alice')}
+        assert await store.prune_finished() == 1
+        assert _addressee_rows(database_url) == {('waiting', 'alice')}
+        assert await _pages(store, Person('alice')) == (['waiting'], 1)

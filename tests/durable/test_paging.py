@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from ask_user_support import make_request
 from durable_support import dbos_workflows, publish_question
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
@@ -19,10 +21,13 @@ from pydantic_ai_ask_user.durable import DBOSQuestionStore
 from pydantic_ai_ask_user.durable._db import (
     TABLE_NAME,
     claim_answer,
+    count_pending_rows,
     count_pending_statement,
     encode_response,
+    insert_pending,
     pending_page_statement,
     requests_table,
+    select_pending_page,
     shared_engine,
 )
 from pydantic_ai_ask_user.store import BadCursorError, PendingFilter
@@ -179,21 +184,73 @@ async def test_the_list_the_count_the_change_feed_and_lookups_use_indexes(databa
         publish_question(database_url, f'q{index}', deadline=time.time() + index if index % 2 else None)
     after = (NO_DEADLINE_ORDER, time.time(), 'q1')
     before = PendingFilter(asked_before=time.time())
+    # A person whose store could not make the addressees (`addressees=False`): the audience is a condition on the rows
+    # of the same index.
     alice = Person('alice', groups=['team:support'])
     page = _plan(database_url, lambda conn: pending_page_statement(conn, after=after, limit=50, where=before))
     first = _plan(database_url, lambda conn: pending_page_statement(conn, after=None, limit=50))
-    hers = _plan(database_url, lambda conn: pending_page_statement(conn, after=after, limit=50, visible_to=alice))
+    hers = _plan(
+        database_url,
+        lambda conn: pending_page_statement(conn, after=after, limit=50, visible_to=alice, addressees=False),
+    )
     count = _plan(database_url, lambda conn: count_pending_statement(conn))
     since = {'since': time.time() - 1}
     changes = _plan(database_url, lambda _: (f'SELECT id FROM {TABLE_NAME} WHERE updated_at >= :since', since))
     lookup = _plan(database_url, lambda _: (f'SELECT * FROM {TABLE_NAME} WHERE id = :id', {'id': 'q1'}))
-    for plan in (page, first, hers):  # a person's page too: the audience is a condition on the index's rows
+    for plan in (page, first, hers):
         assert 'ix_ask_user_requests_pending_order' in plan, plan
         assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
         assert 'Sort' not in plan, plan
     assert 'ix_ask_user_requests_' in count, count  # an index only, never the table's rows
     assert 'ix_ask_user_requests_updated_at' in changes, changes
     assert 'sqlite_autoindex_ask_user_requests_1' in lookup or 'ask_user_requests_pkey' in lookup, lookup
+
+
+async def test_a_persons_page_and_count_read_the_addressees_and_the_unaddressed_index_never_every_row(
+    database_url: str,
+) -> None:
+    # 1,200 questions for 120 other people, a few for alice, her team and anyone: her page and her count must start
+    # from her names (the addressees' index) and the unaddressed questions' own index, and look her questions up by
+    # key, never read the pending questions one by one (by the status or the pending-order index, or the table).
+    engine = shared_engine(database_url)
+    now = time.time()
+    audiences: list[tuple[str, ...] | None] = [(f'person-{index % 120}',) for index in range(1200)]
+    audiences += [('alice',), ('alice', 'team:support'), ('team:support',), None, None]
+    with engine.begin() as conn:
+        for index, audience in enumerate(audiences):
+            request = replace(
+                make_request(id=f'q{index}'), audience=audience, deadline=now + index if index % 2 else None
+            )
+            insert_pending(conn, request, 'wf')
+    if engine.dialect.name == 'postgresql':
+        with engine.begin() as conn:
+            conn.execute(sa.text('ANALYZE'))
+    alice = Person('alice', groups=['team:support'])
+    after = (NO_DEADLINE_ORDER, 0.0, '')
+    before = PendingFilter(asked_before=now + 60)
+    plans = {
+        'first page': lambda conn: pending_page_statement(conn, after=None, limit=50, visible_to=alice),
+        'next page': lambda conn: pending_page_statement(conn, after=after, limit=50, where=before, visible_to=alice),
+        'count': lambda conn: count_pending_statement(conn, visible_to=alice),
+        'count of the old': lambda conn: count_pending_statement(conn, before, visible_to=alice),
+    }
+    for what, build in plans.items():
+        plan = _plan(database_url, build)
+        assert 'ix_ask_user_addressees_order' in plan, (what, plan)
+        assert 'ix_ask_user_requests_unaddressed' in plan, (what, plan)
+        for every_row in ('ix_ask_user_requests_status', 'ix_ask_user_requests_pending_order', 'Seq Scan'):
+            assert every_row not in plan, (what, plan)
+        assert not [
+            line for line in plan.splitlines() if line.startswith(('SCAN a', 'SCAN q', f'SCAN {TABLE_NAME}'))
+        ], (
+            what,
+            plan,
+        )
+    with engine.connect() as conn:
+        keys = [row.key for row in select_pending_page(conn, after=None, limit=50, visible_to=alice)]
+        assert sorted(keys) == ['q1200', 'q1201', 'q1202', 'q1203', 'q1204']
+        assert count_pending_rows(conn, visible_to=alice) == 5
+        assert count_pending_rows(conn, visible_to=Person('person-7')) == 10 + 2
 
 
 async def test_a_table_of_an_earlier_version_gets_the_column_its_deadlines_and_the_indexes(database_url: str) -> None:

@@ -50,6 +50,7 @@ from ._sql import (
     decode_row,
     encode_request,
     encode_response,
+    ensure_addressees,
     expire_wait,
     index_statements,
     insert_encoded,
@@ -144,6 +145,14 @@ __all__ = (
 
 _metadata = sa.MetaData()
 
+
+def _index(name: str, columns: tuple[str, ...], rows: str | None) -> sa.Index:
+    """An index of `INDEXES`; a partial one (`rows`, a `WHERE`) on both databases."""
+    if rows is None:
+        return sa.Index(name, *columns)
+    return sa.Index(name, *columns, sqlite_where=sa.text(rows), postgresql_where=sa.text(rows))
+
+
 requests_table = sa.Table(
     TABLE_NAME,
     _metadata,
@@ -163,7 +172,8 @@ requests_table = sa.Table(
     # When the wait runs out (the request's deadline), or `NO_DEADLINE_ORDER` for none: the first key of the inbox's
     # order, so that a page is a range of one index rather than a sort of every pending row.
     sa.Column('due_at', sa.Float(), nullable=False, server_default=sa.text(repr(NO_DEADLINE_ORDER))),
-    *(sa.Index(name, *columns) for name, columns in INDEXES),  # the pending order and the change feed (`_sql`)
+    # The pending order (of all, and of the unaddressed ones) and the change feed (`_sql`).
+    *(_index(name, columns, rows) for name, columns, rows in INDEXES),
 )
 """One row per question; `status` moves from `pending` to `answered` or `withdrawn` once, atomically.
 
@@ -180,12 +190,14 @@ withdrawn, and when the answer did not say. Databases made before these columns 
 `audience` is who may answer (`AskUserRequest.audience`) as a JSON list of names, `NULL` for a question anyone may
 answer; `context` is `AskUserRequest.context` as a JSON object, `NULL` for none. Columns of their own, not part of
 `questions`, so an earlier version reading a row still decodes its questions (it cannot filter by audience, though:
-upgrade every inbox before addressing questions).
+upgrade every inbox before addressing questions). Each name of a pending addressed question is a row of the
+addressees too (`_sql.ADDRESSEES_TABLE_NAME`, made by `ensure_columns` as SQL text, both ways to the database alike),
+written with the question, which a person's own page reads instead of everybody's audience.
 
 `due_at` is the deadline the request carries (in its questions' JSON too), or `NO_DEADLINE_ORDER`: a worker of an
 earlier version inserts rows without it, which then sort as having no deadline. Databases made before these columns and
 the indexes (`_sql.INDEXES`) existed get them at start-up (`ensure_columns`, `ensure_indexes`). Lookups by key use the
-primary key; the pending list and the change feed have the two indexes.
+primary key; the pending list and the change feed have their indexes.
 """
 
 event_requests_table = sa.Table(
@@ -330,15 +342,17 @@ def ensure_table(engine: sa.Engine) -> None:
             if attempt == 2:
                 raise
             time.sleep(0.1)
-    ensure_columns(engine)
+    ensure_columns(engine, creating=True)
 
 
-def ensure_columns(engine: sa.Engine) -> None:
-    """Add to an existing questions table the columns an earlier version did not create; idempotent.
+def ensure_columns(engine: sa.Engine, *, creating: bool = False) -> None:
+    """Add to an existing questions table the columns an earlier version did not create, and the addressees
+    (`_sql.ensure_addressees`); idempotent.
 
     Safe when several processes start at once: PostgreSQL's `ADD COLUMN IF NOT EXISTS` lets the second one
     through; on SQLite, which has no such clause, a process that loses the race sees the column there and goes on.
-    Old workers keep working on the new table: they do not name the new columns, which are nullable.
+    Old workers keep working on the new table: they do not name the new columns, which are nullable. `creating`
+    (`ensure_table`): a database user who may not create the addressees gets the database's error, not a warning.
     """
     if not sa.inspect(engine).has_table(TABLE_NAME):
         return
@@ -356,6 +370,7 @@ def ensure_columns(engine: sa.Engine) -> None:
             if _has_column(engine, name):
                 continue
             raise missing_column_error(name, statement, str(error.orig)) from None
+    ensure_addressees(EngineDatabase(engine), exc.DBAPIError, required=creating)
     ensure_indexes(engine)
 
 

@@ -51,6 +51,7 @@ from ._sql import (
     claim_wait,
     count_pending_rows,
     encode_response,
+    has_addressees,
     lock_event_token,
     lock_token,
     message_topic,
@@ -135,6 +136,9 @@ class DBOSQuestionStore:
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_event_table: bool = field(default=False, init=False, repr=False, compare=False)
     _has_approvals_table: bool = field(default=False, init=False, repr=False, compare=False)
+    # Whether a person's page and count read the addressees (`has_addressees`), or, where this database user could
+    # not make them, every pending question's audience.
+    _has_addressees: bool = field(default=False, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -179,6 +183,7 @@ class DBOSQuestionStore:
                     # Questions asked through `RequestInput` resolve their run's token; older databases have none.
                     self._has_event_table = database.has_table(EVENT_TABLE_NAME)
                     self._has_approvals_table = database.has_table(EVENT_APPROVALS_TABLE_NAME)
+                    self._has_addressees = self._has_table and _addressees_ready(database)
                 except BaseException:
                     database.dispose()
                     raise
@@ -243,7 +248,7 @@ class DBOSQuestionStore:
         if not self._table_ready(database):
             return 0
         with database.connect() as conn:
-            return count_pending_rows(conn, where, visible_to)
+            return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees)
 
     def _page(
         self, limit: int, after: tuple[float, float, str] | None, where: PendingFilter, visible_to: Person | None
@@ -258,7 +263,13 @@ class DBOSQuestionStore:
             while len(live) <= limit:
                 wanted = limit + 1 - len(live)
                 rows = select_pending_page(
-                    conn, after=position, limit=wanted, where=where, visible_to=visible_to, decoded=self._decoded
+                    conn,
+                    after=position,
+                    limit=wanted,
+                    where=where,
+                    visible_to=visible_to,
+                    decoded=self._decoded,
+                    addressees=self._has_addressees,
                 )
                 if not rows:
                     break
@@ -273,7 +284,7 @@ class DBOSQuestionStore:
             page = live[:limit]
             more = len(live) > limit
             next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
-            total = count_pending_rows(conn, where, visible_to)
+            total = count_pending_rows(conn, where, visible_to, addressees=self._has_addressees)
         return PendingPage(page, next_cursor, total)
 
     async def prune_finished(self, *, older_than: float | None = None) -> int:
@@ -290,7 +301,9 @@ class DBOSQuestionStore:
         if not self._table_ready(database):
             return 0
         with database.begin() as conn:
-            return prune_finished(conn, before, has_event_tables=self._has_event_table)
+            return prune_finished(
+                conn, before, has_event_tables=self._has_event_table, has_addressees=self._has_addressees
+            )
 
     def _ended_workflows(self, workflow_ids: set[str], conn: Connection | None = None) -> set[str]:
         """Those of these workflows that wait no more: ended (cancelled, failed, finished) or deleted."""
@@ -329,6 +342,7 @@ class DBOSQuestionStore:
             if not database.table_exists():
                 return False
             database.ensure_columns()
+            self._has_addressees = _addressees_ready(database)
             self._has_table = True
         return True
 
@@ -765,3 +779,9 @@ def _raise_for_status(request_id: str, status: Status | None, request: AskUserRe
 def _about(error: StoreError, request: AskUserRequest | None) -> StoreError:
     """`error`, saying whom `request` was for when it is known."""
     return error if request is None else error.for_audience(request.audience)
+
+
+def _addressees_ready(database: Database) -> bool:
+    """Whether `database` has the addressees, complete (`ensure_columns` made them, unless it could not)."""
+    with database.connect() as conn:
+        return has_addressees(conn)

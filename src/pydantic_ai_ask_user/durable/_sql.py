@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
 from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import (
+    MAX_NAME_LENGTH,
     Person,
     QuestionContext,
     addressed_to,
     audience_from_json,
+    check_audience,
     context_from_json,
     context_to_json,
 )
@@ -55,6 +57,12 @@ __all__ = (
     'withdraw_approvals',
     'DBOS_TABLE',
     'ADDED_COLUMNS',
+    'ADDRESSEES_TABLE_NAME',
+    'ADDRESSEES_ORDER_INDEX',
+    'addressees_statements',
+    'insert_addressees',
+    'ensure_addressees',
+    'has_addressees',
     'add_column_statement',
     'MissingColumnError',
     'missing_column_error',
@@ -148,22 +156,65 @@ ADDED_COLUMNS = (
 """The columns of the questions table that earlier versions did not create, with their SQL types, added to their
 databases at start-up (`ensure_columns`): the types `_db.requests_table` declares them with."""
 
-INDEXES = (
+INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     # The inbox's order, keyset-paged: `status = 'pending' AND (due_at, created_at, id) > cursor ORDER BY ... LIMIT n`
     # reads n entries of this index, and counting the pending rows reads only it.
-    ('ix_ask_user_requests_pending_order', ('status', 'due_at', 'created_at', 'id')),
+    ('ix_ask_user_requests_pending_order', ('status', 'due_at', 'created_at', 'id'), None),
     # The change feed every open inbox polls (`updated_at >= since`), and the pruning of finished rows.
-    ('ix_ask_user_requests_updated_at', ('updated_at',)),
+    ('ix_ask_user_requests_updated_at', ('updated_at',), None),
+    # The same order, of the pending questions addressed to nobody in particular only: the part of a person's page
+    # (and count) that is everyone's, read without passing the addressed ones (theirs come from the addressees).
+    # It holds `audience` (`NULL` in each of its rows) so that SQLite reads it alone, without the table's rows.
+    ('ix_ask_user_requests_unaddressed', ('status', 'due_at', 'created_at', 'id', 'audience'), 'audience IS NULL'),
 )
-"""The indexes of the questions table, by name and columns: `_db.requests_table` declares them (so a new table has
-them), and `index_statements` adds them to a table an earlier version made without them."""
+"""The indexes of the questions table, by name, columns and the rows they hold (`None`: all; else a `WHERE`, a
+partial index, which SQLite and PostgreSQL both use for a query whose conditions include it): `_db.requests_table`
+declares them (so a new table has them), and `index_statements` adds them to a table an earlier version made without
+them."""
 
 
 def index_statements() -> list[tuple[str, str]]:
     """Each index's name and the `CREATE INDEX IF NOT EXISTS` that makes it (the same on SQLite and PostgreSQL)."""
     return [
-        (name, f'CREATE INDEX IF NOT EXISTS {name} ON {TABLE_NAME} ({", ".join(columns)})') for name, columns in INDEXES
+        (name, f'CREATE INDEX IF NOT EXISTS {name} ON {TABLE_NAME} ({", ".join(columns)})' + _where(rows))
+        for name, columns, rows in INDEXES
     ]
+
+
+def _where(rows: str | None) -> str:
+    return '' if rows is None else f' WHERE {rows}'
+
+
+ADDRESSEES_TABLE_NAME = 'ask_user_addressees'
+"""The table holding one row per name each addressed question was published to (pending) with: the index of a
+person's own list, which finds their questions without reading everybody's audience.
+
+The questions table's `audience` column stays what decides: a person's page and count take a question through this
+table only if its audience (the JSON text) names them too, so a row here never widens who sees a question.
+"""
+
+ADDRESSEES_ORDER_INDEX = 'ix_ask_user_addressees_order'
+"""The index of `ADDRESSEES_TABLE_NAME` a person's page reads: each name's questions in the inbox's order. Made last,
+after the rows of an earlier version's questions were copied in, so its presence says the table is complete."""
+
+_ADDRESSEES_COLUMNS = 'request_id, name, due_at, created_at'
+"""The columns of an addressee row: the question's key, a name, and the question's place in the inbox's order (its
+`due_at` and `created_at`, which never change once it is published), so that a name's questions are read in order."""
+
+
+def addressees_statements() -> tuple[str, str]:
+    """The `CREATE TABLE` and the `CREATE INDEX` of the addressees (both `IF NOT EXISTS`; the same on both databases).
+
+    Not declared to SQLAlchemy: `ensure_addressees` makes it, through either way to the database, and fills it from
+    the questions an earlier version published before it makes the index (so `create_all` must not make it empty).
+    """
+    return (
+        f'CREATE TABLE IF NOT EXISTS {ADDRESSEES_TABLE_NAME} (request_id VARCHAR(200) NOT NULL, '
+        f'name VARCHAR({MAX_NAME_LENGTH}) NOT NULL, due_at FLOAT NOT NULL, created_at FLOAT NOT NULL, '
+        'PRIMARY KEY (request_id, name))',
+        f'CREATE INDEX IF NOT EXISTS {ADDRESSEES_ORDER_INDEX} ON {ADDRESSEES_TABLE_NAME} '
+        '(name, due_at, created_at, request_id)',
+    )
 
 
 _log = logging.getLogger('pydantic_ai_ask_user.durable')
@@ -178,6 +229,118 @@ def warn_missing_index(name: str, statement: str, reason: str) -> None:
         reason.splitlines()[0] if reason else reason,
         statement,
     )
+
+
+def has_addressees(conn: Connection) -> bool:
+    """Whether the addressees are there and complete (`ADDRESSEES_ORDER_INDEX`, made last, is): what a person's own
+    page and count read; without them they read every pending question's audience, as earlier versions did.
+    """
+    if _dialect(conn) == 'postgresql':
+        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
+    else:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
+    return _execute(conn, query, {'name': ADDRESSEES_ORDER_INDEX}).fetchone() is not None
+
+
+def ensure_addressees(
+    database: Database, errors: type[Exception] | tuple[type[Exception], ...], *, required: bool
+) -> bool:
+    """Make the addressees of a questions table that has none (a new table, or an earlier version's), with a row for
+    each name of each pending addressed question already there; whether they are there now. Idempotent.
+
+    The table, its rows, then its index: a start that crashed, or that raced another, leaves no index, and the next one
+    does the rest (each row is written unless it is there). `errors` are the exceptions of `database`'s driver; when
+    the database user may not create a table, a `required` caller (one that publishes questions, which need the table)
+    gets the database's error, any other (a reader: `ask-user pending`, an inbox) a warning, and reads on as before.
+    """
+    with database.connect() as conn:
+        if has_addressees(conn):
+            return True
+    table, index = addressees_statements()
+    try:
+        with database.begin() as conn:
+            _execute(conn, table)
+            _copy_addressees(conn)
+            _execute(conn, index)
+    except errors as error:
+        with database.connect() as conn:
+            if has_addressees(conn):
+                return True  # another process made them meanwhile
+        if required:
+            raise
+        reason = str(getattr(error, 'orig', None) or error)
+        _log.warning(
+            "the questions table has no %s table and this database user cannot create it (%s); a person's own list "
+            'reads the audience of every pending question until a database user who may create tables opens it once',
+            ADDRESSEES_TABLE_NAME,
+            reason.splitlines()[0] if reason else reason,
+        )
+        return False
+    return True
+
+
+_COPY_BATCH = 500
+"""How many questions `_copy_addressees` reads at a time."""
+
+
+def _copy_addressees(conn: Connection) -> None:
+    """Write the addressee rows of every pending addressed question (an earlier version published them without),
+    reading them a batch at a time in the inbox's order (a range of its index each, never a sort).
+    """
+    after: tuple[float, float, str] | None = None
+    while True:
+        later, parameters = _after(_PENDING_ORDER, after)
+        conditions = ' AND '.join(["status = 'pending'", 'audience IS NOT NULL', *later])
+        rows = _execute(
+            conn,
+            f'SELECT id, audience, due_at, created_at FROM {TABLE_NAME} WHERE {conditions} '
+            f'ORDER BY {_PENDING_ORDER} LIMIT {_COPY_BATCH}',
+            parameters,
+        ).fetchall()
+        insert_addressees(
+            conn, [(key, _names_of(audience), due_at, created_at) for key, audience, due_at, created_at in rows]
+        )
+        if len(rows) < _COPY_BATCH:
+            return
+        key, _, due_at, created_at = rows[-1]
+        after = (due_at, created_at, key)
+
+
+def _names_of(audience: str) -> tuple[str, ...]:
+    """The names a stored audience (JSON text) addresses; none for a damaged one, which no person's page shows."""
+    data = _json_value(audience)
+    if not isinstance(data, list):
+        return ()
+    try:
+        return check_audience(cast(list[object], data)) or ()
+    except (TypeError, ValueError):
+        return ()
+
+
+_ADDRESSEE_ROWS_PER_STATEMENT = 500
+"""The most addressee rows one `INSERT` writes: its parameters are bounded, however many questions are copied."""
+
+
+def insert_addressees(conn: Connection, questions: Sequence[tuple[str, Sequence[str], float, float]]) -> None:
+    """Write the addressee rows of these questions (each its key, names, `due_at` and `created_at`), but those there."""
+    rows = [(key, name, due_at, created_at) for key, names, due_at, created_at in questions for name in names]
+    for start in range(0, len(rows), _ADDRESSEE_ROWS_PER_STATEMENT):
+        batch = rows[start : start + _ADDRESSEE_ROWS_PER_STATEMENT]
+        parameters: dict[str, Any] = {}
+        for index, (key, name, due_at, created_at) in enumerate(batch):
+            parameters |= {
+                f'r{index}': key,
+                f'n{index}': name,
+                f'd{index}': float(due_at),
+                f'c{index}': float(created_at),
+            }
+        values = ', '.join(f'(:r{index}, :n{index}, :d{index}, :c{index})' for index in range(len(batch)))
+        _execute(
+            conn,
+            f'INSERT INTO {ADDRESSEES_TABLE_NAME} ({_ADDRESSEES_COLUMNS}) VALUES {values} '
+            'ON CONFLICT (request_id, name) DO NOTHING',
+            parameters,
+        )
 
 
 def backfill_statement(name: str, dialect: str) -> str | None:
@@ -395,6 +558,7 @@ def insert_encoded(
 ) -> None:
     """`insert_pending` for a request already encoded by `encode_request`."""
     now = time.time()
+    due_at = _due_at(questions_json)
     values = {
         'id': identity.key,
         'workflow_id': workflow_id,
@@ -408,15 +572,18 @@ def insert_encoded(
         # written), and where the question comes from, as a JSON object; `NULL` for none.
         'audience': None if identity.audience is None else json.dumps(list(identity.audience), ensure_ascii=True),
         'context': None if identity.context is None else json.dumps(context_to_json(identity.context)),
-        'due_at': _due_at(questions_json),
+        'due_at': due_at,
     }
-    _execute(
+    inserted = _execute(
         conn,
         f'INSERT INTO {TABLE_NAME} (id, workflow_id, questions, status, response, created_at, updated_at, run_id, '
         'tool_call_id, audience, context, due_at) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, '
         ':updated_at, :run_id, :tool_call_id, :audience, :context, :due_at) ON CONFLICT (id) DO NOTHING',
         values,
     )
+    if inserted.rowcount == 1 and status == 'pending' and identity.audience:
+        # Its names, in the same transaction, for a person's own page: not a replay's (the row was there).
+        insert_addressees(conn, [(identity.key, identity.audience, due_at, now)])
 
 
 def _due_at(questions_json: str) -> float:
@@ -434,6 +601,9 @@ _REQUEST_COLUMNS = (
     'id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id, audience, context'
 )
 """The columns a question is read back from, in the order `decode_row` takes them."""
+
+_QUALIFIED_COLUMNS = ', '.join(f'q.{column.strip()}' for column in _REQUEST_COLUMNS.split(','))
+"""`_REQUEST_COLUMNS` of the questions table as `q`."""
 
 
 def select_requests(
@@ -497,14 +667,21 @@ def audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, di
     """
     if visible_to is None or visible_to.sees_all:
         return None
+    found, parameters = _names_found(visible_to, dialect, 'audience')
+    return '(' + ' OR '.join(['audience IS NULL', *found]) + ')', parameters
+
+
+def _names_found(person: Person, dialect: str, column: str) -> tuple[list[str], dict[str, Any]]:
+    """The conditions (any one will do) that the audience `column` names one of `person`'s names, as
+    `audience_condition` tells, and their parameters.
+    """
     parameters: dict[str, Any] = {}
-    for index, name in enumerate(sorted(visible_to.names)):
+    for index, name in enumerate(sorted(person.names)):
         quoted = json.dumps(name)
         parameters[f'first_{index}'] = '[' + quoted
         parameters[f'later_{index}'] = ', ' + quoted
     find = 'strpos' if dialect == 'postgresql' else 'instr'
-    found = [f'{find}(audience, :{key}) > 0' for key in parameters]
-    return '(' + ' OR '.join(['audience IS NULL', *found]) + ')', parameters
+    return [f'{find}({column}, :{key}) > 0' for key in parameters], parameters
 
 
 def _audience_where(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
@@ -515,19 +692,62 @@ def _audience_where(conn: Connection, visible_to: Person | None) -> tuple[list[s
 _PENDING_ORDER = 'due_at, created_at, id'
 """The inbox's order of pending rows: the nearest deadline first (none last), then the oldest, then by key."""
 
+_ADDRESSEES_ORDER = 'a.due_at, a.created_at, a.request_id'
+"""The same order, of the addressee rows (`a`) of the questions."""
+
+
+def _ages(where: PendingFilter, column: str) -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where` on when a question was asked (`column`), and their parameters."""
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    if where.asked_before is not None:
+        conditions.append(f'{column} < :asked_before')
+        parameters['asked_before'] = where.asked_before
+    if where.asked_after is not None:
+        conditions.append(f'{column} >= :asked_after')
+        parameters['asked_after'] = where.asked_after
+    return conditions, parameters
+
+
+def _after(order: str, after: tuple[float, float, str] | None) -> tuple[list[str], dict[str, Any]]:
+    """The condition that a row (its columns `order`) sorts after the cursor's position `after`, and its parameters."""
+    if after is None:
+        return [], {}
+    values = {'after_due': after[0], 'after_created': after[1], 'after_id': after[2]}
+    return [f'({order}) > (:after_due, :after_created, :after_id)'], values
+
 
 def _pending_where(
     conn: Connection, where: PendingFilter, visible_to: Person | None
 ) -> tuple[list[str], dict[str, Any]]:
     conditions, parameters = _audience_where(conn, visible_to)
-    conditions.insert(0, "status = 'pending'")
-    if where.asked_before is not None:
-        conditions.append('created_at < :asked_before')
-        parameters['asked_before'] = where.asked_before
-    if where.asked_after is not None:
-        conditions.append('created_at >= :asked_after')
-        parameters['asked_after'] = where.asked_after
-    return conditions, parameters
+    ages, values = _ages(where, 'created_at')
+    return ["status = 'pending'", *conditions, *ages], parameters | values
+
+
+def _addressed_names(visible_to: Person | None, addressees: bool) -> list[str]:
+    """The names whose questions a page or count for `visible_to` reads through the addressees (sorted); none when it
+    reads the pending-order index alone: for everyone, for a person of no name, or without the addressees.
+    """
+    if visible_to is None or visible_to.sees_all or not addressees:
+        return []
+    return sorted(visible_to.names)
+
+
+def _theirs(conn: Connection, visible_to: Person, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """For a person's page and count: the addressee rows (`a`) of their names whose question (`q`) is pending and
+    (its audience column decides, as for everyone else's) addressed to them, as `FROM ... WHERE` without the
+    conditions on age and order; `IN` and the name parameters; and the parameters of both.
+    """
+    found, parameters = _names_found(visible_to, _dialect(conn), 'q.audience')
+    listed, values = _in('name', names)
+    # `CROSS JOIN`: SQLite then reads the addressees first (PostgreSQL plans it as any join); without statistics it
+    # would read every pending question by the status index, and look each one up among the addressees.
+    rows = (
+        f'{ADDRESSEES_TABLE_NAME} AS a CROSS JOIN {TABLE_NAME} AS q '
+        f"WHERE q.id = a.request_id AND q.status = 'pending' AND ({' OR '.join(found)})"
+    )
+    return rows, listed, parameters | values
 
 
 def pending_page_statement(
@@ -537,19 +757,54 @@ def pending_page_statement(
     limit: int,
     where: PendingFilter = EVERYTHING,
     visible_to: Person | None = None,
+    addressees: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """The statement of `select_pending_page` and its parameters: a range of the pending-order index (a row value
     compared with the cursor's, which SQLite and PostgreSQL both seek by), never a sort of every row.
+
+    A person's page (`addressees`: the database has them, `has_addressees`) is the first `limit` of: the unaddressed
+    questions after the cursor (a range of their own index), and each of the person's names' (a range of the
+    addressees' index, each row's question looked up by key): `limit` or fewer rows from each, merged, the ones
+    reached through two names (theirs and a group's) once. Never a read of everybody's audience.
     """
+    names = _addressed_names(visible_to, addressees)
+    if visible_to is not None and names:
+        return _person_page_statement(conn, after, limit, where, visible_to, names)
     conditions, parameters = _pending_where(conn, where, visible_to)
-    if after is not None:
-        conditions.append(f'({_PENDING_ORDER}) > (:after_due, :after_created, :after_id)')
-        parameters |= {'after_due': after[0], 'after_created': after[1], 'after_id': after[2]}
+    later, values = _after(_PENDING_ORDER, after)
     query = (
-        f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join(conditions)} '
+        f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *later])} '
         f'ORDER BY {_PENDING_ORDER} LIMIT :limit'
     )
-    return query, parameters | {'limit': limit}
+    return query, parameters | values | {'limit': limit}
+
+
+def _person_page_statement(
+    conn: Connection,
+    after: tuple[float, float, str] | None,
+    limit: int,
+    where: PendingFilter,
+    visible_to: Person,
+    names: list[str],
+) -> tuple[str, dict[str, Any]]:
+    rows, _, parameters = _theirs(conn, visible_to, names)  # `name_0`, `name_1`, ... in `parameters`, one a range
+    ages, values = _ages(where, 'created_at')
+    later, cursor = _after(_PENDING_ORDER, after)
+    parameters |= values | cursor | {'limit': limit}
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages, *later])
+    branches = [f'SELECT {_PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {_PENDING_ORDER} LIMIT :limit']
+    by_name = [*_ages(where, 'a.created_at')[0], *_after(_ADDRESSEES_ORDER, after)[0]]
+    for index in range(len(names)):
+        branches.append(
+            f'SELECT {_ADDRESSEES_ORDER} FROM {rows} AND {" AND ".join([f"a.name = :name_{index}", *by_name])} '
+            f'ORDER BY {_ADDRESSEES_ORDER} LIMIT :limit'
+        )
+    merged = ' UNION '.join(f'SELECT * FROM ({branch}) AS b{index}' for index, branch in enumerate(branches))
+    query = (
+        f'SELECT {_QUALIFIED_COLUMNS} FROM ({merged}) AS page JOIN {TABLE_NAME} AS q ON q.id = page.id '
+        'ORDER BY page.due_at, page.created_at, page.id LIMIT :limit'
+    )
+    return query, parameters
 
 
 def select_pending_page(
@@ -560,32 +815,55 @@ def select_pending_page(
     where: PendingFilter = EVERYTHING,
     visible_to: Person | None = None,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
+    addressees: bool = True,
 ) -> list[StoredRequest]:
     """At most `limit` pending rows after the position `after` (an `order_key`), in the inbox's order, decoded; only
     those `visible_to` may see (a damaged row the SQL took is left out, so a page may come short by it).
+
+    `addressees`: whether the database has them (`has_addressees`), which a person's page then reads.
     """
-    statement, parameters = pending_page_statement(conn, after=after, limit=limit, where=where, visible_to=visible_to)
+    statement, parameters = pending_page_statement(
+        conn, after=after, limit=limit, where=where, visible_to=visible_to, addressees=addressees
+    )
     return _visible(_decode_rows(_execute(conn, statement, parameters).fetchall(), decoded), visible_to)
 
 
 def count_pending_statement(
-    conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None
+    conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None, *, addressees: bool = True
 ) -> tuple[str, dict[str, Any]]:
-    """The statement of `count_pending_rows` and its parameters: it reads the pending-order index (and, for a person,
-    the audience of each pending row).
+    """The statement of `count_pending_rows` and its parameters: it reads the pending-order index; for a person, the
+    unaddressed questions' index and, through the addressees, their own questions (each once, however many of their
+    names it is addressed to).
     """
-    conditions, parameters = _pending_where(conn, where, visible_to)
-    return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
+    names = _addressed_names(visible_to, addressees)
+    if visible_to is None or not names:
+        conditions, parameters = _pending_where(conn, where, visible_to)
+        return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
+    rows, listed, parameters = _theirs(conn, visible_to, names)
+    ages, values = _ages(where, 'created_at')
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages])
+    by_name = ' AND '.join([f'a.name IN {listed}', *_ages(where, 'a.created_at')[0]])
+    query = (
+        f'SELECT (SELECT count(*) FROM {TABLE_NAME} WHERE {everyone}) '
+        f'+ (SELECT count(DISTINCT a.request_id) FROM {rows} AND {by_name})'
+    )
+    return query, parameters | values
 
 
-def count_pending_rows(conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None) -> int:
-    """How many rows are pending (that pass `where`, and that `visible_to` may see), without reading their questions."""
-    statement, parameters = count_pending_statement(conn, where, visible_to)
+def count_pending_rows(
+    conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None, *, addressees: bool = True
+) -> int:
+    """How many rows are pending (that pass `where`, and that `visible_to` may see), without reading their questions.
+
+    `addressees`: whether the database has them (`has_addressees`), which a person's count then reads.
+    """
+    statement, parameters = count_pending_statement(conn, where, visible_to, addressees=addressees)
     return int(_one(conn, statement, parameters)[0])
 
 
-def prune_finished(conn: Connection, before: float, *, has_event_tables: bool) -> int:
-    """Delete the questions answered or withdrawn before `before` (and their tie to a wait's token); how many.
+def prune_finished(conn: Connection, before: float, *, has_event_tables: bool, has_addressees: bool) -> int:
+    """Delete the questions answered or withdrawn before `before` (their tie to a wait's token, and their addressees
+    too); how many.
 
     Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions.
     """
@@ -596,9 +874,13 @@ def prune_finished(conn: Connection, before: float, *, has_event_tables: bool) -
             f"(SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')"
         )
         finished += f' AND id NOT IN ({still_read})'
+    tables = [EVENT_TABLE_NAME] if has_event_tables else []
+    if has_addressees:
+        tables.append(ADDRESSEES_TABLE_NAME)
+    for table in tables:
         _execute(
             conn,
-            f'DELETE FROM {EVENT_TABLE_NAME} WHERE request_id IN (SELECT id FROM {TABLE_NAME} WHERE {finished})',
+            f'DELETE FROM {table} WHERE request_id IN (SELECT id FROM {TABLE_NAME} WHERE {finished})',
             {'before': before},
         )
     return _execute(conn, f'DELETE FROM {TABLE_NAME} WHERE {finished}', {'before': before}).rowcount

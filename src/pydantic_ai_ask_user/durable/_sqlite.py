@@ -23,6 +23,7 @@ from ._sql import (
     NotAQuestionDatabaseError,
     add_column_statement,
     backfill_statement,
+    ensure_addressees,
     index_statements,
     missing_column_error,
     not_a_question_database,
@@ -138,7 +139,8 @@ class SqliteDatabase:
             return {row[1] for row in conn.execute(f'PRAGMA table_info({TABLE_NAME})').fetchall()}
 
     def ensure_columns(self) -> None:
-        """Add to an existing questions table the columns an earlier version did not create; idempotent.
+        """Add to an existing questions table the columns an earlier version did not create, and the addressees
+        (`_sql.ensure_addressees`: a read-only file gets a warning); idempotent.
 
         SQLite has no `ADD COLUMN IF NOT EXISTS`: a process that loses the race sees the column there and goes on.
         """
@@ -158,6 +160,7 @@ class SqliteDatabase:
                 if name in self._columns():
                     continue
                 raise missing_column_error(name, statement, str(error)) from None
+        ensure_addressees(self, sqlite3.Error, required=False)
         self.ensure_indexes()
 
     def ensure_indexes(self) -> None:
