@@ -24,9 +24,9 @@ from waits import WAIT
 
 from pydantic_ai_ask_user import Person
 from pydantic_ai_ask_user._approvals import PendingApproval
+from pydantic_ai_ask_user._audience import QuestionContext, audience_includes
 from pydantic_ai_ask_user._question_store import page_approvals_in_memory
 from pydantic_ai_ask_user.durable import DBOSQuestionStore
-from pydantic_ai_ask_user._audience import QuestionContext, audience_includes
 from pydantic_ai_ask_user.durable._db import create_engine, ensure_table
 from pydantic_ai_ask_user.durable._sql import (
     approval_audience_condition,
@@ -39,6 +39,8 @@ from pydantic_ai_ask_user.store import BadCursorError
 from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio
+
+expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
 
 CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
 """Debian's Chromium, as the web tests launch it (tests/web/conftest.py)."""
@@ -107,7 +109,8 @@ async def test_approvals_arrive_live_only_for_their_audience_leave_when_decided_
                         await expect(page.locator('#approvals-wrap')).to_be_visible()
                         assert await page.locator(f'[data-id="{other.key}"]').count() == 0
                         href = await row.locator('a').get_attribute('href')
-                        assert href is not None and href.endswith(f'approvals/{approval.key}')
+                        assert href is not None
+                        assert href.endswith(f'approvals/{approval.key}')
 
                     # Decided from the command line: it leaves the open page of its owner.
                     done, _ = await anyio.to_thread.run_sync(
@@ -123,7 +126,8 @@ async def test_approvals_arrive_live_only_for_their_audience_leave_when_decided_
                     # Paged: one at a time for the operator, in the API and on the page.
                     async with httpx.AsyncClient(base_url=base, headers={'x-user': 'admin'}) as admin:
                         first = (await admin.get('api/approvals', params={'limit': 1})).json()
-                        assert first['total'] == 1 and [a['id'] for a in first['approvals']] == [theirs.key]
+                        assert first['total'] == 1
+                        assert [a['id'] for a in first['approvals']] == [theirs.key]
                         assert first['next_cursor'] is None
                         bad = await admin.get('api/approvals', params={'cursor': 'not-a-cursor'})
                         assert (bad.status_code, bad.json()['error']) == (400, 'bad_cursor')
@@ -216,6 +220,31 @@ async def test_the_inbox_pages_approvals_a_page_at_a_time_in_chromium(database_u
                     await chromium.close()
 
 
+async def test_an_approval_leaves_the_open_inbox_at_its_wait_s_deadline(database_url: str, tmp_path: Path) -> None:
+    worker = RequestInputWorker(database_url, tmp_path / 'run', approvals=True, workflow_id='ld', timeout=10)
+    worker.directory.mkdir()
+    async with DBOSQuestionStore(database_url, events_poll_seconds=0.2) as store:
+        app = create_app(store, authorize=authorize)
+        async with serve(app) as base, async_playwright() as playwright:
+            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=['--no-sandbox'])
+            try:
+                context = await chromium.new_context(extra_http_headers={'x-user': 'owner-ld'})
+                context.set_default_timeout(WAIT * 1000)
+                page = await context.new_page()
+                await page.goto(base)
+                await expect(page.locator('#live-status')).to_contain_text('appear here')
+                with worker:
+                    worker.start()
+                    rows = page.locator('#approvals li')
+                    await expect(rows).to_have_count(1)
+                    # Nobody decides: at the deadline it is withdrawn (and denied to the model), and leaves the page.
+                    await expect(rows).to_have_count(0)
+                    await expect(page.locator('#approvals-wrap')).to_be_hidden()
+                    await anyio.to_thread.run_sync(worker.wait_succeeded)
+            finally:
+                await chromium.close()
+
+
 def test_the_audience_condition_takes_names_never_parameters_per_approval() -> None:
     # Its parameters are the person's names, whatever waits; a name matches whole list elements only.
     condition = approval_audience_condition(Person('ann', groups=['ops']), 'sqlite')
@@ -239,7 +268,8 @@ def test_approvals_paged_in_memory_are_addressed_and_keyset() -> None:
             break
     assert everyone == [a.key for a in sorted(approvals, key=lambda a: (a.created_at, a.key))]
     bob = page_approvals_in_memory(approvals, limit=10, cursor=None, visible_to=Person('bob'))
-    assert bob.total == 4 and all(a.audience is None for a in bob.records)
+    assert bob.total == 4
+    assert all(a.audience is None for a in bob.records)
     with pytest.raises(BadCursorError):
         page_approvals_in_memory(approvals, limit=1, cursor=json.dumps([1, 2]))
 

@@ -19,6 +19,7 @@ from pydantic_ai import Agent
 from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from waits import WAIT
 
 from pydantic_ai_ask_user import Person, QuestionContext
 from pydantic_ai_ask_user._approvals import TIMED_OUT_DENIAL
@@ -35,6 +36,8 @@ from pydantic_ai_ask_user.store import (
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
 
 pytestmark = pytest.mark.anyio
+
+expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
 
 SCHEMA = {
     'type': 'object',
@@ -206,7 +209,9 @@ async def test_a_run_s_approval_is_decided_in_chromium_by_its_person_only(
         assert pending.audience == ('alice',)
         assert await bob.locator('#approvals li').count() == 0
         # Bob, as an attacker: no page, no API entry, no decision.
-        assert (await bob.goto(f'{base}approvals/{pending.key}') or pytest.fail()).status == 404
+        looked = await bob.goto(f'{base}approvals/{pending.key}')
+        assert looked is not None
+        assert looked.status == 404
         bob_api = await bob.context.request.get(f'{base}api/approvals')
         assert await bob_api.json() == {'approvals': [], 'next_cursor': None, 'total': 0}
         refused = await bob.context.request.post(
@@ -216,7 +221,14 @@ async def test_a_run_s_approval_is_decided_in_chromium_by_its_person_only(
         )
         assert refused.status == 404
         await bob.goto(base)
-        # Alice edits the arguments: wrong first (a message, nothing recorded), then right.
+        # Alice edits the arguments in a second tab: wrong first (a message, nothing recorded), then right; the
+        # first tab, left open on the inbox, drops the row live.
+        other_tab = await alice_browser.new_page()
+        await other_tab.goto(base)
+        await expect(other_tab.locator('#approvals li')).to_have_count(1)
+        await expect(other_tab.locator('#live-status')).to_contain_text('appear here')
+        alice, inbox_tab = other_tab, alice
+        row = alice.locator('#approvals li')
         await row.locator('a').click()
         await alice.fill('#edited', '{"env": "moon", "replicas": 1}')
         await alice.click('#edit')
@@ -225,6 +237,8 @@ async def test_a_run_s_approval_is_decided_in_chromium_by_its_person_only(
         await alice.fill('#edited', '{"env": "staging", "replicas": 2}')
         await alice.click('#edit')
         await expect(alice.locator('h1')).to_have_text('Approved')
+        await expect(inbox_tab.locator('#approvals li')).to_have_count(0)
+        await expect(inbox_tab.locator('#approvals-wrap')).to_be_hidden()
         with anyio.fail_after(60):
             while not outputs:
                 await anyio.sleep(0.05)
