@@ -152,7 +152,8 @@ class WebAnswerer:
         return self._closed is not None
 
     def close(self, reason: str = 'the server is shutting down') -> int:
-        """Withdraw every open question and every later one, as the server shuts down; returns how many were open.
+        """Withdraw every open question (and tool approval) and every later one, as the server shuts down; returns
+        how many were open.
 
         Call it when your application stops (a FastAPI or Starlette lifespan's shutdown). Each run waiting on
         a question gets `QuestionWithdrawn(reason)` from this answerer, so `AskUser` gives its model `WITHDRAWN`

@@ -1,9 +1,11 @@
 """Tool approvals in the web inbox: listed beside the questions, a page per approval (the tool and its arguments,
 escaped), its forms (approve, deny with a reason, approve with edited arguments), and the JSON API.
 
-Only over a store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`); over the
-in-process hub, which holds none, every approval address is a 404. Addressed like questions: an approval addressed
-to someone else is indistinguishable from a missing one (404), on every route. A refused decision (arguments that
+Over any store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`, and the
+in-process hub, which holds those of `WebAnswerer.request_input`); over a store without them every approval address
+is a 404. Listed a page at a time (`page_approvals`), kept live on the inbox by the event stream's `approval_*`
+events. Addressed like questions: an approval addressed to someone else is indistinguishable from a missing one
+(404), on every route. A refused decision (arguments that
 do not fit the tool's schema, a reason that cannot be shown) is the page again with the reason as a message.
 """
 
