@@ -5,8 +5,8 @@ Over any store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `Temp
 in-process hub, which holds those of `WebAnswerer.request_input`); over a store without them every approval address
 is a 404. Listed a page at a time (`page_approvals`), kept live on the inbox by the event stream's `approval_*`
 events. Addressed like questions: an approval addressed to someone else is indistinguishable from a missing one
-(404), on every route. A refused decision (arguments that
-do not fit the tool's schema, a reason that cannot be shown) is the page again with the reason as a message.
+(404), on every route. A refused decision (arguments that do not fit the tool's schema, a reason that cannot be
+shown) is the page again with the reason as a message.
 """
 
 from __future__ import annotations

@@ -240,7 +240,8 @@ class QuestionHub:
         Each asker's wait raises `QuestionWithdrawn(reason)`, so `AskUser` gives its model `WITHDRAWN` (never
         `TIMED_OUT` or `DECLINED`: nobody answered, nobody declined) and the run goes on at once instead of
         waiting for its timeout. A `withdrawn` event is sent for each; a late answer gets `WithdrawnError`.
-        Requests asked afterwards wait as usual (`WebAnswerer.close` refuses them too).
+        Requests asked afterwards wait as usual (`WebAnswerer.close` refuses them too). Every tool approval still
+        waiting is withdrawn too (counted in the number returned): its `ask_wait` goes on, with it undecided.
         """
         withdrawn = tuple(self._pending.values())
         self._pending.clear()
