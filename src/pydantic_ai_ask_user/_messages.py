@@ -176,6 +176,7 @@ WEB = (
     N_('Your decision was sent to the agent.'),
     N_('choose approve, deny or approve with these arguments'),
     N_('More questions'),
+    N_('More tool calls'),
     N_('Loading more questions…'),
     N_('This page of questions does not exist'),
     N_('The address of the page was changed or is too old. Start again from the first page.'),

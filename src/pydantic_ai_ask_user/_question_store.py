@@ -52,6 +52,9 @@ __all__ = (
     'EVERYTHING',
     'encode_position',
     'decode_position',
+    'approval_order',
+    'page_approvals',
+    'page_approvals_in_memory',
 )
 
 DEFAULT_PAGE_SIZE = 50
@@ -161,7 +164,9 @@ class WithdrawnError(StoreError):
 
 @dataclass(frozen=True)
 class StoreEvent:
-    """Something happened to a request: it started waiting, was answered, or was withdrawn."""
+    """Something happened to a request (or, in a store that holds them, a tool approval): it started waiting, was
+    answered (decided), or was withdrawn.
+    """
 
     kind: Literal['requested', 'answered', 'withdrawn']
     """What happened."""
@@ -170,7 +175,14 @@ class StoreEvent:
     """Which request it happened to: its `AskUserRequest.key`."""
 
     request: AskUserRequest | None = None
-    """The request itself, on `requested` events; `None` on the others."""
+    """The request itself, on `requested` events of a question; `None` on the others."""
+
+    item: Literal['question', 'approval'] = 'question'
+    """What kind of pending item it happened to: a question (`request_id` is its `AskUserRequest.key`), or a tool
+    call waiting for approval (`request_id` is its `PendingApproval.key`; `answered` means decided)."""
+
+    approval: PendingApproval | None = None
+    """The approval itself, on `requested` events of an approval; `None` on the others."""
 
 
 class BadCursorError(ValueError):
@@ -226,7 +238,9 @@ class PendingFilter:
 EVERYTHING = PendingFilter()
 """The filter that takes every waiting question."""
 
-RecordT = TypeVar('RecordT', bound=PendingRecord, covariant=True)
+RecordT = TypeVar('RecordT', covariant=True)
+# Unbounded: a page of questions holds `PendingRecord`s, a page of approvals `PendingApproval`s.
+QuestionRecordT = TypeVar('QuestionRecordT', bound=PendingRecord)
 
 
 @dataclass(frozen=True)
@@ -309,13 +323,13 @@ class _Listed:
 
 
 def page_in_memory(
-    records: Sequence[RecordT],
+    records: Sequence[QuestionRecordT],
     *,
     limit: int,
     cursor: str | None,
     where: PendingFilter,
     visible_to: Person | None = None,
-) -> PendingPage[RecordT]:
+) -> PendingPage[QuestionRecordT]:
     """A page of `records` (every waiting question, in any order), for stores that hold them all in memory; only
     `visible_to`'s, in the page and in its total.
     """
@@ -374,6 +388,65 @@ async def _everything(store: QuestionStore) -> Sequence[PendingRecord]:
     if records is not None:
         return await records()
     return [_Listed(request) for request in await store.pending()]
+
+
+def approval_order(approval: PendingApproval) -> tuple[float, str]:
+    """Where a waiting approval sorts: the oldest first (an approval has no deadline of its own), then its key."""
+    return (approval.created_at, approval.key)
+
+
+def encode_approval_position(position: tuple[float, str]) -> str:
+    """The cursor of a page of approvals ending at the one whose `approval_order` is `position`."""
+    return encode_cursor(['approval', *position])
+
+
+def decode_approval_position(cursor: str) -> tuple[float, str]:
+    """The `approval_order` a cursor of `encode_approval_position` ends at; `BadCursorError` for any other cursor
+    (a cursor of the questions' pages included).
+    """
+    position = decode_cursor(cursor)
+    if len(position) == 3 and position[0] == 'approval':
+        _, created_at, key = position
+        if _finite(created_at) and isinstance(key, str) and _CURSOR_KEY.fullmatch(key):
+            return (float(created_at), key)
+    raise BadCursorError('the cursor is not one this server gave out; start again from the first page')
+
+
+def page_approvals_in_memory(
+    approvals: Sequence[PendingApproval], *, limit: int, cursor: str | None, visible_to: Person | None = None
+) -> PendingPage[PendingApproval]:
+    """A page of `approvals` (every waiting one, in any order), for stores that hold them all in memory; only
+    `visible_to`'s, in the page and in its total.
+    """
+    from ._audience import audience_includes
+
+    check_limit(limit)
+    after = None if cursor is None else decode_approval_position(cursor)
+    taken = sorted((a for a in approvals if audience_includes(a.audience, visible_to)), key=approval_order)
+    following = [approval for approval in taken if after is None or approval_order(approval) > after]
+    page = following[:limit]
+    more = len(following) > limit and bool(page)
+    return PendingPage(page, encode_approval_position(approval_order(page[-1])) if more else None, len(taken))
+
+
+async def page_approvals(
+    store: ApprovalStore,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    visible_to: Person | None = None,
+) -> PendingPage[PendingApproval]:
+    """A page of `store`'s waiting approvals (only `visible_to`'s), the oldest first: its own
+    `pending_approvals_page`, or, for a store written against an earlier version of the protocol, its whole listing
+    paged in memory.
+    """
+    paged = cast(
+        'Callable[..., Awaitable[PendingPage[PendingApproval]]] | None', getattr(store, 'pending_approvals_page', None)
+    )
+    if paged is not None:
+        return await paged(limit=check_limit(limit), cursor=cursor, visible_to=visible_to)
+    listed = await store.pending_approvals(visible_to=visible_to)
+    return page_approvals_in_memory(listed, limit=limit, cursor=cursor, visible_to=visible_to)
 
 
 class QuestionStore(Protocol):
@@ -446,6 +519,18 @@ class ApprovalStore(QuestionStore, Protocol):
     async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
         """Every tool call waiting for approval, oldest first; with `visible_to`, only those addressed to that
         person (`audience_includes`), as `pending` filters the questions.
+        """
+        ...
+
+    async def pending_approvals_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, visible_to: Person | None = None
+    ) -> PendingPage[PendingApproval]:
+        """At most `limit` waiting approvals (1 to `MAX_PAGE_SIZE`), the oldest first (`approval_order`), starting
+        after `cursor` (a `next_cursor` of this method), with how many wait in all.
+
+        With `visible_to`, only that person's, in the page and its total alike, as `pending_page` pages questions.
+        Keyset-paged; `BadCursorError` for a cursor it did not write (one of `pending_page` too). A store without it
+        is paged in memory by `page_approvals`.
         """
         ...
 

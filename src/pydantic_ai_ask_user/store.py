@@ -4,8 +4,9 @@ A `QuestionStore` lists waiting questions (a page at a time, in deadline order, 
 tells of changes; the web inbox and `ask-user answer` work over any of them (the in-process hub, the DBOS database,
 Temporal workflows).
 
-The durable stores hold a second kind of pending item beside the questions: a tool call waiting for approval
-(`PendingApproval`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
+The durable stores and the in-process hub (for `WebAnswerer.request_input`) hold a second kind of pending item
+beside the questions: a tool call waiting for approval (`PendingApproval`), listed a page at a time
+(`page_approvals`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
 arguments checked against the tool's schema) through the `ApprovalStore` methods.
 """
 
@@ -28,6 +29,7 @@ from ._question_store import (
     UnknownRequestError,
     WithdrawnError,
     count_pending,
+    page_approvals,
     page_pending,
 )
 
@@ -48,6 +50,7 @@ __all__ = (
     'PendingPage',
     'BadCursorError',
     'page_pending',
+    'page_approvals',
     'count_pending',
     'DEFAULT_PAGE_SIZE',
     'MAX_PAGE_SIZE',

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import AsyncIterable
 from datetime import timedelta
@@ -65,6 +66,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     directory: Path = args.dir
+    # An executor of its run's own: DBOS recovers at launch the pending workflows of its executor id, so with the
+    # shared default (`local`) a worker started beside another recovered (and ran, with its own settings, such as
+    # the audience) the other's run. A restart of this worker (`--resume`, the same run) still recovers its own.
+    os.environ['DBOS__VMID'] = f'request-input-{args.workflow_id}'
 
     def inbox_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returns = {p.tool_call_id: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}

@@ -291,7 +291,7 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
                     )
                     assert denied.status == 404
                     listing = await (await context.request.get(f'{base}api/approvals')).json()
-                    assert listing == {'approvals': []}
+                    assert listing == {'approvals': [], 'next_cursor': None, 'total': 0}
                 finally:
                     await chromium.close()
             assert await store.get_approval(theirs.key) == theirs

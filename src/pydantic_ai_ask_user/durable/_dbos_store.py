@@ -9,7 +9,7 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -28,8 +28,11 @@ from .._question_store import (
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
+    approval_order,
     check_limit,
+    decode_approval_position,
     decode_position,
+    encode_approval_position,
     encode_position,
     order_key,
 )
@@ -45,10 +48,12 @@ from ._sql import (
     StoredRequest,
     active_workflows,
     answer_message,
+    approval_changes_since,
     changes_since,
     claim_answer,
     claim_approval,
     claim_wait,
+    count_pending_approvals,
     count_pending_rows,
     encode_response,
     has_addressees,
@@ -421,6 +426,37 @@ class DBOSQuestionStore:
         ended = self._ended_workflows({record.approval.workflow_id for record in stored})
         return [record.approval for record in stored if record.approval.workflow_id not in ended]
 
+    async def pending_approvals_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, visible_to: Person | None = None
+    ) -> PendingPage[PendingApproval]:
+        """A page of the tool calls waiting for approval (`visible_to`'s only, in the page and its total), the oldest
+        first, read with one keyset query and counted with another, whatever the number waiting.
+
+        An approval of a workflow that ended (cancelled) while it waited is left out of the page, which is then short
+        by it, as a question's is.
+        """
+        check_limit(limit)
+        after = None if cursor is None else decode_approval_position(cursor)
+        return await self._in_thread(lambda: self._approvals_page(limit, after, visible_to))
+
+    def _approvals_page(
+        self, limit: int, after: tuple[float, str] | None, visible_to: Person | None
+    ) -> PendingPage[PendingApproval]:
+        if not self._approvals_ready():
+            return PendingPage([], None, 0)
+        with self._connect().connect() as conn:
+            stored = select_approvals(conn, pending=True, visible_to=visible_to, after=after, limit=limit + 1)
+            total = count_pending_approvals(conn, visible_to)
+            page = stored[:limit]
+            ended = self._ended_workflows({record.approval.workflow_id for record in page}, conn)
+        next_cursor = encode_approval_position(approval_order(page[-1].approval)) if len(stored) > limit else None
+        approvals = [
+            record.approval
+            for record in page
+            if record.approval.workflow_id not in ended and audience_includes(record.approval.audience, visible_to)
+        ]
+        return PendingPage(approvals, next_cursor, total)
+
     def _approvals_ready(self) -> bool:
         if not self._has_approvals_table:
             # Made since this store connected, by a worker of this version.
@@ -597,23 +633,26 @@ class DBOSQuestionStore:
         for start in range(0, len(new), _NEW_CHUNK):
             decoded = await self._in_thread(partial(self._select, request_ids=new[start : start + _NEW_CHUNK]))
             requests.update((stored.key, stored.request) for stored in decoded)
-        events: list[StoreEvent] = []
-        for request_id, status, _ in changed:
-            before = known.get(request_id)
-            if before is None and request_id in requests:
-                # Asked since we started, perhaps answered between two polls: it was requested first.
-                events.append(StoreEvent('requested', request_id, requests[request_id]))
-                before = ('pending', now)
-            if status != 'pending' and (before is None or before[0] == 'pending'):
-                # Unseen until now and finished: it waited, untouched, since before the polls began.
-                events.append(StoreEvent(status, request_id))
-            known[request_id] = (status, now)
-        cutoff = now - 60.0
-        for request_id in [key for key, (_, seen) in known.items() if seen < cutoff]:
-            del known[request_id]
+        # The approvals beside them, read the same way from their own table (none before it exists).
+        moved = await self._in_thread(partial(self._approval_changes_since, poll.since))
+        fresh = [key for key, status, _ in moved if key not in poll.known_approvals and status == 'pending']
+        approvals = await self._in_thread(partial(self._approvals_by_key, fresh)) if fresh else {}
+        events = _moves(changed, known, now, lambda key: requests.get(key), 'question')
+        events += _moves(moved, poll.known_approvals, now, lambda key: approvals.get(key), 'approval')
         # Only now, with no await since the read: a poll cancelled before this point changed nothing.
         poll.since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
         return events
+
+    def _approval_changes_since(self, since: float) -> list[tuple[str, str, float]]:
+        if not self._approvals_ready():
+            return []
+        with self._connect().connect() as conn:
+            return [(key, status, created_at) for key, status, created_at in approval_changes_since(conn, since)]
+
+    def _approvals_by_key(self, keys: Sequence[str]) -> dict[str, PendingApproval]:
+        """The approvals of `keys`, one indexed read each (a few new ones a poll; never one query of them all)."""
+        with self._connect().connect() as conn:
+            return {stored.key: stored.approval for key in keys for stored in select_approvals(conn, key=key)}
 
     async def _poll_baseline(self) -> _Poll:
         """What the polls start from: no listing of every pending question, only what changed in the last second.
@@ -623,7 +662,13 @@ class DBOSQuestionStore:
         """
         started = time.time() - 1.0
         changed = await self._in_thread(partial(self._changes_since, started))
-        return _Poll(started=started, since=started, known={key: (status, started) for key, status, _ in changed})
+        moved = await self._in_thread(partial(self._approval_changes_since, started))
+        return _Poll(
+            started=started,
+            since=started,
+            known={key: (status, started) for key, status, _ in changed},
+            known_approvals={key: (status, started) for key, status, _ in moved},
+        )
 
     async def _prune_now_and_then(self, now: float) -> None:
         if self.finished_retention_seconds is None or now - self._pruned_at < _PRUNE_EVERY_SECONDS:
@@ -644,6 +689,40 @@ class _Poll:
 
     known: dict[str, tuple[Status, float]]
     """Each row seen changing: its status, and when it was last seen so."""
+
+    known_approvals: dict[str, tuple[str, float]] = field(default_factory=dict[str, tuple[str, float]])
+    """Each approval seen changing, the same way (its status `pending`, `decided` or `withdrawn`)."""
+
+
+def _moves(
+    changed: Sequence[tuple[str, str, float]],
+    known: dict[str, tuple[Any, float]],
+    now: float,
+    new: Callable[[str], Any],
+    item: Literal['question', 'approval'],
+) -> list[StoreEvent]:
+    """The events of one poll's `changed` rows of one table (questions or approvals), given what `known` has seen;
+    `new(key)` is a row's decoded item when it was read as new. Updates `known`, forgetting rows unseen for a minute.
+    """
+    events: list[StoreEvent] = []
+    for key, status, _ in changed:
+        before = known.get(key)
+        found = new(key) if before is None else None
+        if found is not None:
+            # Asked since we started, perhaps answered between two polls: it was requested first.
+            if item == 'question':
+                events.append(StoreEvent('requested', key, found))
+            else:
+                events.append(StoreEvent('requested', key, item='approval', approval=found))
+            before = ('pending', now)
+        if status != 'pending' and (before is None or before[0] == 'pending'):
+            # Unseen until now and finished: it waited, untouched, since before the polls began.
+            events.append(StoreEvent('withdrawn' if status == 'withdrawn' else 'answered', key, item=item))
+        known[key] = (status, now)
+    cutoff = now - 60.0
+    for key in [key for key, (_, seen) in known.items() if seen < cutoff]:
+        del known[key]
+    return events
 
 
 @dataclass(eq=False)

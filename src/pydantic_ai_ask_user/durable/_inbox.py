@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from .._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, ask_user_result
-from .._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval
+from .._answers import AskUserRequest
+from .._approvals import PendingApproval
+from .._request_input import wait_items, wait_results
 from ._sql import (
     DEFAULT_DATABASE_URL,
     StoredApproval,
@@ -117,34 +117,20 @@ def ask_through_store(
         workflow_id = token_workflow(token)
         if workflow_id is None:
             raise UserError('ask_through_store needs DBOSExternalEvents: the resume token names no DBOS workflow.')
-        others = [call.tool_name for call in requests.calls if call.tool_name != TOOL_NAME]
-        if others:
-            raise UserError(
-                'ask_through_store answers AskUser questions and decides tool approvals only, but this wait also '
-                f'needs a result of {", ".join(others)}: resolve such a wait with resolve_dbos_event or '
-                '`ask-user resolve`, from your own ask function.'
-            )
-        questions = [_deferred_request(ctx, requests, call.tool_call_id, notes) for call in requests.calls]
-        approvals = pending_approvals(ctx, requests, token, workflow_id)
-        if approvals:
-            addressing = _approvals_addressing(ctx, questions, audience, context)
-            approvals = [replace(approval, **addressing) for approval in approvals]
+        questions, approvals = wait_items(
+            ctx,
+            requests,
+            token,
+            owner='ask_through_store',
+            otherwise='resolve such a wait with resolve_dbos_event or `ask-user resolve`, from your own ask function.',
+            notes=notes,
+            audience=audience,
+            context=context,
+            workflow_id=workflow_id,
+        )
         await anyio.to_thread.run_sync(lambda: _publish(database_url, questions, approvals, workflow_id, token))
 
     return ask
-
-
-def _approvals_addressing(
-    ctx: RunContext[Any], questions: list[AskUserRequest], audience: AudienceSetting, context: ContextSetting
-) -> dict[str, Any]:
-    """Whom a wait's approvals are for and where they come from: as set, else as its first question's."""
-    from .._capability import AskUser
-
-    if audience is None and context is None and questions:
-        return {'audience': questions[0].audience, 'context': questions[0].context}
-    # Resolved as `AskUser` resolves its own settings (a function called on the run, the agent and conversation).
-    setting = AskUser[Any](answerer=None, audience=audience, context=context)
-    return {'audience': setting._audience(ctx), 'context': setting._context(ctx)}  # pyright: ignore[reportPrivateUsage]
 
 
 def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:
@@ -152,40 +138,6 @@ def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:
     from ._db import transaction
 
     return transaction(database_url)
-
-
-def _deferred_request(
-    ctx: RunContext[Any], requests: DeferredToolRequests, call_id: str, notes: bool
-) -> AskUserRequest:
-    """The request of a deferred call, with the run that deferred it (this run, when the call does not say)."""
-    request = AskUserRequest.from_deferred(requests, call_id, notes=notes)
-    if request.run_id is None and ctx.run_id is not None:
-        request = replace(request, run_id=ctx.run_id)
-    return request
-
-
-def pending_approvals(
-    ctx: RunContext[Any], requests: DeferredToolRequests, token: str, workflow_id: str = ''
-) -> list[PendingApproval]:
-    """The approvals `requests` holds, as pending items of the wait of `token`, each with its tool's parameters
-    JSON schema as the run's tool definitions give it this turn (`None` for a tool the run does not list).
-    """
-    tools = ctx.tools
-    approvals: list[PendingApproval] = []
-    for call in requests.approvals:
-        definition = tools.get(call.tool_name)
-        approvals.append(
-            PendingApproval(
-                token=token,
-                tool_call_id=call.tool_call_id,
-                tool_name=call.tool_name,
-                args=call.args_as_dict(),
-                parameters=None if definition is None else dict(definition.parameters_json_schema),
-                run_id=ctx.run_id,
-                workflow_id=workflow_id,
-            )
-        )
-    return approvals
 
 
 def _publish(
@@ -219,32 +171,11 @@ def completed_results(conn: Connection, token: str, *, with_approvals: bool = Tr
 
 
 def _results(rows: list[StoredRequest], approvals: Sequence[StoredApproval] = ()) -> dict[str, Any]:
-    """The JSON form of the `DeferredToolResults` the questions of a wait resolve it with, by tool call id (the
-    questions of one wait are the calls of one run, so their ids tell them apart): each answer (as
-    `deferred_answer` makes it: `ask_user_result` and who answered), `TIMED_OUT` for a question not answered;
-    each approval's decision (`ApprovalDecision.result`), a denial (`TIMED_OUT_DENIAL`) for one not decided.
-    """
-    calls: dict[str, Any] = {}
-    answered_by: dict[str, str] = {}
-    for row in rows:
-        if row.response is None:
-            calls[row.request.id] = TIMED_OUT
-            continue
-        calls[row.request.id] = ask_user_result(row.request, row.response)
-        if row.response.answered_by is not None:
-            answered_by[row.request.id] = row.response.answered_by
-    decided: dict[str, Any] = {}
-    for stored in approvals:
-        decision = stored.decision or ApprovalDecision.deny(TIMED_OUT_DENIAL)  # undecided at the deadline
-        decided[stored.approval.tool_call_id] = decision.result()
-        if stored.decision is not None and stored.decision.decided_by is not None:
-            answered_by[stored.approval.tool_call_id] = stored.decision.decided_by
-    results: dict[str, Any] = {'calls': calls}
-    if decided:
-        results['approvals'] = decided
-    if answered_by:
-        results['answered_by'] = answered_by
-    return results
+    """The JSON form of the `DeferredToolResults` of a wait's stored questions and approvals (`wait_results`)."""
+    return wait_results(
+        ((row.request, row.response) for row in rows),
+        ((stored.approval, stored.decision) for stored in approvals),
+    )
 
 
 def open_wait(database_url: str, token: str, workflow_id: str, *, calls: str | None = None) -> None:

@@ -53,6 +53,8 @@ __all__ = (
     'StoredApproval',
     'insert_approval',
     'select_approvals',
+    'count_pending_approvals',
+    'approval_changes_since',
     'claim_approval',
     'withdraw_approvals',
     'DBOS_TABLE',
@@ -1180,9 +1182,20 @@ _APPROVAL_COLUMNS = (
 
 
 def select_approvals(
-    conn: Connection, *, key: str | None = None, token: str | None = None, pending: bool = False
+    conn: Connection,
+    *,
+    key: str | None = None,
+    token: str | None = None,
+    pending: bool = False,
+    visible_to: Person | None = None,
+    after: tuple[float, str] | None = None,
+    limit: int | None = None,
 ) -> list[StoredApproval]:
-    """The approvals with this key, of this wait, or (`pending`) every one still decidable, oldest first."""
+    """The approvals with this key, of this wait, or (`pending`) every one still decidable, oldest first.
+
+    For a page (`pending_approvals_page`): only those `visible_to` may see (`approval_audience_condition`), after the
+    `approval_order` position `after`, at most `limit`; the parameters are as many whatever the number pending.
+    """
     conditions: list[str] = []
     parameters: dict[str, Any] = {}
     if key is not None:
@@ -1192,13 +1205,85 @@ def select_approvals(
         conditions.append('a.token = :token')
         parameters['token'] = token
     if pending:
-        conditions.append("a.status = 'pending' AND w.status = 'pending'")
+        conditions.append(_PENDING_APPROVAL)
+    if (audience := approval_audience_condition(visible_to, _dialect(conn))) is not None:
+        conditions.append(audience[0])
+        parameters.update(audience[1])
+    if after is not None:
+        conditions.append('(a.created_at > :after_at OR (a.created_at = :after_at AND a.id > :after_id))')
+        parameters.update(after_at=after[0], after_id=after[1])
     where = f' WHERE {" AND ".join(conditions)}' if conditions else ''
     query = (
         f'SELECT {_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a '
         f'LEFT JOIN {EVENT_WAITS_TABLE_NAME} AS w ON w.token = a.token{where} ORDER BY a.created_at, a.id'
     )
+    if limit is not None:
+        query += ' LIMIT :limit'
+        parameters['limit'] = limit
     return [_decode_approval(row) for row in _execute(conn, query, parameters).fetchall()]
+
+
+_PENDING_APPROVAL = "a.status = 'pending' AND w.status = 'pending'"
+"""An approval still decidable: neither decided nor withdrawn, its wait still open."""
+
+
+def count_pending_approvals(conn: Connection, visible_to: Person | None = None) -> int:
+    """How many approvals are still decidable (that `visible_to` may see), counted without decoding them."""
+    conditions = [_PENDING_APPROVAL]
+    parameters: dict[str, Any] = {}
+    if (audience := approval_audience_condition(visible_to, _dialect(conn))) is not None:
+        conditions.append(audience[0])
+        parameters.update(audience[1])
+    query = (
+        f'SELECT count(*) FROM {EVENT_APPROVALS_TABLE_NAME} AS a JOIN {EVENT_WAITS_TABLE_NAME} AS w '
+        f'ON w.token = a.token WHERE {" AND ".join(conditions)}'
+    )
+    return int(_execute(conn, query, parameters).fetchone()[0])
+
+
+_ADDRESSED = '{"audience": ['
+"""How the `addressing` column of an approval addressed to somebody begins (`_json_or_null` of `addressing_json`,
+whose first key is the audience when there is one)."""
+
+
+def approval_audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, dict[str, Any]] | None:
+    """The SQL condition on the approvals `visible_to` may see, and its parameters; `None` when every one is theirs.
+
+    The `addressing` column holds `{"audience": ["a", "b"], "context": {...}}` as `insert_approval` writes it
+    (`json.dumps` without `ensure_ascii`, `", "` between names). An approval is theirs when the column does not start
+    with the audience (anyone may decide it) or one of the list's elements is one of the person's names: that name,
+    quoted, between `[` or `, ` and `,` or `]`. A `"` inside any JSON string is escaped, and the context holds no
+    list, so no name matches elsewhere: the page and its count agree with `audience_includes` (still applied to the
+    decoded rows). Two parameters a name (as many as the person's names and groups, never more with more waiting).
+    """
+    if visible_to is None or visible_to.sees_all:
+        return None
+    parameters: dict[str, Any] = {'addressed': _ADDRESSED}
+    found: list[str] = []
+    find = 'strpos' if dialect == 'postgresql' else 'instr'
+    for index, name in enumerate(sorted(visible_to.names)):
+        quoted = json.dumps(name, ensure_ascii=False)
+        parameters[f'first_{index}'] = '[' + quoted
+        parameters[f'later_{index}'] = ', ' + quoted
+        for start in (f'first_{index}', f'later_{index}'):
+            # Followed by `,` or `]` (a context key is followed by `:`); the length is a number this code made.
+            at = f'{find}(a.addressing, :{start})'
+            after = f'substr(a.addressing, {at} + {len(parameters[start])}, 1)'
+            found.append(f"({at} > 0 AND {after} IN (',', ']'))")
+    unaddressed = f'(a.addressing IS NULL OR substr(a.addressing, 1, {len(_ADDRESSED)}) <> :addressed)'
+    return '(' + ' OR '.join([unaddressed, *found]) + ')', parameters
+
+
+def approval_changes_since(conn: Connection, since: float) -> list[tuple[str, ApprovalStatus, float]]:
+    """The id, status and creation time of every approval changed at or after `since`, oldest first: the change
+    feed of the inbox's events, as `changes_since` is the questions'.
+    """
+    query = (
+        f'SELECT id, status, created_at FROM {EVENT_APPROVALS_TABLE_NAME} WHERE updated_at >= :since '
+        'ORDER BY created_at, id'
+    )
+    rows = _execute(conn, query, {'since': since}).fetchall()
+    return [(key, status, float(created_at)) for key, status, created_at in rows]
 
 
 def _json_or_null(data: dict[str, Any]) -> str | None:

@@ -40,6 +40,7 @@ from .._question_store import (
     decode_cursor,
     encode_cursor,
     order_key,
+    page_approvals_in_memory,
 )
 from ._visibility import (
     EVENTS_MEMO,
@@ -217,6 +218,15 @@ class TemporalQuestionStore:
         """
         approvals = [approval for record in await self.pending_events() for approval in _approvals_of(record)]
         return [approval for approval in approvals if audience_includes(approval.audience, visible_to)]
+
+    async def pending_approvals_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, visible_to: Person | None = None
+    ) -> PendingPage[PendingApproval]:
+        """A page of `pending_approvals`, the oldest first. Paged from the listing: Temporal's visibility lists the
+        waiting workflows (whose memo holds their approvals) and cannot sort or filter inside a memo.
+        """
+        listed = await self.pending_approvals(visible_to=visible_to)
+        return page_approvals_in_memory(listed, limit=limit, cursor=cursor, visible_to=visible_to)
 
     async def get_approval(self, key: str) -> PendingApproval:
         """The pending approval with this key (`PendingApproval.key`); `UnknownRequestError` when none is listed

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import urllib.parse
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user._notify import WebhookNotifier
@@ -15,6 +15,11 @@ from pydantic_ai_ask_user._text import printable
 from ._app import AskUserApp, create_app
 from ._hub import QuestionHub
 from ._options import WebOptions, deprecated_name, web_options
+
+if TYPE_CHECKING:
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults, RunContext
+
+    from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
 
 __all__ = ('WebAnswerer',)
 
@@ -94,13 +99,61 @@ class WebAnswerer:
         finally:
             waiting[0] = False
 
+    def request_input(
+        self,
+        *,
+        timeout: float | None = None,
+        notes: bool = False,
+        audience: AudienceSetting = None,
+        context: ContextSetting = None,
+    ) -> Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[DeferredToolResults]]:
+        """A `RequestInput` `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
+        answerer's inbox and returns once a person has decided every one: `RequestInput(ask=web.request_input())`.
+
+        Each approval gets a page (`/approvals/<key>`) where it is approved, denied with a reason, or approved with
+        edited arguments checked against the tool's parameters JSON schema; it is listed, live, on the inbox of the
+        people it is addressed to: `audience` and `context` (as `AskUser`'s: a value or a function of the run), else
+        those of the wait's first AskUser question, else anyone's. The run goes on when every item of the wait is
+        decided; after `timeout` seconds, each undecided approval is denied (`TIMED_OUT_DENIAL`) and each unanswered
+        question is `TIMED_OUT`, and the decisions made in time stand. `close()` ends every open wait the same way.
+        Pass `notes=True` when the agent's `AskUser` has `notes=True` (the deferred calls do not say so).
+
+        A wait that also needs the result of another tool is refused with a `UserError`.
+        """
+        from pydantic import TypeAdapter
+        from pydantic_ai import DeferredToolResults
+
+        from .._request_input import wait_items, wait_results
+
+        adapter = TypeAdapter(DeferredToolResults)
+
+        async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> DeferredToolResults:
+            questions, approvals = wait_items(
+                ctx,
+                requests,
+                token,
+                owner='WebAnswerer.request_input',
+                notes=notes,
+                audience=audience,
+                context=context,
+            )
+            if self._closed is not None:
+                answers = [(request, None) for request in questions]
+                decisions = [(approval, None) for approval in approvals]
+            else:
+                answers, decisions = await self.hub.ask_wait(token, questions, approvals, timeout=timeout)
+            return adapter.validate_python(wait_results(answers, decisions))
+
+        return ask
+
     @property
     def closed(self) -> bool:
         """Whether `close()` was called: questions are withdrawn, not shown."""
         return self._closed is not None
 
     def close(self, reason: str = 'the server is shutting down') -> int:
-        """Withdraw every open question and every later one, as the server shuts down; returns how many were open.
+        """Withdraw every open question (and tool approval) and every later one, as the server shuts down; returns
+        how many were open.
 
         Call it when your application stops (a FastAPI or Starlette lifespan's shutdown). Each run waiting on
         a question gets `QuestionWithdrawn(reason)` from this answerer, so `AskUser` gives its model `WITHDRAWN`

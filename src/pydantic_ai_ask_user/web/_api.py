@@ -14,12 +14,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user import AskUserResponse, Person
+from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user.store import BadCursorError, StoreError, StoreEvent, addressed_to
 
 from ._context import AppContext, log_unreachable, unreachable
 from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query, waiting_keys
 from ._security import answered_by, person
-from ._wire import BadBody, event_json, parse_json_body, parse_response, request_json
+from ._wire import BadBody, event_json, event_name, parse_json_body, parse_response, request_json
 
 __all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
 
@@ -108,6 +109,10 @@ class Api:
         # The questions this person may see, to pass on what happens to them and nothing about any other (not read
         # for a person who sees all: their stream passes every event, however many questions wait).
         shown = _Shown(who, set() if who.sees_all else await waiting_keys(context.store, who))
+        if not who.sees_all:
+            from ._approvals import waiting_approval_keys
+
+            shown.approval_keys = await waiting_approval_keys(context, who)
         # A hub subscription is ended in place when the server finishes: each event then costs this stream one
         # wake-up. Any other store's events are raced against the finish, a task group per event.
         end: object = getattr(events, 'end', None)
@@ -121,7 +126,7 @@ class Api:
             try:
                 while (event := await _next_event(events, finish, ended_in_place=ender is not finish.set)) is not None:
                     if shown.passes(event):
-                        yield ServerSentEvent(data=json.dumps(event_json(event)), event=event.kind)
+                        yield ServerSentEvent(data=json.dumps(event_json(event)), event=event_name(event))
                 if context.finished:
                     yield finished
             except Exception as error:
@@ -163,19 +168,26 @@ class _Shown:
     def __init__(self, who: Person, keys: set[str]) -> None:
         self.who = who
         self.keys = keys
+        self.approval_keys: set[str] = set()
+        """The same for the tool approvals, whose keys are of another kind (a wait's token and a call)."""
 
     def passes(self, event: StoreEvent) -> bool:
         """Whether `event` may go to this person."""
         if self.who.sees_all:
             return True
+        approval = event.item == 'approval'
+        keys = self.approval_keys if approval else self.keys
         if event.kind == 'requested':
-            if event.request is None or not addressed_to(event.request, self.who):
+            if approval:
+                if event.approval is None or not audience_includes(event.approval.audience, self.who):
+                    return False
+            elif event.request is None or not addressed_to(event.request, self.who):
                 return False
-            self.keys.add(event.request_id)
+            keys.add(event.request_id)
             return True
-        if event.request_id not in self.keys:
+        if event.request_id not in keys:
             return False
-        self.keys.discard(event.request_id)
+        keys.discard(event.request_id)
         return True
 
 

@@ -1,10 +1,12 @@
 """Tool approvals in the web inbox: listed beside the questions, a page per approval (the tool and its arguments,
 escaped), its forms (approve, deny with a reason, approve with edited arguments), and the JSON API.
 
-Only over a store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`); over the
-in-process hub, which holds none, every approval address is a 404. Addressed like questions: an approval addressed
-to someone else is indistinguishable from a missing one (404), on every route. A refused decision (arguments that
-do not fit the tool's schema, a reason that cannot be shown) is the page again with the reason as a message.
+Over any store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`, and the
+in-process hub, which holds those of `WebAnswerer.request_input`); over a store without them every approval address
+is a 404. Listed a page at a time (`page_approvals`), kept live on the inbox by the event stream's `approval_*`
+events. Addressed like questions: an approval addressed to someone else is indistinguishable from a missing one
+(404), on every route. A refused decision (arguments that do not fit the tool's schema, a reason that cannot be
+shown) is the page again with the reason as a message.
 """
 
 from __future__ import annotations
@@ -18,8 +20,15 @@ from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
 from pydantic_ai_ask_user._audience import Person, audience_includes
-from pydantic_ai_ask_user._question_store import ApprovalStore
-from pydantic_ai_ask_user.store import StoreError, UnknownRequestError
+from pydantic_ai_ask_user._question_store import ApprovalStore, page_approvals
+from pydantic_ai_ask_user.store import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    BadCursorError,
+    PendingPage,
+    StoreError,
+    UnknownRequestError,
+)
 
 from ._api import error_json, store_error
 from ._context import AppContext
@@ -29,10 +38,11 @@ from ._pages import (
     _cookie_options,  # pyright: ignore[reportPrivateUsage]
     language,
 )
+from ._rows import BadPaging, paging_from_query
 from ._security import CSRF_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie, person
-from ._wire import BadBody, parse_json_body
+from ._wire import BadBody, approval_json, parse_json_body
 
-__all__ = ('Approvals', 'approvals_for', 'approval_json')
+__all__ = ('Approvals', 'approvals_for', 'waiting_approval_keys')
 
 MAX_ARGS_TEXT = 100_000
 """The longest edited arguments (JSON text) a form may send; longer is refused before it is read."""
@@ -43,23 +53,31 @@ def _approval_store(context: AppContext) -> ApprovalStore | None:
     return store if isinstance(store, ApprovalStore) else None
 
 
-async def approvals_for(context: AppContext, who: Person) -> list[PendingApproval]:
-    """The approvals waiting for `who` (none over a store without approvals); filtered by the store and again here."""
+async def approvals_for(
+    context: AppContext, who: Person, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
+) -> PendingPage[PendingApproval]:
+    """A page of the approvals waiting for `who`, the oldest first (none over a store without approvals); filtered by
+    the store and again here (a store that filters loosely shows nobody another's approval: its page is short by it).
+    `BadCursorError` for a cursor the store did not write.
+    """
     store = _approval_store(context)
     if store is None:
-        return []
-    return [a for a in await store.pending_approvals(visible_to=who) if audience_includes(a.audience, who)]
+        return PendingPage([], None, 0)
+    page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
+    return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])
 
 
-def approval_json(approval: PendingApproval) -> dict[str, Any]:
-    """An approval as the API shows it: `id`, `token`, `tool_call_id`, `tool_name`, `args`, `parameters`, `run_id`,
-    `opened_at`, and `audience` and `context` when set.
+async def waiting_approval_keys(context: AppContext, who: Person) -> set[str]:
+    """The keys of every approval waiting for `who`, read a page (`MAX_PAGE_SIZE`) at a time: what a person's event
+    stream may pass on about (as `waiting_keys` for questions).
     """
-    return {
-        **approval.call_json(),
-        'opened_at': approval.created_at,
-        **approval.addressing_json(),
-    }
+    keys: set[str] = set()
+    cursor: str | None = None
+    while True:
+        page = await approvals_for(context, who, limit=MAX_PAGE_SIZE, cursor=cursor)
+        keys.update(approval.key for approval in page.records)
+        if (cursor := page.next_cursor) is None:
+            return keys
 
 
 class Approvals:
@@ -163,9 +181,24 @@ class Approvals:
         return response
 
     async def list_json(self, request: Request) -> Response:
-        """`GET /api/approvals`: every approval waiting for the caller, oldest first."""
-        approvals = await approvals_for(self.context, person(request))
-        return JSONResponse({'approvals': [approval_json(approval) for approval in approvals]})
+        """`GET /api/approvals[?limit=N&cursor=C]`: a page of the approvals waiting for the caller, the oldest first,
+        with `next_cursor` (`null` on the last page) and `total` (theirs only, as every listing), as
+        `/api/requests` pages the questions. A bad `limit` is a 400 `bad_query`, a foreign cursor a 400 `bad_cursor`.
+        """
+        try:
+            limit, cursor, _ = paging_from_query(request.query_params, now=0.0)
+            page = await approvals_for(self.context, person(request), limit=limit, cursor=cursor)
+        except BadPaging as error:
+            return error_json(400, 'bad_query', str(error))
+        except BadCursorError as error:
+            return error_json(400, 'bad_cursor', str(error))
+        return JSONResponse(
+            {
+                'approvals': [approval_json(approval) for approval in page.records],
+                'next_cursor': page.next_cursor,
+                'total': page.total,
+            }
+        )
 
     async def get_json(self, request: Request) -> Response:
         """`GET /api/approvals/<id>`: one waiting approval."""

@@ -6,15 +6,26 @@ import bisect
 import math
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
-from pydantic_ai_ask_user._question_store import EVERYTHING, check_limit, decode_position, encode_position, order_key
+from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, check_decision
+from pydantic_ai_ask_user._audience import audience_includes
+from pydantic_ai_ask_user._question_store import (
+    EVERYTHING,
+    approval_order,
+    check_limit,
+    decode_approval_position,
+    decode_position,
+    encode_approval_position,
+    encode_position,
+    order_key,
+)
 from pydantic_ai_ask_user.checks import check_same_questions
 from pydantic_ai_ask_user.store import (
     DEFAULT_PAGE_SIZE,
@@ -78,6 +89,11 @@ class QuestionHub:
 
     Everything is keyed by `AskUserRequest.key`, the question's run and tool call: providers repeat tool
     call ids across runs (`call_0`), and two runs that do are two questions, each waiting for its own answer.
+
+    It is an `ApprovalStore` too: `ask_wait` publishes the questions and tool approvals of a `RequestInput` wait
+    (see `WebAnswerer.request_input`) and waits until each is answered or decided; the pages, the API and
+    `decide`/`decide_wait` decide the approvals (approve, deny with a reason, approve with edited arguments checked
+    against the tool's schema), each once, addressed like the questions.
     """
 
     def __init__(
@@ -98,6 +114,11 @@ class QuestionHub:
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
+        # The tool calls waiting for a decision, by `PendingApproval.key`, and their `approval_order`, sorted.
+        self._approvals: dict[str, _Deciding] = {}
+        self._approval_order: list[tuple[float, str]] = []
+        # The question keys of each open `ask_wait`, by its token: what `wait_items` and `decide_wait` take together.
+        self._wait_questions: dict[str, tuple[str, ...]] = {}
 
     async def ask(self, request: AskUserRequest) -> AskUserResponse:
         """Publish `request` and wait until a person answers or declines it.
@@ -219,7 +240,8 @@ class QuestionHub:
         Each asker's wait raises `QuestionWithdrawn(reason)`, so `AskUser` gives its model `WITHDRAWN` (never
         `TIMED_OUT` or `DECLINED`: nobody answered, nobody declined) and the run goes on at once instead of
         waiting for its timeout. A `withdrawn` event is sent for each; a late answer gets `WithdrawnError`.
-        Requests asked afterwards wait as usual (`WebAnswerer.close` refuses them too).
+        Requests asked afterwards wait as usual (`WebAnswerer.close` refuses them too). Every tool approval still
+        waiting is withdrawn too (counted in the number returned): its `ask_wait` goes on, with it undecided.
         """
         withdrawn = tuple(self._pending.values())
         self._pending.clear()
@@ -228,7 +250,10 @@ class QuestionHub:
             waiting.withdrawn = reason
             self._finish(waiting.request.key, 'withdrawn', waiting.request)
             waiting.done.set()
-        return len(withdrawn)
+        undecided = tuple(self._approvals.values())
+        for deciding in undecided:  # their waits go on at once, each undecided call denied
+            self._end_approval(deciding, 'withdrawn')
+        return len(withdrawn) + len(undecided)
 
     def events(self) -> AsyncIterator[StoreEvent]:
         """Events from this call on: requested, answered, withdrawn. Stop iterating (or `aclose()`) to unsubscribe."""
@@ -272,11 +297,175 @@ class QuestionHub:
             if request is not None and response is not None:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
-            while len(self._finished) > self._remember:
-                forgotten, _ = self._finished.popitem(last=False)
-                self._answered.pop(forgotten, None)
-                self._finished_audiences.pop(forgotten, None)
+            self._forget_oldest()
         self._publish(StoreEvent(outcome, request_id))
+
+    def _forget_oldest(self) -> None:
+        while len(self._finished) > self._remember:
+            forgotten, _ = self._finished.popitem(last=False)
+            self._answered.pop(forgotten, None)
+            self._finished_audiences.pop(forgotten, None)
+
+    # The tool approvals (`ApprovalStore`).
+
+    async def ask_wait(
+        self,
+        token: str,
+        questions: Sequence[AskUserRequest],
+        approvals: Sequence[PendingApproval],
+        *,
+        timeout: float | None = None,
+    ) -> tuple[
+        list[tuple[AskUserRequest, AskUserResponse | None]], list[tuple[PendingApproval, ApprovalDecision | None]]
+    ]:
+        """Publish the questions and tool approvals of the wait of `token` (each approval's `token`) and wait until
+        every one is answered or decided; each with its answer or decision, `None` for one withdrawn (`withdraw_all`).
+
+        After `timeout` seconds, every item still open is withdrawn (`None`), and the items answered or decided in
+        time keep their answers and decisions. Cancelling the wait (a cancelled run) withdraws every item still open
+        too: a `withdrawn` event each, and a late decision gets `WithdrawnError`. An approval already waiting under
+        its key (a replay) is joined.
+        """
+        if any(approval.token != token for approval in approvals):
+            raise ValueError('every approval of a wait carries its token')
+        waiting = [self._open_approval(approval) for approval in approvals]
+        self._wait_questions[token] = tuple(request.key for request in questions)
+        answers: dict[str, AskUserResponse | None] = {}
+
+        async def answer(request: AskUserRequest) -> None:
+            try:
+                answers[request.key] = await self.ask(request)
+            except QuestionWithdrawn:
+                answers[request.key] = None
+
+        try:
+            with anyio.move_on_after(math.inf if timeout is None else timeout):
+                async with anyio.create_task_group() as group:
+                    for request in questions:
+                        group.start_soon(answer, request)
+                    for deciding in waiting:
+                        await deciding.done.wait()
+        finally:
+            self._wait_questions.pop(token, None)
+            for deciding in waiting:
+                if not deciding.done.is_set():
+                    self._end_approval(deciding, 'withdrawn')
+        return (
+            [(request, answers.get(request.key)) for request in questions],
+            [(deciding.approval, deciding.decision) for deciding in waiting],
+        )
+
+    def _open_approval(self, approval: PendingApproval) -> _Deciding:
+        key = approval.key
+        if (deciding := self._approvals.get(key)) is not None:
+            return deciding
+        self._finished.pop(key, None)
+        self._finished_audiences.pop(key, None)
+        deciding = _Deciding(approval if approval.created_at else replace(approval, created_at=time.time()))
+        self._approvals[key] = deciding
+        bisect.insort(self._approval_order, approval_order(deciding.approval))
+        self._publish(StoreEvent('requested', key, item='approval', approval=deciding.approval))
+        return deciding
+
+    def _end_approval(self, deciding: _Deciding, outcome: _Outcome) -> None:
+        key = deciding.approval.key
+        del self._approvals[key]
+        order = approval_order(deciding.approval)
+        index = bisect.bisect_left(self._approval_order, order)
+        if index < len(self._approval_order) and self._approval_order[index] == order:
+            del self._approval_order[index]
+        if self._remember:
+            self._finished[key] = outcome
+            self._finished_audiences[key] = deciding.approval.audience
+            self._forget_oldest()
+        deciding.done.set()
+        self._publish(StoreEvent(outcome, key, item='approval'))
+
+    async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
+        """Every tool call waiting for a decision, oldest first; with `visible_to`, only those addressed to them."""
+        return [
+            self._approvals[key].approval
+            for _, key in self._approval_order
+            if audience_includes(self._approvals[key].approval.audience, visible_to)
+        ]
+
+    async def pending_approvals_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, visible_to: Person | None = None
+    ) -> PendingPage[PendingApproval]:
+        """A page of the tool calls waiting for a decision, the oldest first, from a sorted index (a bisection and
+        a walk, as `pending_page`); with `visible_to`, only theirs, in the page and its count.
+        """
+        check_limit(limit)
+        start = 0 if cursor is None else bisect.bisect_right(self._approval_order, decode_approval_position(cursor))
+        page: list[PendingApproval] = []
+        more = False
+        for _, key in self._approval_order[start:]:
+            approval = self._approvals[key].approval
+            if not audience_includes(approval.audience, visible_to):
+                continue
+            if len(page) == limit:
+                more = True
+                break
+            page.append(approval)
+        next_cursor = encode_approval_position(approval_order(page[-1])) if more else None
+        if visible_to is None or visible_to.sees_all:
+            total = len(self._approvals)
+        else:
+            total = sum(1 for each in self._approvals.values() if audience_includes(each.approval.audience, visible_to))
+        return PendingPage(page, next_cursor, total)
+
+    async def get_approval(self, key: str) -> PendingApproval:
+        """The pending approval `key`; `AlreadyAnsweredError` once decided, `WithdrawnError` once its wait gave up."""
+        return self._deciding(key).approval
+
+    def _deciding(self, key: str) -> _Deciding:
+        deciding = self._approvals.get(key)
+        if deciding is not None:
+            return deciding
+        outcome = self._finished.get(key)
+        if outcome == 'answered':
+            raise _with_audience(AlreadyAnsweredError(key), self._finished_audiences, key)
+        if outcome == 'withdrawn':
+            raise _with_audience(WithdrawnError(key), self._finished_audiences, key)
+        raise UnknownRequestError(key)
+
+    async def wait_items(self, token: str) -> tuple[Sequence[PendingApproval], Sequence[AskUserRequest]]:
+        """The approvals and questions of the open wait of `token` still pending (none when it is over)."""
+        approvals = [each.approval for each in self._approvals.values() if each.approval.token == token]
+        keys = self._wait_questions.get(token, ())
+        return approvals, [self._pending[key].request for key in keys if key in self._pending]
+
+    def _wait_of(self, request_id: str) -> str | None:
+        """The token of the open wait that asked the question `request_id`; `None` for a question of no wait."""
+        return next((token for token, keys in self._wait_questions.items() if request_id in keys), None)
+
+    async def decide(self, key: str, decision: ApprovalDecision) -> None:
+        """Decide the pending approval `key`, once; `ValueError` (nothing recorded) if `check_decision` refuses it."""
+        await self.decide_wait({key: decision}, {})
+
+    async def decide_wait(
+        self, approvals: Mapping[str, ApprovalDecision], answers: Mapping[str, AskUserResponse]
+    ) -> None:
+        """Decide these approvals and answer these questions of one wait together: every one is checked first,
+        then all are recorded at once (no other task runs between), or none is.
+        """
+        if not approvals and not answers:
+            raise ValueError('nothing to decide: give at least one approval or answer')
+        deciding = {key: self._deciding(key) for key in approvals}
+        waiting = {key: self._waiting(key) for key in answers}
+        for key, decision in approvals.items():
+            check_decision(deciding[key].approval, decision)
+        for key, response in answers.items():
+            check_response(waiting[key].request, response)
+        if len(approvals) + len(answers) > 1:
+            tokens = {each.approval.token for each in deciding.values()} | {self._wait_of(key) for key in answers}
+            if len(tokens) > 1 or None in tokens:
+                raise ValueError('the items decided together must all be of one wait (their run is waiting on it)')
+        for key, decision in approvals.items():
+            deciding[key].decision = decision
+            self._end_approval(deciding[key], 'answered')
+        for key, response in answers.items():
+            await self.respond(key, response)
 
     def _publish(self, event: StoreEvent) -> None:
         for send in tuple(self._subscribers):
@@ -291,6 +480,17 @@ class QuestionHub:
     def _unsubscribe(self, send: MemoryObjectSendStream[StoreEvent]) -> None:
         self._subscribers.discard(send)
         send.close()
+
+
+class _Deciding:
+    """One tool call waiting for a decision, and the event its wait waits on."""
+
+    __slots__ = ('approval', 'decision', 'done')
+
+    def __init__(self, approval: PendingApproval) -> None:
+        self.approval = approval
+        self.decision: ApprovalDecision | None = None
+        self.done = anyio.Event()
 
 
 def _with_audience(error: StoreError, audiences: dict[str, tuple[str, ...] | None], request_id: str) -> StoreError:

@@ -74,9 +74,13 @@ class Pages:
         from ._approvals import approvals_for
 
         _ = language(request).gettext
+        who = person(request)
         try:
             limit, cursor, where = paging_from_query(request.query_params, now=time.time())
-            page = await inbox_page(self.context.store, person(request), limit=limit, cursor=cursor, where=where)
+            page = await inbox_page(self.context.store, who, limit=limit, cursor=cursor, where=where)
+            # The tool calls waiting for approval, above the questions, paged alike (`?approval_cursor=`).
+            approval_cursor = request.query_params.get('approval_cursor') or None
+            approvals = await approvals_for(self.context, who, limit=limit, cursor=approval_cursor)
         except (BadPaging, BadCursorError):
             return self.status(
                 request,
@@ -93,8 +97,9 @@ class Pages:
             waiting=page.total,
             next_cursor=page.next_cursor,
             limit=limit,
-            # The tool calls waiting for approval, on the first page, above the paged questions.
-            approvals=[] if cursor is not None else await approvals_for(self.context, person(request)),
+            approvals=approvals.records,
+            approvals_waiting=approvals.total,
+            approvals_cursor=approvals.next_cursor,
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
         )
@@ -392,6 +397,9 @@ def live_texts(request: Request) -> dict[str, Any]:
         'notify_title': _('A question is waiting for you'),
         'notify_on': _('Notifications are on'),
         'notify_blocked': _('Notifications are blocked in this browser'),
+        'approval': _('approval'),
+        'more_approvals': _('More tool calls'),
+        'approvals_api': base_path(request) + 'api/approvals',
     }
 
 

@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import addressing_json
 from pydantic_ai_ask_user._json import questions_to_json, response_from_json
 from pydantic_ai_ask_user.store import StoreEvent
 
-__all__ = ('request_json', 'event_json', 'parse_json_body', 'parse_response', 'BadBody')
+__all__ = ('request_json', 'approval_json', 'event_json', 'event_name', 'parse_json_body', 'parse_response', 'BadBody')
 
 
 class BadBody(ValueError):
@@ -48,11 +49,35 @@ def request_json(request: AskUserRequest) -> dict[str, Any]:
 
 
 def event_json(event: StoreEvent) -> dict[str, Any]:
-    """An event as the SSE stream sends it: `{"id": <the question's key>}`, plus `request` on `requested` events."""
+    """An event as the SSE stream sends it: `{"id": <the question's key>}`, plus `request` on `requested` events;
+    for an approval, `{"id": <its key>}` plus `approval` on `approval_requested` (see `event_name`).
+    """
     data: dict[str, Any] = {'id': event.request_id}
     if event.request is not None:
         data['request'] = request_json(event.request)
+    if event.approval is not None:
+        data['approval'] = approval_json(event.approval)
     return data
+
+
+def event_name(event: StoreEvent) -> str:
+    """The SSE event's name: `requested`, `answered` or `withdrawn` for a question; `approval_requested`,
+    `approval_decided` or `approval_withdrawn` for a tool approval (a client that knows only questions ignores them).
+    """
+    if event.item == 'approval':
+        return 'approval_' + ('decided' if event.kind == 'answered' else event.kind)
+    return event.kind
+
+
+def approval_json(approval: PendingApproval) -> dict[str, Any]:
+    """An approval as the API shows it: `id`, `token`, `tool_call_id`, `tool_name`, `args`, `parameters`, `run_id`,
+    `opened_at`, and `audience` and `context` when set.
+    """
+    return {
+        **approval.call_json(),
+        'opened_at': approval.created_at,
+        **approval.addressing_json(),
+    }
 
 
 def parse_json_body(body: bytes) -> Any:

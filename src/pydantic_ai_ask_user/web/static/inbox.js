@@ -249,11 +249,148 @@
     }
   }
 
+  // The tool calls waiting for approval: a list of their own above the questions, the oldest first, paged and kept
+  // current the same way (events approval_requested, approval_decided, approval_withdrawn; resynced on reconnecting).
+  const approvals = (function () {
+    const box = document.getElementById('approvals');
+    const wrap = document.getElementById('approvals-wrap');
+    const moreBox = document.getElementById('more-approvals-wrap');
+    const moreApprovals = document.getElementById('more-approvals');
+    if (!box) return { add: function () {}, remove: function () {}, resync: function () {} };
+    let after = box.dataset.cursor || null;
+    let busy = false;
+    let changed = 0;
+    let round = 0;
+    const at = new Map(); // each loaded row's place: [opened at, id]
+    box.querySelectorAll('li[data-id]').forEach(function (li) {
+      at.set(li.dataset.id, [parseFloat(li.dataset.at) || 0, li.dataset.id]);
+    });
+
+    function draw(approval) {
+      const li = document.createElement('li');
+      li.dataset.id = approval.id;
+      li.dataset.at = String(approval.opened_at);
+      const context = approval.context || {};
+      if (typeof context.title === 'string') {
+        const title = document.createElement('span');
+        title.className = 'title';
+        title.textContent = context.title;
+        li.append(title, '\n');
+      }
+      const link = document.createElement('a');
+      link.href = base + 'approvals/' + encodeURIComponent(approval.id);
+      const tool = document.createElement('code');
+      tool.textContent = approval.tool_name;
+      link.append(tool);
+      const args = document.createElement('span');
+      args.className = 'args';
+      const line = JSON.stringify(approval.args);
+      args.textContent = line.length <= 200 ? line : line.slice(0, 199) + '…';
+      const meta = document.createElement('span');
+      meta.className = 'meta';
+      meta.append(texts.approval);
+      if (typeof context.agent_name === 'string') {
+        const agent = document.createElement('span');
+        agent.className = 'agent';
+        agent.textContent = context.agent_name;
+        meta.append(' · ', agent);
+      }
+      if (typeof approval.run_id === 'string') {
+        const run = document.createElement('span');
+        run.className = 'run';
+        const runId = document.createElement('span');
+        runId.className = 'run-id';
+        runId.textContent = approval.run_id;
+        run.append(texts.run + ' ', runId);
+        meta.append(' · ', run);
+      }
+      li.append(link, ' ', args, '\n', meta);
+      at.set(approval.id, [approval.opened_at, approval.id]);
+      return li;
+    }
+
+    function shown() {
+      wrap.hidden = box.children.length === 0;
+      moreBox.hidden = after === null;
+      if (after !== null) moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit;
+    }
+
+    function fetchPage(cursorAfter) {
+      let url = texts.approvals_api + '?limit=' + limit;
+      if (cursorAfter !== null) url += '&cursor=' + encodeURIComponent(cursorAfter);
+      return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
+    }
+
+    function appendAll(items) {
+      const fragment = document.createDocumentFragment();
+      items.forEach(function (a) { if (!at.has(a.id)) fragment.append(draw(a)); });
+      box.append(fragment);
+    }
+
+    function more() {
+      if (busy || after === null) return;
+      busy = true;
+      const mine = round;
+      fetchPage(after)
+        .then(function (body) {
+          if (mine !== round) return;
+          appendAll(body.approvals);
+          after = body.next_cursor;
+          shown();
+        })
+        .catch(failed)
+        .then(function () { busy = false; });
+    }
+
+    function resyncApprovals() {
+      const seen = changed;
+      round += 1;
+      fetchPage(null)
+        .then(function (body) {
+          if (changed !== seen) { resyncApprovals(); return; }
+          at.clear();
+          box.replaceChildren();
+          appendAll(body.approvals);
+          after = body.next_cursor;
+          shown();
+        })
+        .catch(failed);
+    }
+
+    function addApproval(approval) {
+      changed += 1;
+      if (at.has(approval.id)) return;
+      const li = draw(approval);
+      const key = at.get(approval.id);
+      let next = null;
+      for (const other of box.children) {
+        if (before(key.concat([0]), at.get(other.dataset.id).concat([0]))) { next = other; break; }
+      }
+      if (next !== null) box.insertBefore(li, next);
+      else if (after === null) box.append(li);
+      else at.delete(approval.id); // past the loaded rows: a later page brings it
+      shown();
+    }
+
+    function removeApproval(id) {
+      changed += 1;
+      const li = box.querySelector('li[data-id="' + CSS.escape(id) + '"]');
+      if (li) li.remove();
+      at.delete(id);
+      shown();
+    }
+
+    if (moreApprovals) moreApprovals.addEventListener('click', function (e) { e.preventDefault(); more(); });
+    return { add: addApproval, remove: removeApproval, resync: resyncApprovals };
+  })();
+
   const events = new EventSource(list.dataset.events);
   let finished = false;
   events.addEventListener('open', function () {
     status.textContent = texts.live;
     resync();
+    approvals.resync();
   });
   events.addEventListener('error', function () {
     if (!finished) status.textContent = texts.lost;
@@ -270,4 +407,7 @@
   });
   events.addEventListener('answered', function (e) { remove(JSON.parse(e.data).id); });
   events.addEventListener('withdrawn', function (e) { remove(JSON.parse(e.data).id); });
+  events.addEventListener('approval_requested', function (e) { approvals.add(JSON.parse(e.data).approval); });
+  events.addEventListener('approval_decided', function (e) { approvals.remove(JSON.parse(e.data).id); });
+  events.addEventListener('approval_withdrawn', function (e) { approvals.remove(JSON.parse(e.data).id); });
 })();
