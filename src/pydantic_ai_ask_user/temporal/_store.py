@@ -7,7 +7,7 @@ import binascii
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 import anyio
@@ -183,28 +183,32 @@ class TemporalQuestionStore:
         waits = await self.pending_waits(visible_to=visible_to)
         return [record for record in waits if isinstance(record, TemporalRecord)]
 
-    async def pending_events(self) -> Sequence[TemporalEventRecord]:
+    async def pending_events(self, *, visible_to: Person | None = None) -> Sequence[TemporalEventRecord]:
         """Every listed external event waiting (`TemporalExternalEvents`: `RequestInput` approvals and deferred
-        calls), with its workflow and when it opened, oldest first.
+        calls), with its workflow and when it opened, oldest first; with `visible_to`, only the waits addressed to
+        that person (`addressed`: as `TemporalExternalEvents(audience=...)` or the wait's first question says).
         """
-        return [record for record in await self.pending_waits() if isinstance(record, TemporalEventRecord)]
+        waits = await self.pending_waits(visible_to=visible_to)
+        return [record for record in waits if isinstance(record, TemporalEventRecord)]
 
     async def pending_waits(
         self, *, visible_to: Person | None = None
     ) -> Sequence[TemporalRecord | TemporalEventRecord]:
         """Every waiting question and listed external event, oldest first, in one listing of the namespace.
 
-        With `visible_to`, only the questions that person may see: the audience travels in each workflow's memo
-        with the question and is filtered here, after listing. An external event is addressed to nobody in
-        particular (Pydantic AI's approvals carry no audience), so it is listed for everyone, as an unaddressed
-        question is.
+        With `visible_to`, only the questions and waits that person may see: the audience travels in each
+        workflow's memo with the question (and with the wait: `addressed`) and is filtered here, after listing.
         """
         records: list[TemporalRecord | TemporalEventRecord] = []
         async with _reaching(self):
             client = await self.connected()
             async for execution in client.list_workflows(_WAITING_QUERY):
                 records.extend(record for record in _waiting(execution) if addressed_to(record.request, visible_to))
-                records.extend(waiting_events(execution))
+                records.extend(
+                    record
+                    for record in waiting_events(execution)
+                    if audience_includes(addressed(record.event).audience, visible_to)
+                )
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records
 
@@ -212,11 +216,14 @@ class TemporalQuestionStore:
         """Every tool call waiting for approval in a listed `RequestInput` wait of the namespace, oldest first;
         `visible_to`'s only, if given.
 
-        An approval is addressed and in context as the first AskUser question of its wait is (Pydantic AI's
-        approvals carry neither), and so is a wait's every approval; one of a wait without a question is anyone's.
+        An approval is addressed and in context as its wait is (`TemporalExternalEvents(audience=..., context=...)`,
+        else the wait's first AskUser question's; an approval of a wait with neither is anyone's).
         """
-        approvals = [approval for record in await self.pending_events() for approval in _approvals_of(record)]
-        return [approval for approval in approvals if audience_includes(approval.audience, visible_to)]
+        return [
+            approval
+            for record in await self.pending_events(visible_to=visible_to)
+            for approval in _approvals_of(record)
+        ]
 
     async def get_approval(self, key: str) -> PendingApproval:
         """The pending approval with this key (`PendingApproval.key`); `UnknownRequestError` when none is listed
@@ -472,14 +479,23 @@ def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
     return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
 
 
+def addressed(event: WaitingEvent) -> WaitingEvent:
+    """`event` with whom it (its approvals, and its listing) is for and where it comes from: as it was addressed when
+    it opened, or, for a wait opened by an earlier version, as its first AskUser question is (anyone's without one).
+    """
+    if event.addressed:
+        return event
+    questions = _questions_of(event)
+    if not questions:
+        return replace(event, addressed=True)
+    return replace(event, audience=questions[0].audience, context=questions[0].context, addressed=True)
+
+
 def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
-    """The approvals a listed wait holds, as pending items: addressed and in context as its first question is."""
-    event = record.event
+    """The approvals a listed wait holds, as pending items, addressed and in context as the wait is."""
+    event = addressed(record.event)
     if event.requests is None:
         return []
-    questions = _questions_of(event)
-    audience = questions[0].audience if questions else None
-    context = questions[0].context if questions else None
     parameters = event.parameters or {}
     return [
         PendingApproval(
@@ -490,8 +506,8 @@ def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
             parameters=parameters.get(call.tool_name),
             workflow_id=record.workflow_id,
             created_at=record.created_at,
-            audience=audience,
-            context=context,
+            audience=event.audience,
+            context=event.context,
         )
         for call in event.requests.approvals
     ]

@@ -31,6 +31,7 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
 from .._answers import AskUserRequest
+from .._audience import QuestionContext
 
 __all__ = (
     'QUESTIONS_ATTRIBUTE',
@@ -99,6 +100,18 @@ class WaitingEvent:
     """The parameters JSON schema of each tool whose call awaits approval here, by tool name, from the run's tool
     definitions when the wait opened: edited arguments are checked against it. `None` for a wait opened by an
     earlier version (edited arguments are then refused)."""
+
+    audience: tuple[str, ...] | None = None
+    """Whom the wait's approvals are for (`PendingApproval.audience`): as `TemporalExternalEvents(audience=...)` set
+    it when the wait opened, else as its first AskUser question's; `None` for anyone. The wait is listed to the same
+    people (`TemporalQuestionStore.pending_events(visible_to=...)`)."""
+
+    context: QuestionContext | None = None
+    """Where the wait's approvals come from (`PendingApproval.context`), set as `audience` is."""
+
+    addressed: bool = False
+    """Whether `audience` and `context` were set when the wait opened. `False` for a wait opened by an earlier
+    version, whose approvals are addressed and in context as its first AskUser question is (for anyone without one)."""
 
 
 @dataclass(frozen=True)
