@@ -257,25 +257,18 @@ async def test_addressed_questions_are_listed_counted_and_answered_only_by_their
         body = (await web.get('api/requests', headers=as_bob)).json()
         assert [item['id'] for item in body['requests']] == [bob.key]
         assert body['total'] == 1
-        answer = response_to_json(ANSWER)
-        for method, path, payload in (
-            ('GET', 'api/requests/{}', None),
-            ('POST', 'api/requests/{}/answer', answer),
-            ('POST', 'api/requests/{}/decline', {}),
-        ):
-            sent = [
-                await web.request(method, path.format(key), headers=as_bob, json=payload)
-                for key in (alice.key, MISSING)
-            ]
-            assert [response.status_code for response in sent] == [404, 404], path
-            assert sent[0].text.replace(alice.key, MISSING) == sent[1].text, path
+        await _looks_missing(web, as_bob, alice.key)
         assert await _accepted_updates(runs['alice']) == 0
         operator = (await web.get('api/requests', headers={'x-user': 'operator'})).json()
         assert {item['id'] for item in operator['requests']} == {alice.key, bob.key}
 
-        answered = await web.post(f'api/requests/{bob.key}/answer', headers=as_bob, json=answer)
+        answered = await web.post(f'api/requests/{bob.key}/answer', headers=as_bob, json=response_to_json(ANSWER))
         assert answered.status_code == 200, answered.text
         assert (await runs['bob'].result()).output == told(bob.request, ANSWER)
+        # Answered, bob's question is still no business of alice's: a 404 as a missing one, where bob hears 409.
+        await _looks_missing(web, {'x-user': 'alice'}, bob.key)
+        again = await web.post(f'api/requests/{bob.key}/decline', headers=as_bob, json={})
+        assert (again.status_code, again.json()['error']) == (409, 'already_answered')
     # The command line answers by key (administrative access): alice's run gets its own answer.
     code, _, err = await ask_user_cli(
         'answer', alice.key, '--temporal', address, '--json', '-', stdin=json.dumps(response_to_json(ANSWER))
@@ -283,6 +276,18 @@ async def test_addressed_questions_are_listed_counted_and_answered_only_by_their
     assert code == 0, err
     assert (await runs['alice'].result()).output == told(alice.request, ANSWER)
     assert await _accepted_updates(runs['alice']) == 1
+
+
+async def _looks_missing(web: httpx.AsyncClient, headers: dict[str, str], key: str) -> None:
+    """Every question route with someone else's `key` answers exactly as with a key nothing has: 404."""
+    for method, path, payload in (
+        ('GET', 'api/requests/{}', None),
+        ('POST', 'api/requests/{}/answer', response_to_json(ANSWER)),
+        ('POST', 'api/requests/{}/decline', {}),
+    ):
+        sent = [await web.request(method, path.format(item), headers=headers, json=payload) for item in (key, MISSING)]
+        assert [response.status_code for response in sent] == [404, 404], (path, sent[0].text)
+        assert sent[0].text.replace(key, MISSING) == sent[1].text, path
 
 
 async def test_pending_temporal_shows_each_approval_once_as_the_dbos_listing_does_and_the_wait_s_other_calls(

@@ -25,7 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval
-from .._audience import Person, addressed_to, audience_includes
+from .._audience import Person, addressed_to, audience_from_json, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -33,6 +33,7 @@ from .._question_store import (
     BadCursorError,
     PendingFilter,
     PendingPage,
+    StoreError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -45,6 +46,7 @@ from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
     QUESTIONS_ATTRIBUTE_NAME,
+    SETTLED_MEMO,
     WAITING,
     WAITING_MEMO,
     ListedEvent,
@@ -64,6 +66,7 @@ __all__ = (
 )
 
 _T = TypeVar('_T')
+_E = TypeVar('_E', bound=StoreError)
 
 DEFAULT_ADDRESS = 'localhost:7233'
 """Where a Temporal server listens unless told otherwise (`temporal server start-dev`'s default)."""
@@ -407,13 +410,14 @@ class TemporalQuestionStore:
                 now = await handle.describe()
                 entries = now.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ()
                 if entry('answered', request_id) in entries:
-                    raise AlreadyAnsweredError(request_id)
+                    raise _addressed_as_asked(AlreadyAnsweredError(request_id), now)
                 if now.status == WorkflowExecutionStatus.RUNNING:
                     for record in _waiting(now):
                         if record.key == request_id:
                             return record.request, handle
                 if entry('withdrawn', request_id) in entries or entry('waiting', request_id) in entries:
-                    raise WithdrawnError(request_id)  # its wait ended unanswered, or its workflow did
+                    # Its wait ended unanswered, or its workflow did.
+                    raise _addressed_as_asked(WithdrawnError(request_id), now)
         raise UnknownRequestError(request_id)
 
     async def events(self) -> AsyncIterator[StoreEvent]:
@@ -467,6 +471,22 @@ def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
         for key, question in waiting.items()
         if key == question.request.key
     ]
+
+
+def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
+    """`error` about a question that no longer waits, with whom the question was for when the memo of `execution`
+    still says (`SETTLED_MEMO`, or the questions a workflow that ended was waiting for): a front end then tells
+    someone else's finished question from a missing one only to those it was for. Read defensively: an audience
+    that does not read back as one is nobody's (`audience_from_json`).
+    """
+    key = error.request_id
+    audiences = _memo_field(execution, SETTLED_MEMO, list[str])
+    if key in audiences:
+        return error.for_audience(audience_from_json(audiences[key]))
+    for record in _waiting(execution):
+        if record.key == key:
+            return error.for_audience(record.request.audience)
+    return error  # unaddressed, or settled before this version kept audiences: anyone's to be told
 
 
 def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
