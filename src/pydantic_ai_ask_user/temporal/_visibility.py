@@ -66,6 +66,9 @@ SETTLED_MEMO = 'ask_user_settled'
 was for, `{key: [names]}`: so a store tells someone else's finished question from a missing one, as it tells a
 waiting one. Absent while there is none (an unaddressed question is anyone's)."""
 
+SETTLED_PATCH = 'ask_user.settled_audiences'
+"""The patch id (`workflow.patched`) under which a workflow keeps `SETTLED_MEMO`."""
+
 WAITING = 'waiting'
 """The entry of `AskUserQuestions` present while the workflow waits for any answer (or listed external event)."""
 
@@ -169,7 +172,9 @@ def publish_waits(
         audiences = {**audiences, settled[1].key: list(settled[1].audience)}
     kept_keys = {item.partition(':')[2] for item in kept}
     audiences = {key: names for key, names in audiences.items() if key in kept_keys}
-    if audiences or SETTLED_MEMO in workflow.memo():
+    # Guarded as new commands are: a workflow whose history settled its questions before this version replays
+    # without the field, exactly as it ran.
+    if (audiences or SETTLED_MEMO in workflow.memo()) and workflow.patched(SETTLED_PATCH):
         fields[SETTLED_MEMO] = audiences or None
     if events is not None:
         no_events: dict[str, ListedEvent] = {}
