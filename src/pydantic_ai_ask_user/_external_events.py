@@ -9,8 +9,9 @@ the wait. Nothing here imports an engine.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, RequestInput, WrapRunHandler
@@ -18,7 +19,11 @@ from pydantic_ai.external_events import ExternalEventWaiter, external_event_scop
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
 
-__all__ = ('ExternalEventsCapability', 'take_calls_to_wait_for', 'take_tool_parameters')
+if TYPE_CHECKING:
+    from ._answers import AskUserRequest
+    from ._audience import AudienceSetting, ContextSetting
+
+__all__ = ('ExternalEventsCapability', 'take_calls_to_wait_for', 'take_tool_parameters', 'approvals_addressing')
 
 _calls_to_wait_for: ContextVar[DeferredToolRequests | None] = ContextVar('ask_user_calls_to_wait_for', default=None)
 """The calls `RequestInput` is about to wait for in this run, noted by an `ExternalEventsCapability` just before."""
@@ -35,6 +40,24 @@ def take_tool_parameters() -> dict[str, dict[str, Any]] | None:
     parameters = _tool_parameters.get()
     _tool_parameters.set(None)
     return parameters
+
+
+def approvals_addressing(
+    ctx: RunContext[Any], questions: Sequence[AskUserRequest], audience: AudienceSetting, context: ContextSetting
+) -> dict[str, Any]:
+    """Whom a wait's approvals are for and where they come from, as `{'audience': ..., 'context': ...}`.
+
+    As set (`audience` and `context`, as `AskUser`'s: a value, or a function of the run), else as the wait's first
+    question's (`questions`), else, in a wait without questions, for anyone, with the agent's name and the
+    conversation only. `UserError` when a setting gives no audience or no `QuestionContext`, as `AskUser`'s does.
+    """
+    from ._capability import AskUser
+
+    if audience is None and context is None and questions:
+        return {'audience': questions[0].audience, 'context': questions[0].context}
+    # Resolved as `AskUser` resolves its own settings (a function called on the run, the agent and conversation).
+    setting = AskUser[Any](answerer=None, audience=audience, context=context)
+    return {'audience': setting._audience(ctx), 'context': setting._context(ctx)}  # pyright: ignore[reportPrivateUsage]
 
 
 def take_calls_to_wait_for() -> DeferredToolRequests | None:

@@ -240,7 +240,6 @@ CLI = (
     N_('cannot resolve the wait in {where}: {error}'),
     N_('{token}  opened {opened}  workflow {workflow}'),
     N_('waits for {name} (ask-user resolve TOKEN --json FILE)'),
-    N_('approve or deny'),
     N_('result of'),
     N_('call {id}'),
     N_('{id}  approval  asked {asked}  workflow {workflow}'),

@@ -52,22 +52,11 @@ def wait_items(
     questions = [_deferred_request(ctx, requests, call.tool_call_id, notes) for call in requests.calls]
     approvals = approvals_of(ctx, requests, token, workflow_id)
     if approvals:
-        addressing = _approvals_addressing(ctx, questions, audience, context)
+        from ._external_events import approvals_addressing
+
+        addressing = approvals_addressing(ctx, questions, audience, context)
         approvals = [replace(approval, **addressing) for approval in approvals]
     return questions, approvals
-
-
-def _approvals_addressing(
-    ctx: RunContext[Any], questions: list[AskUserRequest], audience: AudienceSetting, context: ContextSetting
-) -> dict[str, Any]:
-    """Whom a wait's approvals are for and where they come from: as set, else as its first question's."""
-    from ._capability import AskUser
-
-    if audience is None and context is None and questions:
-        return {'audience': questions[0].audience, 'context': questions[0].context}
-    # Resolved as `AskUser` resolves its own settings (a function called on the run, the agent and conversation).
-    setting = AskUser[Any](answerer=None, audience=audience, context=context)
-    return {'audience': setting._audience(ctx), 'context': setting._context(ctx)}  # pyright: ignore[reportPrivateUsage]
 
 
 def _deferred_request(

@@ -29,11 +29,12 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from temporalio import workflow
 
-from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse
+from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse, QuestionContext
 from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer, TemporalExternalEvents
 
 TASK_QUEUE = 'ask-user-tests'
@@ -180,6 +181,8 @@ class Turn:
     prompt: str | None = None
     history: list[ModelMessage] = field(default_factory=list[ModelMessage])
     answers: DeferredToolResults | None = None
+    owner: str = 'nobody'
+    """Whose run it is (the run's deps): the owned agents address their questions and approvals to them."""
 
 
 @dataclass
@@ -499,6 +502,88 @@ class UnpreparedApprovalWorkflow(PydanticAIWorkflow):
         return Outcome(result.output, result.all_messages())
 
 
+QUESTION_CALL_ID = 'call_1'
+"""The tool call id of the question an owned release asks beside its deploy call (`ASK_TOO` in the prompt)."""
+
+ASK_TOO = 'and ask'
+"""In the prompt of an owned release: the model asks `QUESTIONS` (as `QUESTION_CALL_ID`) beside its deploy call."""
+
+
+def _owner(ctx: RunContext[str]) -> str:
+    return ctx.deps
+
+
+def _release_context(ctx: RunContext[str]) -> QuestionContext:
+    return QuestionContext(title=f'Release for {ctx.deps}')
+
+
+def _release_then_report(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Deploy (call `CALL_ID`), asking `QUESTIONS` too when the prompt says `ASK_TOO`; then every result, by call."""
+    last = messages[-1]
+    assert isinstance(last, ModelRequest)
+    returned = {part.tool_call_id: part.content for part in last.parts if isinstance(part, ToolReturnPart)}
+    if returned:
+        return ModelResponse(parts=[TextPart(TOOL_SAID + json.dumps(returned, sort_keys=True))])
+    prompts = [part.content for part in last.parts if isinstance(part, UserPromptPart)]
+    calls = [ToolCallPart('deploy', DEPLOY_ARGS, tool_call_id=CALL_ID)]
+    if any(isinstance(prompt, str) and ASK_TOO in prompt for prompt in prompts):
+        calls.append(ToolCallPart('ask_user_question', QUESTIONS, tool_call_id=QUESTION_CALL_ID))
+    return ModelResponse(parts=calls)
+
+
+owned_release_agent = Agent(
+    FunctionModel(_release_then_report),
+    name='release_asker',
+    deps_type=str,
+    tools=[Tool(deploy, requires_approval=True)],
+    capabilities=[
+        TemporalDurability(),
+        TemporalExternalEvents(audience=_owner, context=_release_context),
+        AskUser(answerer=None, audience=_owner, context=_release_context, recommended_options=True),
+        RequestInput(ask=wait_for_a_person),
+    ],
+)
+"""A release of its owner's (deps): a deploy call waiting for approval, with a deferred question too (`ASK_TOO`), both
+addressed to the owner by `TemporalExternalEvents(audience=...)` and `AskUser(audience=...)`."""
+
+owned_asking_agent = Agent(
+    asking_model(),
+    name='owned_asker',
+    deps_type=str,
+    capabilities=[
+        TemporalDurability(),
+        AskUser(
+            answerer=TemporalAnswerer(), audience=_owner, context=_release_context, recommended_options=True, notes=True
+        ),
+    ],
+)
+"""`QUESTIONS` as call `CALL_ID`, waiting in the workflow (`TemporalAnswerer`), addressed to the run's owner."""
+
+
+@workflow.defn
+class OwnedReleaseWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `owned_release_agent` once for `Turn.owner`."""
+
+    __pydantic_ai_agents__ = (owned_release_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await owned_release_agent.run(turn.prompt, deps=turn.owner)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class OwnedAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `owned_asking_agent` once for `Turn.owner`."""
+
+    __pydantic_ai_agents__ = (owned_asking_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await owned_asking_agent.run(turn.prompt, deps=turn.owner)
+        return Outcome(result.output, result.all_messages())
+
+
 ALL_WORKFLOWS = (
     DurableAskWorkflow,
     WrappedAskWorkflow,
@@ -513,6 +598,8 @@ ALL_WORKFLOWS = (
     UnpreparedApprovalWorkflow,
     DeferredWaitingWorkflow,
     PolicyApprovalWorkflow,
+    OwnedReleaseWorkflow,
+    OwnedAskWorkflow,
 )
 """Every workflow a test worker runs."""
 

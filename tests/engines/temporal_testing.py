@@ -167,14 +167,16 @@ async def ask_user_cli(*args: str, stdin: str | None = None) -> tuple[int, str, 
 
 async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
     """The line of `ask-user pending --temporal ADDRESS --json` for what waits in `workflow_id` (its question, or its
-    wait: not the lines of the wait's approvals, `kind` `approval`), once it is listed."""
+    wait; for a wait of approvals only, which is listed by its approvals, its one approval, `kind` `approval`, which
+    has the wait's `token` too), once it is listed."""
     deadline = time.monotonic() + WAIT
     while True:
         code, out, err = await ask_user_cli('pending', '--temporal', address, '--json')
         assert code == 0, err
         *lines, trailer = map(json.loads, out.splitlines())
         assert trailer['total_exact'] is False  # the page's trailer: Temporal counts the waiting workflows
-        mine = [line for line in lines if line.get('workflow_id') == workflow_id and line.get('kind') != 'approval']
+        mine = [line for line in lines if line.get('workflow_id') == workflow_id]
+        mine = [line for line in mine if line.get('kind') != 'approval'] or mine
         if mine:
             [line] = mine
             return line

@@ -115,17 +115,16 @@ async def test_pending_lists_the_approval_with_its_call_and_resolve_approves_it_
 ) -> None:
     client, queue = worker
     handle = await _start(client, queue)
+    # A wait of approvals only is listed by its approval, which names the wait's token (what `resolve` takes).
     line = await listed_by_pending(temporal_address, handle.id)
     token = line['token']
-    assert 'id' not in line  # a wait has a token, where a question has an id: `answer` is not for it
+    assert line['kind'] == 'approval'
     assert token.endswith('.' + handle.id)
-    assert line['name'] == 'deferred_tool_calls'
-    assert line['approvals'] == [{'tool_call_id': CALL_ID, 'tool_name': 'deploy', 'args': DEPLOY_ARGS}]
-    assert line['calls'] == []
+    assert (line['tool_call_id'], line['tool_name'], line['args']) == (CALL_ID, 'deploy', DEPLOY_ARGS)
     code, out, err = await ask_user_cli('pending', '--temporal', temporal_address)
     assert code == 0, err
-    assert f'{token}  opened ' in out
-    assert f'  approve or deny: deploy {{"target":"production"}}  call {CALL_ID}\n' in out
+    assert f'  run deploy {{"target":"production"}}?  call {CALL_ID}\n' in out
+    assert f'(--approve, --deny REASON or --args JSON; wait {token})\n' in out
     questions = await TemporalQuestionStore(client=client).pending_records()
     assert all(record.workflow_id != handle.id for record in questions)  # an approval is no question (`answer`)
 
@@ -240,7 +239,7 @@ async def test_a_deferred_question_is_resolved_with_an_answer_read_as_ask_user_a
     handle = await _start(client, queue, DeferredWaitingWorkflow)
     line = await listed_by_pending(temporal_address, handle.id)
     token = line['token']
-    assert line['approvals'] == []
+    assert 'approvals' not in line  # a wait's approvals are lines of their own
     [call] = line['calls']
     assert (call['tool_call_id'], call['tool_name']) == (CALL_ID, 'ask_user_question')
     misfits = {

@@ -650,10 +650,11 @@ def run_pending(args: argparse.Namespace) -> int:
         try:
             page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
             if args.temporal is not None and args.cursor is None:
-                # The approvals waiting in the workflows too (`TemporalExternalEvents`), with the first page: Temporal
-                # lists them with their workflows, unpaged (they carry no audience, so `--for` keeps them all).
-                waits = await cast('TemporalQuestionStore', store).pending_events()
-                events = [event for event in waits if where.takes(event.created_at)]
+                # The other waits of the workflows too (`TemporalExternalEvents`), with the first page, unpaged as
+                # Temporal lists them with their workflows: those with a call to give a result for (a deferred
+                # question among them), or none of `RequestInput`'s. Their approvals are listed below, as DBOS's are.
+                waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
+                events = [event for event in waits if where.takes(event.created_at) and _more_than_approvals(event)]
             if args.cursor is None:
                 # The tool calls waiting for approval, with the first page, as the web inbox shows them: unpaged.
                 listed = await store.pending_approvals(visible_to=who)
@@ -741,11 +742,23 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
     return _without_nulls(line)
 
 
+def _more_than_approvals(record: TemporalEventRecord) -> bool:
+    """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no `RequestInput`); a wait
+    of approvals only is shown by its approvals alone.
+    """
+    requests = record.event.requests
+    return requests is None or bool(requests.calls)
+
+
 def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
     """One line of `pending --temporal --json` for a waiting external event: its `token` (what `resolve` takes, where
-    a question has an `id`), its workflow, when it opened, its name, and the calls it decides with the model's
-    arguments (none for a wait that is not `RequestInput`'s).
+    a question has an `id`), its workflow, when it opened, its name, and the calls waiting for a result with the
+    model's arguments (none for a wait that is not `RequestInput`'s). Its approvals are lines of their own (`kind`
+    `approval`, with this `token`), as every approval is.
     """
+    from .._audience import addressing_json
+    from ..temporal._store import addressed
+
     event = record.event
     line: dict[str, Any] = {
         'token': event.token,
@@ -754,9 +767,8 @@ def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
         'name': event.name,
     }
     if event.requests is not None:
-        line['approvals'] = [_call_json(call) for call in event.requests.approvals]
         line['calls'] = [_call_json(call) for call in event.requests.calls]
-    return line
+    return line | addressing_json(addressed(event))
 
 
 def _call_json(call: ToolCallPart) -> dict[str, Any]:
@@ -766,19 +778,22 @@ def _call_json(call: ToolCallPart) -> dict[str, Any]:
 
 def _print_event(record: TemporalEventRecord) -> None:
     """One waiting external event as `pending` shows it to a person, every string from the model made printable."""
+    from ..temporal._store import addressed
+
     event = record.event
     print(
         _('{token}  opened {opened}  workflow {workflow}').format(
             token=printable(event.token), opened=_timestamp(record.created_at), workflow=printable(record.workflow_id)
         )
     )
+    shown = addressed(event)
+    _print_addressing(shown.audience, shown.context)
     if event.requests is None:
         print('  ' + _('waits for {name} (ask-user resolve TOKEN --json FILE)').format(name=printable(event.name)))
         return
-    for kind, calls in ((_('approve or deny'), event.requests.approvals), (_('result of'), event.requests.calls)):
-        for call in calls:
-            shown = printable(f'{call.tool_name} {terminal_json(call.args_as_dict())}', allow_newline=False)
-            print(f'  {kind}: {_clipped(shown)}  ' + _('call {id}').format(id=printable(call.tool_call_id)))
+    for call in event.requests.calls:
+        shown = printable(f'{call.tool_name} {terminal_json(call.args_as_dict())}', allow_newline=False)
+        print('  ' + _('result of') + f': {_clipped(shown)}  ' + _('call {id}').format(id=printable(call.tool_call_id)))
 
 
 _ARGS_SHOWN = 300

@@ -22,19 +22,28 @@ could look up by name, and which a worker other than the one replaying the workf
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from pydantic import JsonValue
+from pydantic_ai import RunContext
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter
-from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.tools import AgentDepsT, DeferredToolRequests, DeferredToolResults
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 
-from .._external_events import ExternalEventsCapability, take_calls_to_wait_for, take_tool_parameters
+from .._answers import TOOL_NAME, AskUserRequest
+from .._audience import AudienceSetting, ContextSetting
+from .._external_events import (
+    ExternalEventsCapability,
+    approvals_addressing,
+    take_calls_to_wait_for,
+    take_tool_parameters,
+)
 from ._workflow import (
     EVENTS_QUERY_NAME,
     RESOLVE_UPDATE_NAME,
@@ -60,6 +69,17 @@ TOKEN_PREFIX = 'temporal1.'
 
 LISTED_PATCH = 'ask_user.list_external_events'
 """The patch id (`workflow.patched`) under which an external event's wait is listed in the workflow's visibility."""
+
+
+_approvals_addressed: ContextVar[dict[str, Any] | None] = ContextVar('ask_user_approvals_addressed', default=None)
+"""Whom the approvals of the wait opening now are for and where they come from (`approvals_addressing`), noted by
+`TemporalExternalEvents` just before `RequestInput` opens it; taken by the wait, as the calls are."""
+
+
+def _take_approvals_addressed() -> dict[str, Any]:
+    addressed = _approvals_addressed.get()
+    _approvals_addressed.set(None)
+    return {} if addressed is None else {**addressed, 'addressed': True}
 
 
 class NotATemporalTokenError(UserError, ValueError):
@@ -92,6 +112,7 @@ class TemporalEventWaiter(ExternalEventWaiter):
         # Held with the wait, so the Update refuses a decision that forgets a call or names another.
         requests = take_calls_to_wait_for()
         parameters = take_tool_parameters()
+        addressed = _take_approvals_addressed()
         answer = await ask(token)
         if answer is not None:
             return answer
@@ -99,7 +120,7 @@ class TemporalEventWaiter(ExternalEventWaiter):
         # A workflow whose history opened this wait before waits were listed replays without listing it: the
         # listing is commands in the history, which a replay must issue exactly as the first run did.
         listed = self.listed and workflow.patched(LISTED_PATCH)
-        waiting = WaitingEvent(token, name, requests, parameters)
+        waiting = WaitingEvent(token, name, requests, parameters, **addressed)
         resolution = await wait_in_workflow(instance, token, waiting, seconds, listed=listed)
         if resolution is None:
             raise ExternalEventError(f'No resolution arrived within {timeout}.')
@@ -120,6 +141,29 @@ class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
     listed: bool = True
     """Show the waits to `TemporalQuestionStore` and `ask-user pending --temporal` (`TemporalEventWaiter.listed`):
     the namespace must have the search attribute `AskUserQuestions`."""
+
+    audience: AudienceSetting = None
+    """Whom the tool approvals are for, as `AskUser(audience=...)`: a name, several, or a function of the run that
+    returns them (from `ctx.deps`, typically). `None`: whom the wait's first AskUser question is for, or anyone in a
+    wait without one. The web inbox and `ask-user pending --for` show an approval only to them (and to whoever sees
+    all). A function runs in workflow code, when the wait opens: it must decide from the run alone (no I/O), as
+    `AskUser`'s functions do under Temporal."""
+
+    context: ContextSetting = None
+    """Where the tool approvals come from, as `AskUser(context=...)`: a `QuestionContext`, or a function of the run.
+    With neither setting, the wait's first AskUser question's context, or the agent's name and the conversation in a
+    wait without one."""
+
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        """Note the calls still pending, and whom the wait's approvals are for, for the wait opening next."""
+        await super().handle_deferred_tool_calls(ctx, requests=requests)
+        if self.in_container():
+            calls = [call for call in requests.calls if call.tool_name == TOOL_NAME]
+            questions = [AskUserRequest.from_deferred(requests, call) for call in calls]
+            _approvals_addressed.set(approvals_addressing(ctx, questions, self.audience, self.context))
+        return None
 
     def in_container(self) -> bool:
         """Whether this runs in workflow code."""

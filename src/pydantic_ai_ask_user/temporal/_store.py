@@ -7,7 +7,7 @@ import binascii
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeVar, cast
 
 import anyio
@@ -25,7 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval
-from .._audience import Person, addressed_to, audience_includes
+from .._audience import Person, addressed_to, audience_from_json, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -33,6 +33,7 @@ from .._question_store import (
     BadCursorError,
     PendingFilter,
     PendingPage,
+    StoreError,
     StoreEvent,
     UnknownRequestError,
     WithdrawnError,
@@ -46,6 +47,7 @@ from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
     QUESTIONS_ATTRIBUTE_NAME,
+    SETTLED_MEMO,
     WAITING,
     WAITING_MEMO,
     ListedEvent,
@@ -65,6 +67,7 @@ __all__ = (
 )
 
 _T = TypeVar('_T')
+_E = TypeVar('_E', bound=StoreError)
 
 DEFAULT_ADDRESS = 'localhost:7233'
 """Where a Temporal server listens unless told otherwise (`temporal server start-dev`'s default)."""
@@ -184,28 +187,32 @@ class TemporalQuestionStore:
         waits = await self.pending_waits(visible_to=visible_to)
         return [record for record in waits if isinstance(record, TemporalRecord)]
 
-    async def pending_events(self) -> Sequence[TemporalEventRecord]:
+    async def pending_events(self, *, visible_to: Person | None = None) -> Sequence[TemporalEventRecord]:
         """Every listed external event waiting (`TemporalExternalEvents`: `RequestInput` approvals and deferred
-        calls), with its workflow and when it opened, oldest first.
+        calls), with its workflow and when it opened, oldest first; with `visible_to`, only the waits addressed to
+        that person (`addressed`: as `TemporalExternalEvents(audience=...)` or the wait's first question says).
         """
-        return [record for record in await self.pending_waits() if isinstance(record, TemporalEventRecord)]
+        waits = await self.pending_waits(visible_to=visible_to)
+        return [record for record in waits if isinstance(record, TemporalEventRecord)]
 
     async def pending_waits(
         self, *, visible_to: Person | None = None
     ) -> Sequence[TemporalRecord | TemporalEventRecord]:
         """Every waiting question and listed external event, oldest first, in one listing of the namespace.
 
-        With `visible_to`, only the questions that person may see: the audience travels in each workflow's memo
-        with the question and is filtered here, after listing. An external event is addressed to nobody in
-        particular (Pydantic AI's approvals carry no audience), so it is listed for everyone, as an unaddressed
-        question is.
+        With `visible_to`, only the questions and waits that person may see: the audience travels in each
+        workflow's memo with the question (and with the wait: `addressed`) and is filtered here, after listing.
         """
         records: list[TemporalRecord | TemporalEventRecord] = []
         async with _reaching(self):
             client = await self.connected()
             async for execution in client.list_workflows(_WAITING_QUERY):
                 records.extend(record for record in _waiting(execution) if addressed_to(record.request, visible_to))
-                records.extend(waiting_events(execution))
+                records.extend(
+                    record
+                    for record in waiting_events(execution)
+                    if audience_includes(addressed(record.event).audience, visible_to)
+                )
         records.sort(key=lambda record: (record.created_at, record.workflow_id))
         return records
 
@@ -213,11 +220,14 @@ class TemporalQuestionStore:
         """Every tool call waiting for approval in a listed `RequestInput` wait of the namespace, oldest first;
         `visible_to`'s only, if given.
 
-        An approval is addressed and in context as the first AskUser question of its wait is (Pydantic AI's
-        approvals carry neither), and so is a wait's every approval; one of a wait without a question is anyone's.
+        An approval is addressed and in context as its wait is (`TemporalExternalEvents(audience=..., context=...)`,
+        else the wait's first AskUser question's; an approval of a wait with neither is anyone's).
         """
-        approvals = [approval for record in await self.pending_events() for approval in _approvals_of(record)]
-        return [approval for approval in approvals if audience_includes(approval.audience, visible_to)]
+        return [
+            approval
+            for record in await self.pending_events(visible_to=visible_to)
+            for approval in _approvals_of(record)
+        ]
 
     async def pending_approvals_page(
         self, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None, visible_to: Person | None = None
@@ -410,13 +420,14 @@ class TemporalQuestionStore:
                 now = await handle.describe()
                 entries = now.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ()
                 if entry('answered', request_id) in entries:
-                    raise AlreadyAnsweredError(request_id)
+                    raise _addressed_as_asked(AlreadyAnsweredError(request_id), now)
                 if now.status == WorkflowExecutionStatus.RUNNING:
                     for record in _waiting(now):
                         if record.key == request_id:
                             return record.request, handle
                 if entry('withdrawn', request_id) in entries or entry('waiting', request_id) in entries:
-                    raise WithdrawnError(request_id)  # its wait ended unanswered, or its workflow did
+                    # Its wait ended unanswered, or its workflow did.
+                    raise _addressed_as_asked(WithdrawnError(request_id), now)
         raise UnknownRequestError(request_id)
 
     async def events(self) -> AsyncIterator[StoreEvent]:
@@ -472,6 +483,22 @@ def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
     ]
 
 
+def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
+    """`error` about a question that no longer waits, with whom the question was for when the memo of `execution`
+    still says (`SETTLED_MEMO`, or the questions a workflow that ended was waiting for): a front end then tells
+    someone else's finished question from a missing one only to those it was for. Read defensively: an audience
+    that does not read back as one is nobody's (`audience_from_json`).
+    """
+    key = error.request_id
+    audiences = _memo_field(execution, SETTLED_MEMO, list[str])
+    if key in audiences:
+        return error.for_audience(audience_from_json(audiences[key]))
+    for record in _waiting(execution):
+        if record.key == key:
+            return error.for_audience(record.request.audience)
+    return error  # unaddressed, or settled before this version kept audiences: anyone's to be told
+
+
 def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
     """The AskUser questions among the calls a `RequestInput` wait decides (none for another wait)."""
     from .._answers import TOOL_NAME
@@ -482,14 +509,23 @@ def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
     return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
 
 
+def addressed(event: WaitingEvent) -> WaitingEvent:
+    """`event` with whom it (its approvals, and its listing) is for and where it comes from: as it was addressed when
+    it opened, or, for a wait opened by an earlier version, as its first AskUser question is (anyone's without one).
+    """
+    if event.addressed:
+        return event
+    questions = _questions_of(event)
+    if not questions:
+        return replace(event, addressed=True)
+    return replace(event, audience=questions[0].audience, context=questions[0].context, addressed=True)
+
+
 def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
-    """The approvals a listed wait holds, as pending items: addressed and in context as its first question is."""
-    event = record.event
+    """The approvals a listed wait holds, as pending items, addressed and in context as the wait is."""
+    event = addressed(record.event)
     if event.requests is None:
         return []
-    questions = _questions_of(event)
-    audience = questions[0].audience if questions else None
-    context = questions[0].context if questions else None
     parameters = event.parameters or {}
     return [
         PendingApproval(
@@ -500,8 +536,8 @@ def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
             parameters=parameters.get(call.tool_name),
             workflow_id=record.workflow_id,
             created_at=record.created_at,
-            audience=audience,
-            context=context,
+            audience=event.audience,
+            context=event.context,
         )
         for call in event.requests.approvals
     ]

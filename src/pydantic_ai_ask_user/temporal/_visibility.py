@@ -31,12 +31,14 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
 from .._answers import AskUserRequest
+from .._audience import QuestionContext
 
 __all__ = (
     'QUESTIONS_ATTRIBUTE',
     'QUESTIONS_ATTRIBUTE_NAME',
     'WAITING_MEMO',
     'EVENTS_MEMO',
+    'SETTLED_MEMO',
     'WAITING',
     'SETTLED_KEPT',
     'WaitingQuestion',
@@ -58,6 +60,14 @@ WAITING_MEMO = 'ask_user_waiting'
 EVENTS_MEMO = 'ask_user_events'
 """The memo field holding the waiting external events of a listed `TemporalEventWaiter`, `{token: ListedEvent}`;
 absent when none waits."""
+
+SETTLED_MEMO = 'ask_user_settled'
+"""The memo field holding whom each addressed question that `AskUserQuestions` still says was answered or withdrawn
+was for, `{key: [names]}`: so a store tells someone else's finished question from a missing one, as it tells a
+waiting one. Absent while there is none (an unaddressed question is anyone's)."""
+
+SETTLED_PATCH = 'ask_user.settled_audiences'
+"""The patch id (`workflow.patched`) under which a workflow keeps `SETTLED_MEMO`."""
 
 WAITING = 'waiting'
 """The entry of `AskUserQuestions` present while the workflow waits for any answer (or listed external event)."""
@@ -100,6 +110,18 @@ class WaitingEvent:
     definitions when the wait opened: edited arguments are checked against it. `None` for a wait opened by an
     earlier version (edited arguments are then refused)."""
 
+    audience: tuple[str, ...] | None = None
+    """Whom the wait's approvals are for (`PendingApproval.audience`): as `TemporalExternalEvents(audience=...)` set
+    it when the wait opened, else as its first AskUser question's; `None` for anyone. The wait is listed to the same
+    people (`TemporalQuestionStore.pending_events(visible_to=...)`)."""
+
+    context: QuestionContext | None = None
+    """Where the wait's approvals come from (`PendingApproval.context`), set as `audience` is."""
+
+    addressed: bool = False
+    """Whether `audience` and `context` were set when the wait opened. `False` for a wait opened by an earlier
+    version, whose approvals are addressed and in context as its first AskUser question is (for anyone without one)."""
+
 
 @dataclass(frozen=True)
 class ListedEvent:
@@ -119,7 +141,7 @@ def entry(state: State, key: str) -> str:
 
 def publish_waits(
     pending: Mapping[str, AskUserRequest],
-    settled: tuple[State, str] | None = None,
+    settled: tuple[State, AskUserRequest] | None = None,
     *,
     events: Mapping[str, WaitingEvent] | None = None,
 ) -> None:
@@ -133,9 +155,10 @@ def publish_waits(
     current = list(info.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ())
     kept = [item for item in current if item.startswith(('answered:', 'withdrawn:'))]
     if settled is not None:
-        kept.append(entry(*settled))
+        kept.append(entry(settled[0], settled[1].key))
+    kept = kept[-SETTLED_KEPT:]
     entries = [WAITING] if pending or events else []
-    entries += [entry('waiting', key) for key in pending] + kept[-SETTLED_KEPT:]
+    entries += [entry('waiting', key) for key in pending] + kept
     workflow.upsert_search_attributes([QUESTIONS_ATTRIBUTE.value_set(entries)])  # pyright: ignore[reportUnknownMemberType]
     now = workflow.now().timestamp()
     none: dict[str, WaitingQuestion] = {}
@@ -143,6 +166,16 @@ def publish_waits(
     memo = {key: asked[key] if key in asked else WaitingQuestion(request, now) for key, request in pending.items()}
     # `None` removes the field: a workflow that waits for nothing carries no questions in its memo.
     fields: dict[str, object] = {WAITING_MEMO: memo or None}
+    no_audiences: dict[str, list[str]] = {}
+    audiences = workflow.memo_value(SETTLED_MEMO, no_audiences, type_hint=dict[str, list[str]])
+    if settled is not None and settled[1].audience is not None:
+        audiences = {**audiences, settled[1].key: list(settled[1].audience)}
+    kept_keys = {item.partition(':')[2] for item in kept}
+    audiences = {key: names for key, names in audiences.items() if key in kept_keys}
+    # Guarded as new commands are: a workflow whose history settled its questions before this version replays
+    # without the field, exactly as it ran.
+    if (audiences or SETTLED_MEMO in workflow.memo()) and workflow.patched(SETTLED_PATCH):
+        fields[SETTLED_MEMO] = audiences or None
     if events is not None:
         no_events: dict[str, ListedEvent] = {}
         opened = workflow.memo_value(EVENTS_MEMO, no_events, type_hint=dict[str, ListedEvent])

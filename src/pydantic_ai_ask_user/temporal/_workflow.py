@@ -303,11 +303,11 @@ async def wait_in_workflow(
         if listed:
             waits.listed.discard(key)
             settled = 'answered' if key in waits.given else 'withdrawn'
-            _publish(waits, (settled, key) if isinstance(waiting, AskUserRequest) else None)
+            _publish(waits, (settled, waiting) if isinstance(waiting, AskUserRequest) else None)
     return waits.given[key]
 
 
-def _publish(waits: _Waits, settled: tuple[Literal['answered', 'withdrawn'], str] | None = None) -> None:
+def _publish(waits: _Waits, settled: tuple[Literal['answered', 'withdrawn'], AskUserRequest] | None = None) -> None:
     """Show the listed waits open now (`TemporalQuestionStore` lists them), and the question `settled` names."""
     # In the order the waits opened (a set's order may differ on the worker that replays this).
     shown = {key: waiting for key, waiting in waits.pending.items() if key in waits.listed}
