@@ -25,8 +25,10 @@ import multiprocessing.context
 import multiprocessing.process
 import os
 import runpy
+import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,7 +38,7 @@ TESTS = Path(__file__).resolve().parent
 FOLDERS = [TESTS / 'durable', TESTS / 'engines', TESTS]
 """Where the worker programs and the modules they import are (the fork server's `PYTHONPATH`)."""
 
-PRELOADED = ['forked', 'worker', 'request_input_worker', 'temporal_worker']
+PRELOADED = ['forked', 'worker', 'request_input_worker', 'temporal_worker', 'ask_user_program']
 """The modules the fork server imports once, so that the programs forked from it need not."""
 
 
@@ -45,11 +47,23 @@ Output = str | multiprocessing.connection.Connection
 
 
 def run_forked(
-    script: str, argv: list[str], directory: str, environment: dict[str, str], out: Output, err: str
+    script: str,
+    argv: list[str],
+    directory: str,
+    environment: dict[str, str],
+    out: Output,
+    err: str,
+    stdin: str | None = None,
 ) -> None:
     """In a process forked from the fork server: run `script` as `python script ARGV` would, in `directory`, with
-    `environment`; its standard output to `out`, its standard error to the file `err`.
+    `environment`; its standard output to `out`, its standard error to the file `err`, its standard input from the
+    file `stdin` (empty, `/dev/null`, without).
     """
+    if stdin is not None:
+        handle = os.open(stdin, os.O_RDONLY)
+        os.dup2(handle, 0)
+        os.close(handle)
+        sys.stdin = open(0, encoding='utf-8', closefd=False)  # noqa: SIM115  (the process's, for its life)
     for target, where in ((1, out), (2, err)):
         if isinstance(where, str):
             handle = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -133,15 +147,53 @@ def forked(
     out: Output,
     err: Path,
     environment: dict[str, str] | None = None,
+    stdin: Path | None = None,
 ) -> Forked:
     """`command`, `[sys.executable, SCRIPT, *ARGS]`, run forked from the fork server (see the module's docstring).
 
     Its standard output goes to `out` (a file or a pipe's writing end, which the caller closes on its side after
-    this), its standard error to the file `err`; `environment` is this process's unless given.
+    this), its standard error to the file `err`, its standard input comes from the file `stdin` (else
+    `/dev/null`); `environment` is this process's unless given.
     """
     executable, script, *argv = command
     assert executable == sys.executable, f'not a Python program: {command}'
-    arguments = (script, argv, str(directory), dict(os.environ if environment is None else environment), out, str(err))
+    environ = dict(os.environ if environment is None else environment)
+    arguments = (script, argv, str(directory), environ, out, str(err), None if stdin is None else str(stdin))
     process = _fork_server().Process(target=run_forked, args=arguments, daemon=True)
     process.start()
     return Forked(process)
+
+
+ASK_USER_PROGRAM = TESTS / 'ask_user_program.py'
+"""`ask-user` as a program the fork server has imported (`PRELOADED`)."""
+
+
+def forked_cli(*args: str, stdin: str | None = None, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`ask-user ARGS` in a process of its own forked from the fork server, as `subprocess.run` would run it: its exit
+    code, standard output and standard error (text), standard input `stdin` (else empty). Killed after `timeout` s.
+
+    For the tests where the command is how a person answers from another process (its own Temporal client or
+    database connections, started and ended with it), not where the program itself is tested: a fresh interpreter
+    (`cli_support.run_cli`) is what those run, its imports, its start and its end.
+    """
+    with tempfile.TemporaryDirectory(prefix='ask-user-cli-') as folder:
+        files = Path(folder)
+        if stdin is not None:
+            (files / 'in').write_text(stdin, encoding='utf-8')
+        process = forked(
+            [sys.executable, str(ASK_USER_PROGRAM), *args],
+            Path.cwd(),
+            out=str(files / 'out'),
+            err=files / 'err',
+            stdin=None if stdin is None else files / 'in',
+        )
+        try:
+            code = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            raise
+        out, err = (
+            (files / name).read_text(encoding='utf-8') if (files / name).exists() else '' for name in ('out', 'err')
+        )
+        return subprocess.CompletedProcess(['ask-user', *args], code, out, err)

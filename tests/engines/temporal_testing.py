@@ -6,6 +6,7 @@ Not imported by the workers (the workflows are in `temporal_support`): this is t
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import multiprocessing
 import os
@@ -19,8 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import pytest
-from cli_support import run_cli
-from forked import Forked, forked
+from forked import Forked, forked, forked_cli
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
@@ -161,7 +161,7 @@ async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> Non
 async def ask_user_cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
     """`ask-user ARGS` in a process of its own (the person's, not the worker's: its Temporal client starts and ends
     with it); its exit code, stdout and stderr."""
-    done = await asyncio.to_thread(run_cli, *args, stdin=stdin)
+    done = await asyncio.to_thread(functools.partial(forked_cli, *args, stdin=stdin, timeout=WAIT))
     return done.returncode, done.stdout, done.stderr
 
 
