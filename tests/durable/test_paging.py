@@ -340,3 +340,39 @@ def postgres_url(postgres_server: str) -> str:
     from durable_support import fresh_postgres_database
 
     return fresh_postgres_database(postgres_server)
+
+
+async def test_decided_approvals_are_pruned_after_their_retention_never_pending_ones_nor_those_of_an_open_wait(
+    database_url: str,
+) -> None:
+    from pydantic_ai_ask_user.durable._db import claim_wait, ensure_table, event_approvals_table, open_wait_row
+    from pydantic_ai_ask_user.durable._sql import insert_approval
+    from pydantic_ai_ask_user.store import PendingApproval
+
+    engine = shared_engine(database_url)
+    ensure_table(engine)
+    names = {index['name'] for index in sa.inspect(engine).get_indexes(event_approvals_table.name)}
+    assert {'ix_ask_user_event_approvals_pending_order', 'ix_ask_user_event_approvals_updated_at'} <= names
+    long_ago = time.time() - 30 * 24 * 3600
+    calls = {
+        'closed': ('old-decided', 'old-withdrawn', 'new-decided', 'old-pending'),
+        'open': ('old-decided',),  # its wait still reads every decision of its approvals when it ends
+    }
+    table = event_approvals_table
+    with engine.begin() as conn:
+        for token, call_ids in calls.items():
+            open_wait_row(conn, token, f'wf-{token}')
+            for call_id in call_ids:
+                approval = PendingApproval(token, call_id, 'deploy', {}, workflow_id=f'wf-{token}')
+                insert_approval(conn, approval)
+        assert claim_wait(conn, 'closed')
+        decided = table.c.tool_call_id.in_(['old-decided', 'new-decided'])
+        conn.execute(sa.update(table).where(decided).values(status='decided'))
+        conn.execute(sa.update(table).where(table.c.tool_call_id == 'old-withdrawn').values(status='withdrawn'))
+        old = table.c.tool_call_id.startswith('old-')
+        conn.execute(sa.update(table).where(old).values(updated_at=long_ago))
+    async with DBOSQuestionStore(database_url) as store:
+        await store.prune_finished()
+    with engine.connect() as conn:
+        left = {tuple(row) for row in conn.execute(sa.select(table.c.token, table.c.tool_call_id))}
+    assert left == {('closed', 'new-decided'), ('closed', 'old-pending'), ('open', 'old-decided')}

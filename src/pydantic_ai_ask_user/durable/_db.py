@@ -255,7 +255,10 @@ event_approvals_table = sa.Table(
     sa.Column('decision', sa.Text(), nullable=True),
     sa.Column('decided_by', sa.String(ANSWERED_BY_LENGTH), nullable=True),
     sa.Column('created_at', sa.Float(), nullable=False),
-    sa.Column('updated_at', sa.Float(), nullable=False),
+    # The change feed every open inbox polls (`updated_at >= since`), and the pruning of decided approvals.
+    sa.Column('updated_at', sa.Float(), nullable=False, index=True),
+    # The inbox's order of the approvals, keyset-paged (`status = 'pending' AND (created_at, id) > cursor`).
+    sa.Index('ix_ask_user_event_approvals_pending_order', 'status', 'created_at', 'id'),
 )
 """One row per tool call a `RequestInput` wait needs approved, published by `ask_through_store` with the wait's
 questions: the tool, the model's arguments (JSON), the tool's parameters JSON schema recorded then (edited

@@ -294,7 +294,8 @@ class DBOSQuestionStore:
 
     async def prune_finished(self, *, older_than: float | None = None) -> int:
         """Delete the questions answered or withdrawn more than `older_than` seconds ago (by default
-        `finished_retention_seconds`); how many were deleted. `events()` calls it once an hour.
+        `finished_retention_seconds`), and the tool approvals decided or withdrawn as long ago; how many questions
+        were deleted. `events()` calls it once an hour.
         """
         keep = self.finished_retention_seconds if older_than is None else older_than
         if keep is None:
@@ -307,7 +308,11 @@ class DBOSQuestionStore:
             return 0
         with database.begin() as conn:
             return prune_finished(
-                conn, before, has_event_tables=self._has_event_table, has_addressees=self._has_addressees
+                conn,
+                before,
+                has_event_tables=self._has_event_table,
+                has_addressees=self._has_addressees,
+                has_approvals=self._approvals_ready(),
             )
 
     def _ended_workflows(self, workflow_ids: set[str], conn: Connection | None = None) -> set[str]:

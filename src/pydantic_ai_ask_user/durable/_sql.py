@@ -863,12 +863,22 @@ def count_pending_rows(
     return int(_one(conn, statement, parameters)[0])
 
 
-def prune_finished(conn: Connection, before: float, *, has_event_tables: bool, has_addressees: bool) -> int:
+def prune_finished(
+    conn: Connection, before: float, *, has_event_tables: bool, has_addressees: bool, has_approvals: bool = False
+) -> int:
     """Delete the questions answered or withdrawn before `before` (their tie to a wait's token, and their addressees
-    too); how many.
+    too), and with `has_approvals` the tool approvals decided or withdrawn before it; how many questions.
 
-    Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions.
+    Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions, and every
+    decision of its approvals.
     """
+    if has_approvals:
+        _execute(
+            conn,
+            f"DELETE FROM {EVENT_APPROVALS_TABLE_NAME} WHERE status <> 'pending' AND updated_at < :before AND token "
+            f"NOT IN (SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')",
+            {'before': before},
+        )
     finished = "status <> 'pending' AND updated_at < :before"
     if has_event_tables:
         still_read = (
