@@ -2,7 +2,7 @@
 UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: demo docs test test-floor test-under-load lint typecheck pytest bench format hypothesis-long messages
+.PHONY: demo docs test test-floor floor-tests test-under-load lint typecheck pytest bench format hypothesis-long messages
 
 demo:
 	@scripts/bootstrap.sh demo
@@ -18,16 +18,28 @@ docs:
 # PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Whole files are handed to idle
 # workers, the longest first (tests/durations.json, by tests/conftest.py): the minutes-long files start at once and
 # the last ones take seconds, and a file's module fixtures are made once. Coverage is measured in every process and
-# checked package by package.
+# checked package by package. pyright and the floor run (test-floor) go on beside the suite, on the CPU its waits
+# leave idle; their output is shown after its own, and any of the four failing fails `make test`.
 TEST_WORKERS ?= 4
+LOGS := test-artifacts/logs
 test:
 	@scripts/bootstrap.sh test
 	$(RUN) ruff check .
 	$(RUN) ruff format --check .
-	$(RUN) pyright src
-	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20
-	$(RUN) python scripts/coverage_floors.py
-	@$(MAKE) --no-print-directory test-floor
+	@mkdir -p $(LOGS)
+	@echo '$(RUN) pyright src  (beside the suite; its output follows it)'
+	@echo '$(MAKE) test-floor  (beside the suite; its output follows it)'
+	@$(RUN) pyright src > $(LOGS)/pyright.log 2>&1 & typing=$$!; \
+	$(MAKE) --no-print-directory floor-tests > $(LOGS)/test-floor.log 2>&1 & floor=$$!; \
+	echo '$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20'; \
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20; tests=$$?; \
+	if [ $$tests -eq 0 ]; then $(RUN) python scripts/coverage_floors.py; tests=$$?; fi; \
+	wait $$typing; typed=$$?; echo '--- pyright src'; cat $(LOGS)/pyright.log; \
+	wait $$floor; floored=$$?; echo '--- make test-floor'; cat $(LOGS)/test-floor.log; \
+	for part in "pytest and coverage:$$tests" "pyright:$$typed" "test-floor:$$floored"; do \
+		[ "$${part##*:}" -eq 0 ] || { echo "make test: $${part%:*} failed (exit $${part##*:})" >&2; failed=1; }; \
+	done; \
+	exit $${failed:-0}
 
 # The core's tests against the lowest versions pyproject.toml allows (pydantic-ai-slim's floor above all),
 # in a throwaway environment with no extra installed: the floor we publish is one we ran.
@@ -36,6 +48,10 @@ FLOOR_TESTS := tests/test_answers.py tests/test_capability.py tests/test_events.
 	tests/test_seed_examples.py tests/test_store_contract.py tests/test_opt_in_options.py
 test-floor:
 	@scripts/bootstrap.sh demo
+	@$(MAKE) --no-print-directory floor-tests
+
+# test-floor's tests, for `make test` (which set up already) to run beside the suite.
+floor-tests:
 	$(UV) run --isolated --no-dev --resolution lowest-direct \
 		--with 'pytest>=8' --with 'pytest-timeout>=2.3' --with 'anyio>=4' --with 'hypothesis>=6.100' --with 'pydantic-ai-slim[anthropic]' \
 		python -c "from importlib.metadata import version; print('floor: pydantic-ai-slim', version('pydantic-ai-slim'))"

@@ -18,4 +18,4 @@ import pydantic_ai_ask_user.temporal  # noqa: F401  (imported for the forks, as 
 from pydantic_ai_ask_user._cli import main
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())  # from `sys.argv`, as the installed script: a command that ends at once does here too
