@@ -28,14 +28,14 @@ test:
 	$(RUN) ruff format --check .
 	@mkdir -p $(LOGS)
 	@echo '$(RUN) pyright src  (beside the suite; its output follows it)'
-	@echo '$(MAKE) test-floor  (beside the suite; its output follows it)'
+	@echo '$(MAKE) floor-tests  (beside the suite: the test-floor run; its output follows it)'
 	@$(RUN) pyright src > $(LOGS)/pyright.log 2>&1 & typing=$$!; \
 	$(MAKE) --no-print-directory floor-tests > $(LOGS)/test-floor.log 2>&1 & floor=$$!; \
 	echo '$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20'; \
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20; tests=$$?; \
 	if [ $$tests -eq 0 ]; then $(RUN) python scripts/coverage_floors.py; tests=$$?; fi; \
 	wait $$typing; typed=$$?; echo '--- pyright src'; cat $(LOGS)/pyright.log; \
-	wait $$floor; floored=$$?; echo '--- make test-floor'; cat $(LOGS)/test-floor.log; \
+	wait $$floor; floored=$$?; echo '--- make floor-tests'; cat $(LOGS)/test-floor.log; \
 	for part in "pytest and coverage:$$tests" "pyright:$$typed" "test-floor:$$floored"; do \
 		[ "$${part##*:}" -eq 0 ] || { echo "make test: $${part%:*} failed (exit $${part##*:})" >&2; failed=1; }; \
 	done; \

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreError, StoreEvent, UnknownRequestError, WithdrawnError
 
@@ -40,6 +42,7 @@ def test_a_store_event_carries_the_request_only_when_it_is_requested() -> None:
     assert requested != answered
 
 
+@pytest.mark.extras  # the durable and Temporal stores need their extras (`make test-floor` installs none)
 def test_every_store_that_holds_approvals_is_an_approval_store_with_paging() -> None:
     # The in-process hub and the durable stores hold approvals; the web inbox lists and pages them over any of them.
     from pydantic_ai_ask_user.durable import DBOSQuestionStore
