@@ -68,12 +68,13 @@ format:
 	$(RUN) ruff format .
 	$(RUN) ruff check --fix .
 
-# The tests that drive real processes (pseudo-terminals, Chromium, PostgreSQL, DBOS workers) while a bounded
-# CPU load generator keeps every core busy: a slow machine must never look like a failure. Not part of `make test`.
+# The whole of `make test` while a bounded CPU load generator keeps every core busy: a slow machine must never
+# look like a failure (the tests that drive real processes, pseudo-terminals, Chromium, PostgreSQL, DBOS and Temporal
+# workers, above all). Not part of `make test`.
 test-under-load:
 	@scripts/bootstrap.sh test
 	@$(RUN) python scripts/cpu_load.py --seconds 3600 & load=$$!; \
-		$(RUN) pytest -p no:cacheprovider --no-cov tests/terminal tests/web tests/durable tests/engines tests/ui tests/mcp; status=$$?; \
+		$(MAKE) --no-print-directory test; status=$$?; \
 		kill $$load 2>/dev/null; wait $$load 2>/dev/null; exit $$status
 
 # The property tests with at least 10,000 examples each; not part of `make test`.
