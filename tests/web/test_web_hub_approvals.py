@@ -277,3 +277,27 @@ async def test_request_input_denies_with_a_reason_through_the_api_and_at_its_tim
                 await anyio.sleep(0.05)
     assert json.loads(outputs[0]) == ['not on a Friday']
     assert json.loads(outputs[1]) == [TIMED_OUT_DENIAL]
+
+
+async def test_model_written_arguments_are_drawn_the_same_live_and_on_a_reload_never_their_hidden_characters(
+    context: BrowserContext,
+) -> None:
+    # A bidirectional override, a zero-width space, a line separator and a C1 control, which JSON leaves raw.
+    hidden = '\u202e\u200b\u2028\x85'
+    hostile = PendingApproval('w1', 'call_0', 'deploy_to', {'note': f'ship{hidden}it'}, parameters=SCHEMA)
+    web = WebAnswerer()
+    async with serve(web.app) as base:
+        page = await context.new_page()
+        await page.goto(web.login_url(base, name='alice'))
+        await expect(page.locator('#live-status')).to_contain_text('appear here')
+        async with anyio.create_task_group() as waits:
+            waits.start_soon(web.hub.ask_wait, 'w1', [], [hostile])
+            args = page.locator('#approvals li .args')
+            await expect(args).to_have_count(1)  # drawn by the page's script, from the event stream
+            live = await args.text_content()
+            await page.reload()
+            await expect(args).to_have_count(1)  # drawn by the server
+            reloaded = await args.text_content()
+            waits.cancel_scope.cancel()
+        web.close()  # the open page's event stream ends
+    assert live == reloaded == '{"note":"ship\ufffd\ufffd\ufffd\ufffdit"}'

@@ -31,6 +31,11 @@
   }
 
   // [one, other]: the page's language has at most these two forms.
+  // As the server's `printable` draws what the model or the app wrote: every character that may not be drawn
+  // (controls, format characters such as bidirectional overrides and zero-width spaces, surrogates, line and
+  // paragraph separators) becomes U+FFFD, so that a row drawn live reads as the same row on a reloaded page.
+  const undrawable = /(?!\n)[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+  function printable(text) { return String(text).replace(undrawable, '\uFFFD'); }
   function plural(forms, count) { return forms[count === 1 ? 0 : 1].replace('{count}', String(count)); }
   function asked(at) { return texts.asked.replace('{when}', ago(at)); }
 
@@ -114,7 +119,7 @@
     if (typeof context.agent_name === 'string') {
       const agent = document.createElement('span');
       agent.className = 'agent';
-      agent.textContent = context.agent_name;
+      agent.textContent = printable(context.agent_name);
       meta.append(' · ', agent);
     }
     run.append(texts.run + ' ', runId);
@@ -122,7 +127,7 @@
     if (typeof context.title === 'string') {
       const title = document.createElement('span');
       title.className = 'title';
-      title.textContent = context.title;
+      title.textContent = printable(context.title);
       li.append(title, '\n');
     }
     li.append(link, '\n', meta);
@@ -274,25 +279,25 @@
       if (typeof context.title === 'string') {
         const title = document.createElement('span');
         title.className = 'title';
-        title.textContent = context.title;
+        title.textContent = printable(context.title);
         li.append(title, '\n');
       }
       const link = document.createElement('a');
       link.href = base + 'approvals/' + encodeURIComponent(approval.id);
       const tool = document.createElement('code');
-      tool.textContent = approval.tool_name;
+      tool.textContent = printable(approval.tool_name);
       link.append(tool);
       const args = document.createElement('span');
       args.className = 'args';
       const line = JSON.stringify(approval.args);
-      args.textContent = line.length <= 200 ? line : line.slice(0, 199) + '…';
+      args.textContent = printable(line.length <= 200 ? line : line.slice(0, 199) + '…');
       const meta = document.createElement('span');
       meta.className = 'meta';
       meta.append(texts.approval);
       if (typeof context.agent_name === 'string') {
         const agent = document.createElement('span');
         agent.className = 'agent';
-        agent.textContent = context.agent_name;
+        agent.textContent = printable(context.agent_name);
         meta.append(' · ', agent);
       }
       if (typeof approval.run_id === 'string') {
@@ -300,7 +305,7 @@
         run.className = 'run';
         const runId = document.createElement('span');
         runId.className = 'run-id';
-        runId.textContent = approval.run_id;
+        runId.textContent = printable(approval.run_id);
         run.append(texts.run + ' ', runId);
         meta.append(' · ', run);
       }
