@@ -673,17 +673,28 @@ def audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, di
     return '(' + ' OR '.join(['audience IS NULL', *found]) + ')', parameters
 
 
-def _names_found(person: Person, dialect: str, column: str) -> tuple[list[str], dict[str, Any]]:
-    """The conditions (any one will do) that the audience `column` names one of `person`'s names, as
-    `audience_condition` tells, and their parameters.
+def _names_found(
+    person: Person, dialect: str, column: str, *, ensure_ascii: bool = True, closed: bool = False
+) -> tuple[list[str], dict[str, Any]]:
+    """The conditions (any one will do) that the JSON list of names in `column` (written by `json.dumps` with
+    `ensure_ascii` as given, `", "` between names) holds one of `person`'s names, as `audience_condition` tells, and
+    their parameters: two a name, the quoted name after `[` or after `, `.
+
+    `closed`: each match must also be followed by `,` or `]`, where the list's element ends, for a column whose JSON
+    holds more than the list (an approval's `addressing`, where a context key is followed by `:`).
     """
     parameters: dict[str, Any] = {}
-    for index, name in enumerate(sorted(person.names)):
-        quoted = json.dumps(name)
-        parameters[f'first_{index}'] = '[' + quoted
-        parameters[f'later_{index}'] = ', ' + quoted
+    found: list[str] = []
     find = 'strpos' if dialect == 'postgresql' else 'instr'
-    return [f'{find}({column}, :{key}) > 0' for key in parameters], parameters
+    for index, name in enumerate(sorted(person.names)):
+        quoted = json.dumps(name, ensure_ascii=ensure_ascii)
+        for key, text in ((f'first_{index}', '[' + quoted), (f'later_{index}', ', ' + quoted)):
+            parameters[key] = text
+            at = f'{find}({column}, :{key})'
+            # The length is a number this code made, never the person's text.
+            after = f'substr({column}, {at} + {len(text)}, 1)'
+            found.append(f"({at} > 0 AND {after} IN (',', ']'))" if closed else f'{at} > 0')
+    return found, parameters
 
 
 def _audience_where(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
@@ -1268,18 +1279,8 @@ def approval_audience_condition(visible_to: Person | None, dialect: str) -> tupl
     """
     if visible_to is None or visible_to.sees_all:
         return None
-    parameters: dict[str, Any] = {'addressed': _ADDRESSED}
-    found: list[str] = []
-    find = 'strpos' if dialect == 'postgresql' else 'instr'
-    for index, name in enumerate(sorted(visible_to.names)):
-        quoted = json.dumps(name, ensure_ascii=False)
-        parameters[f'first_{index}'] = '[' + quoted
-        parameters[f'later_{index}'] = ', ' + quoted
-        for start in (f'first_{index}', f'later_{index}'):
-            # Followed by `,` or `]` (a context key is followed by `:`); the length is a number this code made.
-            at = f'{find}(a.addressing, :{start})'
-            after = f'substr(a.addressing, {at} + {len(parameters[start])}, 1)'
-            found.append(f"({at} > 0 AND {after} IN (',', ']'))")
+    found, parameters = _names_found(visible_to, dialect, 'a.addressing', ensure_ascii=False, closed=True)
+    parameters['addressed'] = _ADDRESSED
     unaddressed = f'(a.addressing IS NULL OR substr(a.addressing, 1, {len(_ADDRESSED)}) <> :addressed)'
     return '(' + ' OR '.join([unaddressed, *found]) + ')', parameters
 
