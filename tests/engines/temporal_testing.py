@@ -148,10 +148,20 @@ async def wait_for_file(path: Path) -> None:
         await asyncio.sleep(0.05)  # the poll's pace, not a wait for time to pass
 
 
+async def history_kinds(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    """The kind of each event in the workflow's history, in order (`workflow_execution_completed_event_attributes`...)."""
+    history = await handle.fetch_history()
+    return [event.WhichOneof('attributes') for event in history.events]
+
+
+async def accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
+    """How many Updates the workflow accepted: one per decision or answer that reached the run."""
+    return (await history_kinds(handle)).count('workflow_execution_update_accepted_event_attributes')
+
+
 async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> None:
     """The run completed once: one execution of the workflow, and one accepted Update in its history."""
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
+    kinds = await history_kinds(handle)
     assert kinds.count('workflow_execution_completed_event_attributes') == 1
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     executions = [execution async for execution in client.list_workflows(f'WorkflowId = "{handle.id}"')]

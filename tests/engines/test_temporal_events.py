@@ -38,6 +38,7 @@ from temporal_support import (
 )
 from temporal_testing import (
     ANSWER,
+    accepted_updates,
     asked,
     finished_once,
     told,
@@ -111,13 +112,6 @@ def _is_the_deploy_approval(event: WaitingEvent) -> None:
     assert event.requests.calls == []
 
 
-async def _accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
-    history = await handle.fetch_history()
-    return [event.WhichOneof('attributes') for event in history.events].count(
-        'workflow_execution_update_accepted_event_attributes'
-    )
-
-
 @pytest.mark.parametrize(
     'workflow', [ApprovalWorkflow, WrappedApprovalWorkflow], ids=['TemporalDurability', 'TemporalAgent']
 )
@@ -183,7 +177,7 @@ async def test_a_malformed_or_foreign_decision_is_refused_to_its_sender_and_not_
         await resolve_temporal_event(other_client, 'dbos1.abc.' + handle.id, APPROVED)
 
     assert await pending_temporal_events(handle) == [event]  # still waiting: nothing was recorded
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
     assert DEPLOYED == []
 
     await resolve_temporal_event(other_client, event.token, APPROVED)
@@ -246,7 +240,7 @@ async def test_a_deferred_question_waits_as_a_request_input_call_and_only_an_ans
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await resolve_temporal_event(other_client, event.token, DeferredToolResults(calls={CALL_ID: misfit}))
         assert "call 'call_0'" in str(refused.value.cause)
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
 
     answer = AskUserResponse(answers=(AskUserAnswer(header='Database', selected=('SQLite',)), *ANSWER.answers[1:]))
     await resolve_temporal_event(
@@ -279,7 +273,7 @@ async def test_an_ask_that_decides_in_place_opens_no_wait(client: Client, worker
     assert (await handle.result()).output == DEPLOYED_TEXT
     assert DEPLOYED == ['production']
     assert await pending_temporal_events(handle) == []
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
 
 
 async def test_outside_a_workflow_temporal_external_events_leaves_the_wait_in_process() -> None:

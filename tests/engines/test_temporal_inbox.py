@@ -32,7 +32,7 @@ from temporal_support import (
     Turn,
     patient_worker,
 )
-from temporal_testing import ask_user_cli, listed_by_pending
+from temporal_testing import ask_user_cli, history_kinds, listed_by_pending
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, read_line
 
@@ -116,8 +116,7 @@ async def test_ask_user_pending_lists_a_question_waiting_in_a_workflow_and_ask_u
     )
     assert code == 6, err
     assert 'already been answered' in err
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
+    kinds = await history_kinds(handle)
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     assert kinds.count('workflow_execution_completed_event_attributes') == 1
 
@@ -222,8 +221,7 @@ async def test_the_temporal_server_restarted_mid_wait_still_lists_the_question_a
     assert len(EVENTS) == 1  # asked once
     assert json.loads(out) == ask_user_result(request, ANSWER)
     assert outcome.output == _told(request, ANSWER)
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
+    kinds = await history_kinds(handle)
     assert kinds.count('workflow_execution_update_accepted_event_attributes') == 1
     assert kinds.count('workflow_execution_completed_event_attributes') == 1
 

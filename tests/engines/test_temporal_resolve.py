@@ -37,7 +37,7 @@ from temporal_support import (
     patient_worker,
     wait_for_a_person,
 )
-from temporal_testing import ask_user_cli, finished_once, listed_by_pending, wait_for_file
+from temporal_testing import accepted_updates, ask_user_cli, finished_once, listed_by_pending, wait_for_file
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
@@ -102,12 +102,6 @@ async def _start(client: Client, queue: str, workflow_type: Any = ApprovalWorkfl
         execution_timeout=timedelta(seconds=WAIT * 3),
         result_type=Outcome,
     )
-
-
-async def _accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
-    return kinds.count('workflow_execution_update_accepted_event_attributes')
 
 
 async def test_pending_lists_the_approval_with_its_call_and_resolve_approves_it_once_from_another_process(
@@ -204,7 +198,7 @@ async def test_a_bad_decision_is_refused_saying_why_nothing_reaches_the_run_and_
     assert GONE in err
 
     assert [event.token for event in await pending_temporal_events(handle)] == [token]  # still waiting
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
     assert DEPLOYED == []
 
     # The beginning of the token will do, as git takes a commit's (the format's prefix begins every token: not that).
@@ -225,7 +219,7 @@ async def test_a_token_prefix_that_begins_several_waits_is_refused_listing_them(
     assert (code, out) == (2, ''), err
     assert "'temporal1.' begins" in err
     assert all(token in err for token in tokens)
-    assert await _accepted_updates(first) == await _accepted_updates(second) == 0
+    assert await accepted_updates(first) == await accepted_updates(second) == 0
     for token in tokens:
         code, _, err = await ask_user_cli('resolve', token, '--temporal', temporal_address, '--fail', 'cancelled')
         assert code == 0, err
@@ -257,7 +251,7 @@ async def test_a_deferred_question_is_resolved_with_an_answer_read_as_ask_user_a
         )
         assert (code, out) == (2, ''), err
         assert message in err, err
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
 
     [event] = await pending_temporal_events(handle)
     assert event.requests is not None

@@ -36,7 +36,7 @@ from temporal_support import (
     Turn,
     patient_worker,
 )
-from temporal_testing import ANSWER, ask_user_cli, told
+from temporal_testing import ANSWER, accepted_updates, ask_user_cli, told
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
 
@@ -116,12 +116,6 @@ def _json_lines(out: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return lines, trailer
 
 
-async def _accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
-    history = await handle.fetch_history()
-    kinds = [event.WhichOneof('attributes') for event in history.events]
-    return kinds.count('workflow_execution_update_accepted_event_attributes')
-
-
 async def test_an_approval_only_wait_addressed_to_alice_is_hers_alone_everywhere_and_bob_s_is_his(
     temporal_server: TemporalServer, worker: tuple[Client, str]
 ) -> None:
@@ -187,7 +181,7 @@ async def test_an_approval_only_wait_addressed_to_alice_is_hers_alone_everywhere
             assert [response.status_code for response in sent] == [404, 404], path
             assert sent[0].text.replace(alice.key, MISSING) == sent[1].text, path
         assert await store.get_approval(alice.key) == alice  # bob's attempt reached nothing
-        assert await _accepted_updates(runs['alice']) == 0
+        assert await accepted_updates(runs['alice']) == 0
 
         decided = await web.post(f'api/approvals/{alice.key}/decide', headers=as_alice, json='approve')
         assert decided.status_code == 200, decided.text
@@ -258,7 +252,7 @@ async def test_addressed_questions_are_listed_counted_and_answered_only_by_their
         assert [item['id'] for item in body['requests']] == [bob.key]
         assert body['total'] == 1
         await _looks_missing(web, as_bob, alice.key)
-        assert await _accepted_updates(runs['alice']) == 0
+        assert await accepted_updates(runs['alice']) == 0
         operator = (await web.get('api/requests', headers={'x-user': 'operator'})).json()
         assert {item['id'] for item in operator['requests']} == {alice.key, bob.key}
 
@@ -275,7 +269,7 @@ async def test_addressed_questions_are_listed_counted_and_answered_only_by_their
     )
     assert code == 0, err
     assert (await runs['alice'].result()).output == told(alice.request, ANSWER)
-    assert await _accepted_updates(runs['alice']) == 1
+    assert await accepted_updates(runs['alice']) == 1
 
 
 async def _looks_missing(web: httpx.AsyncClient, headers: dict[str, str], key: str) -> None:
@@ -390,7 +384,7 @@ async def test_answer_token_json_decides_a_whole_temporal_wait_all_or_nothing_an
         await store.decide_wait({MISSING: ApprovalDecision.approve()}, {})
     # Nothing reached the run: it still waits on the same wait, with no Update accepted.
     assert [event.token for event in await pending_temporal_events(handle)] == [token]
-    assert await _accepted_updates(handle) == 0
+    assert await accepted_updates(handle) == 0
     assert DEPLOYED == []
 
     # Both at once, by call id: the approval edited, the question answered (labels matched ignoring case).
@@ -410,7 +404,7 @@ async def test_answer_token_json_decides_a_whole_temporal_wait_all_or_nothing_an
         QUESTION_CALL_ID: {'Database': ['SQLite'], 'Region': ['EU']},
     }
     assert DEPLOYED == ['staging']
-    assert await _accepted_updates(handle) == 1
+    assert await accepted_updates(handle) == 1
     code, out, err = await answer({CALL_ID: 'approve', QUESTION_CALL_ID: good_answer})
     assert (code, out) == (7, ''), err
     assert 'nothing waits under this token' in err
