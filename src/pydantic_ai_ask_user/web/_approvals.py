@@ -31,7 +31,7 @@ from pydantic_ai_ask_user.store import (
 )
 
 from ._api import error_json, store_error
-from ._context import AppContext
+from ._context import AppContext, seen_by
 from ._forms import FIELDS
 from ._pages import (
     Pages,
@@ -97,12 +97,8 @@ class Approvals:
             raise UnknownRequestError(key)
         try:
             approval = await store.get_approval(key)
-        except UnknownRequestError:
-            raise
         except StoreError as error:
-            if error.audience_known and not audience_includes(error.audience, who):
-                raise UnknownRequestError(key) from None
-            raise
+            raise seen_by(who, error, key) from None
         if not audience_includes(approval.audience, who):
             raise UnknownRequestError(key)
         return approval

@@ -31,6 +31,16 @@ _UNREACHABLE_ERRORS = frozenset({'OperationalError', 'InterfaceError', 'Disconne
 _log = logging.getLogger('pydantic_ai_ask_user.web')
 
 
+def seen_by(who: Person, error: StoreError, key: str) -> StoreError:
+    """`error` of the item `key` (a question or an approval) as `who` may be told it: when it says the item was
+    someone else's (answered, decided or withdrawn, `StoreError.audience_known`), the very error of a missing one
+    (`UnknownRequestError`), never one that says it exists.
+    """
+    if error.audience_known and not audience_includes(error.audience, who):
+        return UnknownRequestError(key)
+    return error
+
+
 class AppContext:
     """One app's store, gate and options, and its state: what the sign-in pages say, whether it has finished."""
 
@@ -59,12 +69,8 @@ class AppContext:
         self.check_id(request_id)
         try:
             request = await self.store.get(request_id)
-        except UnknownRequestError:
-            raise
         except StoreError as error:
-            if error.audience_known and not audience_includes(error.audience, who):
-                raise UnknownRequestError(request_id) from None
-            raise
+            raise seen_by(who, error, request_id) from None
         if not addressed_to(request, who):
             raise UnknownRequestError(request_id)
         return request
