@@ -5,6 +5,7 @@ import io
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -70,11 +71,36 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
     bound = _timeout(item.config)
     if bound:
         faulthandler.dump_traceback_later(_backstop(bound), exit=True, file=item.config.stash[_STDERR])
+    started, times = time.time(), os.times()
     try:
         return (yield)
     finally:
         if bound:
             faulthandler.cancel_dump_traceback_later()
+        if TIMELINE:
+            _record(item, started, times)
+
+
+TIMELINE = os.environ.get('ASK_USER_TEST_TIMELINE', '')
+"""A directory where each test process writes a line per test: when it ran and the CPU it and its children took.
+
+For `scripts/test_timeline.py`, which shows where a whole run's time goes: which worker ran what, when, and what
+each file cost. Unset, nothing is written."""
+
+
+def _record(item: pytest.Item, started: float, times: os.times_result) -> None:
+    now = os.times()
+    line = {
+        'worker': os.environ.get('PYTEST_XDIST_WORKER', 'main'),
+        'test': item.nodeid,
+        'start': started,
+        'end': time.time(),
+        'cpu': now.user + now.system - times.user - times.system,
+        'children_cpu': now.children_user + now.children_system - times.children_user - times.children_system,
+    }
+    worker = line['worker']
+    with open(Path(TIMELINE, f'{worker}.jsonl'), 'a', encoding='utf-8') as out:
+        out.write(json.dumps(line) + '\n')
 
 
 DURATIONS = Path(__file__).with_name('durations.json')
