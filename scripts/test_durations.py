@@ -1,7 +1,7 @@
-"""Write `tests/durations.json`, each test file's seconds, from the output of a `pytest --durations=0` run.
+"""Write `tests/durations.json`, each test file's seconds, from a whole run's timeline or `--durations=0` table.
 
-    pytest -n 4 --dist loadfile --durations=0 -p no:cacheprovider > run.log
-    python scripts/test_durations.py run.log
+    ASK_USER_TEST_TIMELINE=DIR make test     (or: pytest -n 4 --dist loadfile --durations=0 > run.log)
+    python scripts/test_durations.py DIR     (or: python scripts/test_durations.py run.log)
 
 `make test` hands whole files to its xdist workers, the longest first (`tests/conftest.py` orders the collection
 by these figures): a file that takes minutes starts at once rather than at the end, where it would keep one
@@ -27,11 +27,19 @@ LINE = re.compile(r'^([0-9.]+)s (?:setup|call|teardown)\s+(tests/[^:\s]+)::')
 
 def main(log: str) -> None:
     seconds: Counter[str] = Counter()
-    for line in Path(log).read_text(encoding='utf-8', errors='replace').splitlines():
-        if found := LINE.match(line):
-            seconds[found[2]] += float(found[1])
+    if Path(log).is_dir():
+        # A timeline (tests/conftest.py): each test's span, set-up and teardown included, in its xdist worker.
+        for path in Path(log).glob('gw*.jsonl'):
+            for line in path.read_text(encoding='utf-8').splitlines():
+                test = json.loads(line)
+                if 'test' in test:
+                    seconds[test['test'].split('::', 1)[0]] += test['end'] - test['start']
+    else:
+        for line in Path(log).read_text(encoding='utf-8', errors='replace').splitlines():
+            if found := LINE.match(line):
+                seconds[found[2]] += float(found[1])
     if not seconds:
-        sys.exit(f'{log}: no `--durations=0` table in it')
+        sys.exit(f'{log}: no timeline of xdist workers or `--durations=0` table in it')
     figures = {name: round(total, 1) for name, total in sorted(seconds.items())}
     OUTPUT.write_text(json.dumps(figures, indent=1) + '\n', encoding='utf-8')
     print(f'{OUTPUT}: {len(figures)} files, {sum(figures.values()):.0f} s in all')

@@ -90,17 +90,54 @@ each file cost. Unset, nothing is written."""
 
 def _record(item: pytest.Item, started: float, times: os.times_result) -> None:
     now = os.times()
-    line = {
-        'worker': os.environ.get('PYTEST_XDIST_WORKER', 'main'),
-        'test': item.nodeid,
-        'start': started,
-        'end': time.time(),
-        'cpu': now.user + now.system - times.user - times.system,
-        'children_cpu': now.children_user + now.children_system - times.children_user - times.children_system,
-    }
-    worker = line['worker']
+    _write_line(
+        {
+            'test': item.nodeid,
+            'start': started,
+            'end': time.time(),
+            'cpu': now.user + now.system - times.user - times.system,
+            'children_cpu': now.children_user + now.children_system - times.children_user - times.children_system,
+        }
+    )
+
+
+def _write_line(line: dict[str, object]) -> None:
+    worker = os.environ.get('PYTEST_XDIST_WORKER', f'main-{os.getpid()}')
     with open(Path(TIMELINE, f'{worker}.jsonl'), 'a', encoding='utf-8') as out:
-        out.write(json.dumps(line) + '\n')
+        out.write(json.dumps({'worker': worker, **line}) + '\n')
+
+
+def _event(name: str) -> None:
+    """A moment of the session in the timeline (its start, collection's end, its end), with the CPU so far."""
+    if TIMELINE:
+        times = os.times()
+        _write_line({'event': name, 'at': time.time(), 'cpu': times.user + times.system})
+
+
+def pytest_sessionstart() -> None:
+    _event('session start')
+
+
+def pytest_collection_finish() -> None:
+    _event('collected')
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish() -> Iterator[None]:
+    _event('session finish')  # the last test is done; the session's fixtures are torn down next
+    try:
+        return (yield)
+    finally:
+        _event('session finished')
+
+
+def pytest_unconfigure() -> None:
+    _event('unconfigure')
+
+
+def pytest_testnodedown(node: object) -> None:
+    """Under xdist, in the main process: a worker is done (its coverage data is combined next)."""
+    _event(f'{node.gateway.id} down')
 
 
 DURATIONS = Path(__file__).with_name('durations.json')
