@@ -23,8 +23,9 @@ docs:
 # PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Whole files are handed to idle
 # workers, the longest first (tests/durations.json, by tests/conftest.py): the minutes-long files start at once and
 # the last ones take seconds, and a file's module fixtures are made once. Coverage is measured in every process and
-# checked package by package. pyright and the floor run (test-floor) go on beside the suite, on the CPU its waits
-# leave idle; their output is shown after its own, and any of the four failing fails `make test`.
+# checked package by package. pyright and the floor run (test-floor) go on beside the suite, niced: on the CPU its
+# waits leave idle, never slowing a test; their output is shown after its own, and any of the four failing fails
+# `make test`.
 TEST_WORKERS ?= 4
 LOGS := test-artifacts/logs
 test:
@@ -34,8 +35,8 @@ test:
 	@mkdir -p $(LOGS)
 	@echo '$(RUN) pyright src  (beside the suite; its output follows it)'
 	@echo '$(MAKE) floor-tests  (beside the suite: the test-floor run; its output follows it)'
-	@$(RUN) pyright src > $(LOGS)/pyright.log 2>&1 & typing=$$!; \
-	$(MAKE) --no-print-directory floor-tests > $(LOGS)/test-floor.log 2>&1 & floor=$$!; \
+	@nice -n 10 $(RUN) pyright src > $(LOGS)/pyright.log 2>&1 & typing=$$!; \
+	nice -n 10 $(MAKE) --no-print-directory floor-tests > $(LOGS)/test-floor.log 2>&1 & floor=$$!; \
 	echo '$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20'; \
 	$(RUN) pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=20; tests=$$?; \
 	if [ $$tests -eq 0 ]; then $(RUN) python scripts/coverage_floors.py; tests=$$?; fi; \

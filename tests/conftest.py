@@ -135,6 +135,7 @@ def pytest_unconfigure() -> None:
     _event('unconfigure')
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: `make test-floor` runs without it
 def pytest_testnodedown(node: object) -> None:
     """Under xdist, in the main process: a worker is done (its coverage data is combined next)."""
     _event(f'{node.gateway.id} down')
