@@ -3,8 +3,8 @@ directory, in a fresh virtualenv.
 
 `tests/test_readme.py` runs the examples inside this test session, where `tests/conftest.py` and the dev
 dependencies help them. Here nothing helps: each example gets a new virtualenv (`uv venv`) holding this
-project, installed from the working tree with only the extras its imports need, and the packages its
-section of the page tells the reader to install; then it runs with plain `python` (or `python -m pytest`
+project (its wheel, built from the working tree) with only the extras its imports need, and the packages
+its section of the page tells the reader to install; then it runs with plain `python` (or `python -m pytest`
 for an example that is a test file) in an empty directory, and what it prints is checked against its
 `#>` comments. Versions are pinned to `uv.lock`, so the run is the same offline once uv's cache is warm.
 """
@@ -166,6 +166,15 @@ class Virtualenvs:
             timeout=INSTALL_SECONDS,
         )
         self.constraints.write_text(exported.stdout, encoding='utf-8')
+        # The project's wheel, built once from the working tree, as a user gets it from the index; each
+        # virtualenv installs it with its extras, rather than building the same wheel again for each.
+        subprocess.run(
+            [*uv, 'build', '--wheel', '-q', '--out-dir', str(root / 'dist'), str(ROOT)],
+            check=True,
+            timeout=INSTALL_SECONDS,
+            env=_clean_env(),
+        )
+        (self.wheel,) = (root / 'dist').glob('*.whl')
 
     def python(self, extras: frozenset[str], packages: frozenset[str]) -> Path:
         key = (extras, packages)
@@ -173,7 +182,8 @@ class Virtualenvs:
             venv = self.root / f'venv-{len(self.made)}'
             subprocess.run([*self.uv, 'venv', '-q', '--python', sys.executable, str(venv)], check=True, timeout=120)
             python = venv / 'bin' / 'python'
-            project = f'{ROOT}[{",".join(sorted(extras))}]' if extras else str(ROOT)
+            wanted = f'[{",".join(sorted(extras))}]' if extras else ''
+            project = f'pydantic-ai-ask-user{wanted} @ {self.wheel.as_uri()}'
             install = [*self.uv, 'pip', 'install', '-q', '--python', str(python), '-c', str(self.constraints)]
             subprocess.run(
                 [*install, project, *sorted(packages)],

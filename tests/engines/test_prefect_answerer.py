@@ -36,6 +36,9 @@ class Served:
             # Every process serving the flow persists and reads task results here: the one place a resumed run
             # finds the model response of the run before it.
             'PREFECT_LOCAL_STORAGE_PATH': str(root / 'results'),
+            # The process serving the flow asks the server for runs to start once a second, not every 10 s
+            # (Prefect's default): a run started or resumed waits for that question before it runs again.
+            'PREFECT_RUNNER_POLL_FREQUENCY': '1',
             'ASK_USER_MODEL_CALLS': str(self.calls),
             'ASK_USER_FINISHED': str(self.finished),
         }
