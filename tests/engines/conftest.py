@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from ask_user_support import free_port
+from ask_user_support import free_port, unmeasured
 from temporal_testing import client, start_worker  # noqa: F401  (the Temporal tests' fixtures)
 from waits import WAIT
 
@@ -157,7 +157,7 @@ def prefect_api_url() -> Iterator[str]:
         pytest.fail('the prefect CLI is not installed beside this interpreter: run `uv sync --group dev`')
     root = Path(tempfile.mkdtemp(prefix='ask-user-prefect-'))
     port = free_port()
-    env = prefect_server_env(root)
+    env = unmeasured(prefect_server_env(root))
     env.pop('PREFECT_API_URL', None)
     env['PREFECT_API_DATABASE_CONNECTION_URL'] = f'sqlite+aiosqlite:///{root / "prefect.db"}'
     command = [str(binary), 'server', 'start', '--host', '127.0.0.1', '--port', str(port), '--no-ui', '--analytics-off']
