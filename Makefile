@@ -3,8 +3,8 @@ UV := $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 RUN := $(UV) run --frozen --no-sync
 # Python here may come with PYTHONDONTWRITEBYTECODE=1 (container images set it): then no `.pyc` is ever written, and
 # every Python process compiles each module it imports from source again. The suite starts hundreds (each xdist
-# worker, the `ask-user` commands, servers and workers), and each xdist worker rewrote and compiled all 340 test
-# modules' asserts anew: some 9 s of CPU per process that collects them. The first process writes them here.
+# worker, the `ask-user` commands, servers and workers), and each xdist worker rewrote and compiled the asserts of
+# every test module anew: some 9 s of CPU per process that collects them. The first process writes them here.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo docs test test-floor floor-tests test-under-load lint typecheck pytest bench format hypothesis-long messages

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -22,7 +22,7 @@ class File:
     """One test file's tests as one worker ran them."""
 
     worker: str
-    """The xdist worker (`gw0`…) or `main` for a run without xdist."""
+    """The xdist worker (`gw0`…), or `main-PID` for a process without xdist (the floor run)."""
     start: float = float('inf')
     """When its first test started (seconds since the epoch)."""
     end: float = 0.0
@@ -31,7 +31,7 @@ class File:
     """CPU seconds of the worker process during its tests."""
     children_cpu: float = 0.0
     """CPU seconds of the child processes the worker reaped during its tests."""
-    tests: int = field(default=0)
+    tests: int = 0
     """How many tests."""
 
 

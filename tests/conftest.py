@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -136,7 +136,7 @@ def pytest_unconfigure() -> None:
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's: `make test-floor` runs without it
-def pytest_testnodedown(node: object) -> None:
+def pytest_testnodedown(node: Any) -> None:
     """Under xdist, in the main process: a worker is done (its coverage data is combined next)."""
     _event(f'{node.gateway.id} down')
 
