@@ -154,6 +154,14 @@ def test_the_cheap_scan_for_stacked_marks_sees_every_combining_mark() -> None:
         assert _MARK_RUN_CANDIDATE.fullmatch(five), [f'U+{ord(c):04X}' for c in five]
 
 
+def test_a_run_of_marks_is_counted_within_a_run_of_symbols_and_starts_again_after_each_symbol() -> None:
+    # The arrow is neither a word character, a space nor ASCII: the marks and arrows make one candidate run.
+    acute = '\u0301'
+    assert find_mark_run(f'{acute * 5}\u2192\u2192') == 5  # five marks, then a symbol: too many
+    assert find_mark_run(f'\u2192{acute * 4}\u2192{acute * 4}\u2192') is None  # four each time, counted anew
+    assert find_mark_run(f'{acute * 2}\u2192{acute * 6}') == 6  # the count starts again after the arrow
+
+
 def test_latin1_text_takes_the_fast_path_and_is_still_checked() -> None:
     assert find_forbidden_character('Wörd ñ text', allow_newline=False) is None
     assert find_forbidden_character('soft\u00adhyphen', allow_newline=False) == '\u00ad'

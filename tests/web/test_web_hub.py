@@ -278,6 +278,7 @@ async def test_the_hub_remembers_only_a_bounded_number_of_finished_ids() -> None
         await hub.get(requests[-1].id)
 
 
+@pytest.mark.no_cover  # ten thousand times the same lines, all reached by the other tests (see test_web_cancellations.py)
 async def test_ten_thousand_withdrawn_requests_leave_the_hub_empty_and_memory_near_where_it_started() -> None:
     hub = QuestionHub()
     count = 10_000
