@@ -23,8 +23,8 @@ docs:
 # PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Whole files are handed to idle
 # workers, the longest first (tests/durations.json, by tests/conftest.py): the minutes-long files start at once and
 # the last ones take seconds, and a file's module fixtures are made once. Coverage is measured in every process and
-# checked package by package. pyright and the floor run (test-floor) go on beside the suite, niced: on the CPU its
-# waits leave idle, never slowing a test; their output is shown after its own, and any of the four failing fails
+# checked package by package. pyright and the floor run (test-floor) go on beside the suite, niced: they take the
+# CPU it leaves and never slow a test; their output is shown after its own, and any of the four failing fails
 # `make test`.
 TEST_WORKERS ?= 4
 LOGS := test-artifacts/logs
