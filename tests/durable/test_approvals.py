@@ -8,7 +8,6 @@ Real DBOS workers (`request_input_worker.py --approvals`): two runs whose models
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,9 +18,7 @@ import pytest
 from ask_user_support import wait_until
 from cli_support import run_recording
 from durable_support import RequestInputWorker, pick
-from playwright.async_api import async_playwright
-from starlette.requests import Request
-from waits import WAIT
+from inbox_browser import authorize, chromium, page_of
 
 from pydantic_ai_ask_user import TIMED_OUT, Person
 from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, TIMED_OUT_DENIAL
@@ -226,10 +223,6 @@ def test_pending_draws_no_character_of_the_model_s() -> None:
     assert len(text.splitlines()) == 3
 
 
-CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
-"""Debian's Chromium, as the web tests launch it (tests/web/conftest.py)."""
-
-
 async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_url: str, tmp_path: Path) -> None:
     # Two runs, each addressed to its owner: each owner sees only their own approval, decides it in the browser,
     # and the other's address is a 404, on the page and in the JSON API.
@@ -237,10 +230,6 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
         run: RequestInputWorker(database_url, tmp_path / run, approvals=True, workflow_id=run)
         for run in ('ri-0', 'ri-1')
     }
-
-    def authorize(request: Request) -> Person | bool:
-        name = request.headers.get('x-user')
-        return Person(name) if name else False
 
     with workers['ri-0'], workers['ri-1']:
         for worker in workers.values():
@@ -251,49 +240,42 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
             questions = {record.workflow_id: record for record in await store.pending_records()}
             mine, theirs = approvals['ri-0'], approvals['ri-1']
             app = create_app(store, authorize=authorize)
-            async with serve(app) as base, async_playwright() as playwright:
-                chromium = await playwright.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=['--no-sandbox']
+            async with serve(app) as base, chromium() as browser:
+                page = await page_of(browser, 'owner-ri-0')
+                context = page.context
+                await page.goto(base)
+                listed = page.locator('#approvals li')
+                assert await listed.count() == 1
+                assert await listed.first.get_attribute('data-id') == mine.key
+                assert 'deploy_to' in await listed.first.inner_text()
+                await page.click(f'#approvals a[href$="{mine.key}"]')
+                assert await page.inner_text('#tool') == 'deploy_to'
+                assert json.loads(await page.inner_text('#args')) == {'env': 'production', 'replicas': 3}
+                assert 'Release of ri-0' in await page.inner_text('#context')
+                # Arguments that do not fit: the page again, saying why, as a message.
+                await page.fill('#edited', '{"env": "moon", "replicas": 1}')
+                await page.click('#edit')
+                error = await page.inner_text('#error-summary')
+                assert "at env: 'moon' is not one of ['staging', 'production']" in error
+                assert 'Traceback' not in await page.content()
+                assert await store.get_approval(mine.key) == mine  # nothing recorded
+                await page.fill('#edited', '{"env": "staging", "replicas": 1}')
+                await page.click('#edit')
+                assert await page.inner_text('h1') == 'Approved'
+                # The other owner's approval does not exist for this person.
+                other = await page.goto(f'{base}approvals/{theirs.key}')
+                assert other is not None
+                assert other.status == 404
+                api = await context.request.get(f'{base}api/approvals/{theirs.key}')
+                assert api.status == 404
+                denied = await context.request.post(
+                    f'{base}api/approvals/{theirs.key}/decide',
+                    data=json.dumps('approve'),
+                    headers={'content-type': 'application/json'},
                 )
-                try:
-                    context = await chromium.new_context(extra_http_headers={'x-user': 'owner-ri-0'})
-                    context.set_default_timeout(WAIT * 1000)
-                    page = await context.new_page()
-                    await page.goto(base)
-                    listed = page.locator('#approvals li')
-                    assert await listed.count() == 1
-                    assert await listed.first.get_attribute('data-id') == mine.key
-                    assert 'deploy_to' in await listed.first.inner_text()
-                    await page.click(f'#approvals a[href$="{mine.key}"]')
-                    assert await page.inner_text('#tool') == 'deploy_to'
-                    assert json.loads(await page.inner_text('#args')) == {'env': 'production', 'replicas': 3}
-                    assert 'Release of ri-0' in await page.inner_text('#context')
-                    # Arguments that do not fit: the page again, saying why, as a message.
-                    await page.fill('#edited', '{"env": "moon", "replicas": 1}')
-                    await page.click('#edit')
-                    error = await page.inner_text('#error-summary')
-                    assert "at env: 'moon' is not one of ['staging', 'production']" in error
-                    assert 'Traceback' not in await page.content()
-                    assert await store.get_approval(mine.key) == mine  # nothing recorded
-                    await page.fill('#edited', '{"env": "staging", "replicas": 1}')
-                    await page.click('#edit')
-                    assert await page.inner_text('h1') == 'Approved'
-                    # The other owner's approval does not exist for this person.
-                    other = await page.goto(f'{base}approvals/{theirs.key}')
-                    assert other is not None
-                    assert other.status == 404
-                    api = await context.request.get(f'{base}api/approvals/{theirs.key}')
-                    assert api.status == 404
-                    denied = await context.request.post(
-                        f'{base}api/approvals/{theirs.key}/decide',
-                        data=json.dumps('approve'),
-                        headers={'content-type': 'application/json'},
-                    )
-                    assert denied.status == 404
-                    listing = await (await context.request.get(f'{base}api/approvals')).json()
-                    assert listing == {'approvals': [], 'next_cursor': None, 'total': 0}
-                finally:
-                    await chromium.close()
+                assert denied.status == 404
+                listing = await (await context.request.get(f'{base}api/approvals')).json()
+                assert listing == {'approvals': [], 'next_cursor': None, 'total': 0}
             assert await store.get_approval(theirs.key) == theirs
             await store.respond(questions['ri-0'].key, pick('SQLite'))
             # The other owner decides through the JSON API: denied, with a reason.

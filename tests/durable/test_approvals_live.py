@@ -9,7 +9,6 @@ Chromium, and the JSON API as the other person, listening on the event stream fo
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import anyio
@@ -17,8 +16,8 @@ import httpx
 import pytest
 from cli_support import run_recording
 from durable_support import RequestInputWorker
-from playwright.async_api import async_playwright, expect
-from starlette.requests import Request
+from inbox_browser import authorize, chromium, page_of
+from playwright.async_api import expect
 from test_approvals import pending_approvals_of
 from waits import WAIT
 
@@ -41,17 +40,6 @@ from pydantic_ai_ask_user.web import create_app, serve
 pytestmark = pytest.mark.anyio
 
 expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
-
-CHROMIUM = shutil.which('chromium') or '/usr/bin/chromium'
-"""Debian's Chromium, as the web tests launch it (tests/web/conftest.py)."""
-
-
-def authorize(request: Request) -> Person | bool:
-    """`x-user: NAME` signs in as NAME; `admin` sees every item."""
-    name = request.headers.get('x-user')
-    if not name:
-        return False
-    return Person(name, sees_all=name == 'admin')
 
 
 async def _listen(base: str, who: str, heard: list[tuple[str, str]], ready: anyio.Event) -> None:
@@ -78,18 +66,15 @@ async def test_approvals_arrive_live_only_for_their_audience_leave_when_decided_
     }
     async with DBOSQuestionStore(database_url, events_poll_seconds=0.2) as store:
         app = create_app(store, authorize=authorize)
-        async with serve(app) as base, async_playwright() as playwright, anyio.create_task_group() as group:
+        async with serve(app) as base, chromium() as browser, anyio.create_task_group() as group:
             heard: list[tuple[str, str]] = []
             listening = anyio.Event()
             group.start_soon(_listen, base, 'owner-lb', heard, listening)
             await listening.wait()
-            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=['--no-sandbox'])
             try:
                 pages = {}
                 for who in ('owner-la', 'owner-lb'):
-                    context = await chromium.new_context(extra_http_headers={'x-user': who})
-                    context.set_default_timeout(WAIT * 1000)
-                    pages[who] = page = await context.new_page()
+                    pages[who] = page = await page_of(browser, who)
                     await page.goto(base)
                     await expect(page.locator('#live-status')).to_contain_text('appear here')
                     assert await page.locator('#approvals-wrap').is_hidden()
@@ -149,7 +134,6 @@ async def test_approvals_arrive_live_only_for_their_audience_leave_when_decided_
                         }
                         assert listing['approvals'][0]['id'] == theirs.key
             finally:
-                await chromium.close()
                 group.cancel_scope.cancel()
 
 
@@ -183,41 +167,30 @@ async def test_the_inbox_pages_approvals_a_page_at_a_time_in_chromium(database_u
                 await store.pending_approvals_page(cursor='x' * 10)
 
             app = create_app(store, authorize=authorize)
-            async with serve(app) as base, async_playwright() as playwright:
-                chromium = await playwright.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=['--no-sandbox']
-                )
-                try:
-                    context = await chromium.new_context(extra_http_headers={'x-user': 'admin'})
-                    context.set_default_timeout(WAIT * 1000)
-                    page = await context.new_page()
-                    await page.goto(f'{base}?limit=1')
-                    await expect(page.locator('#live-status')).to_contain_text('appear here')
-                    rows = page.locator('#approvals li')
-                    await expect(rows).to_have_count(1)
-                    for count in (2, 3):
-                        await page.click('#more-approvals')
-                        await expect(rows).to_have_count(count)
-                    assert [await row.get_attribute('data-id') for row in await rows.all()] == keys
-                    await expect(page.locator('#more-approvals-wrap')).to_be_hidden()
-                    # Without the script, the link leads to the next page of approvals.
-                    plain = await chromium.new_context(
-                        java_script_enabled=False, extra_http_headers={'x-user': 'admin'}
-                    )
-                    static = await plain.new_page()
-                    await static.goto(f'{base}?limit=1')
-                    listed: list[str] = []
-                    while True:
-                        listed += [
-                            await row.get_attribute('data-id') or ''
-                            for row in await static.locator('#approvals li').all()
-                        ]
-                        if await static.locator('#more-approvals-wrap').is_hidden():
-                            break
-                        await static.click('#more-approvals')
-                    assert listed == keys
-                finally:
-                    await chromium.close()
+            async with serve(app) as base, chromium() as browser:
+                page = await page_of(browser, 'admin')
+                await page.goto(f'{base}?limit=1')
+                await expect(page.locator('#live-status')).to_contain_text('appear here')
+                rows = page.locator('#approvals li')
+                await expect(rows).to_have_count(1)
+                for count in (2, 3):
+                    await page.click('#more-approvals')
+                    await expect(rows).to_have_count(count)
+                assert [await row.get_attribute('data-id') for row in await rows.all()] == keys
+                await expect(page.locator('#more-approvals-wrap')).to_be_hidden()
+                # Without the script, the link leads to the next page of approvals.
+                plain = await browser.new_context(java_script_enabled=False, extra_http_headers={'x-user': 'admin'})
+                static = await plain.new_page()
+                await static.goto(f'{base}?limit=1')
+                listed: list[str] = []
+                while True:
+                    listed += [
+                        await row.get_attribute('data-id') or '' for row in await static.locator('#approvals li').all()
+                    ]
+                    if await static.locator('#more-approvals-wrap').is_hidden():
+                        break
+                    await static.click('#more-approvals')
+                assert listed == keys
 
 
 async def test_an_approval_leaves_the_open_inbox_at_its_wait_s_deadline(database_url: str, tmp_path: Path) -> None:
@@ -225,24 +198,18 @@ async def test_an_approval_leaves_the_open_inbox_at_its_wait_s_deadline(database
     worker.directory.mkdir()
     async with DBOSQuestionStore(database_url, events_poll_seconds=0.2) as store:
         app = create_app(store, authorize=authorize)
-        async with serve(app) as base, async_playwright() as playwright:
-            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=['--no-sandbox'])
-            try:
-                context = await chromium.new_context(extra_http_headers={'x-user': 'owner-ld'})
-                context.set_default_timeout(WAIT * 1000)
-                page = await context.new_page()
-                await page.goto(base)
-                await expect(page.locator('#live-status')).to_contain_text('appear here')
-                with worker:
-                    worker.start()
-                    rows = page.locator('#approvals li')
-                    await expect(rows).to_have_count(1)
-                    # Nobody decides: at the deadline it is withdrawn (and denied to the model), and leaves the page.
-                    await expect(rows).to_have_count(0)
-                    await expect(page.locator('#approvals-wrap')).to_be_hidden()
-                    await anyio.to_thread.run_sync(worker.wait_succeeded)
-            finally:
-                await chromium.close()
+        async with serve(app) as base, chromium() as browser:
+            page = await page_of(browser, 'owner-ld')
+            await page.goto(base)
+            await expect(page.locator('#live-status')).to_contain_text('appear here')
+            with worker:
+                worker.start()
+                rows = page.locator('#approvals li')
+                await expect(rows).to_have_count(1)
+                # Nobody decides: at the deadline it is withdrawn (and denied to the model), and leaves the page.
+                await expect(rows).to_have_count(0)
+                await expect(page.locator('#approvals-wrap')).to_be_hidden()
+                await anyio.to_thread.run_sync(worker.wait_succeeded)
 
 
 def test_the_audience_condition_takes_names_never_parameters_per_approval() -> None:
