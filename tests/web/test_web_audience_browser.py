@@ -13,6 +13,7 @@ import anyio
 import pytest
 from playwright.async_api import BrowserContext, expect
 from pydantic_ai import Agent
+from web_support import open_inbox_as
 
 from pydantic_ai_ask_user import AskUser, QuestionContext
 from pydantic_ai_ask_user.testing import asking_model
@@ -49,12 +50,8 @@ async def test_each_signed_in_person_sees_only_their_own_customers_question_live
     )
     alice_browser, bob_browser = two_people
     async with serve(web.app) as base, anyio.create_task_group() as runs:
-        alice = await alice_browser.new_page()
-        bob = await bob_browser.new_page()
-        await alice.goto(web.login_url(base, name='alice'))
-        await bob.goto(web.login_url(base, name='bob'))
-        for page in (alice, bob):
-            await expect(page.locator('#live-status')).to_contain_text('appear here')
+        alice = await open_inbox_as(alice_browser, web, base, 'alice')
+        bob = await open_inbox_as(bob_browser, web, base, 'bob')
         # Asked while both pages are open: each arrives live, on its own person's page only.
         runs.start_soon(lambda: agent.run('refund?', deps=Customer('alice', 1042)))
         runs.start_soon(lambda: agent.run('refund?', deps=Customer('bob', 1043)))

@@ -20,6 +20,7 @@ from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from waits import WAIT
+from web_support import open_inbox_as
 
 from pydantic_ai_ask_user import Person, QuestionContext
 from pydantic_ai_ask_user._approvals import TIMED_OUT_DENIAL
@@ -190,12 +191,8 @@ async def test_a_run_s_approval_is_decided_in_chromium_by_its_person_only(
     alice_browser, bob_browser = two_people
     outputs: list[str] = []
     async with serve(web.app) as base, anyio.create_task_group() as runs:
-        alice = await alice_browser.new_page()
-        bob = await bob_browser.new_page()
-        await alice.goto(web.login_url(base, name='alice'))
-        await bob.goto(web.login_url(base, name='bob'))
-        for page in (alice, bob):
-            await expect(page.locator('#live-status')).to_contain_text('appear here')
+        alice = await open_inbox_as(alice_browser, web, base, 'alice')
+        bob = await open_inbox_as(bob_browser, web, base, 'bob')
 
         async def run() -> None:
             outputs.append((await agent.run('ship it')).output)
@@ -287,9 +284,7 @@ async def test_model_written_arguments_are_drawn_the_same_live_and_on_a_reload_n
     hostile = PendingApproval('w1', 'call_0', 'deploy_to', {'note': f'ship{hidden}it'}, parameters=SCHEMA)
     web = WebAnswerer()
     async with serve(web.app) as base:
-        page = await context.new_page()
-        await page.goto(web.login_url(base, name='alice'))
-        await expect(page.locator('#live-status')).to_contain_text('appear here')
+        page = await open_inbox_as(context, web, base, 'alice')
         async with anyio.create_task_group() as waits:
             waits.start_soon(web.hub.ask_wait, 'w1', [], [hostile])
             args = page.locator('#approvals li .args')

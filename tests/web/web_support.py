@@ -15,7 +15,7 @@ import anyio
 import httpx
 import waits
 from anyio.abc import Process
-from playwright.async_api import Page
+from playwright.async_api import BrowserContext, Page, expect
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
 from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
@@ -93,6 +93,14 @@ async def asking(web: WebAnswerer, request: AskUserRequest | None = None) -> Asy
         await wait_pending(web.hub, job.request.id)
         yield job
         group.cancel_scope.cancel()
+
+
+async def open_inbox_as(context: BrowserContext, web: WebAnswerer, base: str, name: str) -> Page:
+    """A new page of `context`, signed in as `name` by their link, once its live stream is connected."""
+    page = await context.new_page()
+    await page.goto(web.login_url(base, name=name))
+    await expect(page.locator('#live-status')).to_contain_text('appear here')
+    return page
 
 
 def asgi_client(web: WebAnswerer, base_url: str = 'http://testserver') -> httpx.AsyncClient:
