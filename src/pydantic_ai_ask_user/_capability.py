@@ -36,7 +36,14 @@ from ._answers import (
 )
 from ._asking import wait_for_answer
 from ._audience import AudienceSetting, ContextSetting, QuestionContext, addressing_json, check_audience
-from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
+from ._durable import (
+    ask_in_dbos_step,
+    durable_engine,
+    is_suspension,
+    note_run_engine,
+    refusal_message,
+    temporal_workflow_time,
+)
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
@@ -333,6 +340,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
         count = sum(isinstance(capability, AskUser) for capability in ctx.capabilities.values())
         if count > 1:
             raise UserError(_conflict_message(count))
+        note_run_engine(ctx.capabilities.values())  # for a durable answerer, which is handed the request only
         self._check_engine(ctx)
 
     async def before_model_request(

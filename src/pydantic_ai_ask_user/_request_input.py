@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result
-from ._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval
+from ._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval, approval_args
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, RunContext
@@ -84,7 +84,7 @@ def approvals_of(
                 token=token,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                args=call.args_as_dict(),
+                args=approval_args(requests, call),
                 parameters=None if definition is None else dict(definition.parameters_json_schema),
                 run_id=ctx.run_id,
                 workflow_id=workflow_id,

@@ -24,6 +24,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from .._approvals import approval_args
 from .._text import printable, terminal_json
 from .arguments import END_AT_ONCE, command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
@@ -767,13 +768,13 @@ def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
         'name': event.name,
     }
     if event.requests is not None:
-        line['calls'] = [_call_json(call) for call in event.requests.calls]
+        line['calls'] = [_call_json(event.requests, call) for call in event.requests.calls]
     return line | addressing_json(addressed(event))
 
 
-def _call_json(call: ToolCallPart) -> dict[str, Any]:
-    """A pending call as `pending --json` shows it: its id, its tool and the model's arguments."""
-    return {'tool_call_id': call.tool_call_id, 'tool_name': call.tool_name, 'args': call.args_as_dict()}
+def _call_json(requests: DeferredToolRequests, call: ToolCallPart) -> dict[str, Any]:
+    """A pending call as `pending --json` shows it: its id, its tool and its arguments (`approval_args`)."""
+    return {'tool_call_id': call.tool_call_id, 'tool_name': call.tool_name, 'args': approval_args(requests, call)}
 
 
 def _print_event(record: TemporalEventRecord) -> None:
@@ -792,7 +793,8 @@ def _print_event(record: TemporalEventRecord) -> None:
         print('  ' + _('waits for {name} (ask-user resolve TOKEN --json FILE)').format(name=printable(event.name)))
         return
     for call in event.requests.calls:
-        shown = printable(f'{call.tool_name} {terminal_json(call.args_as_dict())}', allow_newline=False)
+        args = approval_args(event.requests, call)
+        shown = printable(f'{call.tool_name} {terminal_json(args)}', allow_newline=False)
         print('  ' + _('result of') + f': {_clipped(shown)}  ' + _('call {id}').format(id=printable(call.tool_call_id)))
 
 

@@ -24,7 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._approvals import ApprovalDecision, PendingApproval
+from .._approvals import ApprovalDecision, PendingApproval, approval_args
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -532,7 +532,7 @@ def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
             token=event.token,
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
-            args=call.args_as_dict(),
+            args=approval_args(event.requests, call),
             parameters=parameters.get(call.tool_name),
             workflow_id=record.workflow_id,
             created_at=record.created_at,
