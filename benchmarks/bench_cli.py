@@ -22,8 +22,10 @@ from pathlib import Path
 import pexpect
 import pyte
 
-ROUNDS = 15
-"""Measured rounds, each one floor, one `--help` and one `ask` to its first frame."""
+from benchmarks.quick import sized
+
+ROUNDS = sized(15, 1)
+"""Measured rounds, each one floor, one `--help` and one `ask` to its first frame (1 in quick mode)."""
 
 ASK_USER = str(Path(sys.executable).with_name('ask-user'))
 """The installed `ask-user` script, as a person runs it."""

@@ -34,6 +34,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_core import to_json
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import (
     MAX_QUESTIONS,
     TOOL_NAME,
@@ -53,14 +54,15 @@ from pydantic_ai_ask_user.limits import (
     MAX_QUESTION_LENGTH,
 )
 
-CALLS = 100
-"""Calls per timed part of a round."""
+CALLS = sized(100, 2)
+"""Calls per timed part of a round (2 in quick mode)."""
 
-ROUNDS = 21
-"""Timed rounds; each gives one ratio per part, and the median is reported with the lowest and highest."""
+ROUNDS = sized(21, 1)
+"""Timed rounds; each gives one ratio per part, and the median is reported with the lowest and highest (1 in quick
+mode)."""
 
-IMPORT_RUNS = 15
-"""Fresh interpreters per import measurement."""
+IMPORT_RUNS = sized(15, 1)
+"""Fresh interpreters per import measurement (1 in quick mode)."""
 
 
 _LATIN = 'Wörd ñ '
