@@ -188,8 +188,8 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
         async def whole_part() -> None:
             for _ in range(CALLS):
                 arguments = validator.validate_json(args_json)  # the model's JSON, as the tool receives it
-                built = AskUserRequest._trusted(arguments['questions'], request.id)  # pyright: ignore[reportPrivateUsage]
-                result = await capability._ask(ctx, built)  # pyright: ignore[reportPrivateUsage]
+                # `_ask` builds the request from the checked questions, as the tool does.
+                result = await capability._ask(ctx, arguments['questions'])  # pyright: ignore[reportPrivateUsage]
                 to_json(result)  # rendered for the model
                 # Let the run's stream consumer drain the two events, as it does between real tool calls;
                 # without it they pile up in one buffer, which no real run does.
