@@ -7,11 +7,17 @@ RUN := $(UV) run --frozen --no-sync
 # every test module anew: some 9 s of CPU per process that collects them. The first process writes them here.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: demo docs test test-floor floor-tests test-under-load lint typecheck pytest bench format hypothesis-long messages
+.PHONY: demo build docs test test-floor floor-tests test-under-load lint typecheck pytest bench format hypothesis-long messages
 
 demo:
 	@scripts/bootstrap.sh demo
 	@$(RUN) ask-user demo
+
+# The wheel and the source archive, into dist/ (`uv build`). Through $(UV), as every target here: where
+# scripts/bootstrap.sh installed uv with pip, `uv` may not be on PATH, and `uv build` typed by hand fails there.
+build:
+	@scripts/bootstrap.sh demo
+	$(UV) build
 
 # The documentation site (mkdocs.yml, docs/): built with --strict, so a warning, a broken link or a reference to a
 # name that does not exist fails it. `make test` builds it too, in tests/test_docs.py, which also checks what it holds.
@@ -77,6 +83,8 @@ floor-tests:
 		env HYPOTHESIS_PROFILE=floor python -m pytest -q -p no:cacheprovider -o addopts='' -m 'not extras' $(FLOOR_TESTS) \
 		--deselect tests/test_public_api.py::test_the_check_of_imported_modules_would_see_a_heavy_import
 
+# Every benchmark's figures beside its goals (benchmarks/bench_*.py), the full run. `make test` runs each in quick
+# mode instead (`python -m benchmarks --quick`, tests/test_benchmarks.py): tiny sizes, to prove they still run.
 bench:
 	@scripts/bootstrap.sh test
 	$(RUN) python -m benchmarks
