@@ -16,18 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from ._answers import request_key
 from ._audience import QuestionContext, addressing_json, audience_from_json, context_from_json
 from ._text import describe_character, find_forbidden_character
 
-if TYPE_CHECKING:
-    from pydantic_ai import DeferredToolRequests
-    from pydantic_ai.messages import ToolCallPart
-
 __all__ = (
-    'approval_args',
     'PendingApproval',
     'ApprovalDecision',
     'DEFAULT_DENIAL',
@@ -279,16 +274,3 @@ def read_decision_value(value: object) -> ApprovalDecision:
         'an approval is decided with "approve", "deny", "deny:REASON", {"deny": "REASON"} or {"args": {...}} '
         '(approve with these arguments instead)'
     )
-
-
-def approval_args(requests: DeferredToolRequests, call: ToolCallPart) -> dict[str, Any]:
-    """The arguments to show whoever approves `call`: those its tool will receive, when Pydantic AI records them.
-
-    From 2.78, `DeferredToolRequests.validated_args` holds each call's arguments once validated against the
-    tool's schema (values coerced, unknown keys dropped, defaults filled, a validation hook's rewrite applied):
-    what the tool runs with, so what an approver must see. Before, or where a call has none (a streamed run that
-    ended on it), the model's arguments.
-    """
-    validated: dict[str, dict[str, Any]] = getattr(requests, 'validated_args', None) or {}
-    args = validated.get(call.tool_call_id)
-    return dict(args) if args is not None else call.args_as_dict()

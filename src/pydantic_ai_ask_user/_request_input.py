@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result
-from ._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval, approval_args
+from ._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval
+from ._tool_args import approval_args
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, RunContext

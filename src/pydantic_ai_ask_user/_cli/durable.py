@@ -24,8 +24,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from .._approvals import approval_args
 from .._text import printable, terminal_json
+from .._tool_args import approval_args
 from .arguments import END_AT_ONCE, command
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 from .i18n import _

@@ -24,7 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._approvals import ApprovalDecision, PendingApproval, approval_args
+from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -43,6 +43,7 @@ from .._question_store import (
     order_key,
     page_approvals_in_memory,
 )
+from .._tool_args import approval_args
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
