@@ -162,8 +162,8 @@ async def run_agent_in_tool(
 ) -> Any:
     """Run `agent` inside an MCP tool call, its `ask_user_question` answered by the MCP client of that call.
 
-    This adds an `AskUser` for the run, which replaces the agent's own if it has one with the default id
-    (`'ask_user'`); one with another id is a second `AskUser`, refused. Return what this returns from the
+    This adds an `AskUser` for the run, so `agent` must not have one of its own: that would be a second `AskUser`,
+    refused when the run starts. Return what this returns from the
     tool. On sessions with a back-channel (2025-06-18, 2025-11-25) each question is a form elicitation
     sent mid-run, and the result is the run's output. On 2026-07-28 sessions the run is deferred
     (`AskUser(answerer=None)`): the result is an `InputRequiredResult` holding one form per question call
