@@ -7,15 +7,18 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability, WrapperCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
-from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
+from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
 
 from ._answers import (
     ADDRESSING_METADATA_KEY,
@@ -40,16 +43,9 @@ from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_m
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
+from ._receipt import AnswerReceipt
 from ._signing import check_key
 from ._text import printable
-
-if TYPE_CHECKING:
-    from pydantic_ai.agent import AbstractAgent
-    from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
-    from pydantic_ai.tools import ToolDefinition
-    from pydantic_ai.toolsets import AbstractToolset
-
-    from ._receipt import AnswerReceipt
 
 __all__ = (
     'AskUser',

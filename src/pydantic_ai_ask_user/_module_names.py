@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-__all__ = ('lazy_names', 'names_in_modules', 'renamed_names')
+__all__ = ('LazyModule', 'lazy_names', 'names_in_modules', 'renamed_names')
 
 
 def lazy_names(package: str, namespace: dict[str, Any], defined_in: Mapping[str, str]) -> Callable[[str], Any]:
@@ -84,3 +84,21 @@ def renamed_names(
         return value
 
     return __getattr__
+
+
+class LazyModule:
+    """A module imported the first time one of its attributes is read.
+
+    For annotations read at runtime (`typing.get_type_hints`) in a module that must not import a heavy library up
+    front: `_messages.ToolCallPart`, with `_messages = LazyModule('pydantic_ai.messages')` at runtime and the real
+    module under `TYPE_CHECKING`, resolves when the annotation is evaluated, not when the module is imported.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f'LazyModule({self._name!r})'

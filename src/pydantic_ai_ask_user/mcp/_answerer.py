@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp_types import ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from .._answers import (
@@ -28,10 +31,7 @@ from .._text import printable
 from ._form import RefusedAnswerError, elicitation_form
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import Context
-    from mcp.server.session import ServerSession
     from mcp_types import RequestId
-    from pydantic_ai.agent import AbstractAgent
 
 __all__ = (
     'MCPElicitationAnswerer',
