@@ -65,3 +65,17 @@ async def test_a_documented_conformance_test_passes_every_scenario(
     for test in tests:
         for scenario in CONFORMANCE_SCENARIOS:
             await test(scenario)
+
+
+@pytest.mark.parametrize('page', [ROOT / 'README.md', ROOT / 'docs' / 'index.md'], ids=['README', 'site'])
+def test_the_front_door_says_how_this_package_relates_to_the_harness_and_why_not_both(page: Path) -> None:
+    import tomllib
+
+    floor = next(
+        requirement.removeprefix('pydantic-ai-slim>=')
+        for requirement in tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['dependencies']
+        if requirement.startswith('pydantic-ai-slim>=')
+    )
+    text = ' '.join(page.read_text(encoding='utf-8').split())
+    assert 'the same names and the same `ask_user_question` tool' in text
+    assert f'The harness pins `pydantic-ai-slim==2.62` and this package needs {floor} or newer' in text

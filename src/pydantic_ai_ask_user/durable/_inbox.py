@@ -26,6 +26,7 @@ import anyio.to_thread
 
 from .._answers import AskUserRequest
 from .._approvals import PendingApproval
+from .._audience import AudienceSetting, ContextSetting
 from .._request_input import wait_items, wait_results
 from ._sql import (
     DEFAULT_DATABASE_URL,
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
 
-    from .._audience import AudienceSetting, ContextSetting
     from ._sql import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
+from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
 from pydantic_ai_ask_user._notify import WebhookNotifier
 from pydantic_ai_ask_user._text import printable
 
@@ -18,8 +19,6 @@ from ._options import WebOptions, deprecated_name, web_options
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, DeferredToolResults, RunContext
-
-    from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
 
 __all__ = ('WebAnswerer',)
 
