@@ -190,8 +190,8 @@ positional arguments:
               JSON
     pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
     answer    answer a waiting question in the terminal menu, or from JSON
-    resolve   resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from
-              here
+    resolve   resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal
+              workflow from here
     mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
 
 options:
@@ -316,15 +316,15 @@ usage: ask-user resolve [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME
                         TOKEN
 
 End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal,
-TemporalExternalEvents) to RequestInput's ask, with --json FILE|- (the DeferredToolResults
-deciding every pending call and nothing else, e.g. {"approvals": {"CALL_ID": true}, "calls":
-{"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is denied with
-REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or not pending, or
-an answer that does not fit its question (nothing is sent), 4 cannot reach the database or the
-Temporal server, or a missing extra, 7 no run waits on this token any more.
+TemporalExternalEvents) to HandleDeferredToolCalls's ask, with --json FILE|- (the
+DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": {"CALL_ID":
+true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval
+is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or
+not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach the
+database or the Temporal server, or a missing extra, 7 no run waits on this token any more.
 
 positional arguments:
-  TOKEN                 the token RequestInput handed to your ask function
+  TOKEN                 the token HandleDeferredToolCalls handed to your ask function
 
 options:
   -h, --help            show this help message and exit

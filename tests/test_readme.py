@@ -1,5 +1,5 @@
 """Every ```python example in README.md and on the documentation site (docs/**/*.md) runs, and what it prints
-matches its `#>` comments."""
+matches its `#>` comments, with no deprecated Pydantic AI class or deprecated import of ours constructed on the way."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
-pytestmark = pytest.mark.anyio
+DEPRECATED_IS_AN_ERROR = (
+    'error::pydantic_ai.exceptions.PydanticAIDeprecationWarning',
+    'error::DeprecationWarning',
+)
+"""What a reader copies must not warn: Pydantic AI's deprecations (a `UserWarning`, `RequestInput` among them on
+2.78) and Python's `DeprecationWarning` (ours for a moved name, a library's) are errors while the examples run."""
+
+pytestmark = [pytest.mark.anyio, *(pytest.mark.filterwarnings(rule) for rule in DEPRECATED_IS_AN_ERROR)]
 
 ROOT = Path(__file__).parent.parent
 SOURCES = [ROOT / 'README.md', *sorted((ROOT / 'docs').rglob('*.md'))]

@@ -1,4 +1,4 @@
-"""What a `RequestInput` `ask` that puts a wait before people does, whatever holds it: the wait's AskUser questions
+"""What a waiting handler's `ask` that puts a wait before people does, whatever holds it: the wait's AskUser questions
 and tool approvals as pending items (`wait_items`), and the `DeferredToolResults` their answers and decisions make
 (`wait_results`).
 

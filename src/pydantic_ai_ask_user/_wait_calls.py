@@ -1,6 +1,6 @@
-"""The calls a `RequestInput` wait decides, recorded when it opens, so a resolution is checked against them first.
+"""The calls a waiting handler's wait decides, recorded when it opens, so a resolution is checked against them first.
 
-`RequestInput` fails the run on a decision that names a call that is not pending, and leaves the run
+The waiting handler fails the run on a decision that names a call that is not pending, and leaves the run
 without a result for a call the decision forgets. `DBOSEventWaiter` records the pending calls with the
 wait, and `ask-user resolve` refuses a decision that does not decide exactly those calls, and checks
 each answer to an AskUser question among them with `check_response`, before anything is sent;
@@ -47,7 +47,7 @@ MAX_IDS_SHOWN = 10
 
 @dataclass(frozen=True)
 class WaitCalls:
-    """The calls one `RequestInput` wait decides: the approvals, the calls that wait for a result, their questions."""
+    """The calls one waiting handler's wait decides: approvals, calls that wait for a result, their questions."""
 
     approvals: tuple[str, ...]
     """The ids of the calls that wait for an approval."""
@@ -104,7 +104,7 @@ class WaitCalls:
         left_out = [*_absent(self.approvals, results.approvals), *_absent(self.calls, results.calls)]
         not_approvals = _absent(results.approvals, self.approvals)
         not_calls = _absent(results.calls, self.calls)
-        # `RequestInput` refuses metadata for a call that is not pending, too, and fails the run.
+        # The waiting handler refuses metadata for a call that is not pending, too, and fails the run.
         not_pending = _absent(results.metadata, [*self.approvals, *self.calls])
         parts: list[str] = []
         if left_out:

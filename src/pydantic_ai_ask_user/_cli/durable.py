@@ -193,10 +193,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'resolve',
         run_resolve,
-        summary='resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from here',
+        summary='resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal workflow from here',
         description=(
             'End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal, TemporalExternalEvents) '
-            "to RequestInput's ask, with --json FILE|- "
+            "to HandleDeferredToolCalls's ask, with --json FILE|- "
             '(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": '
             '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
             'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
@@ -204,7 +204,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more.'
         ),
     )
-    resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
+    resolve.add_argument('token', metavar='TOKEN', help='the token HandleDeferredToolCalls handed to your ask function')
     _add_source(resolve, 'the waits of Temporal workflows (TemporalExternalEvents), on this Temporal server, instead')
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
@@ -394,7 +394,7 @@ async def _temporal_wait(store: TemporalQuestionStore, token: str) -> WaitingEve
 
 def _checked_against_wait(results: Decision, requests: DeferredToolRequests | None) -> Decision:
     """`results` checked against the calls the wait decides, as `_questions_checked` checks a DBOS wait's; as it is
-    for a wait that is not `RequestInput`'s (it decides no calls).
+    for a wait that is not the waiting handler's (it decides no calls).
     """
     from .._wait_calls import WaitCalls
 
@@ -428,7 +428,7 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
 def _questions_checked(results: Decision, database_url: str, token: str) -> Decision:
     """`results` checked against the wait of `token`, each answer to an AskUser question checked, labels matched.
 
-    All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for `RequestInput`),
+    All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for the waiting handler),
     `results` must decide exactly those, or it is a `ValueError` naming the calls left out and the ones that
     are not pending. Each answer to a question (of the question table, `ask_through_store`, or recorded with
     the wait) is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse`
@@ -653,7 +653,8 @@ def run_pending(args: argparse.Namespace) -> int:
             if args.temporal is not None and args.cursor is None:
                 # The other waits of the workflows too (`TemporalExternalEvents`), with the first page, unpaged as
                 # Temporal lists them with their workflows: those with a call to give a result for (a deferred
-                # question among them), or none of `RequestInput`'s. Their approvals are listed below, as DBOS's are.
+                # question among them), or none of the waiting handler's. Their approvals are listed below, as DBOS's
+                # are.
                 waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
                 events = [event for event in waits if where.takes(event.created_at) and _more_than_approvals(event)]
             if args.cursor is None:
@@ -744,7 +745,7 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
 
 
 def _more_than_approvals(record: TemporalEventRecord) -> bool:
-    """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no `RequestInput`); a wait
+    """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no waiting handler); a wait
     of approvals only is shown by its approvals alone.
     """
     requests = record.event.requests
@@ -754,7 +755,7 @@ def _more_than_approvals(record: TemporalEventRecord) -> bool:
 def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
     """One line of `pending --temporal --json` for a waiting external event: its `token` (what `resolve` takes, where
     a question has an `id`), its workflow, when it opened, its name, and the calls waiting for a result with the
-    model's arguments (none for a wait that is not `RequestInput`'s). Its approvals are lines of their own (`kind`
+    model's arguments (none for a wait that is not the waiting handler's). Its approvals are lines of their own (`kind`
     `approval`, with this `token`), as every approval is.
     """
     from .._audience import addressing_json

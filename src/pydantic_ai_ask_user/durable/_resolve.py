@@ -28,7 +28,7 @@ class NoWaitError(UserError):
 def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
     """End the wait of `token` with `payload` (converted to its JSON form), from any process.
 
-    For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
+    For the waiting handler, `payload` is the `DeferredToolResults` deciding the pending calls. The first
     resolution of a token wins: it is claimed, and its message sent, in one transaction. Raises
     `NotAnEventTokenError` when the token is not one of `DBOSEventWaiter`'s, and `NoWaitError` when
     no open wait has it (resolved already, its deadline passed, or unknown); both are `UserError`s,
@@ -44,7 +44,7 @@ def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAU
 def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
     """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
 
-    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    The waiting handler then denies the pending approvals and fails the pending calls with `reason`.
     """
     _send(token, {'error': reason}, database_url)
 

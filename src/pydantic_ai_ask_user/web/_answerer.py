@@ -106,8 +106,9 @@ class WebAnswerer:
         audience: AudienceSetting = None,
         context: ContextSetting = None,
     ) -> Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[DeferredToolResults]]:
-        """A `RequestInput` `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
-        answerer's inbox and returns once a person has decided every one: `RequestInput(ask=web.request_input())`.
+        """A waiting handler's `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
+        answerer's inbox and returns once a person has decided every one:
+        `HandleDeferredToolCalls(web.request_input())`.
 
         Each approval gets a page (`/approvals/<key>`) where it is approved, denied with a reason, or approved with
         edited arguments checked against the tool's parameters JSON schema; it is listed, live, on the inbox of the
