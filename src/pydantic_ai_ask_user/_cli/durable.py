@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -37,12 +37,10 @@ if TYPE_CHECKING:
     from .._answers import AskUserRequest, AskUserResponse
     from .._approvals import PendingApproval
     from .._audience import QuestionContext
+    from .._decision import Decision
     from .._question_store import StoreError
-    from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
-    from ..durable._sql import Database
     from ..temporal import TemporalEventRecord, TemporalQuestionStore, TemporalRecord, WaitingEvent
-    from .decision import Decision
 
     Store = DBOSQuestionStore | TemporalQuestionStore
     """Where `pending` and `answer` find the questions: a DBOS database, or a Temporal namespace."""
@@ -226,6 +224,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     from pydantic_core import to_jsonable_python
 
     from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+    from ..durable._resolve import checked_for_wait
 
     try:
         found = _tokens_meant(args.db, args.token)
@@ -235,7 +234,7 @@ def run_resolve(args: argparse.Namespace) -> int:
         if args.fail is not None:
             message: dict[str, Any] = {'error': args.fail}
         else:
-            results = _decision(args, lambda results: _questions_checked(results, args.db, args.token))
+            results = _decision(args, lambda results: checked_for_wait(results, args.db, args.token))
             if results is None:
                 return EXIT_INVALID
             try:
@@ -276,7 +275,7 @@ def _decision(args: argparse.Namespace, checked: Callable[[Decision], Decision])
 
     Checked here, before anything is sent: a decision the run cannot read would fail the run, not this command.
     """
-    from .decision import read_decision
+    from .._decision import read_decision
 
     text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
     if text is None:
@@ -393,17 +392,12 @@ async def _temporal_wait(store: TemporalQuestionStore, token: str) -> WaitingEve
 
 
 def _checked_against_wait(results: Decision, requests: DeferredToolRequests | None) -> Decision:
-    """`results` checked against the calls the wait decides, as `_questions_checked` checks a DBOS wait's; as it is
-    for a wait that is not the waiting handler's (it decides no calls).
+    """`results` checked against the calls a Temporal wait decides, as `checked_for_wait` checks a DBOS wait's; as it
+    is for a wait that decides no calls (not a waiting handler's).
     """
-    from .._wait_calls import WaitCalls
+    from .._wait_calls import WaitCalls, checked_decision
 
-    if requests is None:
-        return results
-    recorded = WaitCalls.of(requests)
-    if (problem := recorded.problem(results)) is not None:
-        raise ValueError(problem)
-    return _answers_checked(results, recorded, {})
+    return results if requests is None else checked_decision(results, WaitCalls.of(requests), {})
 
 
 def _tokens_meant(database_url: str, token: str) -> list[str]:
@@ -423,94 +417,6 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     if token in tokens:
         return [token]
     return [open_token for open_token in tokens if len(token) >= MIN_PREFIX and open_token.startswith(token)]
-
-
-def _questions_checked(results: Decision, database_url: str, token: str) -> Decision:
-    """`results` checked against the wait of `token`, each answer to an AskUser question checked, labels matched.
-
-    All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for the waiting handler),
-    `results` must decide exactly those, or it is a `ValueError` naming the calls left out and the ones that
-    are not pending. Each answer to a question (of the question table, `ask_through_store`, or recorded with
-    the wait) is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse`
-    shape, then `check_response`; a misfit is a `ValueError` naming the call. Answers to calls whose questions
-    neither holds (a wait opened by an earlier version) are sent as they are: their questions are known
-    only to the run. Only this wait's questions are looked at (by their tool call ids, which tell apart the calls
-    of one run): another run's question with the same id is none of this decision's.
-    """
-    from ..durable._sql import EVENT_TABLE_NAME, open_database, token_requests
-
-    database = open_database(database_url)
-    try:
-        recorded = _recorded_calls(database, token)
-        if recorded is not None and (problem := recorded.problem(results)) is not None:
-            raise ValueError(problem)
-        if not results.calls:
-            return results
-        stored: list[StoredRequest] = []
-        if database.has_table(EVENT_TABLE_NAME):
-            database.ensure_columns()
-            with database.connect() as conn:
-                stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
-    finally:
-        database.dispose()
-    return _answers_checked(results, recorded, {record.request.id: record.request for record in stored})
-
-
-def _answers_checked(results: Decision, recorded: WaitCalls | None, stored: Mapping[str, AskUserRequest]) -> Decision:
-    """`results` with each answer to an AskUser question (of `stored`, or recorded with the wait) read as `ask-user
-    answer` reads it and checked (a misfit is a `ValueError` naming the call); who answered, as an answer in the
-    response shape says, in `answered_by`. A call whose question neither holds is sent as it is.
-    """
-    calls = dict(results.calls)
-    named: dict[str, str] = {}
-    for call_id, value in results.calls.items():
-        try:
-            request = stored.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
-            if request is None:
-                continue  # not a question, or one only the run knows
-            checked = _checked_answer(request, value)
-        except ValueError as error:
-            raise ValueError(f'call {call_id!r}: {error}') from None
-        if checked is None:
-            continue
-        calls[call_id], answered_by = checked
-        if answered_by is not None:
-            named[call_id] = answered_by  # said in the response shape, as `answer --json` keeps
-    return replace(results, calls=calls, answered_by=named | results.answered_by)
-
-
-def _checked_answer(request: AskUserRequest, value: Any) -> tuple[Any, str | None] | None:
-    """What the model gets for `value` as the answer to `request`, and who answered if it says; `None` to send
-    `value` as it is (`DECLINED`, `TIMED_OUT` or `WITHDRAWN`: the sentence of an outcome, no answer). `ValueError`
-    when it is no answer to `request`.
-    """
-    from .._answers import DECLINED, TIMED_OUT, WITHDRAWN, ask_user_result
-    from .answer_json import parse_answer_json
-
-    if isinstance(value, str):
-        if value in (DECLINED, TIMED_OUT, WITHDRAWN):
-            return None
-        # Free text is not an answer: it would reach the model as the person's, checked by nothing.
-        raise ValueError(
-            'a question is answered with JSON ({"HEADER": ["LABEL"]}, or {"cancelled": true} to decline), '
-            'not with text of your own'
-        )
-    response = parse_answer_json(request, value)
-    return ask_user_result(request, response), response.answered_by
-
-
-def _recorded_calls(database: Database, token: str) -> WaitCalls | None:
-    """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
-    or is not open (then ending the wait says why).
-    """
-    from .._wait_calls import WaitCalls
-    from ..durable._sql import EVENT_CALLS_TABLE_NAME, pending_wait_calls
-
-    if not database.has_table(EVENT_CALLS_TABLE_NAME):
-        return None
-    with database.connect() as conn:
-        text = pending_wait_calls(conn, token)
-    return None if text is None else WaitCalls.from_json(text)
 
 
 def _with_answered_by(results: Decision) -> Decision:
@@ -892,10 +798,10 @@ def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
+    from .._answer_json import parse_answer_json
     from .._answers import ask_user_result
     from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
-    from .answer_json import parse_answer_json
     from .approvals import answer_approval, answer_wait, approval_meant, is_wait_token
 
     request_id: str = args.request_id
