@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from .._text import printable, terminal_json
 from .._tool_args import approval_args
 from .arguments import END_AT_ONCE, command
-from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
+from .exit_codes import (
+    EXIT_ANSWERED,
+    EXIT_CANNOT_ASK,
+    EXIT_DECLINED,
+    EXIT_INVALID,
+    EXIT_NOT_ACCEPTED,
+    EXIT_WITHDRAWN,
+)
 from .i18n import _
 
 if TYPE_CHECKING:
@@ -84,6 +91,17 @@ def _seconds(text: str) -> float:
     if not (seconds >= 0 and seconds != float('inf')):
         raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
     return seconds
+
+
+def _add_accept_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`: how long `answer` or `resolve --temporal` waits for a worker to accept what it sends."""
+    parser.add_argument(
+        '--timeout',
+        type=_seconds,
+        metavar='SECONDS',
+        dest='accept_timeout',
+        help='with --temporal: stop waiting for a worker of the workflow to accept the answer after SECONDS (exit 8)',
+    )
 
 
 def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
@@ -159,7 +177,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
             '(all or nothing): {"CALL_ID": decision or answer, ...}. '
             'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
-            '5 unknown id, 6 already answered, 7 no longer waiting.'
+            '5 unknown id, 6 already answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker '
+            'accepted the answer.'
         ),
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
@@ -169,6 +188,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the id `ask-user pending` shows (a question's or an approval's), or a wait's token (all its items)",
     )
     _add_source(answer)
+    _add_accept_timeout(answer)
     given = answer.add_mutually_exclusive_group()
     given.add_argument(
         '--json',
@@ -199,11 +219,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
             'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
             'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
-            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more.'
+            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more, '
+            '8 --timeout ran out before a Temporal worker accepted the decision.'
         ),
     )
     resolve.add_argument('token', metavar='TOKEN', help='the token HandleDeferredToolCalls handed to your ask function')
     _add_source(resolve, 'the waits of Temporal workflows (TemporalExternalEvents), on this Temporal server, instead')
+    _add_accept_timeout(resolve)
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
     decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
@@ -224,7 +246,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     from pydantic_core import to_jsonable_python
 
     from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-    from ..durable._resolve import checked_for_wait
+    from ..durable._wait_check import checked_for_wait
 
     try:
         found = _tokens_meant(args.db, args.token)
@@ -477,9 +499,55 @@ def _run_on(
         _fail(store)
         return EXIT_CANNOT_ASK
     try:
+        if getattr(args, 'temporal', None) is not None and hasattr(args, 'accept_timeout'):
+            return anyio.run(_patiently, run, store, args)
         return anyio.run(run, store, args)
     finally:
         store.close()
+
+
+NOTICE_SECONDS = 3.0
+"""How long `answer` or `resolve --temporal` waits before it says that it waits for a worker."""
+
+
+async def _patiently(
+    run: Callable[[_AnyStore, argparse.Namespace], Awaitable[int]], store: _AnyStore, args: argparse.Namespace
+) -> int:
+    """`run(store, args)`, saying so on stderr when it still waits after `NOTICE_SECONDS`, and given up (exit 8) at
+    `--timeout`. A Temporal workflow takes an answer (an Update) only through a running worker of its task queue:
+    with none, the server holds the answer and the command would wait, silent, until one comes back.
+    """
+    import anyio
+
+    async def notice() -> None:
+        await anyio.sleep(NOTICE_SECONDS)
+        hint = _('start one, or give --timeout SECONDS to stop waiting') if args.accept_timeout is None else ''
+        print(
+            _(
+                'ask-user: waiting for a worker of the workflow to accept it: Temporal takes an answer only through a '
+                'running worker {hint}'
+            )
+            .format(hint=f'({hint})' if hint else '')
+            .rstrip(),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    code: int | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(notice)
+        with anyio.move_on_after(args.accept_timeout):
+            code = await run(store, args)
+        group.cancel_scope.cancel()
+    if code is not None:
+        return code
+    _fail(
+        _(
+            'no worker accepted it within {seconds:g} s, so this command recorded nothing; the server may still hand '
+            'it to a worker that comes back: `ask-user pending --temporal` shows whether it still waits'
+        ).format(seconds=args.accept_timeout)
+    )
+    return EXIT_NOT_ACCEPTED
 
 
 def _open_temporal_store(args: argparse.Namespace) -> TemporalQuestionStore | str:

@@ -12,19 +12,10 @@ from typing import Any
 from pydantic_ai.exceptions import UserError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from .._decision import Decision, read_decision
-from .._wait_calls import WaitCalls, checked_decision
+from .._decision import read_decision
 from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-from ._sql import (
-    DEFAULT_DATABASE_URL,
-    EVENT_CALLS_TABLE_NAME,
-    EVENT_TABLE_NAME,
-    Database,
-    StoredRequest,
-    open_database,
-    pending_wait_calls,
-    token_requests,
-)
+from ._sql import DEFAULT_DATABASE_URL, open_database
+from ._wait_check import checked_for_wait, recorded_calls, stored_questions
 
 __all__ = (
     'NotAnEventTokenError',
@@ -32,7 +23,6 @@ __all__ = (
     'InvalidDecisionError',
     'resolve_dbos_event',
     'fail_dbos_event',
-    'checked_for_wait',
 )
 
 
@@ -93,8 +83,8 @@ def _checked_payload(token: str, data: Any, database_url: str) -> Any:
     """
     database = open_database(database_url)
     try:
-        recorded = _recorded_calls(database, token)
-        asks = bool(_stored_questions(database, token))
+        recorded = recorded_calls(database, token)
+        asks = bool(stored_questions(database, token))
     finally:
         database.dispose()
     if recorded is None and not asks:
@@ -107,39 +97,3 @@ def _checked_payload(token: str, data: Any, database_url: str) -> Any:
         return to_jsonable_python(checked_for_wait(decision, database_url, token))
     except ValueError as error:
         raise InvalidDecisionError(f'The decision does not fit the wait: {error}') from None
-
-
-def checked_for_wait(results: Decision, database_url: str, token: str) -> Decision:
-    """`results` checked against the open wait of `token` (`checked_decision`): the calls `DBOSEventWaiter` recorded
-    with it, and its AskUser questions, of the question table (`ask_through_store`) or recorded with the wait. Only
-    this wait's questions are looked at (by their tool call ids, which tell apart the calls of one run): another
-    run's question with the same id is none of this decision's. `ValueError` naming what does not fit.
-    """
-    database = open_database(database_url)
-    try:
-        recorded = _recorded_calls(database, token)
-        stored = _stored_questions(database, token) if results.calls else []
-    finally:
-        database.dispose()
-    questions = {record.request.id: record.request for record in stored if record.request.id in results.calls}
-    return checked_decision(results, recorded, questions)
-
-
-def _recorded_calls(database: Database, token: str) -> WaitCalls | None:
-    """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
-    or is not open (then ending the wait says why).
-    """
-    if not database.has_table(EVENT_CALLS_TABLE_NAME):
-        return None
-    with database.connect() as conn:
-        text = pending_wait_calls(conn, token)
-    return None if text is None else WaitCalls.from_json(text)
-
-
-def _stored_questions(database: Database, token: str) -> list[StoredRequest]:
-    """The AskUser questions `ask_through_store` published for the wait of `token`."""
-    if not database.has_table(EVENT_TABLE_NAME):
-        return []
-    database.ensure_columns()
-    with database.connect() as conn:
-        return list(token_requests(conn, token))
