@@ -12,12 +12,12 @@ here imports an engine.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, HandleDeferredToolCalls, WrapRunHandler
+from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering, HandleDeferredToolCalls
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.external_events import ExternalEventWaiter, external_event_scope
 from pydantic_ai.run import AgentRunResult
@@ -112,7 +112,11 @@ class ExternalEventsCapability(AbstractCapability[AgentDepsT], ABC):
             _tool_parameters.set({name: dict(tools[name].parameters_json_schema) for name in sorted(names)})
         return None
 
-    async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+    # `handler` is Pydantic AI's `WrapRunHandler` spelled out: that alias is a string, which `typing.get_type_hints`
+    # would read in this module, where its names are not.
+    async def wrap_run(
+        self, ctx: RunContext[AgentDepsT], *, handler: Callable[[], Awaitable[AgentRunResult[Any]]]
+    ) -> AgentRunResult[Any]:
         """Run the agent with the waiter installed when inside the engine's container; as it is elsewhere.
 
         In the container, first a `UserError` naming the fix when the run's chain would lose the check on a

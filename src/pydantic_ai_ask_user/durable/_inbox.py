@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ForwardRef
 
 import anyio.to_thread
 
 from .._answers import AskUserRequest
 from .._approvals import PendingApproval
 from .._audience import AudienceSetting, ContextSetting
+from .._module_names import LazyModule
 from .._request_input import wait_items, wait_results
 from ._sql import (
     DEFAULT_DATABASE_URL,
@@ -70,6 +71,18 @@ if TYPE_CHECKING:
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
     """The shape of a waiting handler's `ask` that hands the token on and returns `None`."""
+else:
+    # The same type, for `typing.get_type_hints`: references resolved in this module when the annotation is read,
+    # through Pydantic AI's module imported only then (`ask-user` loads this module without Pydantic AI).
+    _tools = LazyModule('pydantic_ai.tools')
+    AskFunction = Callable[
+        [
+            ForwardRef('_tools.RunContext[Any]', module=__name__),
+            ForwardRef('_tools.DeferredToolRequests', module=__name__),
+            str,
+        ],
+        Awaitable[None],
+    ]
 
 
 def token_workflow(token: str) -> str | None:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
-from mcp_types import ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp_types import (
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    RequestId,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.agent import AbstractAgent
@@ -29,9 +36,6 @@ from .._answers import (
 from .._capability import AskUser
 from .._text import printable
 from ._form import RefusedAnswerError, elicitation_form
-
-if TYPE_CHECKING:
-    from mcp_types import RequestId
 
 __all__ = (
     'MCPElicitationAnswerer',
