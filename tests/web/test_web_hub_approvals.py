@@ -23,6 +23,7 @@ from web_support import open_inbox_as
 
 from pydantic_ai_ask_user import Person, QuestionContext
 from pydantic_ai_ask_user._approvals import TIMED_OUT_DENIAL
+from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 from pydantic_ai_ask_user.deferred import waiting_handler
 from pydantic_ai_ask_user.store import (
     AlreadyAnsweredError,
@@ -294,3 +295,40 @@ async def test_model_written_arguments_are_drawn_the_same_live_and_on_a_reload_n
             waits.cancel_scope.cancel()
         web.close()  # the open page's event stream ends
     assert live == reloaded == '{"note":"ship\ufffd\ufffd\ufffd\ufffdit"}'
+
+
+def coercible_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Calls `deploy_with_defaults` with a number written as a string, leaving out a parameter that has a default."""
+    returns = [part for message in messages for part in message.parts if isinstance(part, ToolReturnPart)]
+    if not returns:
+        args = {'env': 'production', 'replicas': '3'}
+        return ModelResponse(parts=[ToolCallPart('deploy_with_defaults', args, 'call_0')])
+    return ModelResponse(parts=[TextPart(json.dumps([str(part.content) for part in returns]))])
+
+
+async def test_an_approver_sees_the_arguments_the_tool_will_run_with_where_pydantic_ai_gives_them() -> None:
+    web = WebAnswerer()
+    agent = Agent(
+        FunctionModel(coercible_model), capabilities=[waiting_handler(web.request_input())], name='release-bot'
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def deploy_with_defaults(env: Literal['staging', 'production'], replicas: int, region: str = 'eu-west') -> str:
+        """Deploy to an environment."""
+        return f'deployed {replicas} to {env} in {region}'
+
+    outputs: list[str] = []
+    async with anyio.create_task_group() as runs:
+
+        async def run() -> None:
+            outputs.append((await agent.run('ship it')).output)
+
+        runs.start_soon(run)
+        await _wait_for(web.hub, 1)
+        [pending] = await web.hub.pending_approvals()
+        if HANDLERS_TAKE_TOKENS:  # Pydantic AI 2.78 on records `DeferredToolRequests.validated_args`
+            assert pending.args == {'env': 'production', 'replicas': 3, 'region': 'eu-west'}
+        else:  # before, only what the model wrote exists
+            assert pending.args == {'env': 'production', 'replicas': '3'}
+        await web.hub.decide(pending.key, ApprovalDecision.approve())
+    assert json.loads(outputs[0]) == ['deployed 3 to production in eu-west']
