@@ -7,8 +7,11 @@ Real DBOS workers (`request_input_worker.py --approvals`): two runs whose models
 
 from __future__ import annotations
 
+import contextlib
 import json
+import statistics
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -310,3 +313,31 @@ async def test_an_approval_nobody_decides_is_denied_at_the_deadline_and_a_late_d
             assert await store.pending_approvals() == []
     assert worker.output() == {'call_0': TIMED_OUT_DENIAL, 'call_1': TIMED_OUT}
     assert worker.lines('deployed.txt') == []
+
+
+async def test_a_pending_approval_and_a_missing_one_cost_the_store_the_same_so_a_foreign_one_does_not_show(
+    database_url: str, tmp_path: Path
+) -> None:
+    # The web tells a person an approval they may not see is unknown, after reading it: if a row that exists cost
+    # more to read than a missing one (a second query ran only for it), the time of the 404 would tell it exists.
+    worker = RequestInputWorker(database_url, tmp_path / 'run', approvals=True, workflow_id='timed')
+    with worker:
+        worker.directory.mkdir()
+        worker.start()
+        async with DBOSQuestionStore(database_url) as store:
+            [approval] = await pending_approvals_of(store, 1, [worker])
+            missing = approval.key[:-4] + 'ffff'
+
+            async def took(key: str) -> float:
+                started = time.perf_counter()
+                with contextlib.suppress(UnknownRequestError):
+                    await store.get_approval(key)
+                return time.perf_counter() - started
+
+            existing: list[float] = []
+            absent: list[float] = []
+            for _ in range(200):  # interleaved, so load on the machine falls on both alike
+                existing.append(await took(approval.key))
+                absent.append(await took(missing))
+            ratio = statistics.median(existing) / statistics.median(absent)
+            assert ratio < 1.5, f'a pending approval took {ratio:.2f}x as long to read as a missing one'

@@ -478,16 +478,21 @@ class DBOSQuestionStore:
 
     def _approval(self, key: str) -> StoredApproval:
         found: list[StoredApproval] = []
+        ended: set[str] = set()
         if self._approvals_ready():
             with self._connect().connect() as conn:
                 found = select_approvals(conn, key=key)
+                # The same two queries whether the key names a row or not, in one connection: a person who may not
+                # see a pending approval is told it is unknown (the web's `seen_by`), and must not tell it from a
+                # missing one by how long the answer took (a second query ran only for a row that exists).
+                ended = self._ended_workflows({found[0].approval.workflow_id if found else key}, conn)
         if not found:
             raise UnknownRequestError(key)
         stored = found[0]
         audience = stored.approval.audience
         if stored.status == 'decided':
             raise AlreadyAnsweredError(key).for_audience(audience)
-        if stored.status == 'withdrawn' or not stored.wait_open or self._ended_workflows({stored.approval.workflow_id}):
+        if stored.status == 'withdrawn' or not stored.wait_open or ended:
             raise WithdrawnError(key).for_audience(audience)
         return stored
 
