@@ -12,9 +12,9 @@ Users may have any release from the floor pyproject.toml declares on, and tomorr
 
 Each side gets a virtual environment of its own under test-artifacts/ (the lock's packages and every extra, then
 pydantic-ai-slim replaced), prints the version it got, and runs pyright (strict, on src/) and `SIDE_TESTS` there:
-the code that meets Pydantic AI's API where releases differ (the capability and its events, the waiting handlers'
-order and spelling on DBOS and Temporal, Prefect's run ids, the UI adapters, MCP, the in-process approvals) and,
-on the latest side, the documentation's examples. Not the whole suite: that would double `make test`'s ten
+the code that meets Pydantic AI's API where releases differ (the waiting handlers' order and spelling on DBOS and
+Temporal, Prefect's run ids, the UI adapters, MCP, the in-process approvals) and, on the latest side, the core's
+tests and the documentation's examples (`make floor-tests` runs the core's on the floor). Not the whole suite: that would double `make test`'s ten
 minutes, and the rest of it meets no API that differs. Exit status: non-zero when any step fails.
 """
 
@@ -35,19 +35,21 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = 'anthropic,openai,temporal,prefect,dbos,mcp,ag-ui,ui'
 """The extras of pydantic-ai-slim the project's own extras and dev group install."""
 
+CORE_TESTS = (
+    'tests/test_capability.py',
+    'tests/test_events.py',
+    'tests/test_one_id.py',
+    'tests/test_public_api.py',
+    'tests/test_schema.py',
+    'tests/test_scripted.py',
+    'tests/test_seed_examples.py',
+    'tests/test_store_contract.py',
+    'tests/test_opt_in_options.py',
+    'tests/test_run_identity.py',
+)
+"""The core's tests: run on the latest side only, since `make floor-tests` runs them on the floor already."""
+
 SIDE_TESTS = (
-    (
-        'tests/test_capability.py',
-        'tests/test_events.py',
-        'tests/test_one_id.py',
-        'tests/test_public_api.py',
-        'tests/test_schema.py',
-        'tests/test_scripted.py',
-        'tests/test_seed_examples.py',
-        'tests/test_store_contract.py',
-        'tests/test_opt_in_options.py',
-        'tests/test_run_identity.py',
-    ),
     ('tests/durable/test_handler_order.py',),
     ('tests/engines/test_temporal_handler_order.py', 'tests/engines/test_prefect_answerer.py'),
     ('tests/ui/test_ui_adapters.py', 'tests/mcp/test_mcp_conformance.py', 'tests/mcp/test_mcp_form.py'),
@@ -56,9 +58,9 @@ SIDE_TESTS = (
 """The tests run on each side (see the module's docstring), a pytest session per folder: the folders' support
 modules share names (`from conftest import ...`), so one session for all could import the wrong one."""
 
-LATEST_ONLY_TESTS = (('tests/test_docs.py',),)
-"""Tests run on the latest side only: the documentation shows the newest release's spelling
-(`HandleDeferredToolCalls` with a resume token, which the floor's does not pass)."""
+LATEST_ONLY_TESTS = (CORE_TESTS, ('tests/test_docs.py',))
+"""Tests run on the latest side only: the core's (see `CORE_TESTS`), and the documentation's examples, which show the
+newest release's spelling (`HandleDeferredToolCalls` with a resume token, which the floor's does not pass)."""
 
 VARIABLES = {'floor': 'ASK_USER_PYDANTIC_AI_FLOOR', 'latest': 'ASK_USER_PYDANTIC_AI_LATEST'}
 """The environment variable that pins each side's version."""
