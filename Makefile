@@ -68,7 +68,7 @@ test:
 # in a throwaway environment with no extra installed: the floor we publish is one we ran.
 FLOOR_TESTS := tests/test_answers.py tests/test_capability.py tests/test_events.py tests/test_one_id.py \
 	tests/test_properties.py tests/test_public_api.py tests/test_schema.py tests/test_scripted.py \
-	tests/test_seed_examples.py tests/test_store_contract.py tests/test_opt_in_options.py
+	tests/test_seed_examples.py tests/test_store_contract.py tests/test_opt_in_options.py tests/test_waiting_handler.py
 test-floor:
 	@scripts/bootstrap.sh demo
 	@$(MAKE) --no-print-directory floor-tests

@@ -46,6 +46,7 @@ CORE_TESTS = (
     'tests/test_store_contract.py',
     'tests/test_opt_in_options.py',
     'tests/test_run_identity.py',
+    'tests/test_waiting_handler.py',
 )
 """The core's tests: run on the latest side only, since `make floor-tests` runs them on the floor already."""
 
