@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from ask_user_support import free_port, unmeasured
-from temporal_testing import client, start_worker  # noqa: F401  (the Temporal tests' fixtures)
+from temporal_testing import client, start_worker, worker  # noqa: F401  (the Temporal tests' fixtures)
 from waits import WAIT
 
 from pydantic_ai_ask_user.temporal import QUESTIONS_ATTRIBUTE_NAME

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -22,7 +22,7 @@ from typing import Any, TextIO, TypeVar
 import pytest
 from forked import Forked, forked, forked_cli
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-from temporal_support import ANSWER_PREFIX, EVENTS_FILE_VARIABLE, TASK_QUEUE
+from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, DEPLOYED, EVENTS_FILE_VARIABLE, TASK_QUEUE, patient_worker
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -48,6 +48,16 @@ T = TypeVar('T')
 @pytest.fixture
 async def client(temporal_address: str) -> Client:
     return await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
+
+
+@pytest.fixture
+async def worker(client: Client) -> AsyncIterator[str]:
+    """A worker of every test workflow (`ALL_WORKFLOWS`) in this process, on a task queue of its own; yields the
+    queue. A test module that needs other workflows has a `worker` of its own."""
+    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
+    DEPLOYED.clear()
+    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
+        yield queue
 
 
 async def waiting_one(look: Callable[[], Awaitable[list[T]]], what: str) -> T:

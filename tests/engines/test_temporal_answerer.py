@@ -6,20 +6,17 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from temporal_support import (
-    ALL_WORKFLOWS,
     ANSWER_PREFIX,
     CALL_ID,
     EVENTS,
     HOLD_FILE_VARIABLE,
     QUESTIONS,
-    TASK_QUEUE,
     WAIT_TIMEOUT,
     AnsweredAskWorkflow,
     Outcome,
@@ -27,7 +24,6 @@ from temporal_support import (
     Turn,
     UnpreparedAskWorkflow,
     WrappedAnsweredAskWorkflow,
-    patient_worker,
 )
 from temporal_testing import (
     ANSWER,
@@ -58,14 +54,6 @@ pytestmark = pytest.mark.anyio
 NOT_OFFERED = AskUserResponse(
     answers=(AskUserAnswer(header='Database', selected=('Oracle',)), AskUserAnswer(header='Region', selected=('EU',)))
 )
-
-
-@pytest.fixture
-async def worker(client: Client) -> AsyncIterator[str]:
-    """A worker in this process, on a task queue of its own; yields the queue."""
-    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
-        yield queue
 
 
 async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[Any, Outcome]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,6 @@ import pytest
 from pydantic_ai import DeferredToolResults, ToolDenied
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import (
-    ALL_WORKFLOWS,
     APPROVAL_TIMEOUT,
     CALL_ID,
     DEPLOY_ARGS,
@@ -22,7 +20,6 @@ from temporal_support import (
     DEPLOYS_FILE_VARIABLE,
     HOLD_ASK_VARIABLE,
     HOLD_FILE_VARIABLE,
-    TASK_QUEUE,
     TOOL_SAID,
     AnsweredAskWorkflow,
     ApprovalWorkflow,
@@ -33,7 +30,6 @@ from temporal_support import (
     Turn,
     UnpreparedApprovalWorkflow,
     WrappedApprovalWorkflow,
-    patient_worker,
     policy_approval_agent,
 )
 from temporal_testing import (
@@ -77,15 +73,6 @@ DEPLOYED_TEXT = TOOL_SAID + 'deployed to production'
 async def other_client(temporal_address: str) -> Client:
     """Another client, as the process of the person who decides would have."""
     return await Client.connect(temporal_address, plugins=[PydanticAIPlugin()])
-
-
-@pytest.fixture
-async def worker(client: Client) -> AsyncIterator[str]:
-    """A worker in this process, on a task queue of its own; yields the queue."""
-    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    DEPLOYED.clear()
-    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
-        yield queue
 
 
 async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[Any, Outcome]:

@@ -10,21 +10,17 @@ every list): the run is refused at its start instead.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
 from pydantic_ai import DeferredToolResults
 from temporal_support import (
-    ALL_WORKFLOWS,
     CALL_ID,
     DEPLOYED,
-    TASK_QUEUE,
     TOOL_SAID,
     OrderedApprovalWorkflow,
     Outcome,
     Turn,
-    patient_worker,
 )
 from temporal_testing import user_error_of, waiting_one
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -34,15 +30,6 @@ from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 from pydantic_ai_ask_user.temporal import pending_temporal_events, resolve_temporal_event
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def worker(client: Client) -> AsyncIterator[str]:
-    """A worker in this process, on a task queue of its own; yields the queue."""
-    queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    DEPLOYED.clear()
-    async with patient_worker(client, task_queue=queue, workflows=list(ALL_WORKFLOWS)):
-        yield queue
 
 
 def _refusal(spelling: str, handler_first: bool) -> str | None:
