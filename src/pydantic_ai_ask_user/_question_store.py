@@ -302,7 +302,13 @@ def decode_position(cursor: str) -> tuple[float, float, str]:
 
 
 def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether `value` is a JSON number a float holds: an integer of 400 digits is not (`float()` overflows)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def check_limit(limit: int) -> int:
