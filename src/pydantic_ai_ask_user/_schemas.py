@@ -108,12 +108,11 @@ def _nodes(value: object) -> Iterator[tuple[object, int]]:
 
 
 def _size_problem(value: object, what: str) -> str | None:
-    for count, (node, depth) in enumerate(_nodes(value), start=1):
+    for count, (_, depth) in enumerate(_nodes(value), start=1):
         if depth > MAX_DEPTH:
             return f'{what} nests deeper than {MAX_DEPTH} levels'
         if count > MAX_VALUES:
             return f'{what} holds more than {MAX_VALUES} values'
-        del node
     return None
 
 
