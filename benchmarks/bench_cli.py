@@ -22,8 +22,10 @@ from pathlib import Path
 import pexpect
 import pyte
 
-ROUNDS = 15
-"""Measured rounds, each one floor, one `--help` and one `ask` to its first frame."""
+from benchmarks.quick import sized
+
+ROUNDS = sized(15, 1)
+"""Measured rounds, each one floor, one `--help` and one `ask` to its first frame (1 in quick mode)."""
 
 ASK_USER = str(Path(sys.executable).with_name('ask-user'))
 """The installed `ask-user` script, as a person runs it."""
@@ -134,9 +136,12 @@ def _waiting_questions(url: str, count: int) -> list[str]:
         deadline = time.monotonic() + 300
         while True:
             listed = subprocess.run(
-                [ASK_USER, 'pending', '--json', '--db', url], capture_output=True, text=True, env=_env()
+                [ASK_USER, 'pending', '--json', '--limit', str(count), '--db', url],
+                capture_output=True,
+                text=True,
+                env=_env(),
             )
-            ids = [json.loads(line)['id'] for line in listed.stdout.splitlines()]
+            ids = _listed_ids(listed.stdout)
             if len(ids) >= count:
                 return ids
             if time.monotonic() > deadline:
@@ -145,6 +150,11 @@ def _waiting_questions(url: str, count: int) -> list[str]:
     finally:
         worker.kill()
         worker.wait()
+
+
+def _listed_ids(output: str) -> list[str]:
+    """The ids of the questions `ask-user pending --json` printed: each line but the page's last, its total."""
+    return [record['id'] for line in output.splitlines() if 'id' in (record := json.loads(line))]
 
 
 MODELS_AND_MENU = 'import pydantic_ai_ask_user._answers, pydantic_ai_ask_user._asking, pydantic_ai_ask_user.terminal'

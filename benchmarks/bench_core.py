@@ -34,6 +34,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_core import to_json
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import (
     MAX_QUESTIONS,
     TOOL_NAME,
@@ -53,14 +54,15 @@ from pydantic_ai_ask_user.limits import (
     MAX_QUESTION_LENGTH,
 )
 
-CALLS = 100
-"""Calls per timed part of a round."""
+CALLS = sized(100, 2)
+"""Calls per timed part of a round (2 in quick mode)."""
 
-ROUNDS = 21
-"""Timed rounds; each gives one ratio per part, and the median is reported with the lowest and highest."""
+ROUNDS = sized(21, 1)
+"""Timed rounds; each gives one ratio per part, and the median is reported with the lowest and highest (1 in quick
+mode)."""
 
-IMPORT_RUNS = 15
-"""Fresh interpreters per import measurement."""
+IMPORT_RUNS = sized(15, 1)
+"""Fresh interpreters per import measurement (1 in quick mode)."""
 
 
 _LATIN = 'Wörd ñ '
@@ -186,8 +188,8 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
         async def whole_part() -> None:
             for _ in range(CALLS):
                 arguments = validator.validate_json(args_json)  # the model's JSON, as the tool receives it
-                built = AskUserRequest._trusted(arguments['questions'], request.id)  # pyright: ignore[reportPrivateUsage]
-                result = await capability._ask(ctx, built)  # pyright: ignore[reportPrivateUsage]
+                # `_ask` builds the request from the checked questions, as the tool does.
+                result = await capability._ask(ctx, arguments['questions'])  # pyright: ignore[reportPrivateUsage]
                 to_json(result)  # rendered for the model
                 # Let the run's stream consumer drain the two events, as it does between real tool calls;
                 # without it they pile up in one buffer, which no real run does.

@@ -24,11 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-LATENCY_SAMPLES = 40
-"""Questions asked and answered one at a time, for the latency figures."""
+from benchmarks.quick import sized
 
-THROUGHPUT_QUESTIONS = 200
-"""Questions waiting at once, all answered as fast as the store allows, for the answers-per-second figure."""
+LATENCY_SAMPLES = sized(40, 2)
+"""Questions asked and answered one at a time, for the latency figures (2 in quick mode)."""
+
+THROUGHPUT_QUESTIONS = sized(200, 3)
+"""Questions waiting at once, all answered as fast as the store allows, for the answers-per-second figure (3 in
+quick mode)."""
 
 GOAL_EXTRA_MS = 20.0
 """The p50 answer-to-resume goal beyond the polling interval (SQLite) or alone (PostgreSQL), in milliseconds."""

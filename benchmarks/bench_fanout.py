@@ -27,23 +27,24 @@ from typing import Any
 import anyio
 from starlette.requests import Request
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUserRequest, Person, Question, QuestionOption
 from pydantic_ai_ask_user.web import ServerLimits, WebAnswerer, serve
 
-PEOPLE = 1_000
-"""People connected to the event stream at once, each under their own name."""
+PEOPLE = sized(1_000, 10)
+"""People connected to the event stream at once, each under their own name (10 in quick mode)."""
 
 GROUP = 'team:ops'
 """The group the first `GROUP_SIZE` people belong to."""
 
-GROUP_SIZE = 100
-"""How many people are in `GROUP`."""
+GROUP_SIZE = sized(100, 3)
+"""How many people are in `GROUP` (3 in quick mode)."""
 
-ONE_PERSON_SAMPLES = 100
-"""Questions asked, one at a time, each addressed to one person chosen at random."""
+ONE_PERSON_SAMPLES = sized(100, 3)
+"""Questions asked, one at a time, each addressed to one person chosen at random (3 in quick mode)."""
 
-GROUP_SAMPLES = 10
-"""Questions asked, one at a time, addressed to `GROUP`."""
+GROUP_SAMPLES = sized(10, 1)
+"""Questions asked, one at a time, addressed to `GROUP` (1 in quick mode)."""
 
 LIMITS = ServerLimits(max_connections=PEOPLE + 200, max_connections_per_ip=PEOPLE + 200)
 """Room for every stream: by default a server holds 512 connections, 128 from one address (here all share one)."""

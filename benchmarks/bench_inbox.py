@@ -27,17 +27,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-WAITING = 100_000
-"""How many questions wait."""
+from benchmarks.quick import sized
 
-ADDRESSEES = 1_000
-"""How many people the questions are addressed to, each question to one of them in turn (100 each)."""
+WAITING = sized(100_000, 200)
+"""How many questions wait (200 in quick mode)."""
 
-PAGE_SAMPLES = 40
-"""How many times the first page (and a form) is read, for the p95."""
+ADDRESSEES = sized(1_000, 10)
+"""How many people the questions are addressed to, each question to one of them in turn (100 each; 10 people, 20
+each, in quick mode)."""
 
-ANSWER_SAMPLES = 40
-"""How many questions are answered one at a time, for the p50."""
+PAGE_SAMPLES = sized(40, 2)
+"""How many times the first page (and a form) is read, for the p95 (2 in quick mode)."""
+
+ANSWER_SAMPLES = sized(40, 2)
+"""How many questions are answered one at a time, for the p50 (2 in quick mode)."""
 
 GOAL_PAGE_P95_MS = 50.0
 """The first page's p95 goal, in milliseconds."""

@@ -38,6 +38,7 @@ from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.temporal import (
     QUESTIONS_ATTRIBUTE_NAME,
@@ -48,11 +49,11 @@ from pydantic_ai_ask_user.temporal import (
     pending_questions,
 )
 
-SAMPLES = 30
-"""Questions asked and answered one at a time, for each latency figure."""
+SAMPLES = sized(30, 1)
+"""Questions asked and answered one at a time, for each latency figure (1 in quick mode)."""
 
-CONCURRENT = 100
-"""Workflows waiting at once, for the all-answered-once figure."""
+CONCURRENT = sized(100, 2)
+"""Workflows waiting at once, for the all-answered-once figure (2 in quick mode)."""
 
 GOAL_ACCEPTED_MS = 50.0
 """The goal for the p50 of Update accepted."""

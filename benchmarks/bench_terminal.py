@@ -12,14 +12,15 @@ import time
 
 import pyte
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.terminal import TerminalAnswerer
 
-ROUNDS = 20
-"""Requests asked, each giving one first-frame figure."""
+ROUNDS = sized(20, 2)
+"""Requests asked, each giving one first-frame figure (2 in quick mode)."""
 
-KEYS_PER_ROUND = 5
-"""Down-arrow presses per request, each giving one redraw figure."""
+KEYS_PER_ROUND = sized(5, 2)
+"""Down-arrow presses per request, each giving one redraw figure (2 in quick mode)."""
 
 
 class _Person:

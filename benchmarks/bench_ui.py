@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUser
 from pydantic_ai_ask_user.testing import asking_model
 from pydantic_ai_ask_user.ui.ag_ui import AskUserAGUIAdapter
@@ -40,7 +41,11 @@ QUESTIONS = [
     }
     for n in range(4)
 ]
-ROUNDS = 150
+ROUNDS = sized(150, 2)
+"""Measured round trips of each adapter, plain and ours alternating (2 in quick mode)."""
+
+WARM_UP = sized(10, 1)
+"""Round trips of each adapter before the measured ones (1 in quick mode)."""
 
 GOOD_RESPONSE = {'answers': [{'header': q['header'], 'selected': ['Option 1']} for q in QUESTIONS]}
 MODEL_SHAPE = {q['header']: ['Option 1'] for q in QUESTIONS}
@@ -108,7 +113,7 @@ async def _compare(
 ) -> None:
     times: dict[bool, list[float]] = {False: [], True: []}
     async with _client(plain, **options) as plain_client, _client(ours, **options) as our_client:
-        for _ in range(10):  # warm-up
+        for _ in range(WARM_UP):
             await trip(plain_client, False)
             await trip(our_client, True)
         for _ in range(ROUNDS):

@@ -25,24 +25,26 @@ from typing import Any
 
 import anyio
 
+from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
 
-PENDING = 10_000
-"""Pending requests in the memory measurement."""
+PENDING = sized(10_000, 100)
+"""Pending requests in the memory measurement (100 in quick mode)."""
 
 RATES = (200, 1_000)
 """Answers per second the client is asked to send, one run each."""
 
-SECONDS = 5.0
-"""How long each rate is held: 1,000 answers at 200/s, 5,000 at 1,000/s."""
+SECONDS = sized(5.0, 0.05)
+"""How long each rate is held: 1,000 answers at 200/s, 5,000 at 1,000/s (10 and 50 in quick mode)."""
 
-CONNECTIONS = 64
-"""Kept-alive connections the client sends over; a free one takes each answer when it is due."""
+CONNECTIONS = sized(64, 4)
+"""Kept-alive connections the client sends over; a free one takes each answer when it is due (4 in quick mode)."""
 
-SEQUENTIAL = 500
-"""Answers sent one after another over a single connection, the first figure: what delayed ACKs used to stall."""
+SEQUENTIAL = sized(500, 10)
+"""Answers sent one after another over a single connection, the first figure: what delayed ACKs used to stall (10
+in quick mode)."""
 
 P99_GOAL_MS = 20.0
 """The goal for p99 at 1,000 answers/s."""

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -158,3 +164,43 @@ def unmeasured(env: Mapping[str, str]) -> dict[str, str]:
     """`env` for a Python program that is not ours (the Prefect server, mkdocs): coverage would trace it for
     nothing, at about twice its CPU, while the suite's own processes wait for their share of the 2 cores."""
     return {key: value for key, value in env.items() if key not in COVERAGE_VARIABLES}
+
+
+UV_MISSING = (
+    'uv is not on PATH and `python3 -m uv` does not run it either: `make test` installs it '
+    '(scripts/bootstrap.sh, with `pip install --user uv`), or install it yourself (https://docs.astral.sh/uv/)'
+)
+"""What a test that starts uv says when it cannot: where uv comes from."""
+
+
+@functools.cache
+def uv_command() -> tuple[str, ...]:
+    """The command that starts uv, found as the Makefile finds it: `uv` on PATH, else `python3 -m uv`.
+
+    `scripts/bootstrap.sh` installs uv with `pip install --user` where there is none, and pip puts its `uv` in a
+    directory (`~/.local/bin`) that may not be on PATH: then only `python3 -m uv` starts it. That `python3` is the
+    one on PATH outside this test session's virtualenv (which `uv run` put first, and which has no uv), as the
+    Makefile's is; never `sys.executable`. Fails the test with `UV_MISSING` when neither starts uv.
+    """
+    if found := shutil.which('uv'):
+        return (found,)
+    import pytest
+    import waits  # measuring its bound starts a process: imported when needed
+
+    python = shutil.which('python3', path=_path_outside_this_virtualenv())
+    if python is not None:
+        command = (python, '-m', 'uv')
+        probe = subprocess.run([*command, '--version'], capture_output=True, check=False, timeout=waits.WAIT)
+        if probe.returncode == 0:
+            return command
+    pytest.fail(UV_MISSING, pytrace=False)
+
+
+def _path_outside_this_virtualenv() -> str:
+    """PATH without the directory of this interpreter's virtualenv (none when it runs outside one)."""
+    if sys.prefix == sys.base_prefix:
+        return os.environ.get('PATH', '')
+    ours = (Path(sys.prefix) / 'bin').resolve()
+    return os.pathsep.join(
+        part for part in os.environ.get('PATH', '').split(os.pathsep) if part and Path(part).resolve() != ours
+    )

@@ -505,23 +505,90 @@ def test_the_conflict_error_says_it_is_a_conflict_not_a_repeated_setting() -> No
         Agent('test', capabilities=[AskUser(answerer=None), AskUser(answerer=None)])
 
 
-async def test_a_second_ask_user_given_to_one_run_is_refused_when_the_run_starts() -> None:
-    answerer = ScriptedAnswerer(default=0)
-    model = script([ask_call(question('Database'))])
-    agent = _agent(model, answerer)
+async def _refused_at_run_start(agent: Agent[None, str], model: ModelScript, *run: AbstractCapability[None]) -> None:
+    """`agent.run(capabilities=run)` fails with the conflict before the model or any answerer is called."""
     with pytest.raises(UserError, match='This agent has 2 AskUser capabilities'):
-        await agent.run('migrate', capabilities=[AskUser(answerer=ScriptedAnswerer(default=1), id='other')])
-    assert answerer.requests == []
+        await agent.run('migrate', capabilities=list(run))
     assert model.seen == []
 
 
-async def test_an_ask_user_given_to_one_run_with_the_same_id_replaces_the_agents_for_that_run() -> None:
-    # Pydantic AI's rule for a run-level capability with the id of an agent-level one: it overrides it, whole.
+async def test_a_second_ask_user_given_to_one_run_is_refused_when_the_run_starts() -> None:
+    answerer = ScriptedAnswerer(default=0)
+    model = script([ask_call(question('Database'))])
+    await _refused_at_run_start(_agent(model, answerer), model, AskUser(answerer=ScriptedAnswerer(default=1)))
+    assert answerer.requests == []
+
+
+async def test_an_ask_user_for_one_run_with_the_id_of_the_agents_is_refused_too_not_a_replacement() -> None:
+    # Pydantic AI lets a run's capability replace the agent's under one id; two answerers are a conflict instead.
     agents, runs = ScriptedAnswerer(default=0), ScriptedAnswerer(default=1)
     model = script([ask_call(question('Database'))])
-    await _agent(model, agents).run('migrate', capabilities=[AskUser(answerer=runs)])
-    assert agents.requests == []
-    assert [request.questions[0].header for request in runs.requests] == ['Database']
+    agent = Agent(model.model, capabilities=[AskUser(answerer=agents, id='questions')])
+    await _refused_at_run_start(agent, model, AskUser(answerer=runs, id='questions'))
+    assert agents.requests == runs.requests == []
+
+
+async def test_an_ask_user_for_one_run_with_another_id_than_the_agents_is_refused() -> None:
+    model = script([ask_call(question('Database'))])
+    await _refused_at_run_start(_agent(model, None), model, AskUser(answerer=None, id='other'))
+
+
+async def test_the_agents_own_ask_user_passed_again_for_one_run_is_refused() -> None:
+    model = script([ask_call(question('Database'))])
+    ask_user = AskUser[None](answerer=None)
+    await _refused_at_run_start(Agent(model.model, capabilities=[ask_user]), model, ask_user)
+
+
+async def test_two_ask_user_given_to_one_run_are_refused_when_the_run_starts() -> None:
+    model = script([ask_call(question('Database'))])
+    agent = Agent(model.model)
+    await _refused_at_run_start(agent, model, AskUser(answerer=None), AskUser(answerer=ScriptedAnswerer()))
+
+
+async def test_two_ask_user_in_a_combined_capability_for_one_run_are_refused() -> None:
+    from pydantic_ai.capabilities import CombinedCapability
+
+    model = script([ask_call(question('Database'))])
+    both = CombinedCapability[None]([AskUser(answerer=None), AskUser(answerer=None)])
+    await _refused_at_run_start(Agent(model.model), model, both)
+
+
+async def test_an_ask_user_behind_a_wrapper_for_one_run_is_a_second_one() -> None:
+    # `prefix_tools()` renames the tool, so no tool names collide, but there are still two answerers.
+    model = script([ask_call(question('Database'))])
+    await _refused_at_run_start(_agent(model, None), model, AskUser[None](answerer=None).prefix_tools('other'))
+
+
+def test_two_ask_user_in_a_combined_capability_on_the_agent_are_refused_at_construction() -> None:
+    from pydantic_ai.capabilities import CombinedCapability
+
+    with pytest.raises(UserError, match='This agent has 2 AskUser capabilities'):
+        Agent('test', capabilities=[CombinedCapability([AskUser(answerer=None), AskUser(answerer=None)])])
+
+
+def test_an_ask_user_behind_a_wrapper_beside_another_is_refused_at_construction() -> None:
+    with pytest.raises(UserError, match='This agent has 2 AskUser capabilities'):
+        Agent('test', capabilities=[AskUser(answerer=None).prefix_tools('other'), AskUser(answerer=None)])
+
+
+def test_two_ask_user_on_one_agent_with_one_id_are_refused_at_construction() -> None:
+    # Pydantic AI refuses a shared id before the capabilities are bound: its own words, but refused all the same.
+    with pytest.raises(UserError, match="Capability id 'questions' is used by multiple capabilities"):
+        Agent('test', capabilities=[AskUser(answerer=None, id='questions'), AskUser(answerer=None, id='questions')])
+
+
+async def test_two_ask_user_for_one_run_with_one_id_are_refused_when_the_run_starts() -> None:
+    model = script([ask_call(question('Database'))])
+    with pytest.raises(UserError, match="Capability id 'questions' is used by multiple capabilities"):
+        await Agent(model.model).run(
+            'migrate', capabilities=[AskUser(answerer=None, id='questions'), AskUser(answerer=None, id='questions')]
+        )
+    assert model.seen == []
+
+
+async def test_one_ask_user_for_a_run_of_an_agent_without_one_asks() -> None:
+    model = script([ask_call(question('Database'))])
+    await Agent(model.model).run('migrate', capabilities=[AskUser(answerer=ScriptedAnswerer(default=1))])
     assert _only_result(model) == {'Database': ['SQLite']}
 
 

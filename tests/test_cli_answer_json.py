@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
-from pydantic_ai_ask_user._cli.answer_json import parse_answer_json
+from pydantic_ai_ask_user._answer_json import parse_answer_json
 
 
 def _request() -> AskUserRequest:

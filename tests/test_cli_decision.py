@@ -11,8 +11,8 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import DeferredToolResults
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from pydantic_ai_ask_user._cli import decision as decision_module
-from pydantic_ai_ask_user._cli.decision import Decision, read_decision
+from pydantic_ai_ask_user import _decision as decision_module
+from pydantic_ai_ask_user._decision import Decision, read_decision
 
 ADAPTER = TypeAdapter(DeferredToolResults)
 

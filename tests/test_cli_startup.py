@@ -190,8 +190,8 @@ positional arguments:
               JSON
     pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
     answer    answer a waiting question in the terminal menu, or from JSON
-    resolve   resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from
-              here
+    resolve   resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal
+              workflow from here
     mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
 
 options:
@@ -278,7 +278,8 @@ options:
 """),
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]
-                       [--json FILE|- | --approve | --deny [REASON] | --args JSON]
+                       [--timeout SECONDS] [--json FILE|- | --approve | --deny [REASON] | --args
+                       JSON]
                        ID
 
 Answer the question ID in the terminal menu, or with --json from FILE or stdin: either {"answers":
@@ -290,7 +291,7 @@ tool approval (an id that pending shows with a tool name) is decided with --appr
 "REASON"} or {"args": {...}}. With a wait's token instead of an id, --json decides every item of
 the wait at once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or
 approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already
-answered, 7 no longer waiting.
+answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker accepted the answer.
 
 positional arguments:
   ID                    the id `ask-user pending` shows (a question's or an approval's), or a
@@ -303,6 +304,8 @@ options:
   --temporal HOST:PORT  the questions (TemporalAnswerer) and approvals (TemporalExternalEvents)
                         waiting in Temporal workflows, on this Temporal server, instead
   --namespace NAME      the Temporal namespace (default: default)
+  --timeout SECONDS     with --temporal: stop waiting for a worker of the workflow to accept the
+                        answer after SECONDS (exit 8)
   --json FILE|-         read the answer (or the decision, or for a token every item's, by call id)
                         from FILE or stdin (-)
   --approve             approve the tool call ID
@@ -312,19 +315,20 @@ options:
 """),
     'resolve': snapshot("""\
 usage: ask-user resolve [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]
-                        (--json FILE|- | --fail REASON)
+                        [--timeout SECONDS] (--json FILE|- | --fail REASON)
                         TOKEN
 
 End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal,
-TemporalExternalEvents) to RequestInput's ask, with --json FILE|- (the DeferredToolResults
-deciding every pending call and nothing else, e.g. {"approvals": {"CALL_ID": true}, "calls":
-{"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval is denied with
-REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or not pending, or
-an answer that does not fit its question (nothing is sent), 4 cannot reach the database or the
-Temporal server, or a missing extra, 7 no run waits on this token any more.
+TemporalExternalEvents) to HandleDeferredToolCalls's ask, with --json FILE|- (the
+DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": {"CALL_ID":
+true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending approval
+is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or
+not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach the
+database or the Temporal server, or a missing extra, 7 no run waits on this token any more, 8
+--timeout ran out before a Temporal worker accepted the decision.
 
 positional arguments:
-  TOKEN                 the token RequestInput handed to your ask function
+  TOKEN                 the token HandleDeferredToolCalls handed to your ask function
 
 options:
   -h, --help            show this help message and exit
@@ -333,6 +337,8 @@ options:
   --temporal HOST:PORT  the waits of Temporal workflows (TemporalExternalEvents), on this Temporal
                         server, instead
   --namespace NAME      the Temporal namespace (default: default)
+  --timeout SECONDS     with --temporal: stop waiting for a worker of the workflow to accept the
+                        answer after SECONDS (exit 8)
   --json FILE|-         the DeferredToolResults as JSON
   --fail REASON         end the wait without results, for this reason
 """),

@@ -21,7 +21,7 @@ from pydantic_ai_ask_user import (
     AskUserResponse,
     DurableAnswerer,
 )
-from pydantic_ai_ask_user._capability import DEFAULT_ID
+from pydantic_ai_ask_user._capability import TOOLSET_ID
 from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.testing import ScriptedAnswerer
 
@@ -67,25 +67,51 @@ async def test_a_validation_retry_keeps_the_id_of_the_call_that_is_finally_asked
     assert [request.id for request in answerer.requests] == ['call-2']
 
 
-def test_the_toolset_has_a_stable_id() -> None:
-    assert AskUser(answerer=None).get_toolset().id == DEFAULT_ID == 'ask_user'
+def test_the_toolset_has_a_stable_id_though_the_capability_declares_none() -> None:
+    # The seed: AskUser declares no default id (Pydantic AI would merge two under one). Engines name their steps and
+    # activities after the toolset's id, which is stable.
+    assert AskUser(answerer=None).id is None
+    assert AskUser(answerer=None).get_toolset().id == TOOLSET_ID == 'ask_user'
     assert AskUser(answerer=None, id='questions').get_toolset().id == 'questions'
 
 
-async def test_the_tool_the_model_is_sent_names_the_same_capability_in_every_run() -> None:
+async def test_the_tool_the_model_is_sent_carries_no_name_made_up_for_one_run() -> None:
     # Durable engines hash the tool definitions into the key that replays a model request (Prefect's task cache
     # key). Pydantic AI names a capability without an id anew in every run ('<ask_user:5f3a2c>'), so with that
     # name a resumed Prefect flow run would miss the recorded response and call the model again.
-    seen: list[str | None] = []
+    seen: list[tuple[str | None, str | None]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        seen.extend(tool.capability_id for tool in info.function_tools)
+        seen.extend((tool.capability_id, tool.toolset_id) for tool in info.function_tools)
         return ModelResponse(parts=[TextPart('done')])
 
     agent = Agent(FunctionModel(model), capabilities=[AskUser(answerer=None)])
     await agent.run('one')
     await agent.run('two')
-    assert seen == [DEFAULT_ID, DEFAULT_ID]
+    assert seen == [(None, TOOLSET_ID), (None, TOOLSET_ID)]
+
+
+async def test_a_capability_id_you_give_is_what_the_tool_names() -> None:
+    seen: list[tuple[str | None, str | None]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.extend((tool.capability_id, tool.toolset_id) for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart('done')])
+
+    await Agent(FunctionModel(model), capabilities=[AskUser(answerer=None, id='questions')]).run('one')
+    assert seen == [('questions', 'questions')]
+
+
+async def test_the_events_still_belong_to_the_capability_without_an_id() -> None:
+    # Pydantic AI accepts a capability event from a tool only when the tool names a capability of the run: the
+    # tool keeps its owner for the run; only what the model is sent loses it.
+    model = script([ask_call(question('Database'))])
+    watch = Watch()
+    await Agent(model.model, capabilities=[AskUser(answerer=ScriptedAnswerer(default=0)), watch]).run('migrate')
+    assert [type(event) for event in watch.events] == [AskUserRequestedEvent, AskUserAnsweredEvent]
+    assert all(
+        event.capability_id is not None and event.capability_id.startswith('<ask_user:') for event in watch.events
+    )
 
 
 # --- An answer the person was told was taken is never dropped ---

@@ -8,7 +8,6 @@ the way an application does. About ten seconds on an idle machine.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import waits
+from ask_user_support import uv_command
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,12 +49,6 @@ version: str = pydantic_ai_ask_user.__version__
 """An application's use of the library: every name must come typed, none `Unknown`."""
 
 
-def _uv() -> str:
-    found = shutil.which('uv')
-    assert found is not None, 'uv is not on PATH: `make test` installs it (scripts/bootstrap.sh)'
-    return found
-
-
 def _offline() -> dict[str, str]:
     return {**os.environ, 'UV_OFFLINE': '1', 'UV_NO_PROGRESS': '1'}
 
@@ -63,7 +57,7 @@ def _offline() -> dict[str, str]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp('dist')
     subprocess.run(
-        [_uv(), 'build', '--wheel', '--out-dir', str(out), str(ROOT)],
+        [*uv_command(), 'build', '--wheel', '--out-dir', str(out), str(ROOT)],
         check=True,
         capture_output=True,
         timeout=waits.WAIT,
@@ -77,14 +71,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel and its dependencies, and nothing of this checkout; its python."""
     venv = tmp_path_factory.mktemp('venv') / 'env'
-    uv = _uv()
+    uv = uv_command()
     # The interpreter the tests run on (the dev environment's base), so no Python is downloaded.
     subprocess.run(
-        [uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, timeout=waits.WAIT, env=_offline()
+        [*uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, timeout=waits.WAIT, env=_offline()
     )
     python = venv / 'bin' / 'python'
     subprocess.run(
-        [uv, 'pip', 'install', '-q', '--python', str(python), str(wheel)],
+        [*uv, 'pip', 'install', '-q', '--python', str(python), str(wheel)],
         check=True,
         capture_output=True,
         timeout=waits.WAIT,

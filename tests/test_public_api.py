@@ -7,6 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 import waits
@@ -14,22 +15,26 @@ import waits
 import pydantic_ai_ask_user
 import pydantic_ai_ask_user.testing
 
-SEED_NAMES = {
-    # Every name the seed imports from `pydantic_ai_harness` or `pydantic_ai_harness.ask_user`.
+REFERENCE_NAMES = [
+    # Every name the reference's `pydantic_ai_harness.ask_user` module exports, so a program written for it runs
+    # after changing only its imports: the names the seed imports and its API reference lists, and
+    # `ask_user_result`, which programs that answer deferred calls import from it (issue 32). The other names the
+    # root once held (webhooks, receipts, stores, JSON, i18n, limits) are this package's own, not the reference's.
     'AskUser',
-    'AskUserAnswer',
+    'Answerer',
     'AskUserRequest',
     'AskUserResponse',
-    'AskUserAnsweredEvent',
-    'AskUserRequestedEvent',
-    'Answerer',
+    'AskUserAnswer',
     'Question',
     'QuestionOption',
+    'AskUserRequestedEvent',
+    'AskUserAnsweredEvent',
     'check_response',
     'TOOL_NAME',
     'DECLINED',
     'MAX_QUESTIONS',
-}
+    'ask_user_result',
+]
 
 HEAVY = ['prompt_toolkit', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'mcp', 'dbos', 'psycopg', 'sqlalchemy']
 HEAVY += ['temporalio']  # imported only by `pydantic_ai_ask_user.temporal`
@@ -38,11 +43,11 @@ HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `py
 
 
 CORE_MODULES = ['deferred', 'checks', 'json', 'store', 'webhooks', 'receipts', 'i18n', 'limits']
-"""The public modules of the core beside the root: what the root exported before 0.2 and does not any more."""
+"""The public modules of the core beside the root."""
 
 ROOT_API = {
     # The capability and the types of its own parameters, the request and response types, the answerer protocol,
-    # the events, the errors a run ends with, and the seed's constants. Anything new goes in a module named for its
+    # the events, the errors a run ends with, and the reference's names. Anything new goes in a module named for its
     # feature, not here.
     'AskUser',
     'TimeoutMessage',
@@ -62,6 +67,7 @@ ROOT_API = {
     'CannotAskError',
     'DifferentQuestionsError',
     'check_response',
+    'ask_user_result',
     'TOOL_NAME',
     'DECLINED',
     'TIMED_OUT',
@@ -139,52 +145,99 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
 
 def test_the_root_holds_only_what_every_user_touches() -> None:
     assert set(pydantic_ai_ask_user.__all__) == ROOT_API
-    assert len(pydantic_ai_ask_user.__all__) == 23
+    assert len(pydantic_ai_ask_user.__all__) == 24
 
 
-MOVED = sorted(pydantic_ai_ask_user._MOVED_TO.items())  # pyright: ignore[reportPrivateUsage]
+FORMER_ROOT_NAMES = {
+    # What the root exported before 0.2 and does not any more, each with the public module that holds it now (the
+    # changelog's table): at the root it is the plain `AttributeError`, with no warning and no second way in.
+    'AnswerResult': 'deferred',
+    'deferred_answer': 'deferred',
+    'RUN_ID_METADATA_KEY': 'deferred',
+    'RUN_STEP_METADATA_KEY': 'deferred',
+    'check_same_questions': 'checks',
+    'check_custom_answer': 'checks',
+    'check_answered_by': 'checks',
+    'printable': 'checks',
+    'questions_to_json': 'json',
+    'response_from_json': 'json',
+    'response_to_json': 'json',
+    'read_response': 'json',
+    'RESPONSE_JSON_SCHEMA': 'json',
+    'QuestionStore': 'store',
+    'StoreEvent': 'store',
+    'StoreError': 'store',
+    'UnknownRequestError': 'store',
+    'AlreadyAnsweredError': 'store',
+    'WithdrawnError': 'store',
+    'notify_then': 'webhooks',
+    'NotifyingAnswerer': 'webhooks',
+    'WebhookNotifier': 'webhooks',
+    'WebhookFailure': 'webhooks',
+    'question_waiting_payload': 'webhooks',
+    'sign_webhook': 'webhooks',
+    'verify_webhook': 'webhooks',
+    'WEBHOOK_SIGNATURE_HEADER': 'webhooks',
+    'WEBHOOK_EVENT_HEADER': 'webhooks',
+    'WEBHOOK_TOLERANCE': 'webhooks',
+    'SignatureError': 'webhooks',
+    'AnswerReceipt': 'receipts',
+    'sign_receipt': 'receipts',
+    'verify_receipt': 'receipts',
+    'receipt_to_json': 'receipts',
+    'receipt_from_json': 'receipts',
+    'os_user_at_host': 'receipts',
+    'translator': 'i18n',
+    'Translator': 'i18n',
+    'negotiate_terminal': 'i18n',
+    'negotiate_http': 'i18n',
+    'available_languages': 'i18n',
+    'MIN_OPTIONS': 'limits',
+    'MAX_OPTIONS': 'limits',
+    'MAX_HEADER_LENGTH': 'limits',
+    'MAX_QUESTION_LENGTH': 'limits',
+    'MAX_LABEL_LENGTH': 'limits',
+    'MAX_DESCRIPTION_LENGTH': 'limits',
+    'MAX_CUSTOM_ANSWER_LENGTH': 'limits',
+    'MAX_NOTE_LENGTH': 'limits',
+    'MAX_ANSWERED_BY_LENGTH': 'limits',
+}
 
 
-def test_every_name_the_root_gave_up_has_a_public_home_of_the_core() -> None:
-    assert not set(pydantic_ai_ask_user._MOVED_TO) & set(pydantic_ai_ask_user.__all__)  # pyright: ignore[reportPrivateUsage]
-    for name, module in MOVED:
-        assert module in CORE_MODULES, (name, module)
-        assert name in importlib.import_module(f'pydantic_ai_ask_user.{module}').__all__, (name, module)
+def test_every_name_the_reference_exports_imports_from_the_root_without_a_warning() -> None:
+    # In a fresh interpreter, so each name is loaded (not found already loaded) with every warning an error.
+    code = (
+        'import warnings; warnings.simplefilter("error")\n'
+        f'from pydantic_ai_ask_user import {", ".join(REFERENCE_NAMES)}\n'
+        'import pydantic_ai_ask_user.deferred as deferred\n'
+        'print(ask_user_result is deferred.ask_user_result)\n'
+    )
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT)
+    assert (done.returncode, done.stdout, done.stderr) == (0, 'True\n', '')
 
 
-@pytest.mark.parametrize(('name', 'module'), MOVED, ids=[name for name, _ in MOVED])
-def test_a_name_the_root_gave_up_still_works_with_a_warning_naming_its_new_import(name: str, module: str) -> None:
-    new_home = importlib.import_module(f'pydantic_ai_ask_user.{module}')
-    with pytest.warns(DeprecationWarning, match=f'from pydantic_ai_ask_user.{module} import {name}$') as caught:
-        value = getattr(pydantic_ai_ask_user, name)
-    assert value is getattr(new_home, name)
-    assert caught[0].filename == __file__  # the warning points at the line that used the old name
+def test_the_reference_names_are_the_root_api() -> None:
+    assert set(REFERENCE_NAMES) <= set(pydantic_ai_ask_user.__all__)
+
+
+@pytest.mark.parametrize(('name', 'module'), sorted(FORMER_ROOT_NAMES.items()), ids=sorted(FORMER_ROOT_NAMES))
+def test_a_name_the_root_gave_up_lives_only_in_its_module(name: str, module: str) -> None:
+    assert module in CORE_MODULES
+    assert name in importlib.import_module(f'pydantic_ai_ask_user.{module}').__all__
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
+            getattr(pydantic_ai_ask_user, name)
     assert name not in dir(pydantic_ai_ask_user)
 
 
-def test_the_old_import_statement_warns_at_the_line_of_the_import_every_time() -> None:
-    # `from pydantic_ai_ask_user import X` in a user's module: the warning names that module and line, and a
-    # second module that does the same is told too (the value is not cached at the root).
-    code = (
-        'import warnings; warnings.simplefilter("always")\n'
-        'from pydantic_ai_ask_user import WebhookNotifier\n'
-        'from pydantic_ai_ask_user import WebhookNotifier as again\n'
-        'from pydantic_ai_ask_user.webhooks import WebhookNotifier as new\n'
-        'print(WebhookNotifier is new is again)\n'
-    )
-    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=waits.WAIT, check=True)
-    assert done.stdout == 'True\n'
-    warned = [line for line in done.stderr.splitlines() if 'DeprecationWarning' in line]
-    # (The import system reads the name twice per statement, a `hasattr` probe then the import: under "always"
-    # that is two warnings at one line; the default filter shows one per line.)
-    assert sorted({line.split(': DeprecationWarning')[0] for line in warned}) == ['<string>:2', '<string>:3']
-    assert 'from pydantic_ai_ask_user.webhooks import WebhookNotifier' in warned[0]
+def test_a_name_a_private_module_defines_but_the_root_does_not_export_is_not_found_at_the_root() -> None:
+    # The root looks its names up in its private modules: only the names of its `__all__`.
+    import pydantic_ai_ask_user._answers
 
-
-def test_the_root_knows_where_each_of_its_names_is_defined_and_no_more() -> None:
-    # A name added to `__all__` but not to the table `__getattr__` reads would fail on first use, and a name
-    # in the table but not in `__all__` would be public without being declared.
-    assert set(pydantic_ai_ask_user._DEFINED_IN) == set(pydantic_ai_ask_user.__all__)  # pyright: ignore[reportPrivateUsage]
+    assert 'check_tool_result' in pydantic_ai_ask_user._answers.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'check_tool_result'"):
+        _ = pydantic_ai_ask_user.check_tool_result  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_the_names_loaded_on_first_use_are_the_real_classes() -> None:
@@ -207,10 +260,6 @@ def test_the_names_loaded_on_first_use_are_the_real_classes() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         _ = pydantic_ai_ask_user.Nope  # pyright: ignore[reportAttributeAccessIssue]
-
-
-def test_every_name_the_seed_imports_is_importable_from_the_package() -> None:
-    assert set(dir(pydantic_ai_ask_user)) >= SEED_NAMES
 
 
 def test_the_events_are_capability_events() -> None:

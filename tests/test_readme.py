@@ -1,5 +1,5 @@
 """Every ```python example in README.md and on the documentation site (docs/**/*.md) runs, and what it prints
-matches its `#>` comments."""
+matches its `#>` comments, with no deprecated Pydantic AI class or deprecated import of ours constructed on the way."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from pytest_examples import CodeExample, EvalExample, find_examples
 
-pytestmark = pytest.mark.anyio
+DEPRECATED_IS_AN_ERROR = (
+    'error::pydantic_ai.exceptions.PydanticAIDeprecationWarning',
+    'error::DeprecationWarning',
+)
+"""What a reader copies must not warn: Pydantic AI's deprecations (a `UserWarning`, `RequestInput` among them on
+2.78) and Python's `DeprecationWarning` (ours for a moved name, a library's) are errors while the examples run."""
+
+pytestmark = [pytest.mark.anyio, *(pytest.mark.filterwarnings(rule) for rule in DEPRECATED_IS_AN_ERROR)]
 
 ROOT = Path(__file__).parent.parent
 SOURCES = [ROOT / 'README.md', *sorted((ROOT / 'docs').rglob('*.md'))]
@@ -65,3 +72,17 @@ async def test_a_documented_conformance_test_passes_every_scenario(
     for test in tests:
         for scenario in CONFORMANCE_SCENARIOS:
             await test(scenario)
+
+
+@pytest.mark.parametrize('page', [ROOT / 'README.md', ROOT / 'docs' / 'index.md'], ids=['README', 'site'])
+def test_the_front_door_says_how_this_package_relates_to_the_harness_and_why_not_both(page: Path) -> None:
+    import tomllib
+
+    floor = next(
+        requirement.removeprefix('pydantic-ai-slim>=')
+        for requirement in tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['dependencies']
+        if requirement.startswith('pydantic-ai-slim>=')
+    )
+    text = ' '.join(page.read_text(encoding='utf-8').split())
+    assert 'the same names and the same `ask_user_question` tool' in text
+    assert f'The harness pins `pydantic-ai-slim==2.62` and this package needs {floor} or newer' in text

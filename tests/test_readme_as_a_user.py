@@ -14,13 +14,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import waits
+from ask_user_support import uv_command
 from pytest_examples import CodeExample, find_examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,23 +135,10 @@ def _expected_output(source: str) -> list[str]:
     return expected
 
 
-def _uv() -> list[str] | None:
-    if found := shutil.which('uv'):
-        return [found]
-    for python in ('python3', sys.executable):
-        command = [shutil.which(python) or python, '-m', 'uv']
-        if (
-            subprocess.run([*command, '--version'], capture_output=True, check=False, timeout=waits.WAIT).returncode
-            == 0
-        ):
-            return command
-    return None
-
-
 class Virtualenvs:
     """One fresh virtualenv per set of extras and packages, made on first use."""
 
-    def __init__(self, root: Path, uv: list[str]) -> None:
+    def __init__(self, root: Path, uv: tuple[str, ...]) -> None:
         self.root = root
         self.uv = uv
         self.made: dict[tuple[frozenset[str], frozenset[str]], Path] = {}
@@ -208,10 +194,7 @@ def _clean_env() -> dict[str, str]:
 
 @pytest.fixture(scope='module')
 def virtualenvs(tmp_path_factory: pytest.TempPathFactory) -> Virtualenvs:
-    uv = _uv()
-    if uv is None:
-        pytest.fail('uv is not installed; scripts/bootstrap.sh installs it')
-    return Virtualenvs(tmp_path_factory.mktemp('readme-venvs'), uv)
+    return Virtualenvs(tmp_path_factory.mktemp('readme-venvs'), uv_command())
 
 
 def test_the_readme_and_the_site_have_examples_for_a_user_to_run() -> None:

@@ -1,4 +1,5 @@
-"""The seed's two examples, with only their import lines changed to `pydantic_ai_ask_user`, run for real."""
+"""The seed's two examples, and a deferred program written against the reference's exports, with only their import
+lines changed to `pydantic_ai_ask_user`, run for real."""
 
 from __future__ import annotations
 
@@ -40,6 +41,28 @@ class WaitIndicator(AbstractCapability[None]):
         print('declined' if event.response.cancelled else 'answered')
 """
 
+REFERENCE_DEFERRED_PROGRAM = """\
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai_harness import AskUser
+from pydantic_ai_harness.ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, ask_user_result
+
+
+def answer_later(agent: Agent, prompt: str) -> str:
+    paused = agent.run_sync(prompt)
+    assert isinstance(paused.output, DeferredToolRequests)
+    results = DeferredToolResults()
+    for call in paused.output.calls:
+        request = AskUserRequest.from_tool_call(call)
+        answers = [AskUserAnswer(header=q.header, selected=(q.options[-1].label,)) for q in request.questions]
+        results.calls[call.tool_call_id] = ask_user_result(request, AskUserResponse(answers=tuple(answers)))
+    return agent.run_sync(message_history=paused.all_messages(), deferred_tool_results=results).output
+
+
+agent = Agent('anthropic:claude-fable-5', capabilities=[AskUser(answerer=None)], output_type=[str, DeferredToolRequests])
+"""
+"""Not from the seed: a program that answers deferred calls with the names the reference's `ask_user` module exports,
+`ask_user_result` among them (issue 32)."""
+
 
 def _ported(code: str) -> str:
     """The seed's code with `pydantic_ai_harness` / `pydantic_ai_harness.ask_user` imports pointed at us."""
@@ -54,7 +77,11 @@ def _run(code: str) -> dict[str, Any]:
     return namespace
 
 
-@pytest.mark.parametrize('code', [SEED_AGENT_EXAMPLE, SEED_WAIT_INDICATOR_EXAMPLE], ids=['agent', 'wait_indicator'])
+@pytest.mark.parametrize(
+    'code',
+    [SEED_AGENT_EXAMPLE, SEED_WAIT_INDICATOR_EXAMPLE, REFERENCE_DEFERRED_PROGRAM],
+    ids=['agent', 'wait_indicator', 'deferred'],
+)
 def test_porting_a_seed_example_changes_only_its_import_lines(code: str) -> None:
     before, after = code.splitlines(), _ported(code).splitlines()
     changed = [(old, new) for old, new in zip(before, after, strict=True) if old != new]
@@ -104,3 +131,14 @@ async def test_the_seed_wait_indicator_reports_a_declined_request(capsys: pytest
     agent = Agent(model.model, capabilities=[AskUser(answerer=ScriptedAnswerer(DECLINE)), indicator['WaitIndicator']()])
     await agent.run('Add a shipped_at column.')
     assert capsys.readouterr().out == 'waiting on 1 question(s)\ndeclined\n'
+
+
+@pytest.mark.usefixtures('dummy_anthropic_key')
+@pytest.mark.filterwarnings('error')
+def test_a_deferred_program_written_for_the_reference_runs_with_only_its_imports_changed() -> None:
+    program = _run(_ported(REFERENCE_DEFERRED_PROGRAM))
+    model = script([ask_call(question('Database', 'PostgreSQL', 'SQLite'))])
+    with program['agent'].override(model=model.model):
+        assert program['answer_later'](program['agent'], 'Add a shipped_at column.') == 'done'
+    (part,) = model.returns()
+    assert part.content == {'Database': ['SQLite']}

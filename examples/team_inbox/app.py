@@ -39,7 +39,7 @@ from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync
 from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import RequestInput
+from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -134,8 +134,11 @@ def refund_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse
     return ModelResponse(parts=[ToolCallPart('refund', {'order': order, 'amount': 49.9})])
 
 
-# The refund needs the customer's approval: `RequestInput` hands it to `ask_through_store`, which puts it in
-# the same store as the questions, addressed and in context like them; the run waits for it in the database.
+# The refund needs the customer's approval: `HandleDeferredToolCalls` hands it to `ask_through_store`, which puts
+# it in the same store as the questions, addressed and in context like them; the run waits for it in the database.
+# `DBOSExternalEvents` comes before it: it notes the calls the wait decides, so a decision is checked against them.
+# On Pydantic AI 2.68-2.77 write `RequestInput(ask)` instead, or `waiting_handler(ask)` from
+# `pydantic_ai_ask_user.deferred`, which builds whichever the installed version has.
 returns_agent = Agent(
     MODEL or FunctionModel(refund_model),
     name='returns-bot',
@@ -143,8 +146,8 @@ returns_agent = Agent(
     capabilities=[
         DBOSDurability(),
         DBOSExternalEvents(database_url=DATABASE),
-        RequestInput(
-            ask=ask_through_store(
+        HandleDeferredToolCalls(
+            ask_through_store(
                 DATABASE,
                 audience=for_the_customer,
                 context=lambda ctx: QuestionContext(

@@ -12,12 +12,17 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._audience import QuestionContext, check_audience, with_addressing
+from ._module_names import LazyModule
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ToolCallPart
-    from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
+    from pydantic_ai import messages as _messages
+    from pydantic_ai import tools as _tools
+else:
+    # Read by `typing.get_type_hints`, imported only then: the standard-library-only commands import this module.
+    _messages = LazyModule('pydantic_ai.messages')
+    _tools = LazyModule('pydantic_ai.tools')
 
 __all__ = (
     'TOOL_NAME',
@@ -301,7 +306,12 @@ class AskUserRequest:
 
     @classmethod
     def from_tool_call(
-        cls, call: ToolCallPart, *, notes: bool = False, run_id: str | None = None, run_step: int | None = None
+        cls,
+        call: _messages.ToolCallPart,
+        *,
+        notes: bool = False,
+        run_id: str | None = None,
+        run_step: int | None = None,
     ) -> AskUserRequest:
         """Rebuild the request of a deferred `ask_user_question` call; its `id` is the tool call id.
 
@@ -315,7 +325,7 @@ class AskUserRequest:
 
     @classmethod
     def from_deferred(
-        cls, requests: DeferredToolRequests, call: ToolCallPart | str, *, notes: bool = False
+        cls, requests: _tools.DeferredToolRequests, call: _messages.ToolCallPart | str, *, notes: bool = False
     ) -> AskUserRequest:
         """Rebuild a deferred `ask_user_question` call of `requests` (the call, or its id), with the run that asked.
 
@@ -555,7 +565,7 @@ def ask_user_result(request: AskUserRequest, response: AskUserResponse) -> Answe
     return result
 
 
-def deferred_answer(request: AskUserRequest, response: AskUserResponse) -> DeferredToolResults:
+def deferred_answer(request: AskUserRequest, response: AskUserResponse) -> _tools.DeferredToolResults:
     """The `DeferredToolResults` that answers a deferred call: its result, and who answered when the response says.
 
     `ask_user_result(request, response)` goes in `calls` and `response.answered_by` in `answered_by` (Pydantic

@@ -5,7 +5,7 @@ deny with a reason, or approve with edited arguments (Pydantic AI's `ToolApprove
 checked against the tool's parameters JSON schema, recorded when the wait opened, before anything is recorded.
 Both kinds wait in the same stores (`ApprovalStore`, in `_question_store`) and are shown by the same front ends.
 
-An approval belongs to its wait (the `RequestInput` token, which names its run's workflow), never to its tool call
+An approval belongs to its wait (the waiting handler's token, which names its run's workflow), never to its tool call
 id alone: providers repeat ids like `call_0` across runs, so its `key` is made from the token and the call id.
 This module loads neither Pydantic AI nor a database driver: `ask-user pending` and `answer` read it on their
 fast path. `jsonschema` is loaded only to check edited arguments, and then only as `_schemas` applies it: patterns
@@ -58,7 +58,7 @@ class PendingApproval:
     """A tool call a run waits to have approved: what it is, with what arguments, in which wait of which run."""
 
     token: str
-    """The token of the `RequestInput` wait that holds it; the wait's questions and approvals are decided together."""
+    """The token of the waiting handler's wait holding it; the wait's questions and approvals are decided together."""
 
     tool_call_id: str
     """The call's id, as the model sent it (unique within its wait, not across runs)."""

@@ -15,14 +15,18 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, ForwardRef, Protocol, TypeAlias, cast
 
+from ._module_names import LazyModule
 from ._text import check_one_line, find_forbidden_character, printable
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
     from ._answers import AskUserRequest
+else:
+    # Read by `typing.get_type_hints` (the settings below), imported only then: this module stays free of Pydantic AI.
+    _tools = LazyModule('pydantic_ai.tools')
 
 __all__ = (
     'Person',
@@ -60,14 +64,8 @@ MAX_SUMMARY_LENGTH = 4000
 MAX_LINK_LENGTH = 2048
 """The longest `QuestionContext.link`, in characters."""
 
-Audience: TypeAlias = 'str | Collection[str] | None'
+Audience: TypeAlias = str | Collection[str] | None
 """Who may answer: one name, several names (any of them may answer), or `None` for anyone who may see the inbox."""
-
-AudienceSetting: TypeAlias = 'str | Collection[str] | Callable[[RunContext[Any]], str | Collection[str] | None] | None'
-"""`AskUser(audience=...)`: an `Audience`, or a function of the run that returns one (from `ctx.deps`, typically)."""
-
-ContextSetting: TypeAlias = 'QuestionContext | Callable[[RunContext[Any]], QuestionContext | None] | None'
-"""`AskUser(context=...)`: a `QuestionContext`, or a function of the run that returns one (or `None`)."""
 
 
 def _check_name(name: object, what: str) -> str:
@@ -136,13 +134,13 @@ class Person:
         groups = frozenset(self.groups)
         return groups if self.name is None else groups | {self.name}
 
-    def may_see(self, request: AskUserRequest) -> bool:
-        """Whether `request` is theirs to see and answer."""
+    def may_see(self, request: Addressed) -> bool:
+        """Whether `request` (or a tool approval) is theirs to see and answer."""
         return addressed_to(request, self)
 
 
-def addressed_to(request: AskUserRequest, person: Person | None) -> bool:
-    """Whether `person` may see and answer `request`; `None` is the administrative view, which sees everything."""
+def addressed_to(request: Addressed, person: Person | None) -> bool:
+    """Whether `person` may see and answer `request` (or a tool approval); `None` is the administrative view."""
     return audience_includes(request.audience, person)
 
 
@@ -248,6 +246,22 @@ class QuestionContext:
     def empty(self) -> bool:
         """Whether no field is set."""
         return not context_to_json(self)
+
+
+if TYPE_CHECKING:
+    AudienceSetting: TypeAlias = (
+        str | Collection[str] | Callable[[RunContext[Any]], str | Collection[str] | None] | None
+    )
+    ContextSetting: TypeAlias = QuestionContext | Callable[[RunContext[Any]], QuestionContext | None] | None
+else:
+    # The same types, for `typing.get_type_hints`: `RunContext` is a reference resolved in this module when the
+    # annotation is read, so importing this module does not import Pydantic AI.
+    _RUN_CONTEXT = ForwardRef('_tools.RunContext[Any]', module=__name__)
+    AudienceSetting = str | Collection[str] | Callable[[_RUN_CONTEXT], str | Collection[str] | None] | None
+    ContextSetting = QuestionContext | Callable[[_RUN_CONTEXT], QuestionContext | None] | None
+# `AudienceSetting`: `AskUser(audience=...)`, an `Audience` or a function of the run that returns one (from
+# `ctx.deps`, typically). `ContextSetting`: `AskUser(context=...)`, a `QuestionContext` or a function of the run that
+# returns one (or `None`).
 
 
 def context_to_json(context: QuestionContext) -> dict[str, str]:

@@ -5,17 +5,20 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability, WrapperCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
-from pydantic_ai.tools import AgentDepsT
+from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
+from pydantic_ai.tools import AgentDepsT, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
 
 from ._answers import (
     ADDRESSING_METADATA_KEY,
@@ -36,19 +39,20 @@ from ._answers import (
 )
 from ._asking import wait_for_answer
 from ._audience import AudienceSetting, ContextSetting, QuestionContext, addressing_json, check_audience
-from ._durable import ask_in_dbos_step, durable_engine, is_suspension, refusal_message, temporal_workflow_time
+from ._durable import (
+    ask_in_dbos_step,
+    durable_engine,
+    is_suspension,
+    note_run_engine,
+    refusal_message,
+    temporal_workflow_time,
+)
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
+from ._receipt import AnswerReceipt
 from ._signing import check_key
 from ._text import printable
-
-if TYPE_CHECKING:
-    from pydantic_ai.agent import AbstractAgent
-    from pydantic_ai.models import ModelRequestContext
-    from pydantic_ai.toolsets import AbstractToolset
-
-    from ._receipt import AnswerReceipt
 
 __all__ = (
     'AskUser',
@@ -57,7 +61,7 @@ __all__ = (
     'TimeoutMessage',
     'INSTRUCTIONS',
     'TOOL_DESCRIPTION',
-    'DEFAULT_ID',
+    'TOOLSET_ID',
 )
 
 MAX_TIMEOUT = 10 * 366 * 24 * 3600
@@ -66,8 +70,11 @@ MAX_TIMEOUT = 10 * 366 * 24 * 3600
 A wait without a limit is `timeout=None`, not a huge number.
 """
 
-DEFAULT_ID = 'ask_user'
-"""The capability's and its toolset's `id` unless you give one: durable engines name steps and key replays after it."""
+TOOLSET_ID = 'ask_user'
+"""The id of the `ask_user_question` toolset when the capability has none: durable engines name steps after it.
+
+Only the toolset's: the capability itself declares no default id (see `AskUser.id`).
+"""
 
 TOOL_METADATA: Mapping[str, Any] = {'temporal': False, 'prefect': False}
 """The metadata of `ask_user_question`: under Temporal and Prefect, the tool runs in workflow or flow code, not in
@@ -222,13 +229,15 @@ class AskUser(AbstractCapability[AgentDepsT]):
     field is not in the schema, and a call that sets it gets a validation retry.
     """
 
-    id: str | None = DEFAULT_ID
-    """The capability's id within a run (Pydantic AI's `AbstractCapability.id`), `'ask_user'` unless you name it.
+    id: str | None = None
+    """The capability's id within a run (Pydantic AI's `AbstractCapability.id`); `None` (the default) declares none.
 
-    A stable default, not Pydantic AI's random per-run one for a capability without an id: the id is in the tool
-    definitions every model request sends, which durable engines hash into the key that replays the request.
-    With a random one, Prefect could not find the recorded model response after a flow run resumes, and would
-    call the model again. The toolset has the same id, which engines name their steps and activities after.
+    No default on purpose: Pydantic AI merges capabilities that share an id (a run's replaces the agent's), which
+    would turn a second `AskUser`, a second answerer, into a silent replacement; without one, every second `AskUser`
+    is refused. Durable engines still get stable names: the toolset's id is `TOOLSET_ID` (`'ask_user'`) unless you
+    give this one, and the tool definition sent to the model does not carry the name Pydantic AI makes up for a
+    capability without an id in every run, which a resumed Prefect flow run would otherwise not find its recorded
+    model response by.
     """
 
     audience: AudienceSetting = None
@@ -324,15 +333,16 @@ class AskUser(AbstractCapability[AgentDepsT]):
         raise UserError(_conflict_message(len(capabilities)))
 
     def for_agent(self, agent: AbstractAgent[AgentDepsT, Any]) -> AbstractCapability[AgentDepsT]:
-        """Reject a second `AskUser` on the same agent as soon as the agent is built."""
-        _reject_second(agent.root_capability)
+        """Reject a second `AskUser`: on the agent as soon as it is built, and one for a run beside the agent's."""
+        _reject_second(agent.root_capability, self)
         return self
 
     async def before_run(self, ctx: RunContext[AgentDepsT]) -> None:
         """Reject a second `AskUser` added for one run, and a live wait a durable engine could not record."""
-        count = sum(isinstance(capability, AskUser) for capability in ctx.capabilities.values())
+        count = len(_ask_users(ctx.capabilities.values()))
         if count > 1:
             raise UserError(_conflict_message(count))
+        note_run_engine(ctx.capabilities.values())  # for a durable answerer, which is handed the request only
         self._check_engine(ctx)
 
     async def before_model_request(
@@ -346,6 +356,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
         approval's denial or a failure never reaches the model as the person's answer.
         """
         _check_question_results(request_context.messages, self.notes, self._outcome_messages())
+        if self.id is None:
+            request_context.model_request_parameters = _without_run_local_owner(
+                request_context.model_request_parameters, TOOLSET_ID
+            )
         return request_context
 
     def _outcome_messages(self) -> tuple[str, ...]:
@@ -383,7 +397,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             'questions': RecommendingQuestions if self.recommended_options else Questions,
             'return': AnswerResult if self.notes else PlainResult,
         }
-        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or DEFAULT_ID)
+        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or TOOLSET_ID)
         toolset.add_function(
             ask_user_question, name=TOOL_NAME, description=self._description(), metadata=dict(TOOL_METADATA)
         )
@@ -614,8 +628,44 @@ def _conflict_message(count: int) -> str:
     )
 
 
-def _reject_second(root: AbstractCapability[Any]) -> None:
-    found: list[AbstractCapability[Any]] = []
-    root.apply(lambda capability: found.append(capability) if isinstance(capability, AskUser) else None)
-    if len(found) > 1:
-        raise UserError(_conflict_message(len(found)))
+def _ask_users(capabilities: Iterable[AbstractCapability[Any]]) -> list[AskUser[Any]]:
+    """The `AskUser` among `capabilities`, seen through wrappers (`prefix_tools()`: a second answerer all the same)."""
+    found: list[AskUser[Any]] = []
+    for capability in capabilities:
+        while isinstance(capability, WrapperCapability):
+            capability = capability.wrapped
+        if isinstance(capability, AskUser):
+            found.append(capability)
+    return found
+
+
+def _reject_second(root: AbstractCapability[Any], binding: AskUser[Any]) -> None:
+    """Raise the conflict when `root` (the agent's capabilities) and `binding` hold more than one `AskUser`.
+
+    `binding` is the one being bound: one of the agent's own at construction, or one passed for a run, which is
+    bound to the agent at run start and is a second `AskUser` whenever the agent has one, whatever the ids.
+    """
+    registered: list[AbstractCapability[Any]] = []
+    root.apply(registered.append)
+    found = _ask_users(registered)
+    count = len(found) + (0 if any(capability is binding for capability in found) else 1)
+    if count > 1:
+        raise UserError(_conflict_message(count))
+
+
+def _without_run_local_owner(parameters: ModelRequestParameters, toolset_id: str) -> ModelRequestParameters:
+    """`parameters` with no capability named on the tool definitions of the toolset `toolset_id`.
+
+    Pydantic AI names a capability without an id anew in every run (`'<ask_user:5f3a2c>'`) and stamps that name on
+    the definitions of its tools. A durable engine hashes the definitions into the key that replays a model request
+    (Prefect's task cache key), so with that name a resumed flow run would miss the recorded response and call the
+    model again. The name means nothing outside the run, and what the model is sent is the same without it.
+    """
+
+    def ours(tool: ToolDefinition) -> bool:
+        return tool.toolset_id == toolset_id and tool.capability_id is not None
+
+    if not any(map(ours, parameters.function_tools)):
+        return parameters
+    tools = [replace(tool, capability_id=None) if ours(tool) else tool for tool in parameters.function_tools]
+    return replace(parameters, function_tools=tools)

@@ -28,13 +28,47 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any, cast
 
 import anyio
 
 from ._answers import Answerer, AskUserRequest, AskUserResponse
 
-__all__ = ('durable_engine', 'ask_in_dbos_step', 'is_suspension', 'refusal_message', 'temporal_workflow_time')
+__all__ = (
+    'durable_engine',
+    'capability_engine',
+    'note_run_engine',
+    'noted_run_engine',
+    'ask_in_dbos_step',
+    'is_suspension',
+    'refusal_message',
+    'temporal_workflow_time',
+)
+
+
+_run_capability_engine: ContextVar[str | None] = ContextVar('ask_user_run_capability_engine', default=None)
+"""The engine whose durability capability runs the current agent run in its container (`capability_engine`), as
+`AskUser` found it at the run's start; read by a durable answerer, which is handed the request and not the run."""
+
+
+def capability_engine(capabilities: Iterable[Any]) -> str | None:
+    """The engine of the durability capability among `capabilities` whose container this code runs in, or `None`."""
+    for capability in list(capabilities):
+        spec = getattr(capability, 'engine_spec', None)
+        if spec is not None and getattr(capability, 'in_durable_context', False):
+            return str(spec.engine_name)
+    return None
+
+
+def note_run_engine(capabilities: Iterable[Any]) -> None:
+    """Record the current run's `capability_engine`, at its start, for `noted_run_engine`."""
+    _run_capability_engine.set(capability_engine(capabilities))
+
+
+def noted_run_engine() -> str | None:
+    """The `capability_engine` of the current run, as its `AskUser` noted it at the run's start."""
+    return _run_capability_engine.get()
 
 
 def durable_engine(capabilities: Iterable[Any]) -> str | None:
@@ -45,10 +79,8 @@ def durable_engine(capabilities: Iterable[Any]) -> str | None:
     in its container. The older wrapper agents (`DBOSAgent`, `TemporalAgent`, `PrefectAgent`) install
     no capability, so the engines' own notion of "in a workflow" is asked too.
     """
-    for capability in list(capabilities):
-        spec = getattr(capability, 'engine_spec', None)
-        if spec is not None and getattr(capability, 'in_durable_context', False):
-            return str(spec.engine_name)
+    if (engine := capability_engine(capabilities)) is not None:
+        return engine
     dbos = sys.modules.get('dbos')
     if dbos is not None and cast(Any, dbos).DBOS.workflow_id is not None:
         return 'DBOS'

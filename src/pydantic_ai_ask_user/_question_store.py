@@ -20,12 +20,37 @@ import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar, cast, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    ForwardRef,
+    Generic,
+    Literal,
+    Protocol,
+    Self,
+    TypeVar,
+    cast,
+    runtime_checkable,
+)
+
+from ._module_names import LazyModule
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
     from ._approvals import ApprovalDecision, PendingApproval
     from ._audience import Person
+else:
+    # The same names for `typing.get_type_hints`: each is a reference resolved in this module when an annotation is
+    # read, through a module imported only then, so importing this module still loads none of the models.
+    _answers = LazyModule('pydantic_ai_ask_user._answers')
+    _approvals = LazyModule('pydantic_ai_ask_user._approvals')
+    _audience = LazyModule('pydantic_ai_ask_user._audience')
+    AskUserRequest = ForwardRef('_answers.AskUserRequest', module=__name__)
+    AskUserResponse = ForwardRef('_answers.AskUserResponse', module=__name__)
+    ApprovalDecision = ForwardRef('_approvals.ApprovalDecision', module=__name__)
+    PendingApproval = ForwardRef('_approvals.PendingApproval', module=__name__)
+    Person = ForwardRef('_audience.Person', module=__name__)
 
 __all__ = (
     'QuestionStore',

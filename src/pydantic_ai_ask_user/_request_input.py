@@ -1,4 +1,4 @@
-"""What a `RequestInput` `ask` that puts a wait before people does, whatever holds it: the wait's AskUser questions
+"""What a waiting handler's `ask` that puts a wait before people does, whatever holds it: the wait's AskUser questions
 and tool approvals as pending items (`wait_items`), and the `DeferredToolResults` their answers and decisions make
 (`wait_results`).
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._answers import TIMED_OUT, TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result
 from ._approvals import TIMED_OUT_DENIAL, ApprovalDecision, PendingApproval
+from ._tool_args import approval_args
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, RunContext
@@ -84,7 +85,7 @@ def approvals_of(
                 token=token,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                args=call.args_as_dict(),
+                args=approval_args(requests, call),
                 parameters=None if definition is None else dict(definition.parameters_json_schema),
                 run_id=ctx.run_id,
                 workflow_id=workflow_id,

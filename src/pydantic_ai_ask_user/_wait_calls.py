@@ -1,6 +1,6 @@
-"""The calls a `RequestInput` wait decides, recorded when it opens, so a resolution is checked against them first.
+"""The calls a waiting handler's wait decides, recorded when it opens, so a resolution is checked against them first.
 
-`RequestInput` fails the run on a decision that names a call that is not pending, and leaves the run
+The waiting handler fails the run on a decision that names a call that is not pending, and leaves the run
 without a result for a call the decision forgets. `DBOSEventWaiter` records the pending calls with the
 wait, and `ask-user resolve` refuses a decision that does not decide exactly those calls, and checks
 each answer to an AskUser question among them with `check_response`, before anything is sent;
@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ._answers import RUN_ID_METADATA_KEY, TOOL_NAME, AskUserRequest
+from ._answer_json import parse_answer_json
+from ._answers import DECLINED, RUN_ID_METADATA_KEY, TIMED_OUT, TOOL_NAME, WITHDRAWN, AskUserRequest, ask_user_result
+from ._decision import Decision
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
 
-__all__ = ('WaitCalls', 'MAX_IDS_SHOWN', 'Decides')
+__all__ = ('WaitCalls', 'MAX_IDS_SHOWN', 'Decides', 'checked_decision')
 
 
 class Decides(Protocol):
@@ -47,7 +49,7 @@ MAX_IDS_SHOWN = 10
 
 @dataclass(frozen=True)
 class WaitCalls:
-    """The calls one `RequestInput` wait decides: the approvals, the calls that wait for a result, their questions."""
+    """The calls one waiting handler's wait decides: approvals, calls that wait for a result, their questions."""
 
     approvals: tuple[str, ...]
     """The ids of the calls that wait for an approval."""
@@ -104,7 +106,7 @@ class WaitCalls:
         left_out = [*_absent(self.approvals, results.approvals), *_absent(self.calls, results.calls)]
         not_approvals = _absent(results.approvals, self.approvals)
         not_calls = _absent(results.calls, self.calls)
-        # `RequestInput` refuses metadata for a call that is not pending, too, and fails the run.
+        # The waiting handler refuses metadata for a call that is not pending, too, and fails the run.
         not_pending = _absent(results.metadata, [*self.approvals, *self.calls])
         parts: list[str] = []
         if left_out:
@@ -129,3 +131,52 @@ def _ids(ids: list[str]) -> str:
     shown = ', '.join(repr(call_id) for call_id in ids[:MAX_IDS_SHOWN])
     more = len(ids) - MAX_IDS_SHOWN
     return shown if more <= 0 else f'{shown} and {more} more'
+
+
+def checked_decision(results: Decision, recorded: WaitCalls | None, stored: Mapping[str, AskUserRequest]) -> Decision:
+    """`results` checked against the wait that decides `recorded` (the calls it recorded, if it did) and asks
+    `stored` (its AskUser questions, by call id, as a store holds them): the one rule every resolver of a wait
+    follows, the library's `resolve_dbos_event` as `ask-user resolve`.
+
+    All or nothing: a decision that does not decide exactly the recorded calls is a `ValueError` naming the calls
+    left out and the ones that are not pending. Each answer to a question (of `stored`, or recorded with the wait)
+    is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse` shape, then
+    `check_response`; a misfit is a `ValueError` naming the call. Returns `results` with each answer as the model
+    gets it and, where an answer in the response shape says who answered, in `answered_by`. A call whose question
+    neither holds (a wait opened by an earlier version) is sent as it is: its question is known only to the run.
+    """
+    if recorded is not None and (problem := recorded.problem(results)) is not None:
+        raise ValueError(problem)
+    calls = dict(results.calls)
+    named: dict[str, str] = {}
+    for call_id, value in results.calls.items():
+        try:
+            request = stored.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
+            if request is None:
+                continue  # not a question, or one only the run knows
+            checked = _checked_answer(request, value)
+        except ValueError as error:
+            raise ValueError(f'call {call_id!r}: {error}') from None
+        if checked is None:
+            continue
+        calls[call_id], answered_by = checked
+        if answered_by is not None:
+            named[call_id] = answered_by  # said in the response shape, as `answer --json` keeps
+    return replace(results, calls=calls, answered_by=named | results.answered_by)
+
+
+def _checked_answer(request: AskUserRequest, value: Any) -> tuple[Any, str | None] | None:
+    """What the model gets for `value` as the answer to `request`, and who answered if it says; `None` to send
+    `value` as it is (`DECLINED`, `TIMED_OUT` or `WITHDRAWN`: the sentence of an outcome, no answer). `ValueError`
+    when it is no answer to `request`.
+    """
+    if isinstance(value, str):
+        if value in (DECLINED, TIMED_OUT, WITHDRAWN):
+            return None
+        # Free text is not an answer: it would reach the model as the person's, checked by nothing.
+        raise ValueError(
+            'a question is answered with JSON ({"HEADER": ["LABEL"]}, or {"cancelled": true} to decline), '
+            'not with text of your own'
+        )
+    response = parse_answer_json(request, value)
+    return ask_user_result(request, response), response.answered_by

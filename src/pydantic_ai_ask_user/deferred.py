@@ -3,6 +3,9 @@
 `AskUser(answerer=None)` defers every `ask_user_question` call; the run ends with Pydantic AI's
 `DeferredToolRequests`. Rebuild each question with `AskUserRequest.from_deferred(requests, call)`, get it
 answered however you like, and resume the run with `deferred_answer(request, response)`.
+
+Or keep the run open while people decide: `waiting_handler(ask)` is the capability that hands the deferred calls and
+a resume token to `ask` and waits, in whichever spelling the installed Pydantic AI has.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from ._answers import (
     ask_user_result,
     deferred_answer,
 )
+from ._deferred_handlers import waiting_handler
 
 __all__ = (
     'ask_user_result',
+    'waiting_handler',
     'AnswerResult',
     'deferred_answer',
     'RUN_ID_METADATA_KEY',

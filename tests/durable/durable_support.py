@@ -248,7 +248,7 @@ class Worker(WorkerProcess):
 
 @dataclass
 class RequestInputWorker(WorkerProcess):
-    """`request_input_worker.py`: one DBOS-durable run (`workflow_id`) whose calls wait through `RequestInput`.
+    """`request_input_worker.py`: one DBOS-durable run (`workflow_id`) whose calls wait through a waiting handler.
 
     Without `inbox` the run needs a tool approval and an answer, and its `ask` writes the token and the pending
     calls to `token.json`; with it, the model asks two questions (`q-1`, `q-2`) that `ask_through_store` puts in
@@ -263,7 +263,14 @@ class RequestInputWorker(WorkerProcess):
     published by `ask_through_store`."""
 
     timeout: float | None = None
-    """`RequestInput(timeout=...)`, in seconds."""
+    """The waiting handler's `timeout`, in seconds."""
+
+    spelling: str = 'current'
+    """How its waiting handler is written (without `inbox` and `approvals`): `'current'` (this Pydantic AI's own,
+    `waiting_handler`), `'handle'` (`HandleDeferredToolCalls`) or `'request-input'` (`RequestInput`)."""
+
+    handler_first: bool = False
+    """Whether the waiting handler is listed before `DBOSExternalEvents` (without `inbox` and `approvals`)."""
 
     crash_after_ask: bool = False
     """Whether it kills itself with SIGKILL once, after `ask` ran and before DBOS recorded it."""
@@ -278,6 +285,7 @@ class RequestInputWorker(WorkerProcess):
         command += ['--inbox'] if self.inbox else []
         command += ['--approvals'] if self.approvals else []
         command += ['--timeout', str(self.timeout)] if self.timeout is not None else []
+        command += ['--spelling', self.spelling] + (['--handler-first'] if self.handler_first else [])
         return [*command, *(['--resume'] if resume else [])]
 
     async def pending_calls(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
-from pydantic_ai.capabilities import RequestInput
+from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import (
     AgentStreamEvent,
@@ -49,6 +49,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUser, QuestionContext
+from pydantic_ai_ask_user.deferred import waiting_handler
 from pydantic_ai_ask_user.durable import DBOSExternalEvents, ask_through_store
 
 
@@ -61,6 +62,16 @@ def main() -> int:
     parser.add_argument('--approvals', action='store_true')
     parser.add_argument('--workflow-id', default='ri-0', help="the run's workflow id")
     parser.add_argument('--timeout', type=float, default=None)
+    parser.add_argument(
+        '--spelling',
+        choices=('current', 'handle', 'request-input'),
+        default='current',
+        help="the waiting handler: this Pydantic AI's own spelling (`waiting_handler`), `HandleDeferredToolCalls` "
+        'or `RequestInput`, whatever the version',
+    )
+    parser.add_argument(
+        '--handler-first', action='store_true', help='list the waiting handler before DBOSExternalEvents'
+    )
     parser.add_argument(
         '--crash-after-ask', action='store_true', help='SIGKILL once, after ask ran, before DBOS records it'
     )
@@ -151,18 +162,20 @@ def main() -> int:
                 DBOSDurability(),
                 DBOSExternalEvents(database_url=args.db),
                 AskUser(answerer=None, **addressing),
-                RequestInput(ask=publish_then_maybe_die, timeout=timeout),
+                waiting_handler(publish_then_maybe_die, timeout=timeout),
             ],
         )
     else:
+        timeout = None if args.timeout is None else timedelta(seconds=args.timeout)
+        handler = _waiting_handler(args.spelling, ask, timeout)
+        events = DBOSExternalEvents[None](database_url=args.db)
         agent = Agent(
             FunctionModel(model),
             name='request_input_agent',
             capabilities=[
                 DBOSDurability(),
-                DBOSExternalEvents(database_url=args.db),
+                *([handler, events] if args.handler_first else [events, handler]),
                 AskUser(answerer=None),
-                RequestInput(ask=ask, timeout=None if args.timeout is None else timedelta(seconds=args.timeout)),
             ],
         )
 
@@ -198,6 +211,18 @@ def main() -> int:
 
     run_under_dbos(args.db, 'ask-user-request-input', 'request-input-1', go)
     return 0
+
+
+def _waiting_handler(spelling: str, ask: Any, timeout: timedelta | None) -> AbstractCapability[None]:
+    """The waiting handler in `spelling`: `HandleDeferredToolCalls` and `RequestInput` as written, whatever this
+    Pydantic AI makes of them (a `RequestInput` warns on 2.78, which deprecates it)."""
+    if spelling == 'handle':
+        return HandleDeferredToolCalls(ask) if timeout is None else HandleDeferredToolCalls(ask, timeout=timeout)  # pyright: ignore
+    if spelling == 'request-input':
+        from pydantic_ai import capabilities
+
+        return capabilities.RequestInput(ask, timeout=timeout)  # pyright: ignore
+    return waiting_handler(ask, timeout=timeout)
 
 
 if __name__ == '__main__':

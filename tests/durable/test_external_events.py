@@ -17,7 +17,13 @@ from pydantic_ai.messages import ToolCallPart
 
 from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
-from pydantic_ai_ask_user.durable import DBOSQuestionStore, NoWaitError, fail_dbos_event, resolve_dbos_event
+from pydantic_ai_ask_user.durable import (
+    DBOSQuestionStore,
+    InvalidDecisionError,
+    NoWaitError,
+    fail_dbos_event,
+    resolve_dbos_event,
+)
 from pydantic_ai_ask_user.receipts import os_user_at_host
 from pydantic_ai_ask_user.store import WithdrawnError
 
@@ -405,3 +411,32 @@ async def test_two_runs_whose_models_use_the_same_call_ids_each_get_the_answers_
             'q-1': {'Database': [database]},
             'q-2': {'Cache': [cache]},
         }
+
+
+async def test_resolve_dbos_event_checks_the_decision_as_ask_user_resolve_does_and_sends_nothing_that_does_not_fit(
+    request_input_worker: RequestInputWorker, database_url: str
+) -> None:
+    worker = request_input_worker
+    worker.start()
+    pending = await worker.pending_calls()
+    token, question_id = pending['token'], pending['calls'][0]['id']
+    refusals = [
+        (DeferredToolResults(approvals={'deploy-1': True}), f"it leaves out '{question_id}', which the run waits for"),
+        (
+            {'approvals': {'deploy-1': True}, 'calls': {question_id: {'Database': ['Oracle']}}},
+            f"call '{question_id}': ",
+        ),
+        ({'approvals': {'deploy-1': True}, 'calls': {question_id: 'free text'}}, 'not with text of your own'),
+        ({'approvals': 'yes'}, 'not a DeferredToolResults'),
+    ]
+    for payload, said in refusals:
+        with pytest.raises(InvalidDecisionError) as refused:
+            await anyio.to_thread.run_sync(
+                lambda payload=payload: resolve_dbos_event(token, payload, database_url=database_url)
+            )
+        assert said in str(refused.value)
+        assert worker.running()  # nothing reached the run: it still waits
+    decision = DeferredToolResults(approvals={'deploy-1': False}, calls={question_id: {'Database': ['sqlite']}})
+    await anyio.to_thread.run_sync(lambda: resolve_dbos_event(token, decision, database_url=database_url))
+    await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output()['ask_user_question'] == {'Database': ['SQLite']}  # labels matched, as the command does

@@ -554,11 +554,11 @@ _tokens: list[str] = []
 
 def _answered_in_place_agent() -> tuple[Any, Any]:
     from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
-    from pydantic_ai.capabilities import RequestInput
     from pydantic_ai.durable_exec.dbos import DBOSDurability
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+    from pydantic_ai_ask_user.deferred import waiting_handler
     from pydantic_ai_ask_user.durable import DBOSExternalEvents
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -573,7 +573,7 @@ def _answered_in_place_agent() -> tuple[Any, Any]:
 
     events = DBOSExternalEvents()
     agent = Agent(
-        FunctionModel(model), name='answered_in_place', capabilities=[DBOSDurability(), events, RequestInput(ask=ask)]
+        FunctionModel(model), name='answered_in_place', capabilities=[DBOSDurability(), events, waiting_handler(ask)]
     )
 
     @agent.tool_plain(requires_approval=True)

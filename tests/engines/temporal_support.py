@@ -15,11 +15,11 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext, Tool
-from pydantic_ai.capabilities import RequestInput
+from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.durable_exec.temporal import PydanticAIWorkflow, TemporalAgent, TemporalDurability
 from pydantic_ai.messages import (
     AgentStreamEvent,
@@ -35,6 +35,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from temporalio import workflow
 
 from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse, QuestionContext
+from pydantic_ai_ask_user._deferred_handlers import REQUEST_INPUT
+from pydantic_ai_ask_user.deferred import waiting_handler
 from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer, TemporalExternalEvents
 
 TASK_QUEUE = 'ask-user-tests'
@@ -385,7 +387,7 @@ async def approve_every_call(ctx: RunContext[Any], requests: DeferredToolRequest
 
 
 APPROVAL_TIMEOUT = timedelta(seconds=3)
-"""`RequestInput(timeout=...)` of `timed_approval_agent`: a durable timer in the workflow."""
+"""The waiting handler's `timeout` of `timed_approval_agent`: a durable timer in the workflow."""
 
 
 def _approving_agent(
@@ -395,7 +397,7 @@ def _approving_agent(
         FunctionModel(_deploy_then_report),
         name=name,
         tools=[Tool(deploy, requires_approval=True)],
-        capabilities=[*capabilities, TemporalExternalEvents(), RequestInput(ask=ask, timeout=timeout)],
+        capabilities=[*capabilities, TemporalExternalEvents(), waiting_handler(ask, timeout=timeout)],
     )
 
 
@@ -424,7 +426,7 @@ deferred_waiting_agent = Agent(
         TemporalDurability(),
         TemporalExternalEvents(),
         AskUser(answerer=None, recommended_options=True),
-        RequestInput(ask=wait_for_a_person),
+        waiting_handler(wait_for_a_person),
     ],
 )
 """A deferred AskUser question that `RequestInput` waits for in the workflow, beside any approvals."""
@@ -502,6 +504,46 @@ class UnpreparedApprovalWorkflow(PydanticAIWorkflow):
         return Outcome(result.output, result.all_messages())
 
 
+def _ordered_agent(spelling: str, handler_first: bool) -> Agent[None, str]:
+    """`approval_agent` with its waiting handler spelled `spelling` (`'handle'`: `HandleDeferredToolCalls`,
+    `'request-input'`: `RequestInput`, whatever this Pydantic AI makes of them) and listed before or after
+    `TemporalExternalEvents`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # `RequestInput` is deprecated on 2.78; users still write it
+        handler: Any = (
+            HandleDeferredToolCalls(wait_for_a_person)
+            if spelling == 'handle'
+            else cast(Any, REQUEST_INPUT)(wait_for_a_person)
+        )
+    events = TemporalExternalEvents[None]()
+    return Agent(
+        FunctionModel(_deploy_then_report),
+        name=f'ordered_{spelling.replace("-", "_")}_{"handler_first" if handler_first else "events_first"}',
+        tools=[Tool(deploy, requires_approval=True)],
+        capabilities=[TemporalDurability(), *([handler, events] if handler_first else [events, handler])],
+    )
+
+
+ORDERED_AGENTS = {
+    f'{spelling} {order}': _ordered_agent(spelling, order == 'handler-first')
+    for spelling in ('handle', 'request-input')
+    for order in ('events-first', 'handler-first')
+}
+"""`approval_agent` in both spellings of its waiting handler, in both orders, by `'SPELLING ORDER'`."""
+
+
+@workflow.defn
+class OrderedApprovalWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs the agent of `ORDERED_AGENTS` its prompt names, once."""
+
+    __pydantic_ai_agents__ = tuple(ORDERED_AGENTS.values())
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await ORDERED_AGENTS[turn.prompt].run('Deploy the service')
+        return Outcome(result.output, result.all_messages())
+
+
 QUESTION_CALL_ID = 'call_1'
 """The tool call id of the question an owned release asks beside its deploy call (`ASK_TOO` in the prompt)."""
 
@@ -540,7 +582,7 @@ owned_release_agent = Agent(
         TemporalDurability(),
         TemporalExternalEvents(audience=_owner, context=_release_context),
         AskUser(answerer=None, audience=_owner, context=_release_context, recommended_options=True),
-        RequestInput(ask=wait_for_a_person),
+        waiting_handler(wait_for_a_person),
     ],
 )
 """A release of its owner's (deps): a deploy call waiting for approval, with a deferred question too (`ASK_TOO`), both
@@ -585,6 +627,7 @@ class OwnedAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
 
 
 ALL_WORKFLOWS = (
+    OrderedApprovalWorkflow,
     DurableAskWorkflow,
     WrappedAskWorkflow,
     LiveAskWorkflow,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -28,12 +29,22 @@ from temporal_support import (
     WrappedAnsweredAskWorkflow,
     patient_worker,
 )
-from temporal_testing import ANSWER, asked, finished_once, told, user_error_of, wait_for_file, waiting_question
+from temporal_testing import (
+    ANSWER,
+    ask_user_cli,
+    asked,
+    finished_once,
+    told,
+    user_error_of,
+    wait_for_file,
+    waiting_question,
+)
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from waits import WAIT
 
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.json import response_to_json
 from pydantic_ai_ask_user.temporal import (
     SIGNAL_NAME,
     UPDATE_NAME,
@@ -206,3 +217,30 @@ async def test_temporal_answerer_outside_a_workflow_says_it_waits_only_inside_on
     request = AskUserRequest.from_tool_args(QUESTIONS)
     with pytest.raises(UserError, match='TemporalAnswerer waits inside a Temporal workflow'):
         await TemporalAnswerer()(request)
+
+
+async def test_an_answer_with_no_worker_up_says_it_waits_for_one_and_gives_up_at_its_timeout(
+    client: Client, start_worker: Any, temporal_address: str
+) -> None:
+    first = start_worker()
+    handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
+    request = await waiting_question(handle)
+    first.kill()  # the question waits on; nothing can take an answer to it now
+
+    sent = json.dumps(response_to_json(ANSWER))
+    code, _, err = await ask_user_cli(
+        'answer', request.key, '--temporal', temporal_address, '--json', '-', '--timeout', '8', stdin=sent
+    )
+    assert code == 8, err
+    said = ' '.join(err.split())
+    assert (
+        'waiting for a worker of the workflow to accept it: Temporal takes an answer only through a running worker'
+        in said
+    )
+    assert 'no worker accepted it within 8 s, so this command recorded nothing' in said
+
+    start_worker()
+    # Refused when the server handed the first answer (the same) to the worker that came back.
+    with contextlib.suppress(WorkflowUpdateFailedError):
+        await answer_question(handle, request, ANSWER)
+    assert (await handle.result()).output == told(request, ANSWER)

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from ask_user_support import free_port
 from pydantic_ai import Agent, Tool
-from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin, PydanticAIWorkflow, TemporalDurability
 from pydantic_ai.models.function import FunctionModel
 from temporal_support import (
@@ -43,7 +42,7 @@ from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
-from pydantic_ai_ask_user.deferred import ask_user_result
+from pydantic_ai_ask_user.deferred import ask_user_result, waiting_handler
 from pydantic_ai_ask_user.store import ApprovalDecision
 from pydantic_ai_ask_user.temporal import (
     AskUserWorkflow,
@@ -66,7 +65,7 @@ unlisted_agent = Agent(
     FunctionModel(_deploy_then_report),
     name='unlisted_approval_asker',
     tools=[Tool(deploy, requires_approval=True)],
-    capabilities=[TemporalDurability(), TemporalExternalEvents(listed=False), RequestInput(ask=wait_for_a_person)],
+    capabilities=[TemporalDurability(), TemporalExternalEvents(listed=False), waiting_handler(wait_for_a_person)],
 )
 """An approval that waits in the workflow without being listed: only the Query finds it."""
 

@@ -2,7 +2,7 @@
 
 The store's side: published by `ask_wait`, paged (keyset, addressed), decided once (approve, deny with a reason,
 edit checked against the tool's schema), withdrawn at the wait's timeout, with an event for each. End to end: a real
-agent run (`FunctionModel`) whose tool needs approval, `RequestInput(ask=web.request_input(...))`, decided in
+agent run (`FunctionModel`) whose tool needs approval, `waiting_handler(web.request_input(...))`, decided in
 Chromium by the person it is addressed to; the other person's page, API and event stream never see it.
 """
 
@@ -16,7 +16,6 @@ import httpx
 import pytest
 from playwright.async_api import BrowserContext, expect
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import RequestInput
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from waits import WAIT
@@ -24,6 +23,7 @@ from web_support import open_inbox_as
 
 from pydantic_ai_ask_user import Person, QuestionContext
 from pydantic_ai_ask_user._approvals import TIMED_OUT_DENIAL
+from pydantic_ai_ask_user.deferred import waiting_handler
 from pydantic_ai_ask_user.store import (
     AlreadyAnsweredError,
     ApprovalDecision,
@@ -166,10 +166,8 @@ def deploying_agent(web: WebAnswerer, owner: str, **ask: Any) -> Agent[None, str
         FunctionModel(deploying_model),
         name='release-bot',
         capabilities=[
-            RequestInput(
-                ask=web.request_input(
-                    audience=owner, context=QuestionContext(title=f'Release <b>for</b> {owner}'), **ask
-                )
+            waiting_handler(
+                web.request_input(audience=owner, context=QuestionContext(title=f'Release <b>for</b> {owner}'), **ask)
             )
         ],
     )

@@ -320,10 +320,10 @@ def _items_given(
     """
     from dataclasses import replace
 
+    from .._answer_json import parse_answer_json
     from .._approvals import read_decision_value
     from .._receipt import os_user_at_host
     from .._wait_calls import MAX_IDS_SHOWN
-    from .answer_json import parse_answer_json
 
     if not isinstance(data, Mapping):
         raise ValueError('a wait is decided with a JSON object: {"CALL_ID": decision or answer, ...}')

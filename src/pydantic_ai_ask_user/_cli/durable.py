@@ -19,14 +19,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .._text import printable, terminal_json
+from .._tool_args import approval_args
 from .arguments import END_AT_ONCE, command
-from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
+from .exit_codes import (
+    EXIT_ANSWERED,
+    EXIT_CANNOT_ASK,
+    EXIT_DECLINED,
+    EXIT_INVALID,
+    EXIT_NOT_ACCEPTED,
+    EXIT_WITHDRAWN,
+)
 from .i18n import _
 
 if TYPE_CHECKING:
@@ -36,12 +44,10 @@ if TYPE_CHECKING:
     from .._answers import AskUserRequest, AskUserResponse
     from .._approvals import PendingApproval
     from .._audience import QuestionContext
+    from .._decision import Decision
     from .._question_store import StoreError
-    from .._wait_calls import WaitCalls
     from ..durable import DBOSQuestionStore, StoredRequest
-    from ..durable._sql import Database
     from ..temporal import TemporalEventRecord, TemporalQuestionStore, TemporalRecord, WaitingEvent
-    from .decision import Decision
 
     Store = DBOSQuestionStore | TemporalQuestionStore
     """Where `pending` and `answer` find the questions: a DBOS database, or a Temporal namespace."""
@@ -85,6 +91,17 @@ def _seconds(text: str) -> float:
     if not (seconds >= 0 and seconds != float('inf')):
         raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
     return seconds
+
+
+def _add_accept_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`: how long `answer` or `resolve --temporal` waits for a worker to accept what it sends."""
+    parser.add_argument(
+        '--timeout',
+        type=_seconds,
+        metavar='SECONDS',
+        dest='accept_timeout',
+        help='with --temporal: stop waiting for a worker of the workflow to accept the answer after SECONDS (exit 8)',
+    )
 
 
 def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
@@ -160,7 +177,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
             '(all or nothing): {"CALL_ID": decision or answer, ...}. '
             'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
-            '5 unknown id, 6 already answered, 7 no longer waiting.'
+            '5 unknown id, 6 already answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker '
+            'accepted the answer.'
         ),
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
@@ -170,6 +188,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the id `ask-user pending` shows (a question's or an approval's), or a wait's token (all its items)",
     )
     _add_source(answer)
+    _add_accept_timeout(answer)
     given = answer.add_mutually_exclusive_group()
     given.add_argument(
         '--json',
@@ -192,19 +211,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'resolve',
         run_resolve,
-        summary='resolve a RequestInput wait (an approval) of a DBOS run or a Temporal workflow from here',
+        summary='resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal workflow from here',
         description=(
             'End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal, TemporalExternalEvents) '
-            "to RequestInput's ask, with --json FILE|- "
+            "to HandleDeferredToolCalls's ask, with --json FILE|- "
             '(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": '
             '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
             'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
             'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
-            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more.'
+            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more, '
+            '8 --timeout ran out before a Temporal worker accepted the decision.'
         ),
     )
-    resolve.add_argument('token', metavar='TOKEN', help='the token RequestInput handed to your ask function')
+    resolve.add_argument('token', metavar='TOKEN', help='the token HandleDeferredToolCalls handed to your ask function')
     _add_source(resolve, 'the waits of Temporal workflows (TemporalExternalEvents), on this Temporal server, instead')
+    _add_accept_timeout(resolve)
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
     decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
@@ -225,6 +246,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     from pydantic_core import to_jsonable_python
 
     from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+    from ..durable._wait_check import checked_for_wait
 
     try:
         found = _tokens_meant(args.db, args.token)
@@ -234,7 +256,7 @@ def run_resolve(args: argparse.Namespace) -> int:
         if args.fail is not None:
             message: dict[str, Any] = {'error': args.fail}
         else:
-            results = _decision(args, lambda results: _questions_checked(results, args.db, args.token))
+            results = _decision(args, lambda results: checked_for_wait(results, args.db, args.token))
             if results is None:
                 return EXIT_INVALID
             try:
@@ -275,7 +297,7 @@ def _decision(args: argparse.Namespace, checked: Callable[[Decision], Decision])
 
     Checked here, before anything is sent: a decision the run cannot read would fail the run, not this command.
     """
-    from .decision import read_decision
+    from .._decision import read_decision
 
     text = sys.stdin.read() if args.json_file == '-' else _read_text(args.json_file)
     if text is None:
@@ -392,17 +414,12 @@ async def _temporal_wait(store: TemporalQuestionStore, token: str) -> WaitingEve
 
 
 def _checked_against_wait(results: Decision, requests: DeferredToolRequests | None) -> Decision:
-    """`results` checked against the calls the wait decides, as `_questions_checked` checks a DBOS wait's; as it is
-    for a wait that is not `RequestInput`'s (it decides no calls).
+    """`results` checked against the calls a Temporal wait decides, as `checked_for_wait` checks a DBOS wait's; as it
+    is for a wait that decides no calls (not a waiting handler's).
     """
-    from .._wait_calls import WaitCalls
+    from .._wait_calls import WaitCalls, checked_decision
 
-    if requests is None:
-        return results
-    recorded = WaitCalls.of(requests)
-    if (problem := recorded.problem(results)) is not None:
-        raise ValueError(problem)
-    return _answers_checked(results, recorded, {})
+    return results if requests is None else checked_decision(results, WaitCalls.of(requests), {})
 
 
 def _tokens_meant(database_url: str, token: str) -> list[str]:
@@ -422,94 +439,6 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     if token in tokens:
         return [token]
     return [open_token for open_token in tokens if len(token) >= MIN_PREFIX and open_token.startswith(token)]
-
-
-def _questions_checked(results: Decision, database_url: str, token: str) -> Decision:
-    """`results` checked against the wait of `token`, each answer to an AskUser question checked, labels matched.
-
-    All or nothing: when the wait recorded the calls it decides (`DBOSEventWaiter` does for `RequestInput`),
-    `results` must decide exactly those, or it is a `ValueError` naming the calls left out and the ones that
-    are not pending. Each answer to a question (of the question table, `ask_through_store`, or recorded with
-    the wait) is read as `ask-user answer` reads it: the shape the model gets or the `AskUserResponse`
-    shape, then `check_response`; a misfit is a `ValueError` naming the call. Answers to calls whose questions
-    neither holds (a wait opened by an earlier version) are sent as they are: their questions are known
-    only to the run. Only this wait's questions are looked at (by their tool call ids, which tell apart the calls
-    of one run): another run's question with the same id is none of this decision's.
-    """
-    from ..durable._sql import EVENT_TABLE_NAME, open_database, token_requests
-
-    database = open_database(database_url)
-    try:
-        recorded = _recorded_calls(database, token)
-        if recorded is not None and (problem := recorded.problem(results)) is not None:
-            raise ValueError(problem)
-        if not results.calls:
-            return results
-        stored: list[StoredRequest] = []
-        if database.has_table(EVENT_TABLE_NAME):
-            database.ensure_columns()
-            with database.connect() as conn:
-                stored = [record for record in token_requests(conn, token) if record.request.id in results.calls]
-    finally:
-        database.dispose()
-    return _answers_checked(results, recorded, {record.request.id: record.request for record in stored})
-
-
-def _answers_checked(results: Decision, recorded: WaitCalls | None, stored: Mapping[str, AskUserRequest]) -> Decision:
-    """`results` with each answer to an AskUser question (of `stored`, or recorded with the wait) read as `ask-user
-    answer` reads it and checked (a misfit is a `ValueError` naming the call); who answered, as an answer in the
-    response shape says, in `answered_by`. A call whose question neither holds is sent as it is.
-    """
-    calls = dict(results.calls)
-    named: dict[str, str] = {}
-    for call_id, value in results.calls.items():
-        try:
-            request = stored.get(call_id) or (recorded.question(call_id) if recorded is not None else None)
-            if request is None:
-                continue  # not a question, or one only the run knows
-            checked = _checked_answer(request, value)
-        except ValueError as error:
-            raise ValueError(f'call {call_id!r}: {error}') from None
-        if checked is None:
-            continue
-        calls[call_id], answered_by = checked
-        if answered_by is not None:
-            named[call_id] = answered_by  # said in the response shape, as `answer --json` keeps
-    return replace(results, calls=calls, answered_by=named | results.answered_by)
-
-
-def _checked_answer(request: AskUserRequest, value: Any) -> tuple[Any, str | None] | None:
-    """What the model gets for `value` as the answer to `request`, and who answered if it says; `None` to send
-    `value` as it is (`DECLINED`, `TIMED_OUT` or `WITHDRAWN`: the sentence of an outcome, no answer). `ValueError`
-    when it is no answer to `request`.
-    """
-    from .._answers import DECLINED, TIMED_OUT, WITHDRAWN, ask_user_result
-    from .answer_json import parse_answer_json
-
-    if isinstance(value, str):
-        if value in (DECLINED, TIMED_OUT, WITHDRAWN):
-            return None
-        # Free text is not an answer: it would reach the model as the person's, checked by nothing.
-        raise ValueError(
-            'a question is answered with JSON ({"HEADER": ["LABEL"]}, or {"cancelled": true} to decline), '
-            'not with text of your own'
-        )
-    response = parse_answer_json(request, value)
-    return ask_user_result(request, response), response.answered_by
-
-
-def _recorded_calls(database: Database, token: str) -> WaitCalls | None:
-    """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
-    or is not open (then ending the wait says why).
-    """
-    from .._wait_calls import WaitCalls
-    from ..durable._sql import EVENT_CALLS_TABLE_NAME, pending_wait_calls
-
-    if not database.has_table(EVENT_CALLS_TABLE_NAME):
-        return None
-    with database.connect() as conn:
-        text = pending_wait_calls(conn, token)
-    return None if text is None else WaitCalls.from_json(text)
 
 
 def _with_answered_by(results: Decision) -> Decision:
@@ -570,9 +499,55 @@ def _run_on(
         _fail(store)
         return EXIT_CANNOT_ASK
     try:
+        if getattr(args, 'temporal', None) is not None and hasattr(args, 'accept_timeout'):
+            return anyio.run(_patiently, run, store, args)
         return anyio.run(run, store, args)
     finally:
         store.close()
+
+
+NOTICE_SECONDS = 3.0
+"""How long `answer` or `resolve --temporal` waits before it says that it waits for a worker."""
+
+
+async def _patiently(
+    run: Callable[[_AnyStore, argparse.Namespace], Awaitable[int]], store: _AnyStore, args: argparse.Namespace
+) -> int:
+    """`run(store, args)`, saying so on stderr when it still waits after `NOTICE_SECONDS`, and given up (exit 8) at
+    `--timeout`. A Temporal workflow takes an answer (an Update) only through a running worker of its task queue:
+    with none, the server holds the answer and the command would wait, silent, until one comes back.
+    """
+    import anyio
+
+    async def notice() -> None:
+        await anyio.sleep(NOTICE_SECONDS)
+        hint = _('start one, or give --timeout SECONDS to stop waiting') if args.accept_timeout is None else ''
+        print(
+            _(
+                'ask-user: waiting for a worker of the workflow to accept it: Temporal takes an answer only through a '
+                'running worker {hint}'
+            )
+            .format(hint=f'({hint})' if hint else '')
+            .rstrip(),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    code: int | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(notice)
+        with anyio.move_on_after(args.accept_timeout):
+            code = await run(store, args)
+        group.cancel_scope.cancel()
+    if code is not None:
+        return code
+    _fail(
+        _(
+            'no worker accepted it within {seconds:g} s, so this command recorded nothing; the server may still hand '
+            'it to a worker that comes back: `ask-user pending --temporal` shows whether it still waits'
+        ).format(seconds=args.accept_timeout)
+    )
+    return EXIT_NOT_ACCEPTED
 
 
 def _open_temporal_store(args: argparse.Namespace) -> TemporalQuestionStore | str:
@@ -657,7 +632,8 @@ def run_pending(args: argparse.Namespace) -> int:
             if args.temporal is not None and args.cursor is None:
                 # The other waits of the workflows too (`TemporalExternalEvents`), with the first page, unpaged as
                 # Temporal lists them with their workflows: those with a call to give a result for (a deferred
-                # question among them), or none of `RequestInput`'s. Their approvals are listed below, as DBOS's are.
+                # question among them), or none of the waiting handler's. Their approvals are listed below, as DBOS's
+                # are.
                 waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
                 events = [event for event in waits if where.takes(event.created_at) and _more_than_approvals(event)]
             if args.cursor is None:
@@ -748,7 +724,7 @@ def _pending_json(record: StoredRequest | TemporalRecord) -> dict[str, Any]:
 
 
 def _more_than_approvals(record: TemporalEventRecord) -> bool:
-    """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no `RequestInput`); a wait
+    """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no waiting handler); a wait
     of approvals only is shown by its approvals alone.
     """
     requests = record.event.requests
@@ -758,7 +734,7 @@ def _more_than_approvals(record: TemporalEventRecord) -> bool:
 def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
     """One line of `pending --temporal --json` for a waiting external event: its `token` (what `resolve` takes, where
     a question has an `id`), its workflow, when it opened, its name, and the calls waiting for a result with the
-    model's arguments (none for a wait that is not `RequestInput`'s). Its approvals are lines of their own (`kind`
+    model's arguments (none for a wait that is not the waiting handler's). Its approvals are lines of their own (`kind`
     `approval`, with this `token`), as every approval is.
     """
     from .._audience import addressing_json
@@ -772,13 +748,13 @@ def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
         'name': event.name,
     }
     if event.requests is not None:
-        line['calls'] = [_call_json(call) for call in event.requests.calls]
+        line['calls'] = [_call_json(event.requests, call) for call in event.requests.calls]
     return line | addressing_json(addressed(event))
 
 
-def _call_json(call: ToolCallPart) -> dict[str, Any]:
-    """A pending call as `pending --json` shows it: its id, its tool and the model's arguments."""
-    return {'tool_call_id': call.tool_call_id, 'tool_name': call.tool_name, 'args': call.args_as_dict()}
+def _call_json(requests: DeferredToolRequests, call: ToolCallPart) -> dict[str, Any]:
+    """A pending call as `pending --json` shows it: its id, its tool and its arguments (`approval_args`)."""
+    return {'tool_call_id': call.tool_call_id, 'tool_name': call.tool_name, 'args': approval_args(requests, call)}
 
 
 def _print_event(record: TemporalEventRecord) -> None:
@@ -797,7 +773,8 @@ def _print_event(record: TemporalEventRecord) -> None:
         print('  ' + _('waits for {name} (ask-user resolve TOKEN --json FILE)').format(name=printable(event.name)))
         return
     for call in event.requests.calls:
-        shown = printable(f'{call.tool_name} {terminal_json(call.args_as_dict())}', allow_newline=False)
+        args = approval_args(event.requests, call)
+        shown = printable(f'{call.tool_name} {terminal_json(args)}', allow_newline=False)
         print('  ' + _('result of') + f': {_clipped(shown)}  ' + _('call {id}').format(id=printable(call.tool_call_id)))
 
 
@@ -894,10 +871,10 @@ def run_answer(args: argparse.Namespace) -> int:
 
 
 async def _answer(store: Store, args: argparse.Namespace) -> int:
+    from .._answer_json import parse_answer_json
     from .._answers import ask_user_result
     from .._question_store import StoreError, UnknownRequestError
     from .._receipt import os_user_at_host
-    from .answer_json import parse_answer_json
     from .approvals import answer_approval, answer_wait, approval_meant, is_wait_token
 
     request_id: str = args.request_id

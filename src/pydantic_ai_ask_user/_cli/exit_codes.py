@@ -18,6 +18,7 @@ __all__ = (
     'EXIT_UNKNOWN',
     'EXIT_ALREADY_ANSWERED',
     'EXIT_WITHDRAWN',
+    'EXIT_NOT_ACCEPTED',
     'EXIT_INTERNAL_ERROR',
     'EXIT_INTERRUPTED',
     'EXIT_BROKEN_PIPE',
@@ -46,6 +47,11 @@ EXIT_ALREADY_ANSWERED = AlreadyAnsweredError.exit_code
 
 EXIT_WITHDRAWN = WithdrawnError.exit_code
 """The question is no longer waiting: its run timed out or was cancelled (7)."""
+
+EXIT_NOT_ACCEPTED = 8
+"""`answer` or `resolve --temporal` stopped at `--timeout`: no worker of the workflow accepted the answer in time.
+Nothing was recorded by this command; the server may still hand it to a worker that comes back, so `pending
+--temporal` tells whether the question still waits."""
 
 EXIT_INTERNAL_ERROR = 70
 """An error ask-user did not expect: a bug. `EX_SOFTWARE` of sysexits.h, not 1, which means "declined"."""

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ._dbos_store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
     from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
     from ._inbox import TOKEN_PREFIX, ask_through_store
-    from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+    from ._resolve import InvalidDecisionError, NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
     from ._sql import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
 
 __all__ = (
@@ -29,6 +29,7 @@ __all__ = (
     'ask_through_store',
     'NotAnEventTokenError',
     'NoWaitError',
+    'InvalidDecisionError',
     'resolve_dbos_event',
     'fail_dbos_event',
     'TOKEN_PREFIX',
@@ -58,6 +59,7 @@ _DEFINED_IN = {
     'DBOSExternalEvents': '_events',
     'NotAnEventTokenError': '_resolve',
     'NoWaitError': '_resolve',
+    'InvalidDecisionError': '_resolve',
     'fail_dbos_event': '_resolve',
     'resolve_dbos_event': '_resolve',
     'TOKEN_PREFIX': '_inbox',

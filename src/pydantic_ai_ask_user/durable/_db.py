@@ -231,7 +231,7 @@ event_calls_table = sa.Table(
     sa.Column('token', sa.String(500), primary_key=True),
     sa.Column('calls', sa.Text(), nullable=False),
 )
-"""One row per wait opened by `RequestInput`, written with its `event_waits_table` row: its pending calls as JSON.
+"""One row per wait opened by the waiting handler, written with its `event_waits_table` row: its pending calls as JSON.
 
 A table of its own, not a column of the waits table, so databases made before it get it the way they got
 the others (created when missing), and a wait opened by an earlier version simply has no row.
@@ -260,7 +260,7 @@ event_approvals_table = sa.Table(
     # The inbox's order of the approvals, keyset-paged (`status = 'pending' AND (created_at, id) > cursor`).
     sa.Index('ix_ask_user_event_approvals_pending_order', 'status', 'created_at', 'id'),
 )
-"""One row per tool call a `RequestInput` wait needs approved, published by `ask_through_store` with the wait's
+"""One row per tool call a waiting handler's wait needs approved, published by `ask_through_store` with the wait's
 questions: the tool, the model's arguments (JSON), the tool's parameters JSON schema recorded then (edited
 arguments are checked against it), who may decide it and where it comes from (`addressing`: the audience and
 context, as JSON), and, once decided, the decision (`ApprovalDecision.to_json`) and who made it.

@@ -187,7 +187,7 @@ class DBOSQuestionStore:
                         if self._has_table:
                             # No table is created, but one an earlier version made gets the columns added since.
                             database.ensure_columns()
-                    # Questions asked through `RequestInput` resolve their run's token; older databases have none.
+                    # Questions asked through the waiting handler resolve their run's token; older databases have none.
                     self._has_event_table = database.has_table(EVENT_TABLE_NAME)
                     self._has_approvals_table = database.has_table(EVENT_APPROVALS_TABLE_NAME)
                     self._has_addressees = self._has_table and _addressees_ready(database)
@@ -598,7 +598,7 @@ class DBOSQuestionStore:
             message = answer_message(encoded[request_id])
             send_message(conn, stored.workflow_id, message, message_topic(request_id), request_id)
         elif (results := completed_results(conn, token, with_approvals=self._approvals_ready())) is not None:
-            # The last item of a `RequestInput` wait: resolve its token with every answer and decision, claiming
+            # The last item of a waiting handler's wait: resolve its token with every answer and decision, claiming
             # the wait in this transaction; if it was resolved or expired first, nothing is taken.
             workflows = [stored.approval.workflow_id for stored in approved.values()]
             workflows += [stored.workflow_id for stored in questions.values()]

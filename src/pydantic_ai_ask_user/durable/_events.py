@@ -1,7 +1,7 @@
-"""A durable `ExternalEventWaiter` on DBOS, so `wait_for_external_event` and `RequestInput` wait in DBOS runs.
+"""A durable `ExternalEventWaiter` on DBOS, so `wait_for_external_event` and the waiting handler wait in DBOS runs.
 
-Pydantic AI refuses `wait_for_external_event` (and so `RequestInput`: tool approvals, questions,
-external results answered mid-run) inside DBOS runs, since it has no DBOS waiter. This is one:
+Pydantic AI refuses `wait_for_external_event` (and so the waiting handler, `HandleDeferredToolCalls`: tool
+approvals, questions, external results answered mid-run) inside DBOS runs, since it has no DBOS waiter. This is one:
 
 - the token is minted in a DBOS step of its own, then `ask` runs inside another step that records
   what it returned, so a replay neither mints a second token nor calls `ask` again, and an `ask`
@@ -96,7 +96,7 @@ class DBOSEventWaiter(ExternalEventWaiter):
 
         database_url = self.database_url
         # Recorded with the wait, so `ask-user resolve` refuses a decision that forgets a call or names another.
-        # Taken, not read: a later wait of the run (not `RequestInput`'s) must not be held to these calls.
+        # Taken, not read: a later wait of the run (not the waiting handler's) must not be held to these calls.
         pending = take_calls_to_wait_for()
         calls = None if pending is None else WaitCalls.of(pending).to_json()
 
@@ -142,10 +142,13 @@ class DBOSEventWaiter(ExternalEventWaiter):
 
 @dataclass
 class DBOSExternalEvents(ExternalEventsCapability[AgentDepsT]):
-    """Installs a `DBOSEventWaiter` for each run inside a DBOS workflow, so `RequestInput` waits durably there.
+    """Installs a `DBOSEventWaiter` for each run inside a DBOS workflow, so the waiting handler waits durably there.
 
-    `Agent(..., capabilities=[DBOSDurability(), DBOSExternalEvents(), RequestInput(ask=...)])`. Outside
-    a workflow it does nothing, and waits happen in process as usual.
+    `Agent(..., capabilities=[DBOSDurability(), DBOSExternalEvents(), HandleDeferredToolCalls(ask)])`
+    (`RequestInput(ask)` before Pydantic AI 2.78), listed before the waiting handler: it notes the calls the wait
+    decides just before the wait opens, and a run that lists it after a `HandleDeferredToolCalls` that waits fails
+    at its start with a `UserError` naming the fix. Outside a workflow it does nothing, and waits happen in process
+    as usual.
     """
 
     waiter: DBOSEventWaiter | None = None

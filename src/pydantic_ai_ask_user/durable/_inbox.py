@@ -1,7 +1,7 @@
-"""AskUser questions and tool approvals of a `RequestInput` wait, put where the web inbox and `ask-user` decide them.
+"""AskUser questions and tool approvals of a waiting handler's wait, put where the web inbox and `ask-user` decide them.
 
-With `AskUser(answerer=None)` and `RequestInput`, a DBOS run defers its questions and waits for one
-resolution of a `DBOSEventWaiter` token. `ask_through_store` is a `RequestInput` `ask` that publishes
+With `AskUser(answerer=None)` and `HandleDeferredToolCalls`, a DBOS run defers its questions and waits for one
+resolution of a `DBOSEventWaiter` token. `ask_through_store` is a waiting handler's `ask` that publishes
 those questions as ordinary rows of `ask_user_requests` (so `DBOSQuestionStore`, the web inbox and
 `ask-user answer` show, check and answer them) and ties each to the token. `DBOSQuestionStore.respond`
 claims one question at a time, with the token's rows locked; the answer that completes the set sends
@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ForwardRef
 
 import anyio.to_thread
 
 from .._answers import AskUserRequest
 from .._approvals import PendingApproval
+from .._audience import AudienceSetting, ContextSetting
+from .._module_names import LazyModule
 from .._request_input import wait_items, wait_results
 from ._sql import (
     DEFAULT_DATABASE_URL,
@@ -65,11 +67,22 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
 
-    from .._audience import AudienceSetting, ContextSetting
     from ._sql import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
-    """The shape of a `RequestInput` `ask` that hands the token on and returns `None`."""
+    """The shape of a waiting handler's `ask` that hands the token on and returns `None`."""
+else:
+    # The same type, for `typing.get_type_hints`: references resolved in this module when the annotation is read,
+    # through Pydantic AI's module imported only then (`ask-user` loads this module without Pydantic AI).
+    _tools = LazyModule('pydantic_ai.tools')
+    AskFunction = Callable[
+        [
+            ForwardRef('_tools.RunContext[Any]', module=__name__),
+            ForwardRef('_tools.DeferredToolRequests', module=__name__),
+            str,
+        ],
+        Awaitable[None],
+    ]
 
 
 def token_workflow(token: str) -> str | None:
@@ -91,16 +104,16 @@ def ask_through_store(
     audience: AudienceSetting = None,
     context: ContextSetting = None,
 ) -> AskFunction:
-    """A `RequestInput` `ask` that puts the run's pending AskUser questions and tool approvals where the store
+    """A waiting handler's `ask` that puts the run's pending AskUser questions and tool approvals where the store
     decides them.
 
-    `RequestInput(ask=ask_through_store(url))`, with `DBOSExternalEvents(database_url=url)` and
-    `AskUser(answerer=None)`, on a DBOS-durable agent. Questions and tool approvals are decided this way (each
-    approval with its tool's parameters JSON schema, which edited arguments are checked against); a wait that
-    also holds other deferred calls (results from outside) is refused with a `UserError` (resolve such a wait
-    with `resolve_dbos_event` or `ask-user resolve` instead). Each question is stored under its
-    `AskUserRequest.key` (the run that deferred it and its tool call), so runs whose model repeats tool
-    call ids do not share a row; publishing is idempotent, as an `ask` that DBOS may retry must be.
+    `HandleDeferredToolCalls(ask_through_store(url))` (`RequestInput(ask_through_store(url))` before Pydantic AI
+    2.78), after `DBOSExternalEvents(database_url=url)`, and `AskUser(answerer=None)`, on a DBOS-durable agent.
+    Questions and tool approvals are decided this way (each approval with its tool's parameters JSON schema, which
+    edited arguments are checked against); a wait that also holds other deferred calls (results from outside) is
+    refused with a `UserError` (resolve such a wait with `resolve_dbos_event` or `ask-user resolve` instead). Each
+    question is stored under its `AskUserRequest.key` (the run that deferred it and its tool call), so runs whose
+    model repeats tool call ids do not share a row; publishing is idempotent, as an `ask` that DBOS may retry must be.
 
     Pass `notes=True` when the agent's `AskUser` has `notes=True`: the deferred calls do not say so, and the
     inbox and `ask-user answer` offer a note per answer only on questions published with it.
@@ -200,7 +213,7 @@ def expire_token(database_url: str, token: str) -> dict[str, Any] | None:
     Returns `{'resolved': True}` when a resolver claimed the wait first (its message is there to read),
     the resolution made of the questions published for it (every answer given in time, `TIMED_OUT`
     for every question still open, which is withdrawn: an answer from now on is refused with
-    `WithdrawnError`), or `None` when it had no questions, so the wait times out as `RequestInput`
+    `WithdrawnError`), or `None` when it had no questions, so the wait times out as the waiting handler
     decides.
     """
     with _transaction(database_url) as conn:

@@ -6,19 +6,34 @@ Apart from the waiter (`_events`), which runs inside DBOS workflows: resolving n
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from .._decision import read_decision
 from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-from ._sql import DEFAULT_DATABASE_URL
+from ._sql import DEFAULT_DATABASE_URL, open_database
+from ._wait_check import checked_for_wait, recorded_calls, stored_questions
 
-__all__ = ('NotAnEventTokenError', 'NoWaitError', 'resolve_dbos_event', 'fail_dbos_event')
+__all__ = (
+    'NotAnEventTokenError',
+    'NoWaitError',
+    'InvalidDecisionError',
+    'resolve_dbos_event',
+    'fail_dbos_event',
+)
 
 
 class NotAnEventTokenError(UserError, ValueError):
     """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+
+
+class InvalidDecisionError(UserError, ValueError):
+    """The decision does not fit the wait: it is not a `DeferredToolResults`, it does not decide exactly the calls the
+    wait recorded, or an answer in it is no answer to its question. Nothing was sent; the run still waits.
+    """
 
 
 class NoWaitError(UserError):
@@ -28,7 +43,9 @@ class NoWaitError(UserError):
 def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
     """End the wait of `token` with `payload` (converted to its JSON form), from any process.
 
-    For `RequestInput`, `payload` is the `DeferredToolResults` deciding the pending calls. The first
+    For a waiting handler's wait, `payload` is the `DeferredToolResults` deciding the pending calls, checked first as
+    `ask-user resolve` checks it (`checked_for_wait`): `InvalidDecisionError` when it does not decide exactly the
+    calls the wait recorded or an answer in it does not fit its question, and nothing is sent. The first
     resolution of a token wins: it is claimed, and its message sent, in one transaction. Raises
     `NotAnEventTokenError` when the token is not one of `DBOSEventWaiter`'s, and `NoWaitError` when
     no open wait has it (resolved already, its deadline passed, or unknown); both are `UserError`s,
@@ -38,13 +55,13 @@ def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAU
         data = to_jsonable_python(payload)
     except PydanticSerializationError as error:
         raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
-    _send(token, {'payload': data}, database_url)
+    _send(token, {'payload': _checked_payload(token, data, database_url)}, database_url)
 
 
 def fail_dbos_event(token: str, reason: str, *, database_url: str = DEFAULT_DATABASE_URL) -> None:
     """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
 
-    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    The waiting handler then denies the pending approvals and fails the pending calls with `reason`.
     """
     _send(token, {'error': reason}, database_url)
 
@@ -58,3 +75,25 @@ def _send(token: str, message: dict[str, Any], database_url: str) -> None:
         raise NoWaitError(
             'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
         ) from None
+
+
+def _checked_payload(token: str, data: Any, database_url: str) -> Any:
+    """`data` checked as the decision of the wait of `token` when that wait decides calls (its waiting handler
+    recorded them, or `ask_through_store` published its questions), in the JSON form it is sent in; else as it is.
+    """
+    database = open_database(database_url)
+    try:
+        recorded = recorded_calls(database, token)
+        asks = bool(stored_questions(database, token))
+    finally:
+        database.dispose()
+    if recorded is None and not asks:
+        return data  # a wait of `wait_for_external_event` of your own: its payload is yours
+    try:
+        decision = read_decision(json.dumps(data))
+    except ValueError as error:
+        raise InvalidDecisionError(f'The payload is not a DeferredToolResults: {error}') from None
+    try:
+        return to_jsonable_python(checked_for_wait(decision, database_url, token))
+    except ValueError as error:
+        raise InvalidDecisionError(f'The decision does not fit the wait: {error}') from None

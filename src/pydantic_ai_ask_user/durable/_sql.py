@@ -141,16 +141,16 @@ ANSWERED_BY_LENGTH = MAX_ANSWERED_BY_LENGTH
 """The width of the `answered_by` column: the longest `AskUserResponse.answered_by`."""
 
 EVENT_TABLE_NAME = 'ask_user_event_requests'
-"""The table tying questions put to a person through `RequestInput` to the resume token of their run's wait."""
+"""The table tying questions put to a person through the waiting handler to the resume token of their run's wait."""
 
 EVENT_WAITS_TABLE_NAME = 'ask_user_event_waits'
 """The table holding one row per `DBOSEventWaiter` wait: whether it is still open, resolved, or expired."""
 
 EVENT_CALLS_TABLE_NAME = 'ask_user_event_calls'
-"""The table holding the calls each `RequestInput` wait decides, so a resolver is checked against them."""
+"""The table holding the calls each waiting handler's wait decides, so a resolver is checked against them."""
 
 EVENT_APPROVALS_TABLE_NAME = 'ask_user_event_approvals'
-"""The table holding the tool calls a `RequestInput` wait needs approved, published with it by `ask_through_store`,
+"""The table holding the tool calls a waiting handler's wait needs approved, published with it by `ask_through_store`,
 each decided by a person once: the second kind of pending item, beside the questions."""
 
 ApprovalStatus = Literal['pending', 'decided', 'withdrawn']
@@ -932,7 +932,7 @@ def prune_finished(
     """Delete the questions answered or withdrawn before `before` (their tie to a wait's token, and their addressees
     too), and with `has_approvals` the tool approvals decided or withdrawn before it; how many questions.
 
-    Not those of a `RequestInput` wait still open: its last answer reads every answer of its questions, and every
+    Not those of a waiting handler's wait still open: its last answer reads every answer of its questions, and every
     decision of its approvals.
     """
     if has_approvals:

@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
-from mcp_types import ClientCapabilities, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp_types import (
+    ClientCapabilities,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    RequestId,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from .._answers import (
@@ -26,12 +36,6 @@ from .._answers import (
 from .._capability import AskUser
 from .._text import printable
 from ._form import RefusedAnswerError, elicitation_form
-
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import Context
-    from mcp.server.session import ServerSession
-    from mcp_types import RequestId
-    from pydantic_ai.agent import AbstractAgent
 
 __all__ = (
     'MCPElicitationAnswerer',
@@ -162,8 +166,8 @@ async def run_agent_in_tool(
 ) -> Any:
     """Run `agent` inside an MCP tool call, its `ask_user_question` answered by the MCP client of that call.
 
-    This adds an `AskUser` for the run, which replaces the agent's own if it has one with the default id
-    (`'ask_user'`); one with another id is a second `AskUser`, refused. Return what this returns from the
+    This adds an `AskUser` for the run, so `agent` must not have one of its own: that would be a second `AskUser`,
+    refused when the run starts. Return what this returns from the
     tool. On sessions with a back-channel (2025-06-18, 2025-11-25) each question is a form elicitation
     sent mid-run, and the result is the run's output. On 2026-07-28 sessions the run is deferred
     (`AskUser(answerer=None)`): the result is an `InputRequiredResult` holding one form per question call

@@ -11,12 +11,17 @@ from mcp_types import ElicitRequestFormParams, ElicitResult
 from pydantic import ValidationError
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, check_response, format_validation_error
+from .._module_names import LazyModule
 from .._questions import MAX_HEADER_LENGTH, MAX_LABEL_LENGTH, MAX_OPTIONS, MAX_QUESTION_LENGTH, MAX_QUESTIONS, Question
 from .._schemas import linear_validator, schema_problem
 from .._text import printable
 
 if TYPE_CHECKING:
-    from fastmcp.client.elicitation import ElicitationHandler
+    from fastmcp.client import elicitation as _elicitation
+else:
+    # Read by `typing.get_type_hints`, imported only then: fastmcp takes seconds to import, and only Pydantic AI's
+    # MCP client needs it.
+    _elicitation = LazyModule('fastmcp.client.elicitation')
 
 __all__ = ('elicitation_handler', 'request_from_form', 'DECLINE_REASON_KEY', 'FormMapping', 'CannotExpressError')
 
@@ -251,7 +256,7 @@ def _decline(reason: str) -> ElicitResult:
     return ElicitResult.model_validate({'action': 'decline', '_meta': {DECLINE_REASON_KEY: reason}})
 
 
-def elicitation_handler(answerer: Answerer) -> ElicitationHandler[Any, Any]:
+def elicitation_handler(answerer: Answerer) -> _elicitation.ElicitationHandler[Any, Any]:
     """An `elicitation_handler` for Pydantic AI's `MCPToolset` that asks the server's forms through `answerer`.
 
     Any answerer works: terminal, web, durable or scripted. A form (see `request_from_form`) becomes one

@@ -35,6 +35,7 @@ from pydantic_ai.exceptions import UserError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._audience import addressing_json, with_addressing
+from .._durable import noted_run_engine
 from .._json import ResponseJSON, questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -126,8 +127,11 @@ def _check_flow_run(request: AskUserRequest, timeout: float | None) -> UUID:
             "task here. Keep the tool's metadata {'prefect': False}, which AskUser sets."
         )
     flow_run_id = context.flow_run.id
-    if request.run_id is None or not request.run_id.startswith(f'{flow_run_id}:'):
-        # A run id of Pydantic AI's own is random: after the resume the question would be another one, asked again.
+    # Under `PrefectDurability` the run's id stays the same when the resumed flow run runs the agent again: derived
+    # from the flow run's (before Pydantic AI 2.78, and with `PrefectAgent`), or a cached task's result (from 2.78).
+    # Without it, the id is random: after the resume the question would be another one, asked again.
+    from_flow_run = request.run_id is not None and request.run_id.startswith(f'{flow_run_id}:')
+    if not from_flow_run and noted_run_engine() != 'Prefect':
         raise UserError(
             'PrefectAnswerer needs the agent to run with PrefectDurability (or as a PrefectAgent): then its model '
             'requests are Prefect tasks whose results are replayed when the flow run resumes, and its run id is '

@@ -1,7 +1,7 @@
 """Waiting for people inside a Temporal workflow: a durable timer for the deadline, an Update for the answer.
 
 `TemporalAnswerer` waits for the answer to an AskUser question; `TemporalExternalEvents` installs
-`TemporalEventWaiter`, so `wait_for_external_event` and `RequestInput` (tool approvals) wait there too.
+`TemporalEventWaiter`, so `wait_for_external_event` and the waiting handler (tool approvals) wait there too.
 The workflow inherits `AskUserWorkflow`, which receives the answers.
 
 Needs the `temporal` extra: `pip install 'pydantic-ai-ask-user[temporal]'`.

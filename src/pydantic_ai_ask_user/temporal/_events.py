@@ -1,7 +1,10 @@
-"""A durable `ExternalEventWaiter` on Temporal, so `wait_for_external_event` and `RequestInput` wait in workflows.
+"""A durable `ExternalEventWaiter` on Temporal, so `wait_for_external_event` and the waiting handler wait in workflows.
 
-Pydantic AI refuses `wait_for_external_event` (and so `RequestInput`: tool approvals, deferred
-questions, external results) inside Temporal runs, since it has no Temporal waiter. This is one:
+The waiting handler, `HandleDeferredToolCalls` (`RequestInput` before Pydantic AI 2.78), waits for tool approvals,
+deferred questions and external results through `wait_for_external_event`. Before 2.78 Pydantic AI refuses that wait
+inside Temporal runs; from 2.78 `TemporalDurability` has a waiter of its own, whose waits cannot be listed or checked
+from outside the workflow (see `TemporalExternalEvents`). This one, for the agents `TemporalExternalEvents` is added
+to:
 
 - the token is minted in workflow code from `workflow.uuid4()`, which a replay draws again the same, and
   names the workflow, so any process with a Temporal client resolves it (`resolve_temporal_event`);
@@ -10,12 +13,12 @@ questions, external results) inside Temporal runs, since it has no Temporal wait
   from the workflow itself, through the Query `pending_temporal_events`: nothing is published that a replay
   could publish twice, and nothing is lost if the worker dies before the wait is recorded;
 - the wait is `workflow.wait_condition` with the timeout as a durable timer; the resolution arrives by an
-  Update whose validator checks it against the wait (for `RequestInput`, the exact calls pending), so a
+  Update whose validator checks it against the wait (for the waiting handler, the exact calls pending), so a
   malformed or foreign resolution is refused to its sender and never written to the history. A Signal is
   accepted too, for clients that cannot send Updates; an unfit one is dropped.
 
 Why `ask` does not run in an activity: an activity is registered by name on the worker before it starts,
-and `ask` is a closure of the run (`RequestInput` binds its context and pending calls), which no worker
+and `ask` is a closure of the run (the waiting handler binds its context and pending calls), which no worker
 could look up by name, and which a worker other than the one replaying the workflow would not hold.
 """
 
@@ -73,7 +76,7 @@ LISTED_PATCH = 'ask_user.list_external_events'
 
 _approvals_addressed: ContextVar[dict[str, Any] | None] = ContextVar('ask_user_approvals_addressed', default=None)
 """Whom the approvals of the wait opening now are for and where they come from (`approvals_addressing`), noted by
-`TemporalExternalEvents` just before `RequestInput` opens it; taken by the wait, as the calls are."""
+`TemporalExternalEvents` just before the waiting handler opens it; taken by the wait, as the calls are."""
 
 
 def _take_approvals_addressed() -> dict[str, Any]:
@@ -132,10 +135,28 @@ class TemporalEventWaiter(ExternalEventWaiter):
 
 @dataclass
 class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
-    """Installs a `TemporalEventWaiter` for each run inside a Temporal workflow, so `RequestInput` waits durably there.
+    """Installs a `TemporalEventWaiter` for each run inside a Temporal workflow, so the waiting handler waits there.
 
-    `Agent(..., capabilities=[TemporalDurability(), TemporalExternalEvents(), RequestInput(ask=...)])`, run in a
-    workflow that inherits `AskUserWorkflow`. Outside a workflow it does nothing, and waits happen in process.
+    `Agent(..., capabilities=[TemporalDurability(), TemporalExternalEvents(), HandleDeferredToolCalls(ask)])`
+    (`RequestInput(ask)` before Pydantic AI 2.78), run in a workflow that inherits `AskUserWorkflow`, and listed
+    before the waiting handler: it notes the calls the wait decides just before the wait opens, and a run that lists
+    it after a `HandleDeferredToolCalls` that waits fails at its start with a `UserError` naming the fix. Outside a
+    workflow it does nothing, and waits happen in process.
+
+    Pydantic AI 2.78's `TemporalDurability` has a waiter of its own (its handler runs in an activity, the wait is
+    held in the workflow's memory, resolved by a Signal with `pydantic_ai.durable_exec.temporal.resolve_external_event`
+    under the token `<workflow id>:<event key>`). Its waits cannot be listed or checked from outside the workflow:
+    it keeps the pending calls only in the workflow's memory, with no Query, memo or search attribute, so
+    `ask-user pending/resolve --temporal` and the inbox cannot show them, and this package does not try. Nor does it
+    replace that waiter silently: adding `TemporalExternalEvents()` is the explicit choice of this waiter for that
+    agent; without it, Pydantic AI's own is used and resolved with its `resolve_external_event`. This one gives each
+    wait listed with the calls it decides (`ask-user pending --temporal`, the team inbox, `TemporalQuestionStore`);
+    decisions sent by an Update whose validator refuses, to the sender, a decision that does not decide exactly the
+    pending calls (upstream's Signal takes anything, and a wrong decision fails the run); answers to AskUser
+    questions in the wait checked with `check_response`; and resolution with `ask-user resolve --temporal`.
+    Upstream's can run its handler in an activity, and so do I/O; this one runs `ask` in workflow code, so `ask`
+    must be deterministic (decide from its arguments alone, or return `None` to wait). An Update is processed by a
+    worker: a decision is accepted only while one runs the workflow.
     """
 
     listed: bool = True
@@ -186,7 +207,7 @@ def token_workflow_id(token: str) -> str:
 async def resolve_temporal_event(client: Client, token: str, payload: object) -> None:
     """End the wait of `token` with `payload` (converted to its JSON form), from any process; returns once recorded.
 
-    For `RequestInput`, `payload` is the `DeferredToolResults` deciding exactly the pending calls. The workflow the
+    For the waiting handler, `payload` is the `DeferredToolResults` deciding exactly the pending calls. The workflow the
     token names checks it against the wait before accepting it: a payload that does not fit, or a token whose
     wait is over (resolved already, or its deadline passed), is refused (`WorkflowUpdateFailedError`) and not
     recorded. `NotATemporalTokenError` (a `UserError`) when the token is not one of `TemporalEventWaiter`'s.
@@ -201,7 +222,7 @@ async def resolve_temporal_event(client: Client, token: str, payload: object) ->
 async def fail_temporal_event(client: Client, token: str, reason: str) -> None:
     """End the wait of `token` without a payload: the wait raises `ExternalEventError(reason)`.
 
-    `RequestInput` then denies the pending approvals and fails the pending calls with `reason`.
+    The waiting handler then denies the pending approvals and fails the pending calls with `reason`.
     """
     await _send(client, EventResolution(token, error=reason))
 
@@ -212,5 +233,5 @@ async def _send(client: Client, resolution: EventResolution) -> None:
 
 
 async def pending_temporal_events(handle: WorkflowHandle[Any, Any]) -> list[WaitingEvent]:
-    """The external events the workflow of `handle` waits for now (`RequestInput` approvals among them)."""
+    """The external events the workflow of `handle` waits for now (the waiting handler's approvals among them)."""
     return await handle.query(EVENTS_QUERY_NAME, result_type=list[WaitingEvent])

@@ -43,6 +43,7 @@ from .._question_store import (
     order_key,
     page_approvals_in_memory,
 )
+from .._tool_args import approval_args
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
@@ -110,7 +111,7 @@ class TemporalRecord:
 
 @dataclass(frozen=True)
 class TemporalEventRecord:
-    """An external event (a `RequestInput` approval) waiting in a Temporal workflow, as `pending_events()` lists it."""
+    """An external event (such as an approval) waiting in a Temporal workflow, as `pending_events()` lists it."""
 
     event: WaitingEvent
     """The wait: its token, its name, and the calls it decides."""
@@ -188,7 +189,7 @@ class TemporalQuestionStore:
         return [record for record in waits if isinstance(record, TemporalRecord)]
 
     async def pending_events(self, *, visible_to: Person | None = None) -> Sequence[TemporalEventRecord]:
-        """Every listed external event waiting (`TemporalExternalEvents`: `RequestInput` approvals and deferred
+        """Every listed external event waiting (`TemporalExternalEvents`: the waiting handler's approvals and deferred
         calls), with its workflow and when it opened, oldest first; with `visible_to`, only the waits addressed to
         that person (`addressed`: as `TemporalExternalEvents(audience=...)` or the wait's first question says).
         """
@@ -217,7 +218,7 @@ class TemporalQuestionStore:
         return records
 
     async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
-        """Every tool call waiting for approval in a listed `RequestInput` wait of the namespace, oldest first;
+        """Every tool call waiting for approval in a listed waiting handler's wait of the namespace, oldest first;
         `visible_to`'s only, if given.
 
         An approval is addressed and in context as its wait is (`TemporalExternalEvents(audience=..., context=...)`,
@@ -500,7 +501,7 @@ def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
 
 
 def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
-    """The AskUser questions among the calls a `RequestInput` wait decides (none for another wait)."""
+    """The AskUser questions among the calls a waiting handler's wait decides (none for another wait)."""
     from .._answers import TOOL_NAME
 
     if event.requests is None:
@@ -532,7 +533,7 @@ def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
             token=event.token,
             tool_call_id=call.tool_call_id,
             tool_name=call.tool_name,
-            args=call.args_as_dict(),
+            args=approval_args(event.requests, call),
             parameters=parameters.get(call.tool_name),
             workflow_id=record.workflow_id,
             created_at=record.created_at,

@@ -11,7 +11,7 @@ change is in its history, made again the same way on every replay, and costs no 
   the last `SETTLED_KEPT` questions it stopped waiting for: the index. `AskUserQuestions = "waiting"` lists the
   workflows with a question to answer; `AskUserQuestions IN ("waiting:KEY", ...)` finds the one that asked KEY;
 - sets the memo `ask_user_waiting` to the waiting questions themselves, with when each was asked, and the memo
-  `ask_user_events` to the waiting external events (`RequestInput` approvals, with the calls they decide) of a
+  `ask_user_events` to the waiting external events (the waiting handler's approvals, with the calls they decide) of a
   listed `TemporalEventWaiter`, with when each opened: listing and showing them needs no worker (a Query would
   hang while the workers are down, say restarting), and one list
   call returns a page of questions rather than one round trip per workflow.
@@ -99,10 +99,10 @@ class WaitingEvent:
     """The token that resolves it, naming the workflow: `resolve_temporal_event(client, token, payload)`."""
 
     name: str
-    """The wait's name (`RequestInput(name=...)`, `'deferred_tool_calls'` by default)."""
+    """The wait's name (`HandleDeferredToolCalls(ask, name=...)`, `'deferred_tool_calls'` by default)."""
 
     requests: DeferredToolRequests | None = None
-    """For a `RequestInput` wait (with `TemporalExternalEvents`), the calls it decides: the approvals, with the
+    """For a waiting handler's wait (with `TemporalExternalEvents`), the calls it decides: the approvals, with the
     model's arguments, and the calls waiting for a result. `None` for any other wait."""
 
     parameters: dict[str, dict[str, Any]] | None = None

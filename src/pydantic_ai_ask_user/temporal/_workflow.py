@@ -1,7 +1,7 @@
 """`AskUserWorkflow`: the state of what a workflow waits for, and the Updates, Signals and Queries that reach it.
 
 Two kinds of wait share it: a question of `TemporalAnswerer` (answered with a `QuestionAnswer`) and an
-external event of `TemporalEventWaiter`, such as a `RequestInput` approval (resolved with an
+external event of `TemporalEventWaiter`, such as a waiting handler's approval (resolved with an
 `EventResolution`). Each wait is held in the workflow instance while it lasts; an answer is checked against
 the exact wait by the Update's validator, so a misfit is refused to its sender and never written to the
 workflow's history, and checked again by the handler, since another answer may have been recorded since.
@@ -85,11 +85,11 @@ class EventResolution:
     """The token the wait handed out (`WaitingEvent.token`)."""
 
     payload: JsonValue = None
-    """The JSON payload the wait returns. For a `RequestInput` wait, the JSON form of the `DeferredToolResults`
+    """The JSON payload the wait returns. For a waiting handler's wait, the JSON form of the `DeferredToolResults`
     deciding exactly the calls it waits for (each answer to an AskUser question among them checked too)."""
 
     error: str | None = None
-    """Set instead of a payload to end the wait with `ExternalEventError(error)`: `RequestInput` then denies the
+    """Set instead of a payload to end the wait with `ExternalEventError(error)`: the waiting handler then denies the
     pending approvals and fails the pending calls with this reason."""
 
 
@@ -183,7 +183,7 @@ def _refused(error: ValueError) -> ApplicationError:
 class AskUserWorkflow:
     """Base class of a workflow that waits for people: the Updates, Signals and Queries their answers arrive by.
 
-    Needed by `TemporalAnswerer` (questions) and `TemporalExternalEvents` (`RequestInput` approvals and any
+    Needed by `TemporalAnswerer` (questions) and `TemporalExternalEvents` (the waiting handler's approvals and any
     `wait_for_external_event`):
 
     ```python {test="skip"}

@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
+from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
+from pydantic_ai_ask_user._module_names import LazyModule
 from pydantic_ai_ask_user._notify import WebhookNotifier
 from pydantic_ai_ask_user._text import printable
 
@@ -18,8 +20,11 @@ from ._options import WebOptions, deprecated_name, web_options
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, DeferredToolResults, RunContext
-
-    from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
+    from pydantic_ai import tools as _tools
+else:
+    # Read by `typing.get_type_hints` (`request_input`), imported only then: `ask-user ask --web` loads this module
+    # without Pydantic AI.
+    _tools = LazyModule('pydantic_ai.tools')
 
 __all__ = ('WebAnswerer',)
 
@@ -106,9 +111,10 @@ class WebAnswerer:
         notes: bool = False,
         audience: AudienceSetting = None,
         context: ContextSetting = None,
-    ) -> Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[DeferredToolResults]]:
-        """A `RequestInput` `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
-        answerer's inbox and returns once a person has decided every one: `RequestInput(ask=web.request_input())`.
+    ) -> Callable[[_tools.RunContext[Any], _tools.DeferredToolRequests, str], Awaitable[_tools.DeferredToolResults]]:
+        """A waiting handler's `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
+        answerer's inbox and returns once a person has decided every one:
+        `HandleDeferredToolCalls(web.request_input())`.
 
         Each approval gets a page (`/approvals/<key>`) where it is approved, denied with a reason, or approved with
         edited arguments checked against the tool's parameters JSON schema; it is listed, live, on the inbox of the

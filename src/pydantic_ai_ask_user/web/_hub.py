@@ -90,7 +90,7 @@ class QuestionHub:
     Everything is keyed by `AskUserRequest.key`, the question's run and tool call: providers repeat tool
     call ids across runs (`call_0`), and two runs that do are two questions, each waiting for its own answer.
 
-    It is an `ApprovalStore` too: `ask_wait` publishes the questions and tool approvals of a `RequestInput` wait
+    It is an `ApprovalStore` too: `ask_wait` publishes the questions and tool approvals of a waiting handler's wait
     (see `WebAnswerer.request_input`) and waits until each is answered or decided; the pages, the API and
     `decide`/`decide_wait` decide the approvals (approve, deny with a reason, approve with edited arguments checked
     against the tool's schema), each once, addressed like the questions.

@@ -50,7 +50,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, ForwardRef, Self, cast
 
 from ag_ui.core import (
     BaseEvent,
@@ -83,6 +83,7 @@ from ..._answers import (
 )
 from ..._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ..._json import RESPONSE_JSON_SCHEMA, questions_to_json
+from ..._module_names import LazyModule
 from ..._text import printable
 from .._answers import (
     ANSWERED_EVENT_NAME,
@@ -98,10 +99,15 @@ from .._answers import (
 from .._base import QuestionAdapter, QuestionEventStream
 
 if TYPE_CHECKING:
-    from typing import Self
-
     from starlette.requests import Request
     from starlette.responses import Response
+else:
+    # The same names for `typing.get_type_hints`: references resolved in this module when an annotation is read,
+    # through Starlette's modules imported only then (Pydantic AI's adapter imports Starlette only to serve).
+    _requests = LazyModule('starlette.requests')
+    _responses = LazyModule('starlette.responses')
+    Request = ForwardRef('_requests.Request', module=__name__)
+    Response = ForwardRef('_responses.Response', module=__name__)
 
 __all__ = (
     'AskUserAGUIAdapter',

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
-from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse
-from .._json import response_from_json
-from .._questions import Question
-from .._text import fold
+from ._answers import AskUserAnswer, AskUserRequest, AskUserResponse
+from ._json import response_from_json
+from ._questions import Question
+from ._text import fold
 
 __all__ = ('parse_answer_json',)
 

@@ -1,0 +1,56 @@
+"""A decision checked against the DBOS wait it resolves, before anything is sent: the rule `resolve_dbos_event` and
+`ask-user resolve` share (`checked_decision`), read from the database alone, so the command loads neither Pydantic
+AI nor DBOS to follow it.
+"""
+
+from __future__ import annotations
+
+from .._decision import Decision
+from .._wait_calls import WaitCalls, checked_decision
+from ._sql import (
+    EVENT_CALLS_TABLE_NAME,
+    EVENT_TABLE_NAME,
+    Database,
+    StoredRequest,
+    open_database,
+    pending_wait_calls,
+    token_requests,
+)
+
+__all__ = ('checked_for_wait', 'recorded_calls', 'stored_questions')
+
+
+def checked_for_wait(results: Decision, database_url: str, token: str) -> Decision:
+    """`results` checked against the open wait of `token` (`checked_decision`): the calls `DBOSEventWaiter` recorded
+    with it, and its AskUser questions, of the question table (`ask_through_store`) or recorded with the wait. Only
+    this wait's questions are looked at (by their tool call ids, which tell apart the calls of one run): another
+    run's question with the same id is none of this decision's. `ValueError` naming what does not fit.
+    """
+    database = open_database(database_url)
+    try:
+        recorded = recorded_calls(database, token)
+        stored = stored_questions(database, token) if results.calls else []
+    finally:
+        database.dispose()
+    questions = {record.request.id: record.request for record in stored if record.request.id in results.calls}
+    return checked_decision(results, recorded, questions)
+
+
+def recorded_calls(database: Database, token: str) -> WaitCalls | None:
+    """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
+    or is not open (then ending the wait says why).
+    """
+    if not database.has_table(EVENT_CALLS_TABLE_NAME):
+        return None
+    with database.connect() as conn:
+        text = pending_wait_calls(conn, token)
+    return None if text is None else WaitCalls.from_json(text)
+
+
+def stored_questions(database: Database, token: str) -> list[StoredRequest]:
+    """The AskUser questions `ask_through_store` published for the wait of `token`."""
+    if not database.has_table(EVENT_TABLE_NAME):
+        return []
+    database.ensure_columns()
+    with database.connect() as conn:
+        return list(token_requests(conn, token))
