@@ -16,12 +16,14 @@ then say what they got), so this runs without an API key; set `TEAM_INBOX_MODEL`
 Settings, from the environment:
 
 - `TEAM_INBOX_DB`: the database (default `sqlite:///team-inbox.sqlite`, or a `postgresql://` URL);
-- `TEAM_INBOX_USERS`: `name:password,name:password` (default `alice:alice-pw,bob:bob-pw`; a demo: use your own sign-in);
+- `TEAM_INBOX_USERS`: `name:password,name:password` (default `alice:alice-pw,bob:bob-pw`; a demo: use your own sign-in).
+  A name is any one line of text an audience may name (`José`, `김민준`), compared exactly, as audiences are;
 - `TEAM_INBOX_SECRET`: the key that signs the sign-in cookie (default: a new one at every start).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import html
@@ -58,10 +60,14 @@ DATABASE = os.environ.get('TEAM_INBOX_DB', 'sqlite:///team-inbox.sqlite')
 USERS = dict(
     entry.split(':', 1) for entry in os.environ.get('TEAM_INBOX_USERS', 'alice:alice-pw,bob:bob-pw').split(',')
 )
-if any(not name.isidentifier() for name in USERS):
-    raise SystemExit('TEAM_INBOX_USERS: each name is letters, digits and underscores, not beginning with a digit')
+for _name in USERS:
+    try:
+        Person(_name)  # a name the inbox can address questions to, and compare as it compares audiences
+    except ValueError as _error:
+        raise SystemExit(f'TEAM_INBOX_USERS: {_error}') from None
 SECRET = os.environ.get('TEAM_INBOX_SECRET', secrets.token_hex(32)).encode()
 COOKIE = 'team_inbox_user'
+CSRF_COOKIE = 'team_inbox_csrf'
 MODEL = os.environ.get('TEAM_INBOX_MODEL')
 
 
@@ -181,12 +187,26 @@ def _signature(user: str) -> str:
     return hmac.new(SECRET, user.encode(), hashlib.sha256).hexdigest()
 
 
+def _cookie_value(user: str) -> str:
+    """The sign-in cookie for `user`: the name in base64 (a cookie holds no `é` or `김`), then its signature."""
+    return f'{base64.urlsafe_b64encode(user.encode()).decode()}.{_signature(user)}'
+
+
 def signed_in_user(request: Request) -> str | None:
     """The user the sign-in cookie names, when its signature is ours; `None` otherwise."""
-    user, _, signature = request.cookies.get(COOKIE, '').partition(':')
+    encoded, _, signature = request.cookies.get(COOKIE, '').partition('.')
+    try:
+        user = base64.urlsafe_b64decode(encoded.encode('ascii')).decode()
+    except (ValueError, UnicodeError):
+        return None
     if user in USERS and hmac.compare_digest(signature, _signature(user)):
         return user
     return None
+
+
+def _sign_in_token(cookie: str) -> str:
+    """The token the sign-in form carries for a browser whose sign-in CSRF cookie is `cookie`."""
+    return hmac.new(SECRET, f'sign-in:{cookie}'.encode(), hashlib.sha256).hexdigest()
 
 
 def authorize(request: Request) -> Person | bool:
@@ -222,12 +242,18 @@ def _page(body: str) -> HTMLResponse:
 async def home(request: Request) -> HTMLResponse:
     user = signed_in_user(request)
     if user is None:
-        return _page(
+        # Login CSRF: the form carries a token only this browser's page can read, so another site's form cannot
+        # sign the browser in as the attacker.
+        cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(24)
+        page = _page(
             '<h1>Sign in</h1><form method="post" action="/signin">'
+            f'<input type="hidden" name="csrf" value="{_sign_in_token(cookie)}">'
             '<label>Name <input name="user" autocomplete="username"></label> '
             '<label>Password <input name="password" type="password" autocomplete="current-password"></label> '
             '<button>Sign in</button></form>'
         )
+        page.set_cookie(CSRF_COOKIE, cookie, httponly=True, samesite='strict')
+        return page
     starts = ''.join(
         f'<form method="post" action="/runs/{name}"><label>Order <input name="order" value="1042"></label> '
         f'<button>Start {name}</button></form>'
@@ -237,12 +263,17 @@ async def home(request: Request) -> HTMLResponse:
 
 
 @api.post('/signin')
-async def sign_in(user: Annotated[str, Form()], password: Annotated[str, Form()]) -> RedirectResponse:
-    expected = USERS.get(user)
+async def sign_in(
+    request: Request, user: Annotated[str, Form()], password: Annotated[str, Form()], csrf: Annotated[str, Form()] = ''
+) -> RedirectResponse:
+    cookie = request.cookies.get(CSRF_COOKIE, '')
+    if not cookie or not hmac.compare_digest(csrf.encode(), _sign_in_token(cookie).encode()):
+        raise HTTPException(403, 'this sign-in form was not sent by this site; reload it and sign in again')
+    expected = USERS.get(user)  # exactly the name, as an audience names it
     if expected is None or not hmac.compare_digest(password.encode(), expected.encode()):
         raise HTTPException(403, 'wrong name or password')
     response = RedirectResponse('/', status_code=303)
-    response.set_cookie(COOKIE, f'{user}:{_signature(user)}', httponly=True, samesite='lax')
+    response.set_cookie(COOKIE, _cookie_value(user), httponly=True, samesite='lax')
     return response
 
 
@@ -254,7 +285,7 @@ async def start_run(request: Request, name: str, order: Annotated[int, Form()]) 
     workflow = WORKFLOWS.get(name)
     if workflow is None:
         raise HTTPException(404, 'no such agent')
-    run_id = f'{name}:{user}:{uuid.uuid4().hex}'  # names hold no ':' (checked at start), so the parts are exact
+    run_id = f'{name}:{user}:{uuid.uuid4().hex}'  # a user's name may hold ':', the agent's and the hex do not
     with SetWorkflowID(run_id):
         await DBOS.start_workflow_async(workflow, user, order)
     return {'run_id': run_id, 'inbox': '/inbox/'}
@@ -263,8 +294,9 @@ async def start_run(request: Request, name: str, order: Annotated[int, Form()]) 
 @api.get('/runs/{run_id}')
 async def run_status(request: Request, run_id: str) -> dict[str, Any]:
     user = signed_in_user(request)
-    parts = run_id.split(':')
-    if user is None or len(parts) != 3 or parts[0] not in WORKFLOWS or parts[1] != user:
+    agent, _, rest = run_id.partition(':')
+    owner, _, _ = rest.rpartition(':')
+    if user is None or agent not in WORKFLOWS or owner != user:
         raise HTTPException(404, 'no such run')  # someone else's run is as missing as one that never was
     status = await DBOS.get_workflow_status_async(run_id)
     if status is None:

@@ -8,7 +8,8 @@ Both kinds wait in the same stores (`ApprovalStore`, in `_question_store`) and a
 An approval belongs to its wait (the waiting handler's token, which names its run's workflow), never to its tool call
 id alone: providers repeat ids like `call_0` across runs, so its `key` is made from the token and the call id.
 This module loads neither Pydantic AI nor a database driver: `ask-user pending` and `answer` read it on their
-fast path. `jsonschema` is loaded only to check edited arguments.
+fast path. `jsonschema` is loaded only to check edited arguments, and then only as `_schemas` applies it: patterns
+in linear time, references within the schema, depth and size bounded, NaN and Infinity refused.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, cast
 
 from ._answers import request_key
 from ._audience import QuestionContext, addressing_json, audience_from_json, context_from_json
+from ._schemas import UncheckableSchemaError, schema_errors
 from ._text import describe_character, find_forbidden_character
 
 __all__ = (
@@ -231,19 +233,21 @@ def check_arguments(approval: PendingApproval, args: object) -> None:
             'be checked: approve or deny it as it is'
         )
     try:
-        from jsonschema.validators import validator_for
+        errors = schema_errors(approval.parameters, cast(dict[str, Any], args))
+    except UncheckableSchemaError as error:
+        raise ValueError(
+            f'the parameters of {approval.tool_name} cannot check edited arguments ({error}): approve or deny it '
+            'as it is'
+        ) from None
+    except ValueError as error:
+        raise ValueError(f'the edited arguments of {approval.tool_name} are refused: {error}') from None
     except ImportError:  # pragma: no cover - an extra that needs approvals installs it
         raise ValueError('checking edited arguments needs jsonschema: pip install jsonschema') from None
-    validator_class = cast(Any, validator_for(approval.parameters))
-    validator = validator_class(approval.parameters)
-    errors = sorted(validator.iter_errors(args), key=lambda error: list(error.absolute_path))
     if errors:
-        first = errors[0]
-        where = '/'.join(str(part) for part in first.absolute_path)
+        where, message = errors[0]
         at = f' at {where}' if where else ''
-        raise ValueError(
-            f'the edited arguments do not fit the parameters of {approval.tool_name}{at}: {first.message}'[:1000]
-        )
+        problem = f'the edited arguments do not fit the parameters of {approval.tool_name}{at}: {message}'
+        raise ValueError(problem[:1000])
 
 
 def read_decision_value(value: object) -> ApprovalDecision:

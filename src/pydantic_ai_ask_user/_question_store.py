@@ -64,6 +64,7 @@ __all__ = (
     'PendingFilter',
     'PendingPage',
     'BadCursorError',
+    'UnreadableRequestError',
     'DEFAULT_PAGE_SIZE',
     'MAX_PAGE_SIZE',
     'NO_DEADLINE_ORDER',
@@ -185,6 +186,21 @@ class WithdrawnError(StoreError):
 
     def __init__(self, request_id: str) -> None:
         super().__init__(request_id, f'question {request_id!r} is no longer waiting for an answer')
+
+
+class UnreadableRequestError(StoreError):
+    """The request is stored damaged (written by hand, or by something other than ask-user): it cannot be shown or
+    answered. Listings leave it out; to anyone but its addressees it is unknown, like a missing one.
+    """
+
+    http_status = 422
+    code = 'unreadable'
+    heading = 'This question cannot be shown'
+    page_text = 'It is stored damaged, so it can be neither shown nor answered here. Tell whoever runs the agent.'
+    exit_code = 4
+
+    def __init__(self, request_id: str, reason: str = '') -> None:
+        super().__init__(request_id, f'question {request_id!r} is stored damaged and cannot be read{reason}')
 
 
 @dataclass(frozen=True)
@@ -327,7 +343,13 @@ def decode_position(cursor: str) -> tuple[float, float, str]:
 
 
 def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether `value` is a JSON number a float holds: an integer of 400 digits is not (`float()` overflows)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def check_limit(limit: int) -> int:

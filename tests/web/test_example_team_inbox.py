@@ -11,14 +11,16 @@ import json
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
-from web_support import WAIT, Served, served
+from web_support import WAIT, Served, csrf_of, served
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 expect.set_options(timeout=WAIT * 1000)  # the machine is shared: an assertion waits as long as a page may take
@@ -42,13 +44,21 @@ class App:
         return self.served.base.rstrip('/')
 
 
-@pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[App]:
+@asynccontextmanager
+async def example(tmp_path: Path, users: str | None = None) -> AsyncIterator[App]:
     database = f'sqlite:///{tmp_path}/team-inbox.sqlite'
     env = {'TEAM_INBOX_DB': database, 'TEAM_INBOX_SECRET': 'a-test-secret', 'PATH': '/usr/bin:/bin'}
+    if users is not None:
+        env['TEAM_INBOX_USERS'] = users
     launcher = LAUNCHER.format(app_dir=str(EXAMPLE))
     async with served([sys.executable, '-c', launcher], cwd=tmp_path, env=env) as server:
         yield App(server, database)
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    async with example(tmp_path) as served_app:
+        yield served_app
 
 
 async def sign_in(context: BrowserContext, app: App, user: str) -> Page:
@@ -212,3 +222,27 @@ async def test_each_person_decides_only_their_own_refund_approval_in_the_browser
     assert denied.returncode == 1, denied.stderr  # as a declined question: decided, and not as asked
     assert json.loads(denied.stdout)['decision'] == 'denied'
     assert (await finished(bob, app, bob_run)) == {'status': 'SUCCESS', 'output': 'I would rather have credit'}
+
+
+CROSS_SITE = {'origin': 'https://evil.example', 'sec-fetch-site': 'cross-site'}
+"""What a browser sends with a form another site's page posts."""
+
+
+@pytest.mark.parametrize('name', ['José', '김민준', 'ｊｏｓé'])
+async def test_the_sign_in_form_refuses_another_site_and_takes_any_name_exactly(tmp_path: Path, name: str) -> None:
+    users = 'alice:alice-pw,José:jose-pw,김민준:kim-pw'
+    async with example(tmp_path, users) as served_app, httpx.AsyncClient(base_url=served_app.base) as browser:
+        password = {'José': 'jose-pw', '김민준': 'kim-pw'}.get(name, 'jose-pw')
+        token = csrf_of((await browser.get('/')).text)
+        # Login CSRF: another site's form, even with the right name and password, signs nobody in.
+        forged = await browser.post('/signin', data={'user': 'alice', 'password': 'alice-pw'}, headers=CROSS_SITE)
+        assert forged.status_code == 403
+        assert 'team_inbox_user' not in forged.headers.get('set-cookie', '')
+        signed_in = await browser.post('/signin', data={'user': name, 'password': password, 'csrf': token})
+        if name == 'ｊｏｓé':  # full width: another name than José, as audiences compare names; no 500
+            assert signed_in.status_code == 403
+            return
+        assert signed_in.status_code == 303, signed_in.text
+        home = await browser.get('/')
+        assert f'Hello {name}' in home.text
+        assert (await browser.get('/inbox/api/requests')).status_code == 200

@@ -140,6 +140,9 @@ async def test_confirming_posts_the_code_with_the_pages_token(web: WebAnswerer) 
         signed_in = await browser.post('/login', data=fields)
         assert signed_in.status_code == 303
         assert (await browser.get('/api/requests')).status_code == 200
+        # The page's token was made for a browser signed in as nobody; now it is bob's, so it is refused.
         again = await browser.post('/login', data=fields)
         assert again.status_code == 403
-        assert 'This link does not work' in again.text
+        # And the code was used: another browser opening the link is told it does not work.
+        async with asgi_client(web) as other:
+            assert 'This link does not work' in (await other.get(path, headers=CROSS_SITE)).text

@@ -608,6 +608,11 @@ def run_pending(args: argparse.Namespace) -> int:
     if isinstance(store, str):
         _fail(store)
         return EXIT_CANNOT_ASK
+    if args.temporal is None:
+        from ..durable._sql import on_unreadable_row
+
+        # One damaged row is left out, named on stderr, and the rest listed: it does not hide every question.
+        on_unreadable_row(lambda error: _fail(_('warning: {problem}; it is left out').format(problem=error)))
 
     import time
 

@@ -27,6 +27,7 @@ from .._question_store import (
     StoreError,
     StoreEvent,
     UnknownRequestError,
+    UnreadableRequestError,
     WithdrawnError,
     approval_order,
     check_limit,
@@ -46,6 +47,7 @@ from ._sql import (
     Status,
     StoredApproval,
     StoredRequest,
+    UnreadableRowError,
     active_workflows,
     answer_message,
     approval_changes_since,
@@ -369,14 +371,17 @@ class DBOSQuestionStore:
             return []
         with database.connect() as conn:
             # Each request is decoded (and validated) once, the first time this store reads it.
-            return select_requests(
-                conn,
-                status=status,
-                request_id=request_id,
-                request_ids=request_ids,
-                decoded=self._decoded,
-                visible_to=visible_to,
-            )
+            try:
+                return select_requests(
+                    conn,
+                    status=status,
+                    request_id=request_id,
+                    request_ids=request_ids,
+                    decoded=self._decoded,
+                    visible_to=visible_to,
+                )
+            except UnreadableRowError as error:  # asked for by its key: listings leave it out
+                raise UnreadableRequestError(error.request_id).for_audience(error.audience) from None
 
     def _changes_since(self, since: float) -> list[tuple[str, Status, float]]:
         database = self._connect()

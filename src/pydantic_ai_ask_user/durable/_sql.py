@@ -14,12 +14,21 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
-from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, QuestionWithdrawn
+from pydantic import ValidationError
+
+from .._answers import (
+    LATEST_DEADLINE,
+    MAX_ANSWERED_BY_LENGTH,
+    AskUserRequest,
+    AskUserResponse,
+    QuestionWithdrawn,
+    format_validation_error,
+)
 from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import (
     MAX_NAME_LENGTH,
@@ -33,6 +42,7 @@ from .._audience import (
 )
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
+from .._text import printable
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -106,6 +116,8 @@ __all__ = (
     'record_wait_calls',
     'pending_wait_calls',
     'decode_row',
+    'UnreadableRowError',
+    'on_unreadable_row',
     'encode_request',
     'decode_request',
     'encode_response',
@@ -639,17 +651,57 @@ def select_requests(
     where = f' WHERE {" AND ".join(conditions)}' if conditions else ''
     query = f'SELECT {_REQUEST_COLUMNS} FROM {TABLE_NAME}{where} ORDER BY created_at, id'
     rows = _execute(conn, query, parameters).fetchall()
-    return _visible(_decode_rows(rows, decoded), visible_to)
+    # Asked for by its key, a damaged row is an error its caller reports; in a listing, it is left out.
+    return _visible(_decode_rows(rows, decoded, strict=request_id is not None), visible_to)
 
 
-def _decode_rows(rows: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> list[StoredRequest]:
-    if decoded is None:
-        return [decode_row(row) for row in rows]
+def _decode_rows(
+    rows: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None, *, strict: bool = False
+) -> list[StoredRequest]:
+    """The rows decoded; a row that cannot be (`UnreadableRowError`) is left out and logged, or raised if `strict`.
+
+    One damaged row (written by hand, or by another program) must not take every listing down with it.
+    """
     stored: list[StoredRequest] = []
     for row in rows:
-        stored.append(decode_row(row, decoded.get(row[0])))
-        decoded[row[0]] = stored[-1].request
+        try:
+            one = decode_row(row, None if decoded is None else decoded.get(row[0]))
+        except UnreadableRowError as error:
+            if strict:
+                raise
+            _report_unreadable(error)
+            continue
+        stored.append(one)
+        if decoded is not None:
+            decoded[row[0]] = one.request
     return stored
+
+
+_REPORTED_LIMIT = 1024
+"""How many damaged rows a process remembers having logged, so that each is logged once, not on every listing."""
+
+_reported: dict[str, None] = {}
+
+
+def _report_unreadable(error: UnreadableRowError) -> None:
+    if error.request_id in _reported:
+        return
+    if len(_reported) >= _REPORTED_LIMIT:
+        del _reported[next(iter(_reported))]
+    _reported[error.request_id] = None
+    if not _unreadable_listeners:
+        _log.warning('%s; it is left out of every listing', error)
+    for listener in list(_unreadable_listeners):
+        listener(error)
+
+
+_unreadable_listeners: list[Callable[[UnreadableRowError], None]] = []
+"""Who is told of each damaged row a listing leaves out instead of the log (`ask-user pending` warns on stderr)."""
+
+
+def on_unreadable_row(listener: Callable[[UnreadableRowError], None]) -> None:
+    """Tell `listener` of every damaged row left out of a listing from now on (once per row and process)."""
+    _unreadable_listeners.append(listener)
 
 
 def _visible(stored: list[StoredRequest], visible_to: Person | None) -> list[StoredRequest]:
@@ -1362,10 +1414,43 @@ def withdraw_approvals(conn: Connection, token: str) -> int:
     return withdrawn.rowcount
 
 
+class UnreadableRowError(ValueError):
+    """A question's row that cannot be read back as one: its questions, response or columns do not validate."""
+
+    def __init__(self, request_id: str, audience: tuple[str, ...] | None, reason: str) -> None:
+        super().__init__(f'question {printable(repr(request_id))} is stored damaged ({printable(reason)})')
+        self.request_id = request_id
+        """The row's key."""
+        self.audience = audience
+        """Whom it is addressed to, as far as its audience column says (nobody, when that is damaged too)."""
+
+
 def decode_row(row: Sequence[Any], request: AskUserRequest | None = None) -> StoredRequest:
     """The decoded form of one row of `_REQUEST_COLUMNS`; given `request` (its questions, decoded before), not decoded
-    again.
+    again. `UnreadableRowError` when the row does not decode.
     """
+    try:
+        return _decode_row(row, request)
+    except ValidationError as error:
+        raise UnreadableRowError(
+            str(row[0]), _row_audience(row[9]), '; '.join(format_validation_error(error))
+        ) from None
+    except (ValueError, TypeError) as error:
+        reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        raise UnreadableRowError(str(row[0]), _row_audience(row[9]), reason) from None
+
+
+def _row_audience(text: object) -> tuple[str, ...] | None:
+    """A damaged row's audience as far as it reads: `None` (everyone) only when the column is empty."""
+    if text is None:
+        return None
+    try:
+        return audience_from_json(_json_value(str(text)))
+    except (ValueError, TypeError):
+        return ()
+
+
+def _decode_row(row: Sequence[Any], request: AskUserRequest | None) -> StoredRequest:
     (request_id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id) = row[:9]
     audience, context = row[9:]  # who may answer and where it comes from, as JSON text
     decoded = decode_response(response) if response is not None else None

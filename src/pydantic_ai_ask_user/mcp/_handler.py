@@ -7,16 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from jsonschema import ValidationError as SchemaError
-from jsonschema.validators import validator_for
 from mcp_types import ElicitRequestFormParams, ElicitResult
 from pydantic import ValidationError
-from referencing import Registry
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, check_response, format_validation_error
 from .._module_names import LazyModule
 from .._questions import MAX_HEADER_LENGTH, MAX_LABEL_LENGTH, MAX_OPTIONS, MAX_QUESTION_LENGTH, MAX_QUESTIONS, Question
+from .._schemas import linear_validator, schema_problem
 from .._text import printable
-from ._patterns import linear_validator_class, pattern_problem
 
 if TYPE_CHECKING:
     from fastmcp.client import elicitation as _elicitation
@@ -68,7 +66,7 @@ class FormMapping:
     def content(self, response: AskUserResponse) -> dict[str, Any]:
         """The form content `response` stands for, valid against the server's schema; `CannotExpressError` if none."""
         check_response(self.request, response)
-        if (problem := pattern_problem(self.schema)) is not None:  # a mapping built by hand skipped the form's check
+        if (problem := schema_problem(self.schema)) is not None:  # a mapping built by hand skipped the form's check
             raise CannotExpressError(f'the form cannot check an answer: {problem}')
         by_header = {answer.header: answer for answer in response.answers}
         content: dict[str, Any] = {}
@@ -94,10 +92,8 @@ class FormMapping:
 
 
 def _validator(schema: dict[str, Any]) -> Any:
-    """A validator of `schema` that resolves no reference outside it (an empty registry) and runs its patterns
-    on a linear-time engine (see `_patterns`), never on Python's backtracking `re`.
-    """
-    return linear_validator_class(validator_for(schema))(schema, registry=Registry[Any]())
+    """A validator of `schema` that resolves no reference outside it and runs its patterns in linear time."""
+    return linear_validator(schema)
 
 
 def _shown_whole(key: str, title: str, *, exact: bool = False) -> str:
@@ -238,7 +234,7 @@ def request_from_form(message: str, schema: Mapping[str, Any], *, id: str | None
         raise CannotExpressError(f'none of the form fields can be asked as a question ({"; ".join(left_out)})')
     if len(questions) > MAX_QUESTIONS:
         raise CannotExpressError(f'the form has {len(questions)} fields; at most {MAX_QUESTIONS} questions are asked')
-    if (problem := pattern_problem(schema)) is not None:
+    if (problem := schema_problem(schema)) is not None:
         raise CannotExpressError(f'the form schema is not one ask-user can check: {problem}')
     try:  # a schema that cannot check answers is declined before the person is asked, not after
         # No format checker: the meta-schema's `"format": "regex"` would compile the server's patterns with `re`,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
@@ -66,6 +66,7 @@ class AskUserApp:
             Mount('/static', StaticFiles(directory=STATIC_DIR), name='static'),
         ]
         self._pages = pages
+        self._routes = tuple(routes)
         starlette = Starlette(
             routes=routes,
             middleware=[
@@ -83,6 +84,11 @@ class AskUserApp:
     def recognizes(self, scope: Scope) -> bool:
         """Whether a request (its ASGI scope) carries the access token or a live session cookie of this app."""
         return self._context.gate.recognizes(scope)
+
+    @property
+    def routes(self) -> Sequence[BaseRoute]:
+        """Every route the app serves, as Starlette has them (the fuzz tests walk them all)."""
+        return self._routes
 
     @property
     def store(self) -> QuestionStore:

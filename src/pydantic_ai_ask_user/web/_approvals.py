@@ -169,7 +169,7 @@ class Approvals:
             edited=given.get('edited') or approval.args_text(),
             reason=given.get('reason', ''),
             form_error=error,
-            csrf=self.context.gate.csrf_token(cookie),
+            csrf=self.context.gate.csrf_token(request, cookie),
             fields=FIELDS,
         )
         if csrf_cookie(request) != cookie:

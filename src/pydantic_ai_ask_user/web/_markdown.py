@@ -17,15 +17,6 @@ from pydantic_ai_ask_user._text import printable
 
 __all__ = ('render_markdown', 'safe_link')
 
-_INLINE = re.compile(
-    r'`(?P<code>[^`\n]+)`'
-    r'|\*\*(?P<strong>[^\n]+?)\*\*'
-    r'|\[(?P<label>[^\]\n]+)\]\((?P<href>[^\s()]+)\)'
-    r'|\*(?P<em>[^*\n]+)\*'
-    r'|(?<![\w])_(?P<em2>[^_\n]+)_(?![\w])'
-)
-"""The inline forms, leftmost first."""
-
 _BULLET = re.compile(r'[-*] +(?P<item>.*)')
 _NUMBERED = re.compile(r'\d{1,9}[.)] +(?P<item>.*)')
 
@@ -34,34 +25,101 @@ def safe_link(url: str | None) -> str | None:
     """`url` when it is an absolute `http://` or `https://` URL with a host and nothing undrawable; else `None`."""
     if not url or len(url) > 2048 or printable(url, allow_newline=False) != url or any(c.isspace() for c in url):
         return None
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # `http://[` : an IPv6 host that is none
+        return None
     return url if parts.scheme.lower() in ('http', 'https') and parts.netloc else None
 
 
+class _Finder:
+    """`str.find` for a scan whose start only moves forward: each part of the text is searched once per needle.
+
+    A failed or far match is remembered, so the next search from a later start inside the part already searched
+    costs nothing. This keeps a line of 4,000 `[` (each an unclosed link) linear, where a regular expression
+    tried at each of them searched the rest of the line again.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, tuple[int, int]] = {}
+
+    def next(self, needle: str, start: int) -> int:
+        """The first index at or after `start` where `needle` begins, or -1."""
+        searched = self._found.get(needle)
+        if searched is not None and searched[0] <= start and (searched[1] == -1 or start <= searched[1]):
+            return searched[1]
+        at = self.text.find(needle, start)
+        self._found[needle] = (start, at)
+        return at
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == '_'
+
+
 def _inline(text: str) -> Markup:
-    out: list[Markup] = []
-    position = 0
-    for match in _INLINE.finditer(text):
-        out.append(escape(text[position : match.start()]))
-        position = match.end()
-        if (code := match.group('code')) is not None:
-            out.append(Markup('<code>{}</code>').format(code))
-        elif (strong := match.group('strong')) is not None:
-            out.append(Markup('<strong>{}</strong>').format(_inline(strong)))
-        elif (label := match.group('label')) is not None:
-            href = safe_link(match.group('href'))
+    """`text` (one line) escaped, with `code`, **strong**, [links](https://...), *emphasis* and _emphasis_ drawn.
+
+    The forms are found leftmost first, in that order where two start alike, by one forward scan.
+    """
+    out: list[str] = []  # pieces escaped already; joined as text, since `Markup.format` costs more than the scan
+    finder = _Finder(text)
+    hrefs: dict[int, int] = {}  # where the href after `](` at each `]` ends (its `)`), or -1 when it is none
+    plain = 0  # where the text not yet drawn starts
+    i = 0
+    while i < len(text):
+        drawn, end = _form_at(text, i, finder, hrefs)
+        if drawn is None:
+            i += 1
+            continue
+        out.append(escape(text[plain:i]))
+        out.append(drawn)
+        plain = i = end
+    out.append(escape(text[plain:]))
+    return Markup(''.join(out))
+
+
+def _form_at(text: str, i: int, finder: _Finder, hrefs: dict[int, int]) -> tuple[str | None, int]:
+    """The form starting at `i`, drawn, and where it ends; `(None, i)` when none does."""
+    character = text[i]
+    if character == '`':
+        close = finder.next('`', i + 1)
+        if close > i + 1:
+            return f'<code>{escape(text[i + 1 : close])}</code>', close + 1
+    elif character == '*':
+        if text.startswith('**', i) and (close := finder.next('**', i + 3)) != -1:
+            return f'<strong>{_inline(text[i + 2 : close])}</strong>', close + 2
+        close = finder.next('*', i + 1)
+        if close > i + 1:
+            return f'<em>{_inline(text[i + 1 : close])}</em>', close + 1
+    elif character == '[':
+        close = finder.next(']', i + 1)
+        if close > i + 1 and (end := _href_end(text, close, hrefs)) != -1:
+            href = safe_link(text[close + 2 : end])
             if href is None:
-                out.append(escape(match.group(0)))
-            else:
-                out.append(
-                    Markup('<a href="{}" rel="noopener noreferrer nofollow" target="_blank">{}</a>').format(
-                        href, _inline(label)
-                    )
-                )
-        else:
-            out.append(Markup('<em>{}</em>').format(_inline(match.group('em') or match.group('em2') or '')))
-    out.append(escape(text[position:]))
-    return Markup('').join(out)
+                return escape(text[i : end + 1]), end + 1
+            label = _inline(text[i + 1 : close])
+            return f'<a href="{escape(href)}" rel="noopener noreferrer nofollow" target="_blank">{label}</a>', end + 1
+    elif character == '_' and (i == 0 or not _is_word(text[i - 1])):
+        close = finder.next('_', i + 1)
+        if close > i + 1 and (close + 1 == len(text) or not _is_word(text[close + 1])):
+            return f'<em>{_inline(text[i + 1 : close])}</em>', close + 1
+    return None, i
+
+
+def _href_end(text: str, close: int, hrefs: dict[int, int]) -> int:
+    """Where `(href)` right after the `]` at `close` ends (the index of its `)`), or -1; each `]` is read once."""
+    if close not in hrefs:
+        end = -1
+        if text.startswith('(', close + 1):
+            at = close + 2
+            while at < len(text) and not (text[at].isspace() or text[at] in '()'):
+                at += 1
+            if at > close + 2 and at < len(text) and text[at] == ')':
+                end = at
+        hrefs[close] = end
+    return hrefs[close]
 
 
 def _lines(lines: list[str]) -> Markup:

@@ -146,7 +146,7 @@ class Pages:
             current=replaced,
             code=code,
             target=target,
-            csrf=gate.csrf_token(cookie),
+            csrf=gate.csrf_token(request, cookie),
         )
         if csrf_cookie(request) != cookie:
             response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
@@ -274,7 +274,7 @@ class Pages:
             entered=entered,
             has_errors=form_error is not None or any(entry.errors for entry in entered),
             form_error=form_error,
-            csrf=self.context.gate.csrf_token(cookie),
+            csrf=self.context.gate.csrf_token(request, cookie),
             finished_text=_(FINISHED),
             fields=FIELDS,
             allow_custom=self.context.options.allow_custom_answers,

@@ -155,9 +155,10 @@ def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str
     text = query.get('limit', '')
     limit = DEFAULT_PAGE_SIZE
     if text:
-        if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= MAX_PAGE_SIZE:
+        digits = text.lstrip('0')  # read whole: `000001000` is 1000, not the 1 its first six digits say
+        if not (text.isascii() and text.isdigit()) or len(digits) > 3 or not 1 <= int(digits or 0) <= MAX_PAGE_SIZE:
             raise BadPaging(f'limit must be a whole number from 1 to {MAX_PAGE_SIZE}')
-        limit = int(text)
+        limit = int(digits)
     ages: dict[str, float | None] = {}
     for name in ('older_than', 'newer_than'):
         text = query.get(name, '')

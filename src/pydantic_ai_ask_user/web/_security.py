@@ -40,6 +40,7 @@ __all__ = (
     'CONTENT_SECURITY_POLICY',
     'SESSION_COOKIE',
     'CSRF_COOKIE',
+    'host_only_cookies',
     'TOKEN_HEADER',
     'LOGIN_CODE_SECONDS',
     'MAX_SESSIONS',
@@ -232,14 +233,26 @@ class Gate:
         """Whether `request` carries the access token in a header, which no cross-site page can make it send."""
         return self.authorize is None and _sent_token(request) is not None
 
-    def csrf_token(self, cookie: str) -> str:
-        """The token a form carries for a browser whose CSRF cookie is `cookie`."""
-        return hmac.new(self._csrf_key, cookie.encode(), hashlib.sha256).hexdigest()
+    def csrf_token(self, request: Request, cookie: str) -> str:
+        """The token a form carries for a browser whose CSRF cookie is `cookie`, signed with who its session is.
+
+        Bound to the session's person (the name and groups of its login link; with an `authorize` hook, the name
+        the hook let in): a CSRF cookie and token taken from another person's browser (a sibling subdomain can set
+        cookies for this host) are refused in this person's session. A second link for the same person keeps the
+        forms already open working.
+        """
+        identity = self.identity(request)
+        if identity is not None:
+            who = [identity.name or '', *sorted(identity.groups)]
+        else:
+            who = [answered_by(request) or ''] if self.authorize is not None else []
+        message = '\0'.join([cookie, str(identity is not None), *who]).encode()
+        return hmac.new(self._csrf_key, message, hashlib.sha256).hexdigest()
 
     def csrf_ok(self, request: Request, sent: str | None) -> bool:
-        """Whether the token posted with a form matches the browser's CSRF cookie."""
+        """Whether the token posted with a form matches the browser's CSRF cookie and its session."""
         cookie = csrf_cookie(request)
-        return bool(cookie and sent) and _same(sent or '', self.csrf_token(cookie or ''))
+        return bool(cookie and sent) and _same(sent or '', self.csrf_token(request, cookie or ''))
 
 
 @dataclass(frozen=True)
@@ -282,8 +295,18 @@ def csrf_cookie(request: Request) -> str | None:
 
 
 def cookie_name(prefix: str, request: Request) -> str:
-    """`prefix` qualified by the port the browser addressed (`ask-user-session-8000`), as Jupyter does."""
-    return f'{prefix}-{_browser_port(request.scope)}'
+    """`prefix` qualified by the port the browser addressed (`ask-user-session-8000`), as Jupyter does.
+
+    Over HTTPS at the root of its host, `__Host-` first (`__Host-ask-user-session-443`): a browser takes such a
+    cookie only from this very host, secure, for the path `/`, so a sibling subdomain cannot plant one.
+    """
+    name = f'{prefix}-{_browser_port(request.scope)}'
+    return f'__Host-{name}' if host_only_cookies(request) else name
+
+
+def host_only_cookies(request: Request) -> bool:
+    """Whether the app's cookies can carry the `__Host-` prefix: served over HTTPS, at the root of its host."""
+    return request.scope.get('scheme') == 'https' and request.scope.get('root_path', '').rstrip('/') == ''
 
 
 def _browser_port(scope: Scope) -> int:
