@@ -14,8 +14,9 @@ Each side gets a virtual environment of its own under test-artifacts/ (the lock'
 pydantic-ai-slim replaced), prints the version it got, and runs pyright (strict, on src/) and `SIDE_TESTS` there:
 the code that meets Pydantic AI's API where releases differ (the waiting handlers' order and spelling on DBOS and
 Temporal, Prefect's run ids, the UI adapters, MCP, the in-process approvals) and, on the latest side, the core's
-tests and the documentation's examples (`make floor-tests` runs the core's on the floor). Not the whole suite: that would double `make test`'s ten
-minutes, and the rest of it meets no API that differs. Exit status: non-zero when any step fails.
+tests and the documentation's examples (`make floor-tests` runs the core's on the floor). Not the whole suite:
+that would double `make test`'s ten minutes, and the rest of it meets no API that differs. Exit status: non-zero
+when any step fails.
 """
 
 from __future__ import annotations
