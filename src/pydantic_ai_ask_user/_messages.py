@@ -224,6 +224,16 @@ CLI = (
     N_('{error}; {hint}, or answer with --json'),
     N_('{error}; or answer with --json'),
     N_('cannot send the answer to {database}: {error}; `ask-user pending` shows whether the question still waits'),
+    N_(
+        'ask-user: waiting for a worker of the workflow to accept it: Temporal takes an answer only through a '
+        'running worker {hint}'
+    ),
+    N_('start one, or give --timeout SECONDS to stop waiting'),
+    N_(
+        'no worker accepted it within {seconds:g} s, so this command recorded nothing; the server may still hand '
+        'it to a worker that comes back: `ask-user pending --temporal` shows whether it still waits'
+    ),
+    N_('warning: {problem}; it is left out'),
     N_('no question is waiting under id {id}'),
     N_('{prefix!r} begins {count} ids; give more of the one you mean:'),
     N_('question {id} has already been answered'),
