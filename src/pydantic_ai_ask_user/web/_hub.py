@@ -298,7 +298,8 @@ class QuestionHub:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
             self._forget_oldest()
-        self._publish(StoreEvent(outcome, request_id))
+        # With its request, so each stream decides from the event who may hear of it (no list of keys per stream).
+        self._publish(StoreEvent(outcome, request_id, request))
 
     def _forget_oldest(self) -> None:
         while len(self._finished) > self._remember:
@@ -379,7 +380,7 @@ class QuestionHub:
             self._finished_audiences[key] = deciding.approval.audience
             self._forget_oldest()
         deciding.done.set()
-        self._publish(StoreEvent(outcome, key, item='approval'))
+        self._publish(StoreEvent(outcome, key, item='approval', approval=deciding.approval))
 
     async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
         """Every tool call waiting for a decision, oldest first; with `visible_to`, only those addressed to them."""

@@ -1,0 +1,161 @@
+"""The durable store's change feed is lossless (issue 33, item 3): ordered by the change log's ids, not by time.
+
+Against real databases (SQLite, and PostgreSQL where the suite runs it): a question whose transaction commits two
+seconds after it was written (stamped then) still reaches an open `events()` iteration, on PostgreSQL even when a
+later question committed first (a gap, read again until it fills); and an iteration resumed from an event's
+`position` gets every change after it, once, as the web API resumes a page from `Last-Event-ID`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.to_thread
+import pytest
+from ask_user_support import make_request
+from waits import WAIT
+
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user.durable import DBOSQuestionStore
+from pydantic_ai_ask_user.durable._changes import Position
+from pydantic_ai_ask_user.durable._sql import claim_answer, encode_response, insert_pending
+from pydantic_ai_ask_user.store import StoreEvent
+
+pytestmark = pytest.mark.anyio
+
+HELD_SECONDS = 2.0
+"""How long the slow transaction stays open after writing its question: longer than the old one-second window."""
+
+
+def _question(request_id: str) -> AskUserRequest:
+    return make_request(id=request_id)
+
+
+async def _subscribed(store: DBOSQuestionStore, count: int = 1) -> None:
+    with anyio.fail_after(WAIT):
+        while len(store._feed._subscribers) < count:  # pyright: ignore[reportPrivateUsage]
+            await anyio.sleep(0.01)
+
+
+def _publish(store: DBOSQuestionStore, request: AskUserRequest) -> None:
+    with store._connect().begin() as conn:  # pyright: ignore[reportPrivateUsage]
+        insert_pending(conn, request, f'wf-{request.id}')
+
+
+async def _next(events: AsyncIterator[StoreEvent], wanted: set[str]) -> StoreEvent:
+    """The next event about one of `wanted` (other rows of the same database are not this test's)."""
+    with anyio.fail_after(WAIT):
+        async for event in events:
+            if event.request_id in wanted:
+                return event
+    raise AssertionError('the events ended')
+
+
+async def test_a_question_committed_late_is_still_seen(database_url: str) -> None:
+    async with DBOSQuestionStore(database_url) as store:
+        slow, quick = _question('slow'), _question('quick')
+        written = threading.Event()
+        quick_seen = threading.Event()
+        postgres = database_url.startswith('postgresql')
+
+        def slow_transaction() -> None:
+            with store._connect().begin() as conn:  # pyright: ignore[reportPrivateUsage]
+                insert_pending(conn, slow, 'wf-slow')  # stamped now, committed later
+                written.set()
+                if postgres:
+                    # A later question commits first: its id is above the slow one's, which is a gap until then.
+                    assert quick_seen.wait(WAIT), 'the quick question was not seen'
+                time.sleep(HELD_SECONDS)  # the delayed commit itself, the point of the test
+
+        events = store.events()
+        first = anyio.create_task_group()
+        seen: list[str] = []
+        async with first:
+
+            async def watch() -> None:
+                with anyio.fail_after(WAIT + HELD_SECONDS):
+                    async for event in events:
+                        if event.kind == 'requested':
+                            seen.append(event.request_id)
+                            if event.request_id == 'quick':
+                                quick_seen.set()
+                            if event.request_id == 'slow':
+                                return
+
+            first.start_soon(watch)
+            await _subscribed(store)
+            first.start_soon(anyio.to_thread.run_sync, slow_transaction)
+            if postgres:
+                await anyio.to_thread.run_sync(lambda: written.wait(WAIT))
+                await anyio.to_thread.run_sync(_publish, store, quick)
+        await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+        assert seen[-1] == 'slow'
+        assert seen == (['quick', 'slow'] if postgres else ['slow'])
+
+
+async def test_a_resumed_iteration_gets_what_it_missed_once(database_url: str) -> None:
+    async with DBOSQuestionStore(database_url) as store:
+        names = {'one', 'two', 'three', 'four'}
+        events = store.events()
+        task = anyio.create_task_group()
+        got: list[StoreEvent] = []
+        async with task:
+
+            async def first() -> None:
+                got.append(await _next(events, names))
+
+            task.start_soon(first)
+            await _subscribed(store)
+            await anyio.to_thread.run_sync(_publish, store, _question('one'))
+        await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+        (one,) = got
+        assert (one.kind, one.request_id) == ('requested', 'one')
+        assert one.position is not None
+        # While no page listens: two new questions, and the first one answered.
+        await anyio.to_thread.run_sync(_publish, store, _question('two'))
+        await anyio.to_thread.run_sync(_publish, store, _question('three'))
+
+        def answer_one() -> None:
+            with store._connect().begin() as conn:  # pyright: ignore[reportPrivateUsage]
+                assert claim_answer(conn, 'one', encode_response(AskUserResponse(cancelled=True)), 'x')
+
+        await anyio.to_thread.run_sync(answer_one)
+        resumed = store.events_after(one.position)
+        missed = [await _next(resumed, names) for _ in range(3)]
+        assert [(event.kind, event.request_id) for event in missed] == [
+            ('requested', 'two'),
+            ('requested', 'three'),
+            ('answered', 'one'),
+        ]
+        # Then live, with nothing repeated.
+        await anyio.to_thread.run_sync(_publish, store, _question('four'))
+        after = await _next(resumed, names)
+        assert (after.kind, after.request_id) == ('requested', 'four')
+        await resumed.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+        # Each position is past the one before.
+        positions = [Position.decode(event.position or '') for event in [one, *missed, after]]
+        assert all(position is not None for position in positions)
+        assert [p.floor for p in positions if p is not None] == sorted(p.floor for p in positions if p is not None)
+
+
+async def test_a_position_that_is_not_one_starts_from_now(database_url: str) -> None:
+    async with DBOSQuestionStore(database_url) as store:
+        await anyio.to_thread.run_sync(_publish, store, _question('before'))
+        for bad in ['', 'x', '1.2-1', '9' * 40, '999999999']:
+            events = store.events_after(bad)
+            got: list[StoreEvent] = []
+            async with anyio.create_task_group() as group:
+
+                async def watch(
+                    events: AsyncIterator[StoreEvent] = events, got: list[StoreEvent] = got, bad: str = bad
+                ) -> None:
+                    got.append(await _next(events, {'before', f'after-{bad}'}))
+
+                group.start_soon(watch)
+                await _subscribed(store)
+                await anyio.to_thread.run_sync(_publish, store, _question(f'after-{bad}'))
+            await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+            assert [event.request_id for event in got] == [f'after-{bad}']
