@@ -8,14 +8,18 @@ later question committed first (a gap, read again until it fills); and an iterat
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import anyio
 import anyio.to_thread
+import httpx
 import pytest
 from ask_user_support import make_request
+from inbox_browser import authorize
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
@@ -23,6 +27,7 @@ from pydantic_ai_ask_user.durable import DBOSQuestionStore
 from pydantic_ai_ask_user.durable._changes import Position
 from pydantic_ai_ask_user.durable._sql import claim_answer, encode_response, insert_pending
 from pydantic_ai_ask_user.store import StoreEvent
+from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -159,3 +164,76 @@ async def test_a_position_that_is_not_one_starts_from_now(database_url: str) -> 
                 await anyio.to_thread.run_sync(_publish, store, _question(f'after-{bad}'))
             await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
             assert [event.request_id for event in got] == [f'after-{bad}']
+
+
+async def _stream(
+    base: str, who: str, heard: list[tuple[str, str, str | None]], ready: anyio.Event, last_id: str | None = None
+) -> None:
+    """`GET /api/events` as `who` (resuming after `last_id`): every `(event, id, data)` it sends, until cancelled."""
+    headers = {'x-user': who} | ({'last-event-id': last_id} if last_id else {})
+    async with (
+        httpx.AsyncClient(base_url=base, headers=headers, timeout=None) as client,
+        client.stream('GET', 'api/events') as stream,
+    ):
+        ready.set()
+        event, event_id = 'message', None
+        async for line in stream.aiter_lines():
+            if line.startswith('event:'):
+                event = line.partition(':')[2].strip()
+            elif line.startswith('id:'):
+                event_id = line.partition(':')[2].strip()
+            elif line.startswith('data:'):
+                heard.append((event, json.loads(line.partition(':')[2])['id'], event_id))
+                event, event_id = 'message', None
+
+
+async def _heard(heard: list[tuple[str, str, str | None]], count: int) -> None:
+    with anyio.fail_after(WAIT):
+        while len(heard) < count:
+            await anyio.sleep(0.02)
+
+
+def _for(request_id: str, *names: str) -> AskUserRequest:
+    return replace(make_request(id=request_id), audience=names)
+
+
+async def test_the_event_stream_sends_ids_and_resumes_from_last_event_id(database_url: str) -> None:
+    async with DBOSQuestionStore(database_url, events_poll_seconds=0.1) as store:
+        app = create_app(store, authorize=authorize)
+        async with serve(app) as base:
+            heard: list[tuple[str, str, str | None]] = []
+            async with anyio.create_task_group() as group:
+                ready = anyio.Event()
+                group.start_soon(_stream, base, 'alice', heard, ready)
+                await ready.wait()
+                await _subscribed(store)
+                await anyio.to_thread.run_sync(_publish, store, _for('a1', 'alice'))
+                await _heard(heard, 1)
+                group.cancel_scope.cancel()
+            ((kind, key, last_id),) = heard
+            assert (kind, key) == ('requested', 'a1')
+            assert last_id
+            # The page is away: one question for alice, one for bob, and alice's first answered.
+            await anyio.to_thread.run_sync(_publish, store, _for('b1', 'bob'))
+            await anyio.to_thread.run_sync(_publish, store, _for('a2', 'alice'))
+
+            def answer_a1() -> None:
+                with store._connect().begin() as conn:  # pyright: ignore[reportPrivateUsage]
+                    assert claim_answer(conn, 'a1', encode_response(AskUserResponse(cancelled=True)), 'alice')
+
+            await anyio.to_thread.run_sync(answer_a1)
+            resumed: list[tuple[str, str, str | None]] = []
+            async with anyio.create_task_group() as group:
+                ready = anyio.Event()
+                group.start_soon(_stream, base, 'alice', resumed, ready, last_id)
+                await _heard(resumed, 2)
+                await anyio.to_thread.run_sync(_publish, store, _for('a3', 'alice'))
+                await _heard(resumed, 3)
+                group.cancel_scope.cancel()
+            # What it missed, in order, nothing of bob's, nothing twice; then live.
+            assert [(kind, key) for kind, key, _ in resumed] == [
+                ('requested', 'a2'),
+                ('answered', 'a1'),
+                ('requested', 'a3'),
+            ]
+            assert all(event_id for _, _, event_id in resumed)
