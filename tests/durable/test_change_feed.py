@@ -244,3 +244,36 @@ async def test_the_event_stream_sends_ids_and_resumes_from_last_event_id(databas
                 ('requested', 'a3'),
             ]
             assert all(event_id for _, _, event_id in resumed)
+
+
+async def test_without_the_log_events_still_carry_their_question(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A database user who may not make the log: the table is read by time, and a finished question's event still
+    # carries the question, so a person's stream can tell it is theirs without a list of keys.
+    async with DBOSQuestionStore(database_url) as store:
+        monkeypatch.setattr(store, '_uses_log', lambda: False)
+        events = store.events()
+        got: list[StoreEvent] = []
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                got.append(await _next(events, {'mine'}))
+                got.append(await _next(events, {'mine'}))
+
+            group.start_soon(watch)
+            await _subscribed(store)
+            await anyio.to_thread.run_sync(_publish, store, _for('mine', 'alice'))
+            with anyio.fail_after(WAIT):
+                while not got:
+                    await anyio.sleep(0.02)
+
+            def answer() -> None:
+                with store._connect().begin() as conn:  # pyright: ignore[reportPrivateUsage]
+                    assert claim_answer(conn, 'mine', encode_response(AskUserResponse(cancelled=True)), 'alice')
+
+            await anyio.to_thread.run_sync(answer)
+        await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+        assert [(event.kind, event.position) for event in got] == [('requested', None), ('answered', None)]
+        assert got[1].request is not None
+        assert got[1].request.audience == ('alice',)

@@ -824,9 +824,22 @@ class DBOSQuestionStore:
         approvals = await self._in_thread(partial(self._approvals_by_key, fresh)) if fresh else {}
         events = _moves(changed, known, now, lambda key: requests.get(key), 'question')
         events += _moves(moved, poll.known_approvals, now, lambda key: approvals.get(key), 'approval')
+        events = await self._with_items(events)
         # Only now, with no await since the read: a poll cancelled before this point changed nothing.
         poll.since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
         return events
+
+    async def _with_items(self, events: list[StoreEvent]) -> list[StoreEvent]:
+        """`events` with their question or approval on the finished ones too, as the change log's events have them."""
+        finished = [event for event in events if event.kind != 'requested']
+        if not finished:
+            return events
+        changes = [
+            Change(-1, event.item, event.request_id, 'withdrawn' if event.kind == 'withdrawn' else 'answered')
+            for event in finished
+        ]
+        told = iter(event for _, event in await self._events_of(changes))
+        return [next(told) if event.kind != 'requested' else event for event in events]
 
     def _approval_changes_since(self, since: float) -> list[tuple[str, str, float]]:
         if not self._approvals_ready():
