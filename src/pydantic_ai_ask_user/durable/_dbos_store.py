@@ -107,8 +107,9 @@ _NEW_CHUNK = 500
 _LOG_BATCH = 1000
 """How many changes of the log one statement reads."""
 
-_CATCH_UP_LIMIT = 10_000
-"""How many changes a resumed iteration reads back at most; one further behind starts from now."""
+_CATCH_UP_LIMIT = 1000
+"""How many changes a resumed iteration reads back at most; one further behind starts from now (a page reloads its
+list when it reconnects anyway): so a reconnect costs at most this, never a read of everything waiting."""
 
 _BASELINE_IDS = 1000
 """How many of the last changes a feed reads when it begins, to know the gaps among them."""
@@ -651,8 +652,9 @@ class DBOSQuestionStore:
         Read from the change log (`_changes`) every `events_poll_seconds`: ordered by an id that a late commit
         cannot overtake, so a question whose transaction commits late is still seen (unless later than
         `events_gap_seconds`). Each event's `position` says where the iteration stands after it; one resumed there
-        gets every change after it that the log still holds (an hour: `CHANGES_RETENTION_SECONDS`), each once.
-        A position that is not one, or is older than the log, starts from now.
+        gets every change after it that the log still holds (an hour: `CHANGES_RETENTION_SECONDS`; at most
+        `_CATCH_UP_LIMIT`, 1,000, changes back), each once. A position that is not one, or is older than that,
+        starts from now.
 
         Every iteration on this store shares one poll (an inbox with a thousand open pages reads the log as often as
         one with a single page), and holds nothing but its position. A question is decoded once, the first time it
@@ -749,6 +751,9 @@ class DBOSQuestionStore:
         gaps = sorted(poll.gaps)
 
         filled, new = await self._in_thread(partial(self._read_log, gaps, position.high))
+        changes = sorted([*filled, *new], key=lambda change: change.id)
+        events = await self._events_of(changes)
+        # Only now, with no await since the read: a poll cancelled before this point changed nothing.
         now = anyio.current_time()
         high = position.high
         for change in new:
@@ -757,9 +762,6 @@ class DBOSQuestionStore:
             high = change.id
         for change in filled:
             poll.gaps.pop(change.id, None)
-        changes = sorted([*filled, *new], key=lambda change: change.id)
-        events = await self._events_of(changes)
-        # Only now, with no await since the read: a poll cancelled before this point changed nothing.
         for change in changes:
             position.add(change.id)
         expired = {gap for gap, noticed in poll.gaps.items() if now - noticed > self.events_gap_seconds}
