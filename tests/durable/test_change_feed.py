@@ -8,6 +8,7 @@ later question committed first (a gap, read again until it fills); and an iterat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -277,3 +278,50 @@ async def test_without_the_log_events_still_carry_their_question(
         assert [(event.kind, event.position) for event in got] == [('requested', None), ('answered', None)]
         assert got[1].request is not None
         assert got[1].request.audience == ('alice',)
+
+
+async def test_a_rolled_back_write_is_given_up_and_the_position_stays_short(database_url: str) -> None:
+    # PostgreSQL hands the rolled-back transaction's id out for good: a gap below the later change, read again
+    # until `events_gap_seconds` pass, then given up, so positions do not grow. (SQLite reuses the id: no gap.)
+    async with DBOSQuestionStore(database_url, events_gap_seconds=0.3) as store:
+        names = {'after', 'later'}
+        events = store.events()
+        got: list[StoreEvent] = []
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                got.append(await _next(events, names))
+                got.append(await _next(events, names))
+
+            group.start_soon(watch)
+            await _subscribed(store)
+
+            def rolled_back_then_committed() -> None:
+                transaction = store._connect().begin()  # pyright: ignore[reportPrivateUsage]
+                with contextlib.suppress(_RolledBack), transaction as conn:
+                    insert_pending(conn, _question('rolled'), 'wf-rolled')
+                    if database_url.startswith('postgresql'):  # SQLite has one writer: this would wait for us
+                        _publish(store, _question('after'))  # commits while the first still holds its id
+                    raise _RolledBack
+                if not database_url.startswith('postgresql'):
+                    _publish(store, _question('after'))
+
+            await anyio.to_thread.run_sync(rolled_back_then_committed)
+            with anyio.fail_after(WAIT):
+                while not got:
+                    await anyio.sleep(0.02)
+                poll = store._feed._poll  # pyright: ignore[reportPrivateUsage]
+                while getattr(poll, 'gaps', None):  # given up once events_gap_seconds pass
+                    await anyio.sleep(0.02)
+            await anyio.to_thread.run_sync(_publish, store, _question('later'))
+        await events.aclose()  # pyright: ignore[reportAttributeAccessIssue]
+        assert [event.request_id for event in got] == ['after', 'later']
+        assert got[0].position is not None
+        assert got[1].position is not None
+        if database_url.startswith('postgresql'):
+            assert '.' in got[0].position  # `after` was taken above the gap of the rolled-back id
+        assert '.' not in got[1].position  # nothing left above the floor
+
+
+class _RolledBack(Exception):
+    """Raised in a transaction to roll it back."""
