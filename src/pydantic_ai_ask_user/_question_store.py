@@ -216,14 +216,20 @@ class StoreEvent:
     """Which request it happened to: its `AskUserRequest.key`."""
 
     request: AskUserRequest | None = None
-    """The request itself, on `requested` events of a question; `None` on the others."""
+    """The request itself: on `requested` events of a question, and, where the store has it, on its `answered` and
+    `withdrawn` events too (so a stream decides who may hear of them from the event alone); `None` otherwise."""
 
     item: Literal['question', 'approval'] = 'question'
     """What kind of pending item it happened to: a question (`request_id` is its `AskUserRequest.key`), or a tool
     call waiting for approval (`request_id` is its `PendingApproval.key`; `answered` means decided)."""
 
     approval: PendingApproval | None = None
-    """The approval itself, on `requested` events of an approval; `None` on the others."""
+    """The approval itself: on `requested` events of an approval, and, where the store has it, on its other events
+    too (so a stream decides who may hear of them from the event alone); `None` otherwise."""
+
+    position: str | None = None
+    """Where the stream stands after this event, in a store whose events resume (`events_after`): give it back to
+    resume after it, missing nothing and repeating nothing. The web API sends it as each event's `id:`."""
 
 
 class BadCursorError(ValueError):

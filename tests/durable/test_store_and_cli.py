@@ -161,14 +161,14 @@ async def test_every_iteration_of_the_events_shares_one_poll_and_gets_every_even
 ) -> None:
     # An inbox with many open pages: one read of the table per poll, whatever the number of pages.
     reads = 0
-    read_changes = store._changes_since  # pyright: ignore[reportPrivateUsage]
+    read_changes = store._read_log  # pyright: ignore[reportPrivateUsage]
 
-    def counted(since: float) -> Any:
+    def counted(gaps: Any, high: int) -> Any:
         nonlocal reads
         reads += 1
-        return read_changes(since)
+        return read_changes(gaps, high)
 
-    monkeypatch.setattr(store, '_changes_since', counted)
+    monkeypatch.setattr(store, '_read_log', counted)
     request = database_question()
     pages = 20
     seen: dict[int, list[str]] = {page: [] for page in range(pages)}

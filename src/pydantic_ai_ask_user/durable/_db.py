@@ -375,6 +375,9 @@ def ensure_columns(engine: sa.Engine, *, creating: bool = False) -> None:
             raise missing_column_error(name, statement, str(error.orig)) from None
     ensure_addressees(EngineDatabase(engine), exc.DBAPIError, required=creating)
     ensure_indexes(engine)
+    from ._changes import ensure_change_log
+
+    ensure_change_log(EngineDatabase(engine), exc.DBAPIError)
 
 
 def ensure_indexes(engine: sa.Engine) -> None:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, MutableMapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -36,6 +36,18 @@ from .._question_store import (
     encode_approval_position,
     encode_position,
     order_key,
+)
+from ._changes import (
+    CHANGES_RETENTION_SECONDS,
+    DEFAULT_GAP_SECONDS,
+    Change,
+    Position,
+    changes_after,
+    changes_with_ids,
+    first_change_id,
+    has_change_log,
+    last_change_ids,
+    prune_changes,
 )
 from ._inbox import completed_results, event_topic
 from ._sql import (
@@ -94,6 +106,19 @@ _PRUNE_EVERY_SECONDS = 3600.0
 _NEW_CHUNK = 500
 """How many questions new since the last poll `events()` reads in one statement (one bound parameter each)."""
 
+_LOG_BATCH = 1000
+"""How many changes of the log one statement reads."""
+
+_CATCH_UP_LIMIT = 1000
+"""How many changes a resumed iteration reads back at most; one further behind starts from now (a page reloads its
+list when it reconnects anyway): so a reconnect costs at most this, never a read of everything waiting."""
+
+_BASELINE_IDS = 1000
+"""How many of the last changes a feed reads when it begins, to know the gaps among them."""
+
+_MAX_GAPS = 10_000
+"""How many skipped ids a feed waits for at most (the oldest are given up first)."""
+
 _T = TypeVar('_T')
 
 
@@ -124,6 +149,10 @@ class DBOSQuestionStore:
     events_poll_seconds: float = DEFAULT_EVENTS_POLL_SECONDS
     """How often `events()` looks for changes."""
 
+    events_gap_seconds: float = DEFAULT_GAP_SECONDS
+    """How long `events()` waits for a change whose id was skipped (its transaction not committed yet) before taking
+    it for a rolled-back one; a change committed later than that is not seen. See `_changes`."""
+
     finished_retention_seconds: float | None = DEFAULT_FINISHED_RETENTION_SECONDS
     """How long answered and withdrawn questions are kept before `prune_finished` (run by `events()` once an hour,
     so by every web inbox on this store) deletes them; `None` keeps them forever.
@@ -146,6 +175,8 @@ class DBOSQuestionStore:
     # Whether a person's page and count read the addressees (`has_addressees`), or, where this database user could
     # not make them, every pending question's audience.
     _has_addressees: bool = field(default=False, init=False, repr=False, compare=False)
+    # Whether the change log (`_changes`) is there: `events()` reads it, or else the questions by time.
+    _has_change_log: bool = field(default=False, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -191,6 +222,8 @@ class DBOSQuestionStore:
                     self._has_event_table = database.has_table(EVENT_TABLE_NAME)
                     self._has_approvals_table = database.has_table(EVENT_APPROVALS_TABLE_NAME)
                     self._has_addressees = self._has_table and _addressees_ready(database)
+                    with database.connect() as conn:
+                        self._has_change_log = self._has_table and has_change_log(conn)
                 except BaseException:
                     database.dispose()
                     raise
@@ -309,6 +342,8 @@ class DBOSQuestionStore:
         if not self._table_ready(database):
             return 0
         with database.begin() as conn:
+            if self._has_change_log:
+                prune_changes(conn, min(before, time.time() - CHANGES_RETENTION_SECONDS))
             return prune_finished(
                 conn,
                 before,
@@ -617,21 +652,168 @@ class DBOSQuestionStore:
         return lock_event_token(conn, request_id)
 
     async def events(self) -> AsyncIterator[StoreEvent]:
-        """Events from now on, found by reading the table every `events_poll_seconds`.
+        """Events from now on (`events_after(None)`)."""
+        async for event in self.events_after(None):
+            yield event
 
-        Every iteration on this store shares one poll (an inbox with a thousand open pages reads the table as
-        often as one with a single page). A poll reads only the ids and states of the rows changed since the
-        last one; the questions are decoded once, for a request not seen yet.
+    async def events_after(self, position: str | None) -> AsyncIterator[StoreEvent]:
+        """Events from `position` on (a `StoreEvent.position` this store gave), or from now on for `None`.
+
+        Read from the change log (`_changes`) every `events_poll_seconds`: ordered by an id that a late commit
+        cannot overtake, so a question whose transaction commits late is still seen (unless later than
+        `events_gap_seconds`). Each event's `position` says where the iteration stands after it; one resumed there
+        gets every change after it that the log still holds (an hour: `CHANGES_RETENTION_SECONDS`; at most
+        `_CATCH_UP_LIMIT`, 1,000, changes back), each once. A position that is not one, or is older than that,
+        starts from now.
+
+        Every iteration on this store shares one poll (an inbox with a thousand open pages reads the log as often as
+        one with a single page), and holds nothing but its position. A question is decoded once, the first time it
+        is read; each event carries its question or approval, so a stream decides who may see it from the event.
+        On a database where the log could not be made, the table is read by time as before, and events carry no
+        position.
         """
         feed = self._feed
         queue = await feed.subscribe()
         try:
+            mine = queue.position
+            if position is not None and mine is not None and (resumed := Position.decode(position)) is not None:
+                caught = await self._catch_up(resumed, mine)
+                if caught is not None:
+                    for change_id, event in caught:
+                        if not resumed.has(change_id):
+                            resumed.add(change_id)
+                            yield replace(event, position=resumed.encode())
+                    resumed.raise_floor(mine.floor)
+                    mine = queue.position = resumed
             while True:
-                while queue.events:
-                    yield queue.events.popleft()
+                while queue.items:
+                    change_id, event = queue.items.popleft()
+                    if mine is None:
+                        if event is not None:
+                            yield event
+                    elif event is None:
+                        mine.raise_floor(change_id)
+                    elif not mine.has(change_id):
+                        mine.add(change_id)
+                        yield replace(event, position=mine.encode())
                 await feed.next_poll(queue)
         finally:
             feed.unsubscribe(queue)
+
+    async def _catch_up(self, resumed: Position, now: Position) -> list[tuple[int, StoreEvent]] | None:
+        """The events after `resumed` up to the feed's position `now` and beyond; `None` when they cannot all be
+        told (a position ahead of the log, or one older than it, or too far behind).
+        """
+        if resumed.high > now.high:
+            return None
+
+        def read() -> list[Change] | None:
+            with self._connect().connect() as conn:
+                first = first_change_id(conn)
+                if first is not None and first > resumed.floor + 1 and now.high >= first:
+                    return None  # pruned past it
+                found = changes_after(conn, resumed.floor, _CATCH_UP_LIMIT + 1)
+            if len(found) > _CATCH_UP_LIMIT:
+                return None
+            return [change for change in found if not resumed.has(change.id)]
+
+        changes = await self._in_thread(read)
+        if changes is None:
+            return None
+        return await self._events_of(changes)
+
+    async def _events_of(self, changes: Sequence[Change]) -> list[tuple[int, StoreEvent]]:
+        """The event of each change, in order, with the question or approval it is about (decoded once)."""
+        keys = list(dict.fromkeys(change.key for change in changes if change.item == 'question'))
+        requests: dict[str, AskUserRequest] = {}
+        for start in range(0, len(keys), _NEW_CHUNK):
+            decoded = await self._in_thread(partial(self._select, request_ids=keys[start : start + _NEW_CHUNK]))
+            requests.update((stored.key, stored.request) for stored in decoded)
+        approval_keys = list(dict.fromkeys(change.key for change in changes if change.item == 'approval'))
+        approvals = await self._in_thread(partial(self._approvals_by_key, approval_keys)) if approval_keys else {}
+        events: list[tuple[int, StoreEvent]] = []
+        for change in changes:
+            kind: Literal['requested', 'answered', 'withdrawn'] = (
+                'requested'
+                if change.status == 'pending'
+                else 'withdrawn'
+                if change.status == 'withdrawn'
+                else 'answered'
+            )
+            if change.item == 'approval':
+                approval = approvals.get(change.key)
+                if kind == 'requested' and approval is None:
+                    continue  # pruned since: nothing to show
+                events.append((change.id, StoreEvent(kind, change.key, item='approval', approval=approval)))
+            else:
+                request = requests.get(change.key)
+                if kind == 'requested' and request is None:
+                    continue
+                events.append((change.id, StoreEvent(kind, change.key, request)))
+        return events
+
+    async def _poll_log(self, poll: _LogPoll) -> list[tuple[int, StoreEvent | None]]:
+        """One poll of the change log: the new changes, and the gaps filled since the last poll, as events in id
+        order, then the feed's floor (`(floor, None)`); `poll` holds where the feed stands.
+        """
+        await self._prune_now_and_then(time.time())
+        position = poll.position
+        gaps = sorted(poll.gaps)
+
+        filled, new = await self._in_thread(partial(self._read_log, gaps, position.high))
+        changes = sorted([*filled, *new], key=lambda change: change.id)
+        events = await self._events_of(changes)
+        # Only now, with no await since the read: a poll cancelled before this point changed nothing.
+        now = anyio.current_time()
+        high = position.high
+        for change in new:
+            skipped = range(max(high + 1, change.id - _MAX_GAPS), change.id)
+            poll.gaps.update((gap, now) for gap in skipped)
+            high = change.id
+        for change in filled:
+            poll.gaps.pop(change.id, None)
+        for change in changes:
+            position.add(change.id)
+        expired = {gap for gap, noticed in poll.gaps.items() if now - noticed > self.events_gap_seconds}
+        if len(poll.gaps) - len(expired) > _MAX_GAPS:
+            expired.update(sorted(poll.gaps)[: len(poll.gaps) - _MAX_GAPS])
+        for gap in expired:
+            del poll.gaps[gap]  # given up: a rolled-back write (a sequence never hands an id out twice)
+        position.raise_floor(min(poll.gaps, default=position.high + 1) - 1)
+        return [*events, (position.floor, None)]
+
+    def _read_log(self, gaps: Sequence[int], high: int) -> tuple[list[Change], list[Change]]:
+        """The changes of the ids `gaps` that are there now, and every change above `high`."""
+        with self._connect().connect() as conn:
+            filled: list[Change] = []
+            for start in range(0, len(gaps), _NEW_CHUNK):
+                filled += changes_with_ids(conn, gaps[start : start + _NEW_CHUNK])
+            new: list[Change] = []
+            while True:
+                batch = changes_after(conn, high, _LOG_BATCH)
+                new += batch
+                if len(batch) < _LOG_BATCH:
+                    return filled, new
+                high = batch[-1].id
+
+    async def _log_baseline(self) -> _LogPoll:
+        """Where the feed of the log begins: after the last change; the ids skipped among the last ones are gaps."""
+
+        def read() -> list[int]:
+            with self._connect().connect() as conn:
+                return last_change_ids(conn, _BASELINE_IDS)
+
+        ids = await self._in_thread(read)
+        if not ids:
+            return _LogPoll(Position(), {})  # a new log (pruning keeps the last change): ids start at 1
+        now = anyio.current_time()
+        present = set(ids)
+        gaps = {each: now for each in range(ids[0], ids[-1]) if each not in present}
+        return _LogPoll(Position(ids[0] - 1, present - {ids[0] - 1}), gaps)
+
+    def _uses_log(self) -> bool:
+        self._connect()
+        return self._has_change_log
 
     async def _poll_changes(self, poll: _Poll) -> list[StoreEvent]:
         """One poll of the changes since the previous one, as events; `poll` holds what the polls have seen."""
@@ -654,9 +836,22 @@ class DBOSQuestionStore:
         approvals = await self._in_thread(partial(self._approvals_by_key, fresh)) if fresh else {}
         events = _moves(changed, known, now, lambda key: requests.get(key), 'question')
         events += _moves(moved, poll.known_approvals, now, lambda key: approvals.get(key), 'approval')
+        events = await self._with_items(events)
         # Only now, with no await since the read: a poll cancelled before this point changed nothing.
         poll.since = now - 1.0  # overlap, as another machine's clock or a slow commit may lag
         return events
+
+    async def _with_items(self, events: list[StoreEvent]) -> list[StoreEvent]:
+        """`events` with their question or approval on the finished ones too, as the change log's events have them."""
+        finished = [event for event in events if event.kind != 'requested']
+        if not finished:
+            return events
+        changes = [
+            Change(-1, event.item, event.request_id, 'withdrawn' if event.kind == 'withdrawn' else 'answered')
+            for event in finished
+        ]
+        told = iter(event for _, event in await self._events_of(changes))
+        return [next(told) if event.kind != 'requested' else event for event in events]
 
     def _approval_changes_since(self, since: float) -> list[tuple[str, str, float]]:
         if not self._approvals_ready():
@@ -740,6 +935,18 @@ def _moves(
     return events
 
 
+@dataclass
+class _LogPoll:
+    """Where the shared poll of the change log stands."""
+
+    position: Position
+    """Every change taken so far (delivered, or a gap given up)."""
+
+    gaps: dict[int, float]
+    """The ids skipped below the highest seen (a transaction holding them had not committed), with when each was
+    noticed (`anyio.current_time()`), read again at each poll until they appear or `events_gap_seconds` pass."""
+
+
 @dataclass(eq=False)
 class _Subscriber:
     """One `events()` iteration: the events the shared poll has found for it and it has not yet taken."""
@@ -747,12 +954,15 @@ class _Subscriber:
     generation: int
     """The poll it has last seen."""
 
-    events: deque[StoreEvent] = field(default_factory=deque[StoreEvent])
-    """Found, not yet taken."""
+    position: Position | None
+    """Where it stands in the change log (`None` when the store reads by time): its only state, whatever waits."""
+
+    items: deque[tuple[int, StoreEvent | None]] = field(default_factory=deque[tuple[int, StoreEvent | None]])
+    """Found, not yet taken: each change's id and event, and `(floor, None)` after each poll of the log."""
 
 
 class _Feed:
-    """One poll of the table for every `events()` iteration of a store, each given every event found.
+    """One poll for every `events()` iteration of a store, each given every event found.
 
     No background task: whichever iteration runs out of events first when a poll is due makes it, under a lock;
     the others, waiting on the lock, find the poll made and take what it found. An iteration cancelled while it
@@ -764,17 +974,25 @@ class _Feed:
         self._store = store
         self._lock = anyio.Lock()
         self._subscribers: set[_Subscriber] = set()
-        self._poll: _Poll | None = None
+        self._poll: _Poll | _LogPoll | None = None
         self._generation = 0
         self._polled_at = 0.0
+
+    async def _baseline(self) -> _Poll | _LogPoll:
+        store = self._store
+        if await store._in_thread(store._uses_log):  # pyright: ignore[reportPrivateUsage]
+            return await store._log_baseline()  # pyright: ignore[reportPrivateUsage]
+        return await store._poll_baseline()  # pyright: ignore[reportPrivateUsage]
 
     async def subscribe(self) -> _Subscriber:
         """A new iteration's queue, from this poll on; the first iteration sets where the polls begin."""
         async with self._lock:
             if self._poll is None:
-                self._poll = await self._store._poll_baseline()  # pyright: ignore[reportPrivateUsage]
+                self._poll = await self._baseline()
                 self._polled_at = anyio.current_time()
-            subscriber = _Subscriber(self._generation)
+            poll = self._poll
+            position = poll.position.copy() if isinstance(poll, _LogPoll) else None
+            subscriber = _Subscriber(self._generation, position)
             self._subscribers.add(subscriber)
             return subscriber
 
@@ -792,12 +1010,18 @@ class _Feed:
                 return
             await anyio.sleep_until(self._polled_at + self._store.events_poll_seconds)
             if self._poll is None:  # every other iteration ended meanwhile
-                self._poll = await self._store._poll_baseline()  # pyright: ignore[reportPrivateUsage]
-            events = await self._store._poll_changes(self._poll)  # pyright: ignore[reportPrivateUsage]
+                self._poll = await self._baseline()
+            store = self._store
+            items: list[tuple[int, StoreEvent | None]]
+            if isinstance(self._poll, _LogPoll):
+                items = await store._poll_log(self._poll)  # pyright: ignore[reportPrivateUsage]
+            else:
+                found = await store._poll_changes(self._poll)  # pyright: ignore[reportPrivateUsage]
+                items = [(-1, event) for event in found]
             self._polled_at = anyio.current_time()
             self._generation += 1
             for each in self._subscribers:
-                each.events.extend(events)
+                each.items.extend(items)
             subscriber.generation = self._generation
 
 

@@ -162,6 +162,9 @@ class SqliteDatabase:
                 raise missing_column_error(name, statement, str(error)) from None
         ensure_addressees(self, sqlite3.Error, required=False)
         self.ensure_indexes()
+        from ._changes import ensure_change_log
+
+        ensure_change_log(self, sqlite3.Error)
 
     def ensure_indexes(self) -> None:
         """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a read-only file

@@ -441,7 +441,7 @@ class TemporalQuestionStore:
                 if key not in known:
                     yield StoreEvent('requested', key, record.request)
             for key in known.keys() - now.keys():
-                yield StoreEvent(await self._settled(key), key)
+                yield StoreEvent(await self._settled(key), key, known[key].request)
             known = now
 
     async def _settled(self, request_id: str) -> Literal['answered', 'withdrawn']:

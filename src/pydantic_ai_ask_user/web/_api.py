@@ -18,7 +18,7 @@ from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user.store import BadCursorError, StoreError, StoreEvent, addressed_to
 
 from ._context import AppContext, log_unreachable, unreachable
-from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query, waiting_keys
+from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query
 from ._security import answered_by, person
 from ._wire import BadBody, event_json, event_name, parse_json_body, parse_response, request_json
 
@@ -104,15 +104,14 @@ class Api:
         context = self.context
         if context.finished:
             return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
-        events = context.store.events()
-        who = person(request)
-        # The questions this person may see, to pass on what happens to them and nothing about any other (not read
-        # for a person who sees all: their stream passes every event, however many questions wait).
-        shown = _Shown(who, set() if who.sees_all else await waiting_keys(context.store, who))
-        if not who.sees_all:
-            from ._approvals import waiting_approval_keys
-
-            shown.approval_keys = await waiting_approval_keys(context, who)
+        # From where the page's last stream stopped (`Last-Event-ID`, the `id:` of the last event it got), where the
+        # store can resume (`events_after`); from now on otherwise.
+        resume: Callable[[str | None], AsyncIterator[StoreEvent]] | None = getattr(context.store, 'events_after', None)
+        last_id = request.headers.get('last-event-id')
+        events = context.store.events() if resume is None else resume(last_id or None)
+        # Nothing read up front: each event says whom it is about (its question's or approval's audience), and is
+        # passed on by the rule the listing uses, so a stream costs the same however many questions wait.
+        shown = _Shown(person(request))
         # A hub subscription is ended in place when the server finishes: each event then costs this stream one
         # wake-up. Any other store's events are raced against the finish, a task group per event.
         end: object = getattr(events, 'end', None)
@@ -126,7 +125,9 @@ class Api:
             try:
                 while (event := await _next_event(events, finish, ended_in_place=ender is not finish.set)) is not None:
                     if shown.passes(event):
-                        yield ServerSentEvent(data=json.dumps(event_json(event)), event=event_name(event))
+                        yield ServerSentEvent(
+                            data=json.dumps(event_json(event)), event=event_name(event), id=event.position
+                        )
                 if context.finished:
                     yield finished
             except Exception as error:
@@ -160,35 +161,22 @@ class Api:
 class _Shown:
     """Which events of the store one person's event stream passes on: those about the questions they may see.
 
-    A `requested` event passes when the question is addressed to them (or to nobody in particular); an answered
-    or withdrawn one only for a question that was on their list or passed as requested, so the stream never
-    names a question of someone else's, not even by its id.
+    Decided from the event alone, as the listing decides (`addressed_to`, `audience_includes`): every event of a
+    store that passes them carries its question or approval, so the stream holds no list of keys and never names
+    a question of someone else's, not even by its id. An event without its item (one a store could not tell)
+    goes only to a person who sees all.
     """
 
-    def __init__(self, who: Person, keys: set[str]) -> None:
+    def __init__(self, who: Person) -> None:
         self.who = who
-        self.keys = keys
-        self.approval_keys: set[str] = set()
-        """The same for the tool approvals, whose keys are of another kind (a wait's token and a call)."""
 
     def passes(self, event: StoreEvent) -> bool:
         """Whether `event` may go to this person."""
         if self.who.sees_all:
             return True
-        approval = event.item == 'approval'
-        keys = self.approval_keys if approval else self.keys
-        if event.kind == 'requested':
-            if approval:
-                if event.approval is None or not audience_includes(event.approval.audience, self.who):
-                    return False
-            elif event.request is None or not addressed_to(event.request, self.who):
-                return False
-            keys.add(event.request_id)
-            return True
-        if event.request_id not in keys:
-            return False
-        keys.discard(event.request_id)
-        return True
+        if event.item == 'approval':
+            return event.approval is not None and audience_includes(event.approval.audience, self.who)
+        return event.request is not None and addressed_to(event.request, self.who)
 
 
 def refused(verdict: Literal['unauthenticated', 'forbidden']) -> Response:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -46,6 +47,11 @@ DEFAULT_REMEMBER_FINISHED = 1000
 
 DEFAULT_SUBSCRIBER_BUFFER = 256
 """How many events an `events()` subscriber may fall behind before it is dropped (its iteration then ends)."""
+
+_REPLAY = 64
+"""How many of its latest events the hub keeps (few: each holds its question) for a stream resumed from one of them
+(`events_after`, the web API's `Last-Event-ID`); one further behind, or from another server process, starts from now.
+"""
 
 _Outcome = Literal['answered', 'withdrawn']
 
@@ -114,6 +120,11 @@ class QuestionHub:
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
+        # Each event's `position` is this hub's own prefix and its number, so a position of another process (a
+        # restarted server) is never taken for one of these; the latest are kept for a resumed stream.
+        self._epoch = secrets.token_hex(6)
+        self._sequence = 0
+        self._recent: deque[StoreEvent] = deque(maxlen=_REPLAY)
         # The tool calls waiting for a decision, by `PendingApproval.key`, and their `approval_order`, sorted.
         self._approvals: dict[str, _Deciding] = {}
         self._approval_order: list[tuple[float, str]] = []
@@ -257,9 +268,25 @@ class QuestionHub:
 
     def events(self) -> AsyncIterator[StoreEvent]:
         """Events from this call on: requested, answered, withdrawn. Stop iterating (or `aclose()`) to unsubscribe."""
+        return self.events_after(None)
+
+    def events_after(self, position: str | None) -> AsyncIterator[StoreEvent]:
+        """`events()`, first replaying those after `position` (a `StoreEvent.position` of this hub's) when the hub
+        still holds every one of them (its latest 64); from now on otherwise.
+        """
         send, receive = anyio.create_memory_object_stream[StoreEvent](max_buffer_size=self._buffer)
         self._subscribers.add(send)
-        return _Subscription(self, send, receive)
+        return _Subscription(self, send, receive, self._after(position))
+
+    def _after(self, position: str | None) -> deque[StoreEvent]:
+        prefix, _, number = (position or '').partition('-')
+        if prefix != self._epoch or not number.isdigit() or len(number) > 18 or not self._recent:
+            return deque()
+        after = int(number)
+        oldest = int((self._recent[0].position or '-0').rpartition('-')[2])
+        if after > self._sequence or after < oldest - 1:
+            return deque()  # not one of ours, or older than what is kept: from now on
+        return deque(event for event in self._recent if int((event.position or '-0').rpartition('-')[2]) > after)
 
     def close(self) -> None:
         """End every `events()` iteration, e.g. before the server shuts down; pending requests keep waiting."""
@@ -298,7 +325,8 @@ class QuestionHub:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
             self._forget_oldest()
-        self._publish(StoreEvent(outcome, request_id))
+        # With its request, so each stream decides from the event who may hear of it (no list of keys per stream).
+        self._publish(StoreEvent(outcome, request_id, request))
 
     def _forget_oldest(self) -> None:
         while len(self._finished) > self._remember:
@@ -379,7 +407,7 @@ class QuestionHub:
             self._finished_audiences[key] = deciding.approval.audience
             self._forget_oldest()
         deciding.done.set()
-        self._publish(StoreEvent(outcome, key, item='approval'))
+        self._publish(StoreEvent(outcome, key, item='approval', approval=deciding.approval))
 
     async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
         """Every tool call waiting for a decision, oldest first; with `visible_to`, only those addressed to them."""
@@ -468,6 +496,9 @@ class QuestionHub:
             await self.respond(key, response)
 
     def _publish(self, event: StoreEvent) -> None:
+        self._sequence += 1
+        event = replace(event, position=f'{self._epoch}-{self._sequence}')
+        self._recent.append(event)
         for send in tuple(self._subscribers):
             try:
                 send.send_nowait(event)
@@ -513,22 +544,26 @@ def _landed_despite() -> bool:
 class _Subscription:
     """The iterator `QuestionHub.events()` returns; subscribed from the moment it is created."""
 
-    __slots__ = ('_hub', '_receive', '_send')
+    __slots__ = ('_hub', '_receive', '_replay', '_send')
 
     def __init__(
         self,
         hub: QuestionHub,
         send: MemoryObjectSendStream[StoreEvent],
         receive: MemoryObjectReceiveStream[StoreEvent],
+        replay: deque[StoreEvent] | None = None,
     ) -> None:
         self._hub = hub
         self._send = send
         self._receive = receive
+        self._replay = replay if replay is not None else deque[StoreEvent]()
 
     def __aiter__(self) -> _Subscription:
         return self
 
     async def __anext__(self) -> StoreEvent:
+        if self._replay:
+            return self._replay.popleft()
         try:
             return await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -537,6 +572,7 @@ class _Subscription:
 
     def end(self) -> None:
         """End the iteration from any task: a waiting `__anext__` raises `StopAsyncIteration`, and so does the next."""
+        self._replay.clear()
         self._hub._unsubscribe(self._send)  # pyright: ignore[reportPrivateUsage]
 
     async def aclose(self) -> None:

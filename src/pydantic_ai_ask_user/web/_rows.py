@@ -25,7 +25,6 @@ __all__ = (
     'InboxPage',
     'PendingRecord',
     'inbox_page',
-    'waiting_keys',
     'paging_from_query',
     'BadPaging',
     'ago',
@@ -130,21 +129,6 @@ async def inbox_page(
         if addressed_to(record.request, who)
     ]
     return InboxPage(rows, page.next_cursor, page.total, page.total_exact)
-
-
-async def waiting_keys(store: QuestionStore, who: Person) -> set[str]:
-    """The keys of every question waiting for `who`, read a page (`MAX_PAGE_SIZE`) at a time.
-
-    For a person's event stream, which passes on what happens to their questions only: so it is read for a person
-    who does not see all (their own questions), never for the operator's view, which passes every event unread.
-    """
-    keys: set[str] = set()
-    cursor: str | None = None
-    while True:
-        page = await inbox_page(store, who, limit=MAX_PAGE_SIZE, cursor=cursor)
-        keys.update(row.request.key for row in page.rows)
-        if (cursor := page.next_cursor) is None:
-            return keys
 
 
 def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str | None, PendingFilter]:

@@ -53,6 +53,8 @@ def event_json(event: StoreEvent) -> dict[str, Any]:
     for an approval, `{"id": <its key>}` plus `approval` on `approval_requested` (see `event_name`).
     """
     data: dict[str, Any] = {'id': event.request_id}
+    if event.kind != 'requested':
+        return data  # the item it may carry is for deciding who hears of it, not to be sent again
     if event.request is not None:
         data['request'] = request_json(event.request)
     if event.approval is not None:
