@@ -608,11 +608,14 @@ def run_pending(args: argparse.Namespace) -> int:
     if isinstance(store, str):
         _fail(store)
         return EXIT_CANNOT_ASK
+    stop_warning: Callable[[], None] = lambda: None  # noqa: E731
     if args.temporal is None:
         from ..durable._sql import on_unreadable_row
 
         # One damaged row is left out, named on stderr, and the rest listed: it does not hide every question.
-        on_unreadable_row(lambda error: _fail(_('warning: {problem}; it is left out').format(problem=error)))
+        stop_warning = on_unreadable_row(
+            lambda error: _fail(_('warning: {problem}; it is left out').format(problem=error))
+        )
 
     import time
 
@@ -678,7 +681,10 @@ def run_pending(args: argparse.Namespace) -> int:
             _print_count(len(page.records), page.total, page.next_cursor)
         return 0
 
-    return anyio.run(list_them)
+    try:
+        return anyio.run(list_them)
+    finally:
+        stop_warning()
 
 
 def _print_count(shown: int, total: int, next_cursor: str | None) -> None:

@@ -699,9 +699,12 @@ _unreadable_listeners: list[Callable[[UnreadableRowError], None]] = []
 """Who is told of each damaged row a listing leaves out instead of the log (`ask-user pending` warns on stderr)."""
 
 
-def on_unreadable_row(listener: Callable[[UnreadableRowError], None]) -> None:
-    """Tell `listener` of every damaged row left out of a listing from now on (once per row and process)."""
+def on_unreadable_row(listener: Callable[[UnreadableRowError], None]) -> Callable[[], None]:
+    """Tell `listener` of every damaged row left out of a listing from now on (once per row and process), instead of
+    the log; returns what stops it, so that the log has them again (a command run in a process that goes on).
+    """
     _unreadable_listeners.append(listener)
+    return lambda: _unreadable_listeners.remove(listener)
 
 
 def _visible(stored: list[StoredRequest], visible_to: Person | None) -> list[StoredRequest]:
