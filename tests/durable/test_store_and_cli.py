@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -174,11 +175,14 @@ async def test_every_iteration_of_the_events_shares_one_poll_and_gets_every_even
     seen: dict[int, list[str]] = {page: [] for page in range(pages)}
 
     async def watch(page: int) -> None:
-        async for event in store.events():
-            if event.request_id == request.id:
-                seen[page].append(event.kind)
-                if event.kind == 'answered':
-                    return
+        # Closed on leaving, as a page's stream is when it ends: an async generator left to the garbage collector
+        # would give its subscription up only when collected.
+        async with contextlib.aclosing(store.events()) as events:
+            async for event in events:
+                if event.request_id == request.id:
+                    seen[page].append(event.kind)
+                    if event.kind == 'answered':
+                        return
 
     started = time.monotonic()
     with anyio.fail_after(WAIT):
