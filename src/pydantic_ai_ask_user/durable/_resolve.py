@@ -14,6 +14,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .._decision import read_decision
 from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+from ._inbox import token_workflow
 from ._sql import DEFAULT_DATABASE_URL, open_database
 from ._wait_check import checked_for_wait, recorded_calls, stored_questions
 
@@ -55,6 +56,8 @@ def resolve_dbos_event(token: str, payload: object, *, database_url: str = DEFAU
         data = to_jsonable_python(payload)
     except PydanticSerializationError as error:
         raise UserError(f'The payload for an external event must be JSON-serializable: {error}') from error
+    if token_workflow(token) is None:  # before the database is opened for the check: a typo names none
+        raise _not_a_token()
     _send(token, {'payload': _checked_payload(token, data, database_url)}, database_url)
 
 
@@ -70,7 +73,7 @@ def _send(token: str, message: dict[str, Any], database_url: str) -> None:
     try:
         end_wait(token, message, database_url)
     except NotAWaitTokenError:
-        raise NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.') from None
+        raise _not_a_token() from None
     except WaitNotOpenError:
         raise NoWaitError(
             'No wait has this token: it was resolved already, its deadline passed, or it is unknown to this database.'
@@ -97,3 +100,7 @@ def _checked_payload(token: str, data: Any, database_url: str) -> Any:
         return to_jsonable_python(checked_for_wait(decision, database_url, token))
     except ValueError as error:
         raise InvalidDecisionError(f'The decision does not fit the wait: {error}') from None
+
+
+def _not_a_token() -> NotAnEventTokenError:
+    return NotAnEventTokenError('This is not a DBOSEventWaiter token: it names no DBOS workflow.')
