@@ -268,7 +268,8 @@ async def test_ask_user_resolve_checks_answers_to_questions_of_the_table_and_mat
     worker.start()
     async with DBOSQuestionStore(database_url) as store:
         await pending_of(store, 2, worker)
-    token = worker.lines('tokens.txt')[0]
+    # The worker writes the token once `ask` has published the questions: after they are pending, not with them.
+    [token] = await anyio.to_thread.run_sync(lambda: wait_for(lambda: worker.lines('tokens.txt'), 'the token'))
     resolve = ('resolve', token, '--db', database_url, '--json', '-')
     misfit = {'calls': {'q-1': {'Database': ['Oracle']}, 'q-2': {'Cache': ['SQLite']}}}
     bad = await anyio.to_thread.run_sync(lambda: _cli(*resolve, stdin=json.dumps(misfit)))
