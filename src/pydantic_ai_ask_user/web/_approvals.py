@@ -23,7 +23,6 @@ from pydantic_ai_ask_user._audience import Person, audience_includes
 from pydantic_ai_ask_user._question_store import ApprovalStore, page_approvals
 from pydantic_ai_ask_user.store import (
     DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
     BadCursorError,
     PendingPage,
     StoreError,
@@ -42,7 +41,7 @@ from ._rows import BadPaging, paging_from_query
 from ._security import CSRF_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie, person
 from ._wire import BadBody, approval_json, parse_json_body
 
-__all__ = ('Approvals', 'approvals_for', 'waiting_approval_keys')
+__all__ = ('Approvals', 'approvals_for')
 
 MAX_ARGS_TEXT = 100_000
 """The longest edited arguments (JSON text) a form may send; longer is refused before it is read."""
@@ -65,19 +64,6 @@ async def approvals_for(
         return PendingPage([], None, 0)
     page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
     return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])
-
-
-async def waiting_approval_keys(context: AppContext, who: Person) -> set[str]:
-    """The keys of every approval waiting for `who`, read a page (`MAX_PAGE_SIZE`) at a time: what a person's event
-    stream may pass on about (as `waiting_keys` for questions).
-    """
-    keys: set[str] = set()
-    cursor: str | None = None
-    while True:
-        page = await approvals_for(context, who, limit=MAX_PAGE_SIZE, cursor=cursor)
-        keys.update(approval.key for approval in page.records)
-        if (cursor := page.next_cursor) is None:
-            return keys
 
 
 class Approvals:
