@@ -15,8 +15,8 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from .._decision import read_decision
 from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
 from ._inbox import token_workflow
-from ._sql import DEFAULT_DATABASE_URL, open_database
-from ._wait_check import checked_for_wait, recorded_calls, stored_questions
+from ._sql import DEFAULT_DATABASE_URL
+from ._wait_check import checked_against, what_the_wait_holds
 
 __all__ = (
     'NotAnEventTokenError',
@@ -84,20 +84,15 @@ def _checked_payload(token: str, data: Any, database_url: str) -> Any:
     """`data` checked as the decision of the wait of `token` when that wait decides calls (its waiting handler
     recorded them, or `ask_through_store` published its questions), in the JSON form it is sent in; else as it is.
     """
-    database = open_database(database_url)
-    try:
-        recorded = recorded_calls(database, token)
-        asks = bool(stored_questions(database, token))
-    finally:
-        database.dispose()
-    if recorded is None and not asks:
+    recorded, stored = what_the_wait_holds(database_url, token)
+    if recorded is None and not stored:
         return data  # a wait of `wait_for_external_event` of your own: its payload is yours
     try:
         decision = read_decision(json.dumps(data))
     except ValueError as error:
         raise InvalidDecisionError(f'The payload is not a DeferredToolResults: {error}') from None
     try:
-        return to_jsonable_python(checked_for_wait(decision, database_url, token))
+        return to_jsonable_python(checked_against(decision, recorded, stored))
     except ValueError as error:
         raise InvalidDecisionError(f'The decision does not fit the wait: {error}') from None
 

@@ -17,7 +17,7 @@ from ._sql import (
     token_requests,
 )
 
-__all__ = ('checked_for_wait', 'recorded_calls', 'stored_questions')
+__all__ = ('checked_for_wait', 'checked_against', 'what_the_wait_holds')
 
 
 def checked_for_wait(results: Decision, database_url: str, token: str) -> Decision:
@@ -26,17 +26,27 @@ def checked_for_wait(results: Decision, database_url: str, token: str) -> Decisi
     this wait's questions are looked at (by their tool call ids, which tell apart the calls of one run): another
     run's question with the same id is none of this decision's. `ValueError` naming what does not fit.
     """
+    return checked_against(results, *what_the_wait_holds(database_url, token))
+
+
+def what_the_wait_holds(database_url: str, token: str) -> tuple[WaitCalls | None, list[StoredRequest]]:
+    """The calls the open wait of `token` recorded (`None`: none, or not open), and the AskUser questions
+    `ask_through_store` published for it: what a decision is checked against, read in one connection's time.
+    """
     database = open_database(database_url)
     try:
-        recorded = recorded_calls(database, token)
-        stored = stored_questions(database, token) if results.calls else []
+        return _recorded_calls(database, token), _stored_questions(database, token)
     finally:
         database.dispose()
+
+
+def checked_against(results: Decision, recorded: WaitCalls | None, stored: list[StoredRequest]) -> Decision:
+    """`results` checked (`checked_decision`) against what `what_the_wait_holds` read."""
     questions = {record.request.id: record.request for record in stored if record.request.id in results.calls}
     return checked_decision(results, recorded, questions)
 
 
-def recorded_calls(database: Database, token: str) -> WaitCalls | None:
+def _recorded_calls(database: Database, token: str) -> WaitCalls | None:
     """The calls the open wait of `token` decides, as `DBOSEventWaiter` recorded them; `None` when it recorded none
     or is not open (then ending the wait says why).
     """
@@ -47,7 +57,7 @@ def recorded_calls(database: Database, token: str) -> WaitCalls | None:
     return None if text is None else WaitCalls.from_json(text)
 
 
-def stored_questions(database: Database, token: str) -> list[StoredRequest]:
+def _stored_questions(database: Database, token: str) -> list[StoredRequest]:
     """The AskUser questions `ask_through_store` published for the wait of `token`."""
     if not database.has_table(EVENT_TABLE_NAME):
         return []
