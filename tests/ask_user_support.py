@@ -29,6 +29,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from pydantic_ai_ask_user import AskUserAnsweredEvent, AskUserRequest, AskUserRequestedEvent, Question, QuestionOption
+from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 
 Turn = Sequence[ModelResponsePart] | Callable[[list[ModelMessage]], Sequence[ModelResponsePart]]
 
@@ -204,3 +205,17 @@ def _path_outside_this_virtualenv() -> str:
     return os.pathsep.join(
         part for part in os.environ.get('PATH', '').split(os.pathsep) if part and Path(part).resolve() != ours
     )
+
+
+def handler_order_refusal(spelling: str, handler_first: bool, events: str) -> str | None:
+    """What a run whose waiting handler is spelled `spelling` (`'handle'` or `'request-input'`) and listed before
+    (`handler_first`) or after the engine's `events` capability (`'DBOSExternalEvents'`, ...) is refused with at its
+    start, on this Pydantic AI; `None`: it runs."""
+    if spelling == 'handle' and not HANDLERS_TAKE_TOKENS:
+        return '`HandleDeferredToolCalls` hands a resume token to its handler only from Pydantic AI 2.78'
+    if spelling == 'handle' and handler_first:
+        return (
+            f'`HandleDeferredToolCalls(...)`, which waits for a decision, comes before `{events}()` among the '
+            "agent's capabilities"
+        )
+    return None

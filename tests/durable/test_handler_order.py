@@ -14,25 +14,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from ask_user_support import handler_order_refusal
 from durable_support import RequestInputWorker, run_cli
-
-from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 
 pytestmark = pytest.mark.anyio
 
 LEFT_OUT = "the decision must decide every pending call and nothing else: it leaves out '{id}', which the run waits for"
-
-
-def _refusal(spelling: str, handler_first: bool) -> str | None:
-    """What the run is refused with at its start, for this spelling and order on this Pydantic AI; `None`: it runs."""
-    if spelling == 'handle' and not HANDLERS_TAKE_TOKENS:
-        return '`HandleDeferredToolCalls` hands a resume token to its handler only from Pydantic AI 2.78'
-    if spelling == 'handle' and handler_first:
-        return (
-            '`HandleDeferredToolCalls(...)`, which waits for a decision, comes before `DBOSExternalEvents()` among the '
-            "agent's capabilities"
-        )
-    return None
 
 
 @pytest.mark.parametrize('handler_first', [False, True], ids=['events-first', 'handler-first'])
@@ -43,7 +30,7 @@ async def test_a_decision_that_leaves_out_a_call_is_refused_in_every_order_and_s
     with RequestInputWorker(
         database_url, tmp_path, spelling=spelling, handler_first=handler_first, workflow_id='order'
     ) as worker:
-        refusal = _refusal(spelling, handler_first)
+        refusal = handler_order_refusal(spelling, handler_first, 'DBOSExternalEvents')
         worker.start()
         if refusal is not None:
             code = await anyio.to_thread.run_sync(worker.wait_ended)

@@ -13,6 +13,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from ask_user_support import handler_order_refusal
 from pydantic_ai import DeferredToolResults
 from temporal_support import (
     CALL_ID,
@@ -26,22 +27,9 @@ from temporal_testing import user_error_of, waiting_one
 from temporalio.client import Client, WorkflowUpdateFailedError
 from waits import WAIT
 
-from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 from pydantic_ai_ask_user.temporal import pending_temporal_events, resolve_temporal_event
 
 pytestmark = pytest.mark.anyio
-
-
-def _refusal(spelling: str, handler_first: bool) -> str | None:
-    """What the run is refused with at its start, for this spelling and order on this Pydantic AI; `None`: it runs."""
-    if spelling == 'handle' and not HANDLERS_TAKE_TOKENS:
-        return '`HandleDeferredToolCalls` hands a resume token to its handler only from Pydantic AI 2.78'
-    if spelling == 'handle' and handler_first:
-        return (
-            '`HandleDeferredToolCalls(...)`, which waits for a decision, comes before `TemporalExternalEvents()` among '
-            "the agent's capabilities"
-        )
-    return None
 
 
 @pytest.mark.parametrize('order', ['events-first', 'handler-first'])
@@ -57,7 +45,7 @@ async def test_a_decision_that_leaves_out_a_call_is_refused_in_every_order_and_s
         execution_timeout=timedelta(seconds=WAIT * 2),
         result_type=Outcome,
     )
-    refusal = _refusal(spelling, order == 'handler-first')
+    refusal = handler_order_refusal(spelling, order == 'handler-first', 'TemporalExternalEvents')
     if refusal is not None:
         assert refusal in await user_error_of(handle.result())
         assert DEPLOYED == []
