@@ -1,4 +1,4 @@
-"""Pydantic AI's two spellings of a handler that waits for people,.
+"""Pydantic AI's two spellings of a handler that waits for people.
 
 A handler that hands a resume token to whoever will answer, and waits, is `RequestInput(ask)` on Pydantic AI
 2.68–2.77 and `HandleDeferredToolCalls(ask)` from 2.78 on, which passes the token to a handler whose third
