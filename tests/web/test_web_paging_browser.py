@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Route, expect
 from web_support import Tab, ask_one, single, wait_pending
 
 from pydantic_ai_ask_user import AskUserResponse
@@ -61,3 +61,47 @@ async def test_the_inbox_loads_pages_on_scroll_and_follows_changes_without_listi
     # none for the new question or the answer, which were applied as they came.
     assert 3 <= listed <= 5, listings
     assert len(listings) == listed, listings
+
+
+async def test_a_next_page_that_comes_back_after_the_lists_refetch_still_leads_to_the_pages_after_it(
+    tab: Tab, web: WebAnswerer, live: str
+) -> None:
+    """The race CI once lost: the second page is asked for as the page loads, the stream connects and fetches the
+    first page again while it is out, and the second page, now stale, comes back last. Its end still on screen in a
+    tall window, nothing scrolls or intersects anew, so the page itself must go on to the pages after it."""
+    page = tab.page
+    refetched = anyio.Event()
+
+    async def hold(route: Route) -> None:
+        query = parse_qs(urlsplit(route.request.url).query)
+        if query.get('limit') != ['5']:
+            await route.continue_()
+        elif 'cursor' not in query:
+            # The stream's refetch of the first page: the rows drawn so far are marked, to see them replaced.
+            await page.evaluate("document.querySelectorAll('#pending li').forEach(li => { li.dataset.old = '1'; })")
+            await route.continue_()
+            refetched.set()
+        else:
+            # A next page: held until the refetched first page has been drawn (at once when it already has).
+            await refetched.wait()
+            # (Locators, not wait_for_function: the page's Content-Security-Policy refuses string evaluation.)
+            await expect(page.locator('#pending li[data-old]')).to_have_count(0)
+            await expect(page.locator('#pending li')).not_to_have_count(0)
+            await route.continue_()
+
+    async with anyio.create_task_group() as group:
+        requests = [ask_one(single(f'Question {index:02d}')) for index in range(12)]
+        for request in requests:
+            group.start_soon(web.hub.ask, request)
+            await wait_pending(web.hub, request.id)
+        await page.goto(web.login_url(live))
+        await page.route('**/api/requests*', hold)
+        await page.goto(f'{live}?limit=5')
+        rows = page.locator('#pending li')
+        await expect(rows).to_have_count(12)
+        await expect(page.locator('#more-wrap')).to_be_hidden()
+        assert [await row.locator('a').inner_text() for row in await rows.all()] == [
+            f'Question {index:02d}' for index in range(12)
+        ]
+        group.cancel_scope.cancel()
+    assert tab.errors == []

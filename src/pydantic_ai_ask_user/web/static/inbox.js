@@ -172,6 +172,8 @@
 
   // Bumped when the first page is fetched again: a next page asked for before then is stale and dropped.
   let generation = 0;
+  // True while the first page is being fetched again.
+  let resyncing = false;
 
   // While the end of the list is on screen (a tall window, a short page), the next page follows.
   function fill() {
@@ -179,8 +181,11 @@
   }
 
   // The next page, after the rows loaded: its rows are appended, and the total is the server's.
+  // While the first page is fetched again, no next page is asked for: its cursor would be the old list's. A next page
+  // already asked for is dropped when it comes, and whichever of the two ends last calls fill(), so that a window
+  // whose end stays on screen (no scroll, no new intersection) still gets the pages after it.
   function more() {
-    if (loading || cursor === null) return;
+    if (loading || resyncing || cursor === null) return;
     loading = true;
     const mine = generation;
     moreLink.textContent = texts.loading;
@@ -196,7 +201,7 @@
       .then(function () {
         loading = false;
         moreLink.textContent = texts.more;
-        if (mine === generation) fill();
+        fill();
       });
   }
 
@@ -204,6 +209,7 @@
   function resync() {
     const seen = changes;
     generation += 1;
+    resyncing = true;
     page(null)
       .then(function (body) {
         if (changes !== seen) { resync(); return; }
@@ -213,9 +219,10 @@
         cursor = body.next_cursor;
         total = body.total;
         counted();
+        resyncing = false;
         fill();
       })
-      .catch(failed);
+      .catch(function (error) { resyncing = false; failed(error); });
   }
 
   function add(request) {
