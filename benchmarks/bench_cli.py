@@ -105,7 +105,7 @@ import sys
 import anyio
 from dbos import DBOS
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
-from pydantic_ai_ask_user.durable import DBOSAnswerer, dbos_config
+from pydantic_ai_ask_user.dbos import DBOSAnswerer, dbos_config
 
 url, count = sys.argv[1], int(sys.argv[2])
 DBOS(config=dbos_config(url, name='bench-cli', application_version='bench-cli-1'))

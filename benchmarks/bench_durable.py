@@ -45,7 +45,7 @@ def _measure(database_url: str, polling_seconds: float) -> dict[str, Any]:
     from dbos import DBOS
 
     from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
-    from pydantic_ai_ask_user.durable import DBOSAnswerer, DBOSQuestionStore, dbos_config
+    from pydantic_ai_ask_user.dbos import DBOSAnswerer, DBOSQuestionStore, dbos_config
 
     DBOS(
         config=dbos_config(

@@ -66,7 +66,7 @@ _QUESTIONS = {
 def _make_schema(database_url: str) -> None:
     """DBOS's system tables (launched and destroyed in a process of its own), then the questions table."""
     code = (
-        'import sys; from dbos import DBOS; from pydantic_ai_ask_user.durable import dbos_config; '
+        'import sys; from dbos import DBOS; from pydantic_ai_ask_user.dbos import dbos_config; '
         "DBOS(config=dbos_config(sys.argv[1], name='ask-user-bench', application_version='bench-1')); "
         'DBOS.launch(); DBOS.destroy(workflow_completion_timeout_sec=0)'
     )
@@ -77,8 +77,8 @@ def _seed(database_url: str, count: int) -> None:
     """`count` waiting questions, each of its own `PENDING` workflow, inserted in batches."""
     import sqlalchemy as sa
 
-    from pydantic_ai_ask_user.durable._db import create_engine, ensure_table, requests_table
-    from pydantic_ai_ask_user.durable._sql import insert_addressees
+    from pydantic_ai_ask_user.dbos._db import create_engine, ensure_table, requests_table
+    from pydantic_ai_ask_user.dbos._sql import insert_addressees
 
     engine = create_engine(database_url)
     ensure_table(engine)
@@ -128,7 +128,7 @@ def _measure(database_url: str) -> dict[str, Any]:
     from starlette.requests import Request
 
     from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+    from pydantic_ai_ask_user.dbos import DBOSQuestionStore
     from pydantic_ai_ask_user.web import create_app
 
     def signed_in(request: Request) -> Person | bool:

@@ -28,7 +28,8 @@ import anyio
 from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.deferred import ask_user_result
-from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
+from pydantic_ai_ask_user.hub import QuestionHub
+from pydantic_ai_ask_user.web import WebAnswerer, serve
 
 PENDING = sized(10_000, 100)
 """Pending requests in the memory measurement (100 in quick mode)."""

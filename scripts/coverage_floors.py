@@ -30,7 +30,8 @@ FLOORS: dict[str, float] = {
     'mcp': 85.0,
     'terminal': 80.0,
     'web': 85.0,
-    'durable': 80.0,
+    'dbos': 80.0,
+    'hub': 90.0,
     'temporal': 85.0,
     'prefect': 80.0,
 }

@@ -52,7 +52,7 @@ CORE_TESTS = (
 """The core's tests: run on the latest side only, since `make floor-tests` runs them on the floor already."""
 
 SIDE_TESTS = (
-    ('tests/durable/test_handler_order.py',),
+    ('tests/dbos/test_handler_order.py',),
     ('tests/engines/test_temporal_handler_order.py', 'tests/engines/test_prefect_answerer.py'),
     ('tests/ui/test_ui_adapters.py', 'tests/mcp/test_mcp_conformance.py', 'tests/mcp/test_mcp_form.py'),
     ('tests/web/test_web_hub_approvals.py',),

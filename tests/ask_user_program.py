@@ -13,7 +13,7 @@ import pydantic_ai_ask_user._answer_json
 import pydantic_ai_ask_user._cli.approvals
 import pydantic_ai_ask_user._cli.durable
 import pydantic_ai_ask_user._decision
-import pydantic_ai_ask_user.durable
+import pydantic_ai_ask_user.dbos
 import pydantic_ai_ask_user.temporal  # noqa: F401  (imported for the forks, as the modules above)
 from pydantic_ai_ask_user._cli import main
 

@@ -168,7 +168,7 @@ def test_the_new_fields_are_not_part_of_what_is_asked_and_survive_pickling() -> 
 
 
 async def test_the_hub_lists_each_person_only_what_is_theirs() -> None:
-    from pydantic_ai_ask_user.web import QuestionHub
+    from pydantic_ai_ask_user.hub import QuestionHub
 
     hub = QuestionHub()
     for_alice = replace(make_request(id='a'), audience=('alice',))

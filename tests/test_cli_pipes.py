@@ -3,7 +3,7 @@
 Real pipes, real processes: one whose reader goes away mid-output (`demo`, which prints as the run goes), and one
 whose reader is gone before the command writes at all (`--help`, `--version`). Buffered and unbuffered stdout both,
 as a user's shell has it and as `PYTHONUNBUFFERED=1` has it. The durable commands are checked against a real
-database in tests/durable/test_store_and_cli.py.
+database in tests/dbos/test_store_and_cli.py.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def question_database(tmp_path: Path) -> str:
     """
     import sqlite3
 
-    from pydantic_ai_ask_user.durable._db import insert_pending, open_wait_row, transaction
+    from pydantic_ai_ask_user.dbos._db import insert_pending, open_wait_row, transaction
 
     path = tmp_path / 'questions.sqlite'
     with sqlite3.connect(path) as conn:

@@ -80,10 +80,11 @@ PUBLIC_MODULES = [
     *(pytest.param(f'pydantic_ai_ask_user.{name}', id=name) for name in CORE_MODULES),
     pytest.param('pydantic_ai_ask_user.testing', id='testing'),
     pytest.param('pydantic_ai_ask_user.ui', id='ui'),
+    pytest.param('pydantic_ai_ask_user.hub', id='hub'),
     # Each of these needs its extra installed: `make test-floor` (no extras) leaves them out with `-m 'not extras'`.
     pytest.param('pydantic_ai_ask_user.terminal', id='terminal', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.web', id='web', marks=pytest.mark.extras),
-    pytest.param('pydantic_ai_ask_user.durable', id='durable', marks=pytest.mark.extras),
+    pytest.param('pydantic_ai_ask_user.dbos', id='dbos', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.mcp', id='mcp', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.prefect', id='prefect', marks=pytest.mark.extras),
     pytest.param('pydantic_ai_ask_user.temporal', id='temporal', marks=pytest.mark.extras),

@@ -38,7 +38,7 @@ RUN_SECONDS = 300
 EXTRA_OF_MODULE = {
     'pydantic_ai_ask_user.terminal': 'terminal',
     'pydantic_ai_ask_user.web': 'web',
-    'pydantic_ai_ask_user.durable': 'dbos',
+    'pydantic_ai_ask_user.dbos': 'dbos',
     'dbos': 'dbos',
     'starlette': 'web',
     'sse_starlette': 'web',

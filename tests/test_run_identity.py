@@ -497,7 +497,7 @@ async def test_two_turns_of_one_run_with_the_same_call_id_are_two_questions() ->
 
 
 async def test_a_hub_asks_the_second_turn_again_though_the_question_and_the_id_repeat() -> None:
-    from pydantic_ai_ask_user.web import QuestionHub
+    from pydantic_ai_ask_user.hub import QuestionHub
 
     hub = QuestionHub()
     labels = iter(['Yes', 'No'])

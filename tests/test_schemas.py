@@ -1,6 +1,6 @@
 """`_schemas`: a schema from elsewhere is applied bounded, with references inside it, and patterns in linear time.
 
-The web and command-line tests (`tests/web/test_web_hostile_schemas.py`, `tests/durable/test_hostile_edits_cli.py`)
+The web and command-line tests (`tests/web/test_web_hostile_schemas.py`, `tests/dbos/test_hostile_edits_cli.py`)
 try these through approvals; here each bound on its own, and a recursive schema Pydantic writes still works.
 """
 

@@ -45,10 +45,10 @@ def test_a_store_event_carries_the_request_only_when_it_is_requested() -> None:
 @pytest.mark.extras  # the durable and Temporal stores need their extras (`make test-floor` installs none)
 def test_every_store_that_holds_approvals_is_an_approval_store_with_paging() -> None:
     # The in-process hub and the durable stores hold approvals; the web inbox lists and pages them over any of them.
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+    from pydantic_ai_ask_user.dbos import DBOSQuestionStore
+    from pydantic_ai_ask_user.hub import QuestionHub
     from pydantic_ai_ask_user.store import ApprovalStore
     from pydantic_ai_ask_user.temporal import TemporalQuestionStore
-    from pydantic_ai_ask_user.web import QuestionHub
 
     for store in (QuestionHub, DBOSQuestionStore, TemporalQuestionStore):
         assert issubclass(store, ApprovalStore), store

@@ -45,7 +45,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pydantic_ai_ask_user import AskUser, Person, QuestionContext
-from pydantic_ai_ask_user.durable import (
+from pydantic_ai_ask_user.dbos import (
     DBOSAnswerer,
     DBOSExternalEvents,
     DBOSQuestionStore,

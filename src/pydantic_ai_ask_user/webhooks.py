@@ -6,7 +6,8 @@ a receiver checks the signature with `verify_webhook`, which raises `SignatureEr
 
 from __future__ import annotations
 
-from ._notify import (
+from ._signing import SignatureError
+from ._webhooks import (
     WEBHOOK_EVENT_HEADER,
     WEBHOOK_SIGNATURE_HEADER,
     WEBHOOK_TOLERANCE,
@@ -18,7 +19,6 @@ from ._notify import (
     sign_webhook,
     verify_webhook,
 )
-from ._signing import SignatureError
 
 __all__ = (
     'notify_then',

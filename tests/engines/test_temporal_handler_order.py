@@ -1,5 +1,5 @@
 """The check on a Temporal wait's decision holds whichever way the waiting handler is spelled and listed, or the run
-is refused at its start with the fix (as on DBOS: `tests/durable/test_handler_order.py`), on a real Temporal server.
+is refused at its start with the fix (as on DBOS: `tests/dbos/test_handler_order.py`), on a real Temporal server.
 
 Listed after `TemporalExternalEvents`, or `RequestInput` anywhere, the wait is listed with the calls it decides and
 an Update that leaves one out is refused to its sender. A `HandleDeferredToolCalls` that waits, listed first, would

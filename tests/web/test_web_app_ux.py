@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.parametrize('path', ['/', '/requests/0123abcd'])
 async def test_an_unreachable_database_gets_a_503_page_with_the_security_headers(tmp_path: Path, path: str) -> None:
     pytest.importorskip('dbos')
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+    from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 
     store = DBOSQuestionStore(f'sqlite:///{tmp_path}/no/such/dir/db.sqlite')
     app = create_app(store, access_token='secret')
@@ -38,7 +38,7 @@ async def test_an_unreachable_database_gets_a_503_page_with_the_security_headers
 @pytest.mark.parametrize('path', ['/api/requests', '/api/requests/0123abcd'])
 async def test_an_unreachable_database_gets_a_503_json_error_on_the_api(tmp_path: Path, path: str) -> None:
     pytest.importorskip('dbos')
-    from pydantic_ai_ask_user.durable import DBOSQuestionStore
+    from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 
     store = DBOSQuestionStore(f'sqlite:///{tmp_path}/no/such/dir/db.sqlite')
     app = create_app(store, access_token='secret')

@@ -11,8 +11,8 @@ from ask_user_support import Watch, ask_call, question, script
 from pydantic_ai import Agent
 
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserAnsweredEvent, AskUserRequestedEvent, AskUserResponse
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import StoreError
-from pydantic_ai_ask_user.web import QuestionHub
 
 pytestmark = pytest.mark.anyio
 

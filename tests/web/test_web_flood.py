@@ -28,7 +28,8 @@ from waits import WAIT, launched, read_line
 from web_support import answer_body, csrf_of
 
 from pydantic_ai_ask_user._serving import ServerLimits
-from pydantic_ai_ask_user.web import QuestionHub, create_app, serve
+from pydantic_ai_ask_user.hub import QuestionHub
+from pydantic_ai_ask_user.web import create_app, serve
 
 pytestmark = pytest.mark.anyio
 

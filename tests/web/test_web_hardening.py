@@ -19,10 +19,10 @@ from starlette.routing import Route
 from web_support import WAIT, asgi_client, ask_one, asking, assert_security_headers, bearer, csrf_of, log_in
 
 from pydantic_ai_ask_user import AskUserRequest
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.web import (
     CSRF_COOKIE,
     SESSION_COOKIE,
-    QuestionHub,
     ServerLimits,
     WebAnswerer,
     create_app,

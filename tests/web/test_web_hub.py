@@ -17,8 +17,8 @@ from pydantic_ai_ask_user import (
     DifferentQuestionsError,
     QuestionWithdrawn,
 )
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
-from pydantic_ai_ask_user.web import QuestionHub
 
 pytestmark = pytest.mark.anyio
 

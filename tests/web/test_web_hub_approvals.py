@@ -25,6 +25,7 @@ from pydantic_ai_ask_user import Person, QuestionContext
 from pydantic_ai_ask_user._approvals import TIMED_OUT_DENIAL
 from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
 from pydantic_ai_ask_user.deferred import waiting_handler
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import (
     AlreadyAnsweredError,
     ApprovalDecision,
@@ -35,7 +36,7 @@ from pydantic_ai_ask_user.store import (
     UnknownRequestError,
     WithdrawnError,
 )
-from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
+from pydantic_ai_ask_user.web import WebAnswerer, serve
 
 pytestmark = pytest.mark.anyio
 

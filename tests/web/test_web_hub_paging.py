@@ -11,8 +11,8 @@ from ask_user_support import make_request, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
 from pydantic_ai_ask_user._question_store import EVERYTHING, encode_cursor
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import BadCursorError, PendingFilter, count_pending, page_pending
-from pydantic_ai_ask_user.web import QuestionHub
 
 pytestmark = pytest.mark.anyio
 

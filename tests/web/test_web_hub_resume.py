@@ -13,8 +13,8 @@ import pytest
 from web_support import WAIT, ask_one, wait_pending
 
 from pydantic_ai_ask_user import AskUserResponse
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import StoreEvent
-from pydantic_ai_ask_user.web import QuestionHub
 
 pytestmark = pytest.mark.anyio
 

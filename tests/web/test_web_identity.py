@@ -30,8 +30,9 @@ from pydantic_ai_ask_user import (
     Question,
     QuestionOption,
 )
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import StoreEvent
-from pydantic_ai_ask_user.web import QuestionHub, WebAnswerer, serve
+from pydantic_ai_ask_user.web import WebAnswerer, serve
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,9 @@ from web_support import asgi_client, asking, log_in
 
 from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user._question_store import EVERYTHING
+from pydantic_ai_ask_user.hub import HubRecord, QuestionHub
 from pydantic_ai_ask_user.store import PendingFilter, PendingPage
-from pydantic_ai_ask_user.web import AskUserApp, HubRecord, QuestionHub, WebAnswerer, create_app
+from pydantic_ai_ask_user.web import AskUserApp, WebAnswerer, create_app
 
 pytestmark = pytest.mark.anyio
 

@@ -11,11 +11,11 @@ from inline_snapshot import snapshot
 from web_support import answer_body, asgi_client, ask_one, asking, bearer
 
 from pydantic_ai_ask_user import web as web_module
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 from pydantic_ai_ask_user.web import (
     DEFAULT_MAX_CUSTOM_ANSWER_LENGTH,
     AskUserApp,
-    QuestionHub,
     WebAnswerer,
     WebOptions,
     create_app,

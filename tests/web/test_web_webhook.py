@@ -22,7 +22,7 @@ from web_support import WAIT, asgi_client, asking, log_in, multi, single
 from pydantic_ai_ask_user import AskUserRequest
 from pydantic_ai_ask_user._answers import CannotAskError
 from pydantic_ai_ask_user._cli.web_answerer import web_notifier
-from pydantic_ai_ask_user._notify import WebhookNotifier
+from pydantic_ai_ask_user._webhooks import WebhookNotifier
 from pydantic_ai_ask_user.web import WebAnswerer, serve
 from pydantic_ai_ask_user.webhooks import verify_webhook
 

@@ -19,8 +19,9 @@ from playwright.async_api import BrowserContext, Page, expect
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
 from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
+from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import DEFAULT_PAGE_SIZE, PendingFilter, PendingPage, addressed_to
-from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, QuestionHub, WebAnswerer
+from pydantic_ai_ask_user.web import CONTENT_SECURITY_POLICY, WebAnswerer
 
 WAIT = waits.WAIT
 """Generous: the machine is shared and noisy."""

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .._audience import QuestionContext
     from .._decision import Decision
     from .._question_store import StoreError
-    from ..durable import DBOSQuestionStore, StoredRequest
+    from ..dbos import DBOSQuestionStore, StoredRequest
     from ..temporal import TemporalEventRecord, TemporalQuestionStore, TemporalRecord, WaitingEvent
 
     Store = DBOSQuestionStore | TemporalQuestionStore
@@ -245,8 +245,8 @@ def run_resolve(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     from pydantic_core import to_jsonable_python
 
-    from ..durable._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-    from ..durable._wait_check import checked_for_wait
+    from ..dbos._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
+    from ..dbos._wait_check import checked_for_wait
 
     try:
         found = _tokens_meant(args.db, args.token)
@@ -426,7 +426,7 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     """`[token]` when a wait is open under it; else the open waits' tokens that begin with it (at least `MIN_PREFIX`
     characters): one is the token meant, several are ambiguous. `[]` when none is open (resolving says why).
     """
-    from ..durable._sql import EVENT_WAITS_TABLE_NAME, open_database, open_wait_tokens
+    from ..dbos._sql import EVENT_WAITS_TABLE_NAME, open_database, open_wait_tokens
 
     database = open_database(database_url)
     try:
@@ -564,7 +564,7 @@ def _open_temporal_store(args: argparse.Namespace) -> TemporalQuestionStore | st
 
 def _open_dbos_store(url: str) -> DBOSQuestionStore | str:
     try:
-        from ..durable import DBOSQuestionStore
+        from ..dbos import DBOSQuestionStore
     except ImportError as error:
         from .install import install_hint
 
@@ -610,7 +610,7 @@ def run_pending(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     stop_warning: Callable[[], None] = lambda: None  # noqa: E731
     if args.temporal is None:
-        from ..durable._sql import on_unreadable_row
+        from ..dbos._sql import on_unreadable_row
 
         # One damaged row is left out, named on stderr, and the rest listed: it does not hide every question.
         stop_warning = on_unreadable_row(
@@ -1016,6 +1016,6 @@ def _store_error(error: StoreError) -> int:
 
 def _shown(database_url: str) -> str:
     """The `--db` URL as an error may show it: its password hidden."""
-    from ..durable._db import shown_database_url
+    from ..dbos._db import shown_database_url
 
     return shown_database_url(database_url)

@@ -17,8 +17,8 @@ from typing import TextIO
 import anyio
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
-from .._notify import WebhookNotifier
 from .._text import printable
+from .._webhooks import WebhookNotifier
 from ..web import WebAnswerer, serve
 from ..web._serve import WILDCARD_HOSTS, reachable_host
 

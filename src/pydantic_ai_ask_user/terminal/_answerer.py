@@ -15,8 +15,8 @@ from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse
 from .._i18n import N_, negotiate_terminal
 from .._receipt import os_user_at_host
 from ._app import run_menu
+from ._bell import notification_sequences
 from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, RenamedCustomOptions, renamed_custom_options
-from ._notify import notification_sequences
 from ._terminal import Terminal, open_terminal
 
 __all__ = ('TerminalAnswerer', 'NOTIFICATION_TITLE')

@@ -7,7 +7,6 @@ from .. import _module_names
 from .._asgi import DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BODY_LIMIT_SECONDS, BodyLimit
 from ._answerer import WebAnswerer
 from ._app import AskUserApp, create_app
-from ._hub import DEFAULT_REMEMBER_FINISHED, HubRecord, QuestionHub
 from ._options import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, DEFAULT_TITLE, WebOptions
 from ._options import deprecated_name as _deprecated_name
 from ._security import (
@@ -24,8 +23,6 @@ from ._serve import ServerLimits, serve
 __all__ = (
     'WebAnswerer',
     'WebOptions',
-    'QuestionHub',
-    'HubRecord',
     'AskUserApp',
     'create_app',
     'serve',
@@ -35,7 +32,6 @@ __all__ = (
     'DEFAULT_BODY_LIMIT_SECONDS',
     'Authorize',
     'DEFAULT_TITLE',
-    'DEFAULT_REMEMBER_FINISHED',
     'DEFAULT_MAX_BODY_BYTES',
     'DEFAULT_BODY_SECONDS',
     'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH',

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
 from pydantic_ai_ask_user._module_names import LazyModule
-from pydantic_ai_ask_user._notify import WebhookNotifier
 from pydantic_ai_ask_user._text import printable
+from pydantic_ai_ask_user._webhooks import WebhookNotifier
 
+from ..hub import QuestionHub
 from ._app import AskUserApp, create_app
-from ._hub import QuestionHub
 from ._options import WebOptions, deprecated_name, web_options
 
 if TYPE_CHECKING:

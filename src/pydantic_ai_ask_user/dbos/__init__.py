@@ -1,0 +1,80 @@
+"""Durable questions on DBOS: the wait survives restarts, and the answer may come from any process.
+
+Needs the `dbos` extra: `pip install 'pydantic-ai-ask-user[dbos]'`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import _module_names
+
+if TYPE_CHECKING:
+    from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
+    from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
+    from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
+    from ._inbox import TOKEN_PREFIX, ask_through_store
+    from ._resolve import InvalidDecisionError, NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
+    from ._sql import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
+    from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
+
+__all__ = (
+    'DBOSAnswerer',
+    'DBOSQuestionStore',
+    'StoredRequest',
+    'NotAQuestionDatabaseError',
+    'dbos_config',
+    'DBOSEventWaiter',
+    'DBOSExternalEvents',
+    'ask_through_store',
+    'NotAnEventTokenError',
+    'NoWaitError',
+    'InvalidDecisionError',
+    'resolve_dbos_event',
+    'fail_dbos_event',
+    'TOKEN_PREFIX',
+    'DEFAULT_CHUNK_SECONDS',
+    'DEFAULT_DATABASE_URL',
+    'DEFAULT_POLLING_SECONDS',
+    'DEFAULT_LOG_LEVEL',
+    'DEFAULT_RECHECK_SECONDS',
+    'DEFAULT_EVENTS_POLL_SECONDS',
+    'TABLE_NAME',
+)
+
+_DEFINED_IN = {
+    'DBOSAnswerer': '_answerer',
+    'DEFAULT_RECHECK_SECONDS': '_answerer',
+    'dbos_config': '_config',
+    'DEFAULT_LOG_LEVEL': '_config',
+    'DEFAULT_POLLING_SECONDS': '_config',
+    'DEFAULT_DATABASE_URL': '_sql',
+    'TABLE_NAME': '_sql',
+    'NotAQuestionDatabaseError': '_sql',
+    'StoredRequest': '_sql',
+    'DBOSQuestionStore': '_store',
+    'DEFAULT_EVENTS_POLL_SECONDS': '_store',
+    'DEFAULT_CHUNK_SECONDS': '_events',
+    'DBOSEventWaiter': '_events',
+    'DBOSExternalEvents': '_events',
+    'NotAnEventTokenError': '_resolve',
+    'NoWaitError': '_resolve',
+    'InvalidDecisionError': '_resolve',
+    'fail_dbos_event': '_resolve',
+    'resolve_dbos_event': '_resolve',
+    'TOKEN_PREFIX': '_inbox',
+    'ask_through_store': '_inbox',
+}
+"""Which private module defines each public name, loaded on first use: `ask-user pending`, `answer` and `resolve`
+use the question table and SQL only, and must not pay for DBOS (`_answerer`, `_config`, `_events`) or Pydantic AI
+(`_events`). `from pydantic_ai_ask_user.dbos import DBOSAnswerer` without the `dbos` extra is the `ImportError`
+naming the missing library, as before."""
+
+
+__getattr__ = _module_names.lazy_names(__name__, globals(), _DEFINED_IN)
+"""Load each public name on first use (PEP 562)."""
+
+
+def __dir__() -> list[str]:
+    """Every public name of the module, loaded or not."""
+    return sorted({*globals(), *__all__})
