@@ -19,8 +19,14 @@ PACKAGE = 'pydantic_ai_ask_user'
 SOURCE = Path(__file__).resolve().parent.parent / 'src' / PACKAGE
 """Where its source is."""
 
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = ()
-"""Filled in below: (layer name, module prefixes), lowest first."""
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ('core', ('',)),
+    ('stores and engines', ('hub', 'dbos', 'temporal', 'prefect')),
+    ('front ends', ('testing', 'terminal', 'web', 'ui', 'mcp')),
+    ('command line', ('_cli',)),
+)
+"""The layers, lowest first, each named by the module prefixes it holds (`''`: the package's own modules). A module
+may import its own layer and those below; `docs/development.md` says what each holds."""
 
 
 @dataclass
@@ -160,7 +166,7 @@ def layer_of(name: str) -> int:
     best = (-1, -1)
     for rank, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if name == prefix or name.startswith(prefix + '.'):
+            if name == prefix or name.startswith(prefix + '.') or (prefix == '' and '.' not in name):
                 best = max(best, (len(prefix), rank))
     if best[1] < 0:
         raise ValueError(f'module {name!r} is in no layer: add it to LAYERS in scripts/import_graph.py')

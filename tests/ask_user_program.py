@@ -10,8 +10,10 @@ from __future__ import annotations
 import sys
 
 import pydantic_ai_ask_user._answer_json
+import pydantic_ai_ask_user._cli.answer
 import pydantic_ai_ask_user._cli.approvals
-import pydantic_ai_ask_user._cli.durable
+import pydantic_ai_ask_user._cli.pending
+import pydantic_ai_ask_user._cli.resolve
 import pydantic_ai_ask_user._decision
 import pydantic_ai_ask_user.dbos
 import pydantic_ai_ask_user.temporal  # noqa: F401  (imported for the forks, as the modules above)

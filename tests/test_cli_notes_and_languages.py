@@ -95,13 +95,13 @@ def test_ask_without_notes_refuses_a_note_and_sets_no_deadline(
 def test_resolve_names_the_os_user_for_every_call_it_decides_unless_the_json_names_someone() -> None:
     from pydantic_ai import DeferredToolResults
 
-    from pydantic_ai_ask_user._cli.durable import _with_answered_by  # pyright: ignore[reportPrivateUsage]
+    from pydantic_ai_ask_user._decision import with_answered_by
 
     results = DeferredToolResults(
         approvals={'deploy-1': True}, calls={'q-1': {'Database': ['SQLite']}}, answered_by={'q-1': 'alice'}
     )
-    assert _with_answered_by(results).answered_by == {'deploy-1': os_user_at_host(), 'q-1': 'alice'}
-    assert _with_answered_by(DeferredToolResults()).answered_by == {}
+    assert with_answered_by(results, os_user_at_host()).answered_by == {'deploy-1': os_user_at_host(), 'q-1': 'alice'}
+    assert with_answered_by(DeferredToolResults(), 'x').answered_by == {}
 
 
 def test_every_message_the_command_looks_up_is_in_the_cli_tuple_the_catalogs_are_made_from(tmp_path: Path) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
 from uuid import uuid4
 
 from pydantic import ValidationError
 
-from ._audience import QuestionContext, check_audience, with_addressing
+from ._audience import QuestionContext, audience_from_json, check_audience, context_from_json
 from ._module_names import LazyModule
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
@@ -691,3 +691,14 @@ class CannotAskError(RuntimeError):
     Raised by shipped answerers at call time, with a message naming what is missing and the
     alternatives, so that a misconfigured deployment fails at once instead of hanging.
     """
+
+
+def with_addressing(request: AskUserRequest, data: Mapping[str, Any]) -> AskUserRequest:
+    """`request` with the audience and context `data` holds (as `addressing_json` wrote them), read defensively."""
+    if 'audience' not in data and 'context' not in data:
+        return request
+    return replace(
+        request,
+        audience=audience_from_json(data.get('audience')),
+        context=context_from_json(data.get('context')),
+    )

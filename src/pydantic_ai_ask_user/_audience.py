@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ForwardRef, Protocol, TypeAlias, cast
 
 from ._module_names import LazyModule
@@ -22,8 +22,6 @@ from ._text import check_one_line, find_forbidden_character, printable
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
-
-    from ._answers import AskUserRequest
 else:
     # Read by `typing.get_type_hints` (the settings below), imported only then: this module stays free of Pydantic AI.
     _tools = LazyModule('pydantic_ai.tools')
@@ -46,7 +44,6 @@ __all__ = (
     'context_from_json',
     'audience_from_json',
     'addressing_json',
-    'with_addressing',
 )
 
 MAX_AUDIENCE = 100
@@ -305,14 +302,3 @@ def addressing_json(item: Addressed) -> dict[str, Any]:
     if item.context is not None:
         data['context'] = context_to_json(item.context)
     return data
-
-
-def with_addressing(request: AskUserRequest, data: Mapping[str, Any]) -> AskUserRequest:
-    """`request` with the audience and context `data` holds (as `addressing_json` wrote them), read defensively."""
-    if 'audience' not in data and 'context' not in data:
-        return request
-    return replace(
-        request,
-        audience=audience_from_json(data.get('audience')),
-        context=context_from_json(data.get('context')),
-    )

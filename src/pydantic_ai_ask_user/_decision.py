@@ -12,12 +12,14 @@ is validated by Pydantic AI itself, so it is read, or refused with Pydantic AI's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from pydantic_core import from_json
 
-__all__ = ('Decision', 'read_decision')
+from ._answers import check_answered_by
+
+__all__ = ('Decision', 'read_decision', 'with_answered_by')
 
 
 @dataclass
@@ -85,3 +87,18 @@ def _plain(text: str) -> Decision | None:
 def _tagged(value: Any) -> bool:
     """Whether Pydantic AI would read `value` as a result object (it has a `kind` or `part_kind`), not keep it."""
     return isinstance(value, dict) and any(tag in value for tag in _TAGS)
+
+
+def with_answered_by(results: Decision, who: str) -> Decision:
+    """`results` with who decided each call: as `results.answered_by` says (each name checked: `ValueError` naming the
+    call when it names a call `results` does not decide, or is no name), else `who`.
+    """
+    decided = [*results.approvals, *results.calls]
+    for call_id, name in results.answered_by.items():
+        if call_id not in decided:
+            raise ValueError(f'answered_by names call {call_id!r}, which this decision does not decide')
+        if (problem := check_answered_by(name)) is not None:
+            raise ValueError(f'answered_by of call {call_id!r}: {problem}')
+    if not decided:
+        return results
+    return replace(results, answered_by={call_id: who for call_id in decided} | results.answered_by)

@@ -8,12 +8,17 @@ The durable stores and the in-process hub (for `WebAnswerer.request_input`) hold
 beside the questions: a tool call waiting for approval (`PendingApproval`), listed a page at a time
 (`page_approvals`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
 arguments checked against the tool's schema) through the `ApprovalStore` methods.
+
+The rules every front end follows over a store are here too: what a typed id means (`waiting_with_prefix`: a whole
+key, or a unique beginning of one) and how a whole wait is decided from JSON (`read_wait_decision`: every item, or
+none).
 """
 
 from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
+from ._lookup import MIN_PREFIX, WaitingMatches, waiting_with_prefix
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -33,6 +38,7 @@ from ._question_store import (
     page_approvals,
     page_pending,
 )
+from ._wait_decision import read_wait_decision
 
 __all__ = (
     'QuestionStore',
@@ -56,4 +62,8 @@ __all__ = (
     'count_pending',
     'DEFAULT_PAGE_SIZE',
     'MAX_PAGE_SIZE',
+    'MIN_PREFIX',
+    'WaitingMatches',
+    'waiting_with_prefix',
+    'read_wait_decision',
 )

@@ -9,7 +9,7 @@ import pytest
 from cli_support import run_cli as run_process
 from durable_support import dbos_workflows, publish_question, run_cli
 
-from pydantic_ai_ask_user._cli.durable import DEFAULT_PENDING_LIMIT
+from pydantic_ai_ask_user._cli.inbox import DEFAULT_PENDING_LIMIT
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from pydantic_ai_ask_user import (
 from pydantic_ai_ask_user._cli.arguments import port as _port
 from pydantic_ai_ask_user._cli.arguments import seconds as _seconds
 from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicitation_form
-from pydantic_ai_ask_user.mcp._command import run
+from pydantic_ai_ask_user._cli.mcp_server import run
 from pydantic_ai_ask_user.testing import Custom, ScriptedAnswerer
 
 pytestmark = pytest.mark.anyio
@@ -196,7 +196,7 @@ def test_the_command_without_a_terminal_exits_4(capsys: pytest.CaptureFixture[st
 
 async def test_the_command_serves_http_and_the_web_inbox_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     from pydantic_ai_ask_user._cli import build_parser
-    from pydantic_ai_ask_user.mcp._command import _serve
+    from pydantic_ai_ask_user._cli.mcp_server import _serve
 
     args = build_parser().parse_args(['mcp', '--http', '--port', '0', '--web', '--timeout', '60'])
     arguments = {'questions': [json.loads(REQUEST.questions[0].model_dump_json(exclude_none=True))]}

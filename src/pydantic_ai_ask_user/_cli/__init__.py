@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from .._text import printable
-from . import ask, demo, durable, mcp
+from . import ask, demo, inbox, mcp
 from .arguments import END_AT_ONCE
 from .exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED
 from .i18n import _
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     Register = Callable[[Subparsers], None]
     """A command's `register(subparsers)`: adds its subparser and sets `func(args) -> exit code` on it."""
 
-COMMANDS: tuple[Register, ...] = (demo.register, ask.register, durable.register, mcp.register)
+COMMANDS: tuple[Register, ...] = (demo.register, ask.register, inbox.register, mcp.register)
 """Every command of `ask-user`, in the order `--help` lists them.
 
 Each command's module stays cheap to import (its front end, and for `mcp` the `mcp` library, is imported

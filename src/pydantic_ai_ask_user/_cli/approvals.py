@@ -11,27 +11,39 @@ made printable before it is shown, as the questions' are.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable
+from dataclasses import replace
+from typing import Any, cast
 
+from pydantic_core import from_json
+
+from .._answers import AskUserRequest
+from .._approvals import ApprovalDecision, PendingApproval, read_decision_value
+from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
+from .._questions import MAX_QUESTION_LENGTH
+from .._receipt import os_user_at_host
 from .._text import printable, terminal_json
+from .._wait_decision import read_wait_decision
+from .common import (
+    Store,
+    ask_in_terminal,
+    cannot_read_questions,
+    clipped,
+    fail,
+    first_line,
+    read_json,
+    timestamp,
+    where,
+    without_nulls,
+)
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 from .i18n import _
 
-if TYPE_CHECKING:
-    from .._answers import AskUserRequest, AskUserResponse
-    from .._approvals import ApprovalDecision, PendingApproval
-    from .._question_store import ApprovalStore, StoreError
-    from .durable import Store
-
-__all__ = ('approval_json', 'approval_lines', 'is_wait_token', 'approval_meant', 'answer_approval', 'answer_wait')
+__all__ = ('approval_json', 'approval_lines', 'is_wait_token', 'approval_error', 'answer_approval', 'answer_wait')
 
 _TOKEN_PREFIXES = ('dbos1.', 'temporal1.')
 """How the tokens of the durable waiters begin (`DBOSEventWaiter`, `TemporalEventWaiter`): what `answer` takes for a
 wait rather than an item id (ids are 32 hex digits, or an earlier version's tool call id)."""
-
-_ARGS_SHOWN = 300
-"""How many characters of a call's arguments `pending` shows on its line (`--json` shows them all)."""
 
 
 def is_wait_token(text: str) -> bool:
@@ -44,30 +56,24 @@ def approval_json(approval: PendingApproval) -> dict[str, Any]:
     `token`, the call (`tool_call_id`, `tool_name`, `args`), the tool's `parameters` schema, its run and workflow,
     whom it is for (`audience`) and where it comes from (`context`).
     """
-    from .durable import _timestamp, _without_nulls  # pyright: ignore[reportPrivateUsage]
-
     line = {
         'kind': 'approval',
         **approval.call_json(),
         'workflow_id': approval.workflow_id,
-        'opened_at': _timestamp(approval.created_at),
+        'opened_at': timestamp(approval.created_at),
         # Who may decide it (absent: anyone) and where it comes from, as a question's line says.
         **approval.addressing_json(),
     }
-    return _without_nulls(line)
+    return without_nulls(line)
 
 
 def approval_lines(approval: PendingApproval) -> list[str]:
     """An approval as `pending` shows it to a person: every string of the model's made printable, on one line each."""
-    from .durable import _timestamp  # pyright: ignore[reportPrivateUsage]
-
-    call = printable(f'{approval.tool_name} {terminal_json(approval.args)}', allow_newline=False)
-    if len(call) > _ARGS_SHOWN:
-        call = call[: _ARGS_SHOWN - 1] + '…'
+    call = clipped(printable(f'{approval.tool_name} {terminal_json(approval.args)}', allow_newline=False))
     return [
         _('{id}  approval  asked {asked}  workflow {workflow}').format(
             id=printable(approval.key),
-            asked=_timestamp(approval.created_at),
+            asked=timestamp(approval.created_at),
             workflow=printable(approval.workflow_id, allow_newline=False),
         ),
         '  ' + _('run {call}?').format(call=call) + '  ' + _('call {id}').format(id=printable(approval.tool_call_id)),
@@ -75,84 +81,36 @@ def approval_lines(approval: PendingApproval) -> list[str]:
     ]
 
 
-def _approval_store(store: Store) -> ApprovalStore:
-    """`store` as the approvals' store: both stores `ask-user` opens (DBOS's, Temporal's) are one."""
-    return store
-
-
-async def approval_meant(store: Store, args: argparse.Namespace, item_id: str) -> PendingApproval | int | None:
-    """The approval `item_id` names (whole, or a unique beginning of at least `MIN_PREFIX` characters when no
-    question's id begins so too); an exit code once a problem is said; `None` when it names no approval.
-    """
-    from .._question_store import StoreError, UnknownRequestError
-    from .durable import (
-        MIN_PREFIX,
-        _ambiguous,  # pyright: ignore[reportPrivateUsage]
-        _cannot_read_questions,  # pyright: ignore[reportPrivateUsage]
-        _fail,  # pyright: ignore[reportPrivateUsage]
-    )
-
-    approvals = _approval_store(store)
-    try:
-        try:
-            return await approvals.get_approval(item_id)
-        except UnknownRequestError:
-            if len(item_id) < MIN_PREFIX:
-                return None
-        found = [approval for approval in await approvals.pending_approvals() if approval.key.startswith(item_id)]
-        if not found:
-            return None
-        questions = [record.key for record in await store.pending_records() if record.key.startswith(item_id)]
-        if len(found) + len(questions) > 1:
-            labels = [(approval.key, approval.tool_name) for approval in found] + [(key, '') for key in questions]
-            return _ambiguous(item_id, labels)
-        return found[0]
-    except StoreError as error:
-        return _approval_error(error)
-    except Exception as error:
-        _fail(_cannot_read_questions(args, error))
-        return EXIT_CANNOT_ASK
-
-
 async def _send(args: argparse.Namespace, sending: Awaitable[None]) -> int | None:
     """`None` once `sending` has recorded the decisions; otherwise the exit code, the problem said."""
-    from .._question_store import StoreError
-    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
-
     try:
         await sending
     except StoreError as error:
-        return _approval_error(error)
+        return approval_error(error)
     except ValueError as error:
-        _fail(_('invalid decision: {error}').format(error=error))
+        fail(_('invalid decision: {error}').format(error=error))
         return EXIT_INVALID
     except Exception as error:
         return _cannot_send(args, error)
     return None
 
 
-def _approval_error(error: StoreError) -> int:
+def approval_error(error: StoreError) -> int:
     """Say why the approval cannot be decided, as `_store_error` says it of a question; its exit code."""
-    from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
-    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
-
     shown = repr(error.request_id)
     if isinstance(error, AlreadyAnsweredError):
-        _fail(_('approval {id} has already been decided').format(id=shown))
+        fail(_('approval {id} has already been decided').format(id=shown))
     elif isinstance(error, WithdrawnError):
-        _fail(_('approval {id} is no longer waiting for a decision').format(id=shown))
+        fail(_('approval {id} is no longer waiting for a decision').format(id=shown))
     elif isinstance(error, UnknownRequestError):
-        _fail(_('nothing is waiting under id {id}').format(id=shown))
+        fail(_('nothing is waiting under id {id}').format(id=shown))
     else:
-        _fail(str(error))
+        fail(str(error))
     return error.exit_code
 
 
 def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
     """The decision `--approve`, `--deny`, `--args` or `--json` gives; what is wrong, as text, when none fits."""
-    from .._approvals import ApprovalDecision, read_decision_value
-    from .durable import _read_json  # pyright: ignore[reportPrivateUsage]
-
     try:
         if args.approve:
             return ApprovalDecision.approve()
@@ -161,7 +119,7 @@ def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
         if args.edited_args is not None:
             return ApprovalDecision.edit(_edited(args.edited_args))
         if args.json_file is not None:
-            return read_decision_value(_read_json(args.json_file))
+            return read_decision_value(read_json(args.json_file))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return str(error)
     return _('decide a tool approval with --approve, --deny [REASON], --args JSON or --json FILE')
@@ -171,18 +129,13 @@ async def answer_approval(store: Store, args: argparse.Namespace, approval: Pend
     """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
     decided.
     """
-    from .._receipt import os_user_at_host
-    from .durable import _fail  # pyright: ignore[reportPrivateUsage]
-
     given = args.approve or args.deny is not None or args.edited_args is not None or args.json_file is not None
     decision = _decision_given(args) if given else await _decided_in_terminal(approval)
     if isinstance(decision, int):
         return decision
     if isinstance(decision, str):
-        _fail(_('invalid decision: {error}').format(error=decision))
+        fail(_('invalid decision: {error}').format(error=decision))
         return EXIT_INVALID
-    from dataclasses import replace
-
     decision = replace(decision, decided_by=os_user_at_host())
     approvals = cast('ApprovalStore', store)
     if (problem := await _send(args, approvals.decide(approval.key, decision))) is not None:
@@ -203,9 +156,6 @@ def approval_question(approval: PendingApproval) -> AskUserRequest:
     own words (a reason to deny with, or JSON arguments to run it with instead). Every string of the model's is made
     printable and cut to fit a question.
     """
-    from .._answers import AskUserRequest
-    from .._questions import MAX_QUESTION_LENGTH
-
     call = printable(f'{approval.tool_name} {approval.args_line()}', allow_newline=False)
     text = f'Run {call}?'
     if len(text) > MAX_QUESTION_LENGTH:
@@ -231,14 +181,11 @@ def approval_question(approval: PendingApproval) -> AskUserRequest:
 
 async def _decided_in_terminal(approval: PendingApproval) -> ApprovalDecision | str | int:
     """The decision a person makes in the terminal menu; what is wrong as text, or an exit code (nothing decided)."""
-    from .._approvals import ApprovalDecision
-    from .durable import _fail, ask_in_terminal  # pyright: ignore[reportPrivateUsage]
-
     response = await ask_in_terminal(approval_question(approval))
     if isinstance(response, int):
         return response
     if response.cancelled:
-        _fail(_('nothing was decided: the approval still waits'))
+        fail(_('nothing was decided: the approval still waits'))
         return EXIT_DECLINED
     (answer,) = response.answers
     if answer.custom_answer is None:
@@ -253,8 +200,6 @@ async def _decided_in_terminal(approval: PendingApproval) -> ApprovalDecision | 
 
 
 def _edited(text: str) -> dict[str, Any]:
-    from pydantic_core import from_json
-
     edited = from_json(text)
     if not isinstance(edited, dict):
         raise ValueError(_('--args must be a JSON object of the arguments to run the call with'))
@@ -271,38 +216,34 @@ def _decided(decision: ApprovalDecision) -> dict[str, Any]:
 
 
 def _cannot_send(args: argparse.Namespace, error: Exception) -> int:
-    from .durable import _fail, _first_line, _where  # pyright: ignore[reportPrivateUsage]
-
-    _fail(
+    fail(
         _('cannot send the decision to {database}: {error}; `ask-user pending` shows whether it still waits').format(
-            database=_where(args), error=_first_line(error)
+            database=where(args), error=first_line(error)
         )
     )
     return EXIT_CANNOT_ASK
 
 
 async def answer_wait(store: Store, args: argparse.Namespace) -> int:
-    """Decide every pending item of the wait `args.request_id` names, from `--json`, all or nothing."""
-    from .durable import _cannot_read_questions, _fail, _read_json  # pyright: ignore[reportPrivateUsage]
-
-    token: str = args.request_id
-    approvals_store = _approval_store(store)
+    """Decide every pending item of the wait `args.item` names, from `--json`, all or nothing."""
+    token: str = args.item
+    approvals_store: ApprovalStore = store
     if args.json_file is None:
-        _fail(_('a wait is decided with --json FILE: an object of each call id and its decision or answer'))
+        fail(_('a wait is decided with --json FILE: an object of each call id and its decision or answer'))
         return EXIT_INVALID
     try:
         approvals, questions = await approvals_store.wait_items(token)
     except Exception as error:
-        _fail(_cannot_read_questions(args, error))
+        fail(cannot_read_questions(args, error))
         return EXIT_CANNOT_ASK
     if not approvals and not questions:
-        _fail(_('nothing waits under this token: the wait was decided already, is over, or is unknown here'))
+        fail(_('nothing waits under this token: the wait was decided already, is over, or is unknown here'))
         return EXIT_WITHDRAWN
     try:
-        data = _read_json(args.json_file)
-        decisions, answers = _items_given(data, approvals, questions)
+        data = read_json(args.json_file)
+        decisions, answers = read_wait_decision(data, approvals, questions, decided_by=os_user_at_host())
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        _fail(_('invalid decision: {error}').format(error=error))
+        fail(_('invalid decision: {error}').format(error=error))
         return EXIT_INVALID
     if (problem := await _send(args, approvals_store.decide_wait(decisions, answers))) is not None:
         return problem
@@ -310,56 +251,3 @@ async def answer_wait(store: Store, args: argparse.Namespace) -> int:
     shown |= {request.id: {'answered': not answers[request.key].cancelled} for request in questions}
     print(terminal_json({'token': token, 'decided': shown}))
     return EXIT_ANSWERED
-
-
-def _items_given(
-    data: Any, approvals: Sequence[PendingApproval], questions: Sequence[AskUserRequest]
-) -> tuple[dict[str, ApprovalDecision], dict[str, AskUserResponse]]:
-    """The decision of each approval and the answer of each question `data` gives, by key; `ValueError` naming the
-    item when one is missing, unknown, or does not read as its kind's.
-    """
-    from dataclasses import replace
-
-    from .._answer_json import parse_answer_json
-    from .._approvals import read_decision_value
-    from .._receipt import os_user_at_host
-    from .._wait_calls import MAX_IDS_SHOWN
-
-    if not isinstance(data, Mapping):
-        raise ValueError('a wait is decided with a JSON object: {"CALL_ID": decision or answer, ...}')
-    given = cast(Mapping[str, Any], data)
-    by_id: dict[str, str] = {}
-    items = [(approval.tool_call_id, approval.key) for approval in approvals]
-    for call_id, key in [*items, *((request.id, request.key) for request in questions)]:
-        by_id[call_id] = by_id[key] = key
-    unknown = [name for name in given if name not in by_id]
-    if unknown:
-        shown = ', '.join(repr(name) for name in unknown[:MAX_IDS_SHOWN])
-        raise ValueError(f'{shown}: no pending item of this wait has this call id or id')
-    values = {by_id[name]: value for name, value in given.items()}
-    who = os_user_at_host()
-    decisions: dict[str, ApprovalDecision] = {}
-    answers: dict[str, AskUserResponse] = {}
-    left_out: list[str] = []
-    for approval in approvals:
-        if approval.key not in values:
-            left_out.append(approval.tool_call_id)
-            continue
-        try:
-            decisions[approval.key] = replace(read_decision_value(values[approval.key]), decided_by=who)
-        except ValueError as error:
-            raise ValueError(f'call {approval.tool_call_id!r}: {error}') from None
-    for request in questions:
-        if request.key not in values:
-            left_out.append(request.id)
-            continue
-        try:
-            response = parse_answer_json(request, values[request.key])
-        except ValueError as error:
-            raise ValueError(f'call {request.id!r}: {error}') from None
-        answers[request.key] = response if response.answered_by is not None else replace(response, answered_by=who)
-    if left_out:
-        raise ValueError(
-            'a wait is decided whole: it leaves out ' + ', '.join(repr(call_id) for call_id in left_out[:MAX_IDS_SHOWN])
-        )
-    return decisions, answers

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable
 
-__all__ = ('command', 'seconds', 'port', 'END_AT_ONCE')
+__all__ = ('command', 'later', 'seconds', 'port', 'END_AT_ONCE')
 
 END_AT_ONCE = 'end_at_once'
 """The attribute a command sets to `True` on its arguments when the process must end as soon as it returns, without
@@ -25,6 +26,22 @@ def command(
     parser = subparsers.add_parser(name, help=summary, description=description)
     parser.set_defaults(func=run)
     return parser
+
+
+def later(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """What runs a command: `function` of the module `module` of `_cli` (`'pending'`: `_cli/pending.py`), loaded by
+    name when the command runs, not when the command line is built.
+
+    The one place the command line defers its own imports: a command's module imports what it needs at its top (the
+    question models, a store, anyio), and `ask-user --help` or another command loads none of it.
+    """
+
+    def run(args: argparse.Namespace) -> int:
+        loaded = importlib.import_module(f'{__package__}.{module}')
+        return int(getattr(loaded, function)(args))
+
+    run.__qualname__ = f'{module}.{function}'
+    return run
 
 
 LONGEST_TIMEOUT = 10 * 366 * 24 * 3600

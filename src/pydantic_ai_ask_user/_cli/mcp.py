@@ -1,7 +1,7 @@
 """`ask-user mcp`: serve `ask_user_question` to any MCP host (Claude Code, Cursor, ...) over stdio or HTTP.
 
 Registering costs nothing: the `mcp` library, the front ends and the question models are imported by
-`pydantic_ai_ask_user.mcp._command` when the command runs.
+`_cli/mcp_server.py` when the command runs.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .._text import printable
-from ..mcp._token import TOKEN_VARIABLE, check_token
-from .arguments import command, port, seconds
+from ..mcp import TOKEN_VARIABLE, check_token
+from .arguments import command, later, port, seconds
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]  # pyright: ignore[reportPrivateUsage]
@@ -34,7 +34,7 @@ def register(subparsers: Subparsers) -> None:
     parser = command(
         subparsers,
         'mcp',
-        _run,
+        later('mcp_server', 'run'),
         summary='serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP',
         description=(
             'An MCP server with one tool, ask_user_question: the same schema, limits and validation as '
@@ -108,9 +108,3 @@ def _origin(text: str) -> str:
     if re.fullmatch(r'https?://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?', text) is None:
         raise argparse.ArgumentTypeError(f'{printable(repr(text))} is not an origin (scheme://host[:port], no path)')
     return text
-
-
-def _run(args: argparse.Namespace) -> int:
-    from ..mcp._command import run
-
-    return run(args)

@@ -1,7 +1,7 @@
 """MCP both ways: ask through an MCP client's elicitation, answer an MCP server's elicitation, `ask-user mcp`.
 
 Needs the `mcp` extra: `pip install 'pydantic-ai-ask-user[mcp]'`. Each name is imported on first use, so
-that `ask-user` (which registers `ask-user mcp` from `mcp._command`) does not load the MCP SDK to start.
+that `ask-user` (whose `ask-user mcp` runs in `_cli/mcp_server.py`) does not load the MCP SDK to start.
 """
 
 from __future__ import annotations

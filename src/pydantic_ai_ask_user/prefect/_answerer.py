@@ -33,8 +33,8 @@ from prefect.input.actions import acreate_flow_run_input, aread_flow_run_input
 from pydantic import ValidationError
 from pydantic_ai.exceptions import UserError
 
-from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._audience import addressing_json, with_addressing
+from .._answers import AskUserRequest, AskUserResponse, check_response, with_addressing
+from .._audience import addressing_json
 from .._durable import noted_run_engine
 from .._json import ResponseJSON, questions_to_json, response_from_json, response_to_json
 from .._text import printable

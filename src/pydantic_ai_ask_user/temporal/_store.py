@@ -23,8 +23,8 @@ from temporalio.client import (
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
-from .._answers import AskUserRequest, AskUserResponse, check_response
-from .._approvals import ApprovalDecision, PendingApproval
+from .._answers import TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result, check_response
+from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -44,6 +44,7 @@ from .._question_store import (
     page_approvals_in_memory,
 )
 from .._tool_args import approval_args
+from ._events import NotATemporalTokenError, pending_temporal_events, resolve_temporal_event, token_workflow_id
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
@@ -126,6 +127,13 @@ class TemporalEventRecord:
     def key(self) -> str:
         """The wait's token, what `resolve_temporal_event` (and `ask-user resolve --temporal`) takes."""
         return self.event.token
+
+    @property
+    def addressed_event(self) -> WaitingEvent:
+        """The wait with whom it is for and where it comes from: as it was addressed when it opened, or, for a wait
+        opened by an earlier version, as its first AskUser question is (anyone's without one).
+        """
+        return addressed(self.event)
 
 
 @dataclass
@@ -270,10 +278,6 @@ class TemporalQuestionStore:
         `ValueError` when an item is refused, the items are not all of one wait, or they leave one of its items out;
         `UnknownRequestError` for an item no listed wait holds; `WithdrawnError` when the wait ended meanwhile.
         """
-        from .._answers import ask_user_result
-        from .._approvals import check_decision
-        from ._events import resolve_temporal_event
-
         if not approvals and not answers:
             raise ValueError('nothing to decide: give at least one approval or answer')
         wanted = {*approvals, *answers}
@@ -367,6 +371,37 @@ class TemporalQuestionStore:
         async with _reaching(self):
             client = await self.connected()
             return (await client.count_workflows(_WAITING_QUERY)).count
+
+    async def wait_tokens_meant(self, token: str, *, min_prefix: int) -> list[str]:
+        """`[token]` when `token` is a whole `TemporalEventWaiter` token; else the tokens of the listed open waits
+        that begin with it (none for fewer than `min_prefix` characters): one is the token meant, several are
+        ambiguous, none is no token.
+        """
+        try:
+            token_workflow_id(token)
+            return [token]
+        except NotATemporalTokenError:
+            pass
+        if len(token) < min_prefix:
+            return []
+        return [record.key for record in await self.pending_events() if record.key.startswith(token)]
+
+    async def open_wait(self, token: str) -> WaitingEvent | None:
+        """The wait open under `token` in the workflow it names, or `None` when none is (`RPCError` NOT_FOUND when
+        there is no such workflow; `NotATemporalTokenError` when it is no token).
+
+        Read from the workflow's memo when the wait is listed there (no worker needed), else by the Query, which a
+        worker answers (a wait of `TemporalExternalEvents(listed=False)`, or one that is over).
+        """
+        client = await self.connected()
+        handle = client.get_workflow_handle(token_workflow_id(token))
+        described = await handle.describe()
+        if described.status != WorkflowExecutionStatus.RUNNING:
+            return None
+        for record in waiting_events(described):
+            if record.key == token:
+                return record.event
+        return next((event for event in await pending_temporal_events(handle) if event.token == token), None)
 
     async def get(self, request_id: str) -> AskUserRequest:
         """The waiting question whose key this is.
@@ -502,8 +537,6 @@ def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
 
 def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
     """The AskUser questions among the calls a waiting handler's wait decides (none for another wait)."""
-    from .._answers import TOOL_NAME
-
     if event.requests is None:
         return []
     calls = [call for call in event.requests.calls if call.tool_name == TOOL_NAME]

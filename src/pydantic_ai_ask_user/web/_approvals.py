@@ -20,50 +20,25 @@ from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
 from pydantic_ai_ask_user._audience import Person, audience_includes
-from pydantic_ai_ask_user._question_store import ApprovalStore, page_approvals
+from pydantic_ai_ask_user._question_store import ApprovalStore
 from pydantic_ai_ask_user.store import (
-    DEFAULT_PAGE_SIZE,
     BadCursorError,
-    PendingPage,
     StoreError,
     UnknownRequestError,
 )
 
 from ._api import error_json, store_error
-from ._context import AppContext, seen_by
+from ._context import AppContext, approval_store, approvals_for, cookie_options, seen_by
 from ._forms import FIELDS
-from ._pages import (
-    Pages,
-    _cookie_options,  # pyright: ignore[reportPrivateUsage]
-    language,
-)
+from ._pages import Pages, language
 from ._rows import BadPaging, paging_from_query
 from ._security import CSRF_COOKIE, answered_by, cookie_name, csrf_cookie, new_csrf_cookie, person
 from ._wire import BadBody, approval_json, parse_json_body
 
-__all__ = ('Approvals', 'approvals_for')
+__all__ = ('Approvals',)
 
 MAX_ARGS_TEXT = 100_000
 """The longest edited arguments (JSON text) a form may send; longer is refused before it is read."""
-
-
-def _approval_store(context: AppContext) -> ApprovalStore | None:
-    store = context.store
-    return store if isinstance(store, ApprovalStore) else None
-
-
-async def approvals_for(
-    context: AppContext, who: Person, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
-) -> PendingPage[PendingApproval]:
-    """A page of the approvals waiting for `who`, the oldest first (none over a store without approvals); filtered by
-    the store and again here (a store that filters loosely shows nobody another's approval: its page is short by it).
-    `BadCursorError` for a cursor the store did not write.
-    """
-    store = _approval_store(context)
-    if store is None:
-        return PendingPage([], None, 0)
-    page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
-    return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])
 
 
 class Approvals:
@@ -78,7 +53,7 @@ class Approvals:
     async def _get(self, key: str, who: Person) -> PendingApproval:
         """The pending approval `key` if `who` may see it; someone else's, or an odd key, is unknown (404)."""
         self.context.check_id(key)
-        store = _approval_store(self.context)
+        store = approval_store(self.context)
         if store is None:
             raise UnknownRequestError(key)
         try:
@@ -159,7 +134,7 @@ class Approvals:
             fields=FIELDS,
         )
         if csrf_cookie(request) != cookie:
-            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **cookie_options(request))
         return response
 
     async def list_json(self, request: Request) -> Response:

@@ -5,19 +5,34 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from starlette.requests import Request
 
 from pydantic_ai_ask_user import AskUserRequest, Person
+from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user._i18n import N_
+from pydantic_ai_ask_user._question_store import ApprovalStore, PendingPage, page_approvals
 from pydantic_ai_ask_user._text import printable
-from pydantic_ai_ask_user.store import QuestionStore, StoreError, UnknownRequestError, addressed_to
+from pydantic_ai_ask_user.store import DEFAULT_PAGE_SIZE, QuestionStore, StoreError, UnknownRequestError, addressed_to
 
 from ._options import WebOptions
 from ._security import Gate, wants_json
 
-__all__ = ('AppContext', 'DEFAULT_LOGIN_HELP', 'ID', 'base_path', 'is_api', 'unreachable', 'log_unreachable')
+__all__ = (
+    'AppContext',
+    'DEFAULT_LOGIN_HELP',
+    'ID',
+    'base_path',
+    'is_api',
+    'unreachable',
+    'log_unreachable',
+    'cookie_options',
+    'approval_store',
+    'approvals_for',
+)
 
 DEFAULT_LOGIN_HELP = N_('Ask whoever gave you the link for a new one, or use the browser you signed in with.')
 """What the sign-in pages tell a person whose link did not work; `ask-user ask --web` says how to get a new one."""
@@ -114,3 +129,33 @@ def log_unreachable(request: Request, error: Exception) -> None:
     where = printable(f'{request.method} {request.url.path}', allow_newline=False)
     reason = printable(f'{type(error).__name__}: {error}', allow_newline=False)[:500]
     _log.warning('the question store cannot be reached (%s): %s', where, reason)
+
+
+def cookie_options(request: Request) -> dict[str, Any]:
+    """How the app sets its cookies: HTTP only, same site, secure over HTTPS, and scoped to the app's path."""
+    return {
+        'httponly': True,
+        'samesite': 'strict',
+        'secure': request.scope.get('scheme') == 'https',
+        'path': base_path(request),
+    }
+
+
+def approval_store(context: AppContext) -> ApprovalStore | None:
+    """The app's store as an `ApprovalStore`; `None` when it holds no approvals."""
+    store = context.store
+    return store if isinstance(store, ApprovalStore) else None
+
+
+async def approvals_for(
+    context: AppContext, who: Person, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
+) -> PendingPage[PendingApproval]:
+    """A page of the approvals waiting for `who`, the oldest first (none over a store without approvals); filtered by
+    the store and again here (a store that filters loosely shows nobody another's approval: its page is short by it).
+    `BadCursorError` for a cursor the store did not write.
+    """
+    store = approval_store(context)
+    if store is None:
+        return PendingPage([], None, 0)
+    page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
+    return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])

@@ -12,7 +12,7 @@ from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, StoreError, count_pending
 
-from ._context import ID, AppContext, base_path
+from ._context import ID, AppContext, approvals_for, base_path, cookie_options
 from ._forms import FIELDS, Entered, read_form
 from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, time_left
 from ._security import (
@@ -71,8 +71,6 @@ class Pages:
         The page script loads the following pages as the person scrolls, and keeps the loaded rows current from the
         event stream; without it, a "More questions" link leads to the next page.
         """
-        from ._approvals import approvals_for
-
         _ = language(request).gettext
         who = person(request)
         try:
@@ -149,7 +147,7 @@ class Pages:
             csrf=gate.csrf_token(request, cookie),
         )
         if csrf_cookie(request) != cookie:
-            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **cookie_options(request))
         return response
 
     async def confirm_login(self, request: Request) -> Response:
@@ -185,10 +183,10 @@ class Pages:
         response = RedirectResponse(base_path(request) + target, status_code=303)
         session_name = cookie_name(SESSION_COOKIE, request)
         session = self.context.gate.new_session(replacing=request.cookies.get(session_name), who=redeemed)
-        response.set_cookie(session_name, session, **_cookie_options(request))
+        response.set_cookie(session_name, session, **cookie_options(request))
         if csrf_cookie(request) is None:
             # Kept when the browser has one: a form already open in another tab carries a token made from it.
-            response.set_cookie(cookie_name(CSRF_COOKIE, request), new_csrf_cookie(), **_cookie_options(request))
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), new_csrf_cookie(), **cookie_options(request))
         return response
 
     async def form(self, request: Request) -> Response:
@@ -287,7 +285,7 @@ class Pages:
             live=live_texts(request),
         )
         if csrf_cookie(request) != cookie:
-            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **_cookie_options(request))
+            response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **cookie_options(request))
         return response
 
     def store_error(self, request: Request, error: StoreError, *, extra: str = '', **context: Any) -> Response:
@@ -427,15 +425,6 @@ def _summary(asked: AskUserRequest, response: AskUserResponse) -> list[tuple[str
 async def favicon(request: Request) -> Response:
     """`GET /favicon.ico`: the tab icon, without signing in."""
     return Response(FAVICON, media_type='image/svg+xml')
-
-
-def _cookie_options(request: Request) -> dict[str, Any]:
-    return {
-        'httponly': True,
-        'samesite': 'strict',
-        'secure': request.scope.get('scheme') == 'https',
-        'path': base_path(request),
-    }
 
 
 def _login_target(target: str) -> str:

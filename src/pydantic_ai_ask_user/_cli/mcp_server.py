@@ -1,6 +1,7 @@
 """What `ask-user mcp` runs: serve `ask_user_question` to any MCP host, over stdio or streamable HTTP.
 
-The command itself (its arguments) is `_cli/mcp.py`, which imports this module only when it runs.
+The command itself (its arguments) is `_cli/mcp.py`, which loads this module by name only when it runs. Each front
+end (and the MCP SDK) is imported where it is chosen: each is an optional extra.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import anyio
 import anyio.to_thread
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
-from .._cli.exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .._text import printable
-from ._token import TOKEN_VARIABLE, check_token, new_token
+from ..mcp import TOKEN_VARIABLE, check_token, new_token
+from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
+from .install import install_hint
 
 __all__ = ('run',)
 
@@ -31,8 +33,6 @@ def _say(message: str) -> None:
 
 def _missing(error: ImportError, extra: str) -> CannotAskError:
     """A missing extra, said as every `ask-user` command says it: with the install that works where it came from."""
-    from .._cli.install import install_hint
-
     return CannotAskError(f'{error}; {install_hint(extra)}')
 
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     try:
-        from ._server import ask_user_server
+        from ..mcp import ask_user_server
     except ImportError as error:
         raise _missing(error, 'mcp') from None
 
@@ -69,7 +69,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _serve_http(server: Any, args: argparse.Namespace) -> None:
     from .._serving import GuardedServer, bind
-    from ._http import carries_token
+    from ..mcp._http import carries_token
 
     app, token, made = _guarded_app(server, args)
     try:
@@ -91,7 +91,7 @@ async def _serve_http(server: Any, args: argparse.Namespace) -> None:
 
 def _guarded_app(server: Any, args: argparse.Namespace) -> tuple[Any, str, bool]:
     """The HTTP app behind the token and the Host/Origin checks; its token, and whether it was made here."""
-    from ._http import ask_user_http_app
+    from ..mcp import ask_user_http_app
 
     given: str | None = args.token or os.environ.get(TOKEN_VARIABLE)
     token = given or new_token()

@@ -1,0 +1,191 @@
+"""The arguments of `ask-user pending`, `answer` and `resolve`: the questions (and approvals) waiting in a DBOS
+database, or in Temporal workflows (`--temporal ADDRESS`, see `pydantic_ai_ask_user.temporal.TemporalQuestionStore`),
+from the command line. Each runs in a module of its own (`pending`, `answer`, `resolve`), loaded when it runs.
+
+`pending --temporal` lists the approvals of `TemporalExternalEvents` beside the questions, from the same listing
+of the namespace (a line with a `token` where a question's has an `id`): a person looking for what waits for them
+should not have to know which kind it is. `resolve --temporal` resolves one, checked before it is sent exactly as
+`resolve --db` checks a DBOS wait's decision.
+
+Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
+terminal, a missing extra, the database or the Temporal server unreachable, missing or not a question
+database, a namespace without the search attribute `AskUserQuestions`), 5 no question under that id,
+6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .arguments import command, later
+from .i18n import _
+
+__all__ = ('register', 'DEFAULT_PENDING_LIMIT')
+
+_DB_HELP = (
+    'the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default: sqlite:///ask_user.sqlite)'
+)
+
+
+_TEMPORAL_HELP = (
+    'the questions (TemporalAnswerer) and approvals (TemporalExternalEvents) waiting in Temporal workflows, on this '
+    'Temporal server, instead'
+)
+
+DEFAULT_PENDING_LIMIT = 10
+"""How many questions `ask-user pending` prints unless `--limit` says: about a screenful (each takes a few lines)."""
+
+
+def _page_size(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= 500:
+        raise argparse.ArgumentTypeError(_('give a whole number from 1 to 500, not {text!r}').format(text=text[:20]))
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text[:30])
+    except ValueError:
+        seconds = -1.0
+    if not (seconds >= 0 and seconds != float('inf')):
+        raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
+    return seconds
+
+
+def _add_accept_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`: how long `answer` or `resolve --temporal` waits for a worker to accept what it sends."""
+    parser.add_argument(
+        '--timeout',
+        type=_seconds,
+        metavar='SECONDS',
+        dest='accept_timeout',
+        help='with --temporal: stop waiting for a worker of the workflow to accept the answer after SECONDS (exit 8)',
+    )
+
+
+def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_HELP) -> None:
+    """`--db URL`, or `--temporal ADDRESS` with `--namespace`: where the questions wait."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument('--db', metavar='URL', help=_DB_HELP)
+    source.add_argument('--temporal', metavar='HOST:PORT', help=temporal_help)
+    parser.add_argument('--namespace', metavar='NAME', help='the Temporal namespace (default: default)')
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    """Add `pending` and `answer` to the `ask-user` command line."""
+    pending = command(
+        subparsers,
+        'pending',
+        later('pending', 'run_pending'),
+        summary='list the questions waiting for an answer in a DBOS database or in Temporal workflows',
+        description=(
+            'List the questions waiting in the database (or, with --temporal, in the running workflows of the '
+            'Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions '
+            'without one last, oldest first among equals; with who each is for and where it comes from. A line on '
+            'stderr says how many wait in all and how to see the next page (--cursor); with --json the last line is '
+            '{"total": N, "next_cursor": ...}. This is administrative access: whoever can read the database or '
+            'reach the Temporal server sees every question, whoever it is addressed to; --for only narrows the list.'
+        ),
+    )
+    _add_source(pending)
+    pending.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    pending.add_argument(
+        '--for',
+        metavar='NAME',
+        dest='for_name',
+        help=(
+            'only the questions NAME may answer: those addressed to NAME (or to one of the --group names) and '
+            'the unaddressed ones. A filter, not access control'
+        ),
+    )
+    pending.add_argument(
+        '--group',
+        metavar='NAME',
+        action='append',
+        default=[],
+        help='with --for: a group NAME belongs to (repeat for several)',
+    )
+    pending.add_argument(
+        '--limit',
+        type=_page_size,
+        default=DEFAULT_PENDING_LIMIT,
+        metavar='N',
+        help=f'show at most N questions, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
+    )
+    pending.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
+    pending.add_argument(
+        '--older-than', type=_seconds, metavar='SECONDS', help='only questions asked more than SECONDS ago'
+    )
+    pending.add_argument(
+        '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
+    )
+
+    answer = command(
+        subparsers,
+        'answer',
+        later('answer', 'run_answer'),
+        summary='answer a waiting question in the terminal menu, or from JSON',
+        description=(
+            'Answer the question ID in the terminal menu, or with --json from FILE or stdin: either '
+            '{"answers": [{"header": ..., "selected": [...]} or {"header": ..., "custom_answer": ...}], '
+            '"cancelled": false}, {"cancelled": true} to decline, or the shape the model gets, '
+            '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
+            'for your own words. '
+            'A tool approval (an id that pending shows with a tool name) is decided with --approve, --deny [REASON], '
+            '--args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or '
+            '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
+            '(all or nothing): {"CALL_ID": decision or answer, ...}. '
+            'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
+            '5 unknown id, 6 already answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker '
+            'accepted the answer.'
+        ),
+    )
+    # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
+    answer.add_argument(
+        'item',
+        metavar='ID',
+        help="the id `ask-user pending` shows (a question's or an approval's), or a wait's token (all its items)",
+    )
+    _add_source(answer)
+    _add_accept_timeout(answer)
+    given = answer.add_mutually_exclusive_group()
+    given.add_argument(
+        '--json',
+        metavar='FILE|-',
+        dest='json_file',
+        help="read the answer (or the decision, or for a token every item's, by call id) from FILE or stdin (-)",
+    )
+    given.add_argument('--approve', action='store_true', help='approve the tool call ID')
+    given.add_argument(
+        '--deny', metavar='REASON', nargs='?', const='', help='deny the tool call ID, telling the model why'
+    )
+    given.add_argument(
+        '--args',
+        metavar='JSON',
+        dest='edited_args',
+        help="approve the tool call ID with these arguments (checked against the tool's schema)",
+    )
+
+    resolve = command(
+        subparsers,
+        'resolve',
+        later('resolve', 'run_resolve'),
+        summary='resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal workflow from here',
+        description=(
+            'End the wait of TOKEN, handed out by DBOSExternalEvents (or, with --temporal, TemporalExternalEvents) '
+            "to HandleDeferredToolCalls's ask, with --json FILE|- "
+            '(the DeferredToolResults deciding every pending call and nothing else, e.g. {"approvals": '
+            '{"CALL_ID": true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every pending '
+            'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
+            'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
+            'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more, '
+            '8 --timeout ran out before a Temporal worker accepted the decision.'
+        ),
+    )
+    resolve.add_argument('token', metavar='TOKEN', help='the token HandleDeferredToolCalls handed to your ask function')
+    _add_source(resolve, 'the waits of Temporal workflows (TemporalExternalEvents), on this Temporal server, instead')
+    _add_accept_timeout(resolve)
+    decision = resolve.add_mutually_exclusive_group(required=True)
+    decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
+    decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
