@@ -28,8 +28,8 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user._cli.arguments import port as _port
 from pydantic_ai_ask_user._cli.arguments import seconds as _seconds
-from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicitation_form
 from pydantic_ai_ask_user._cli.mcp_server import run
+from pydantic_ai_ask_user.mcp import RefusedAnswerError, ask_user_server, elicitation_form
 from pydantic_ai_ask_user.testing import Custom, ScriptedAnswerer
 
 pytestmark = pytest.mark.anyio
