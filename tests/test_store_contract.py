@@ -14,8 +14,36 @@ def test_an_unknown_request_is_a_store_error_and_a_key_error_with_a_readable_mes
     assert isinstance(error, KeyError)
     assert error.request_id == 'abc'
     # A KeyError's str() is normally the repr of its key; this one reads as a sentence.
-    assert str(error) == "no question is waiting under id 'abc'"
+    assert str(error) == (
+        "no question is waiting under key 'abc' (a store takes the request's key, `AskUserRequest.key`, not its tool "
+        'call id `.id`)'
+    )
+    # A run's key (32 hex digits) needs no such hint.
+    assert str(UnknownRequestError('0' * 32)) == f"no question is waiting under key '{'0' * 32}'"
 
+
+@pytest.mark.anyio
+async def test_a_store_given_the_tool_call_id_of_a_runs_request_says_it_takes_the_key() -> None:
+    import anyio
+
+    from pydantic_ai_ask_user.hub import QuestionHub
+
+    hub = QuestionHub()
+    request = AskUserRequest.from_tool_args(
+        {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'No'}]}]},
+        id='call_0',
+        run_id='run-1',
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        with anyio.fail_after(60):
+            async for event in hub.events():
+                if event.kind == 'requested':
+                    break
+        with pytest.raises(UnknownRequestError, match=r'takes the request.s key, `AskUserRequest.key`'):
+            await hub.get(request.id)
+        assert await hub.get(request.key) == request
+        group.cancel_scope.cancel()
 
 def test_an_already_answered_request_names_its_id() -> None:
     error = AlreadyAnsweredError('abc')

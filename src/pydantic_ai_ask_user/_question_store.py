@@ -156,10 +156,18 @@ class UnknownRequestError(StoreError, KeyError):
     exit_code = 5
 
     def __init__(self, request_id: str) -> None:
-        super().__init__(request_id, f'no question is waiting under id {request_id!r}')
+        message = f'no question is waiting under key {request_id!r}'
+        if _KEY.fullmatch(request_id) is None:
+            # Not a key of a run's request: perhaps the tool call id, which a store does not take for one.
+            message += ' (a store takes the request\'s key, `AskUserRequest.key`, not its tool call id `.id`)'
+        super().__init__(request_id, message)
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+_KEY = re.compile(r'[0-9a-f]{32}')
+"""The key of a request that belongs to a run (`request_key`: 32 hex digits of a SHA-256)."""
 
 
 class AlreadyAnsweredError(StoreError):
@@ -539,14 +547,14 @@ class QuestionStore(Protocol):
         """How many questions wait (that pass `where`, and that `visible_to` may see), without decoding them."""
         ...
 
-    async def get(self, request_id: str) -> AskUserRequest:
+    async def get(self, key: str) -> AskUserRequest:
         """The pending request whose `key` this is, whoever it is addressed to (a front end checks `addressed_to`).
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """
         ...
 
-    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+    async def respond(self, key: str, response: AskUserResponse) -> None:
         """Answer (or, with `AskUserResponse(cancelled=True)`, decline) a pending request, once.
 
         Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and the

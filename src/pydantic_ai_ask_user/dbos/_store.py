@@ -425,23 +425,23 @@ class DBOSQuestionStore:
         with database.connect() as conn:
             return changes_since(conn, since)
 
-    async def record(self, request_id: str) -> StoredRequest:
+    async def record(self, key: str) -> StoredRequest:
         """The request with this key in whatever state it is; `UnknownRequestError` if there is none."""
-        found = await self._in_thread(lambda: self._select(request_id=request_id))
+        found = await self._in_thread(lambda: self._select(request_id=key))
         if not found:
-            raise UnknownRequestError(request_id)
+            raise UnknownRequestError(key)
         return found[0]
 
-    async def get(self, request_id: str) -> AskUserRequest:
+    async def get(self, key: str) -> AskUserRequest:
         """The pending request with this key (`AskUserRequest.key`).
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not pending.
         """
-        stored = await self.record(request_id)
+        stored = await self.record(key)
         _raise_unless_pending(stored)
         return stored.request
 
-    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+    async def respond(self, key: str, response: AskUserResponse) -> None:
         """Answer (or decline) the pending request with this key, once, and wake the workflow waiting for it.
 
         Raises `ValueError` if `check_response` rejects the response (nothing is recorded then), and
@@ -451,7 +451,7 @@ class DBOSQuestionStore:
         with the answer (the `answered_by` column); front ends set it (the web inbox: the name of the login;
         `ask-user answer`: the OS user and host).
         """
-        await self._in_thread(lambda: self._respond(request_id, response))
+        await self._in_thread(lambda: self._respond(key, response))
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         self._decide({}, {request_id: response})

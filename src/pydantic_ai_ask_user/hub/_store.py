@@ -232,17 +232,17 @@ class QuestionHub:
             if where.takes(waiting.created_at) and addressed_to(waiting.request, visible_to)
         )
 
-    async def get(self, request_id: str) -> AskUserRequest:
-        """The pending request whose `key` is `request_id`; the store errors when it is not pending."""
-        return self._waiting(request_id).request
+    async def get(self, key: str) -> AskUserRequest:
+        """The pending request with this key (`AskUserRequest.key`); the store errors when it is not pending."""
+        return self._waiting(key).request
 
-    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+    async def respond(self, key: str, response: AskUserResponse) -> None:
         """Answer or decline a pending request, once; `ValueError` if the response does not fit it."""
-        waiting = self._waiting(request_id)
+        waiting = self._waiting(key)
         check_response(waiting.request, response)
         waiting.response = response
         self._remove(waiting)
-        self._finish(request_id, 'answered', waiting.request, response)
+        self._finish(key, 'answered', waiting.request, response)
         waiting.done.set()
 
     def withdraw_all(self, reason: str = 'the server is shutting down') -> int:

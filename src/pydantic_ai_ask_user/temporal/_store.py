@@ -403,22 +403,22 @@ class TemporalQuestionStore:
                 return record.event
         return next((event for event in await pending_temporal_events(handle) if event.token == token), None)
 
-    async def get(self, request_id: str) -> AskUserRequest:
+    async def get(self, key: str) -> AskUserRequest:
         """The waiting question whose key this is.
 
         Raises `UnknownRequestError`, `AlreadyAnsweredError` or `WithdrawnError` when it is not waiting.
         """
-        request, _ = await self._waiting(request_id)
+        request, _ = await self._waiting(key)
         return request
 
-    async def respond(self, request_id: str, response: AskUserResponse) -> None:
+    async def respond(self, key: str, response: AskUserResponse) -> None:
         """Answer (or decline) the waiting question with this key, once; returns when its workflow has recorded it.
 
         Raises `ValueError` if `check_response` rejects the response (nothing is sent then), the errors of `get`
         when it is not waiting, and `AlreadyAnsweredError` or `WithdrawnError` when, by the time the Update arrived,
         another answer was recorded or the wait ended: the workflow refuses it, and records nothing.
         """
-        request, handle = await self._waiting(request_id)
+        request, handle = await self._waiting(key)
         check_response(request, response)
         # One id for every attempt of this answer: a resend after a lost reply is the same Update to the server,
         # which returns the outcome it recorded rather than applying it twice.
@@ -431,12 +431,12 @@ class TemporalQuestionStore:
                 return
             except WorkflowUpdateFailedError as error:
                 # Refused by the workflow's validator: answered by someone else, or no longer waiting.
-                await self._waiting(request_id)
-                raise WithdrawnError(request_id) from error  # still listed, but it takes no answer any more
+                await self._waiting(key)
+                raise WithdrawnError(key) from error  # still listed, but it takes no answer any more
             except (RPCError, RPCTimeoutOrCancelledError):
                 # Not delivered, or its reply lost (a workflow task that failed or timed out on a busy worker, the
                 # workflow closing first): send it again while the question still waits.
-                await self._waiting(request_id)
+                await self._waiting(key)
                 if attempt + 1 == _UPDATE_ATTEMPTS:
                     raise
 
