@@ -25,7 +25,7 @@ from pydantic_ai_ask_user import (
     CannotAskError,
 )
 from pydantic_ai_ask_user._cli import main
-from pydantic_ai_ask_user._cli.ask import ask_and_print
+from pydantic_ai_ask_user._cli.asking import ask_and_print
 from pydantic_ai_ask_user._cli.demo_agent import run_demo
 from pydantic_ai_ask_user._cli.exit_codes import (
     EXIT_ANSWERED,
@@ -170,7 +170,7 @@ def test_the_longest_timeout_of_the_command_line_is_the_capabilitys() -> None:
 
 
 def test_ask_reads_a_valid_file_from_stdin_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pydantic_ai_ask_user._cli.ask import read_request
+    from pydantic_ai_ask_user._cli.asking import read_request
 
     monkeypatch.setattr(sys, 'stdin', io.StringIO(json.dumps(VALID)))
     request = read_request('-')
@@ -288,7 +288,7 @@ def test_ask_without_a_terminal_exits_4_saying_why(tmp_path: Path, capsys: pytes
 def test_ask_runs_the_terminal_answerer_and_prints_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._cli.ask as cli_ask
+    import pydantic_ai_ask_user._cli.asking as cli_ask
 
     monkeypatch.setattr(cli_ask, '_terminal_opener', lambda: _opener(ScriptedAnswerer({'Database': 'SQLite'})))
     path = tmp_path / 'questions.json'
@@ -300,7 +300,7 @@ def test_ask_runs_the_terminal_answerer_and_prints_its_result(
 def test_ask_with_a_missing_extra_exits_4_naming_the_extra_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._cli.ask as cli_ask
+    import pydantic_ai_ask_user._cli.asking as cli_ask
 
     def missing(args: Any) -> Any:
         raise ImportError("No module named 'starlette'")

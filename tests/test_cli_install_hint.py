@@ -59,7 +59,7 @@ def test_this_checkout_is_recognised_as_a_clone() -> None:
 def test_ask_web_without_the_web_extra_names_an_install_that_works_in_a_clone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pydantic_ai_ask_user._cli.ask as cli_ask
+    import pydantic_ai_ask_user._cli.asking as cli_ask
 
     def missing(args: Any) -> Any:
         raise ImportError("No module named 'starlette'")

@@ -18,7 +18,7 @@ from babel.messages.pofile import read_po
 from cli_support import COMMAND
 
 from pydantic_ai_ask_user import Answerer, AskUserAnswer, AskUserRequest, AskUserResponse
-from pydantic_ai_ask_user._cli import ask, main
+from pydantic_ai_ask_user._cli import asking, main
 from pydantic_ai_ask_user._messages import CLI
 from pydantic_ai_ask_user.receipts import os_user_at_host
 
@@ -58,7 +58,7 @@ def _ask_with(
     def opener() -> Callable[[], AbstractAsyncContextManager[Answerer]]:
         return opened
 
-    monkeypatch.setattr(ask, '_terminal_opener', opener)
+    monkeypatch.setattr(asking, '_terminal_opener', opener)
     out = io.StringIO()
     monkeypatch.setattr(sys, 'stdout', out)
     code = main(['ask', *argv])
@@ -107,7 +107,7 @@ def test_resolve_names_the_os_user_for_every_call_it_decides_unless_the_json_nam
 def test_every_message_the_command_looks_up_is_in_the_cli_tuple_the_catalogs_are_made_from(tmp_path: Path) -> None:
     # Babel skips `_cli` (a directory starting with `_`) when `make messages` extracts the package.
     extracted = tmp_path / 'cli.pot'
-    cli_dir = Path(ask.__file__).parent
+    cli_dir = Path(asking.__file__).parent
     subprocess.run(
         [sys.executable, '-m', 'babel.messages.frontend', 'extract', '-o', str(extracted), str(cli_dir)],
         check=True, capture_output=True, timeout=600,

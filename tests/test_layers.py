@@ -22,7 +22,8 @@ MAX_LOCAL_PER_THOUSAND_LINES = 3.0
 @pytest.fixture(scope='module')
 def graph() -> ModuleType:
     spec = importlib.util.spec_from_file_location('import_graph', SCRIPT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules['import_graph'] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)

@@ -45,6 +45,7 @@ async def test_a_store_given_the_tool_call_id_of_a_runs_request_says_it_takes_th
         assert await hub.get(request.key) == request
         group.cancel_scope.cancel()
 
+
 def test_an_already_answered_request_names_its_id() -> None:
     error = AlreadyAnsweredError('abc')
     assert isinstance(error, StoreError)

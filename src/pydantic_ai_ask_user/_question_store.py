@@ -159,7 +159,7 @@ class UnknownRequestError(StoreError, KeyError):
         message = f'no question is waiting under key {request_id!r}'
         if _KEY.fullmatch(request_id) is None:
             # Not a key of a run's request: perhaps the tool call id, which a store does not take for one.
-            message += ' (a store takes the request\'s key, `AskUserRequest.key`, not its tool call id `.id`)'
+            message += " (a store takes the request's key, `AskUserRequest.key`, not its tool call id `.id`)"
         super().__init__(request_id, message)
 
     def __str__(self) -> str:
