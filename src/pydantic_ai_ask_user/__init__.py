@@ -5,7 +5,8 @@ question comes from (`QuestionContext`), the request and response types, the ans
 errors a run can end with, and every name the reference's `pydantic_ai_harness.ask_user` exports (`ask_user_result`
 among them), so a program written for it runs after changing only its imports. The rest lives where its name
 says: `.deferred`, `.checks`, `.json`, `.store`, `.webhooks`, `.receipts`, `.i18n`, `.limits`, and the front ends
-`.terminal`, `.web`, `.testing`, `.mcp`, `.ui`, `.durable`, `.temporal`, `.prefect`.
+`.terminal`, `.web`, `.testing`, `.mcp`, `.ui`, the in-process store `.hub`, and the engines `.dbos`, `.temporal`,
+`.prefect`.
 """
 
 from __future__ import annotations

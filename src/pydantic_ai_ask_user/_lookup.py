@@ -1,8 +1,9 @@
-"""Finding what a person means by an id they typed: a whole key, or a unique beginning of one.
+"""Finding what a person means by an id they typed: a whole key, a tool call id, or a unique beginning of a key.
 
 The rule `ask-user answer` follows, in the library so that any front end follows it too: a key is looked up whole
-first; else, from `MIN_PREFIX` characters on, every waiting question and approval whose key begins with it is a
-candidate, as git takes a commit's id.
+first (`QuestionStore.get`); else every waiting question and approval is a candidate whose tool call id is the text
+(the id the model gave, which two runs may share), or whose key begins with it (from `MIN_PREFIX` characters on, as
+git takes a commit's id). One candidate is the item meant; several are ambiguous, and the person is shown them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ._answers import AskUserRequest
 from ._approvals import PendingApproval
 from ._question_store import ApprovalStore, QuestionStore
 
-__all__ = ('MIN_PREFIX', 'WaitingMatches', 'waiting_with_prefix')
+__all__ = ('MIN_PREFIX', 'WaitingMatches', 'find_waiting')
 
 MIN_PREFIX = 4
 """The shortest beginning of a key (or a wait's token) that is looked up, as git's shortest commit id."""
@@ -22,7 +23,7 @@ MIN_PREFIX = 4
 
 @dataclass(frozen=True)
 class WaitingMatches:
-    """The waiting items whose keys begin with one prefix."""
+    """The waiting items a typed id may mean."""
 
     questions: Sequence[AskUserRequest] = ()
     """The questions, in the store's order."""
@@ -39,14 +40,19 @@ class WaitingMatches:
         ]
 
 
-async def waiting_with_prefix(store: QuestionStore | ApprovalStore, prefix: str) -> WaitingMatches:
-    """The waiting questions, and the approvals when `store` holds them, whose key begins with `prefix`; none for a
-    prefix shorter than `MIN_PREFIX` (too many would match by chance). Administrative: whoever they are addressed to.
+async def find_waiting(store: QuestionStore | ApprovalStore, text: str) -> WaitingMatches:
+    """The waiting questions, and the approvals when `store` holds them, that `text` may mean: those whose tool call
+    id is `text`, and those whose key begins with it when it has at least `MIN_PREFIX` characters (fewer would match
+    by chance). Administrative: whoever they are addressed to. A whole key is `store.get`'s, looked up first.
     """
-    if len(prefix) < MIN_PREFIX:
+
+    def meant(key: str, call_id: str) -> bool:
+        return call_id == text or (len(text) >= MIN_PREFIX and key.startswith(text))
+
+    if not text:
         return WaitingMatches()
-    questions = [request for request in await store.pending() if request.key.startswith(prefix)]
+    questions = [request for request in await store.pending() if meant(request.key, request.id)]
     approvals: list[PendingApproval] = []
     if isinstance(store, ApprovalStore):
-        approvals = [approval for approval in await store.pending_approvals() if approval.key.startswith(prefix)]
+        approvals = [a for a in await store.pending_approvals() if meant(a.key, a.tool_call_id)]
     return WaitingMatches(tuple(questions), tuple(approvals))

@@ -235,7 +235,7 @@ CLI = (
     ),
     N_('warning: {problem}; it is left out'),
     N_('no question is waiting under id {id}'),
-    N_('{prefix!r} begins {count} ids; give more of the one you mean:'),
+    N_('{prefix!r} means {count} waiting items; give the whole id of the one you mean:'),
     N_('question {id} has already been answered'),
     N_('question {id} is no longer waiting for an answer'),
     N_('install the {extra} extra: uv sync --all-extras (in {path}), or {command}'),

@@ -9,16 +9,16 @@ beside the questions: a tool call waiting for approval (`PendingApproval`), list
 (`page_approvals`), decided with an `ApprovalDecision` (approve, deny with a reason, or approve with edited
 arguments checked against the tool's schema) through the `ApprovalStore` methods.
 
-The rules every front end follows over a store are here too: what a typed id means (`waiting_with_prefix`: a whole
-key, or a unique beginning of one) and how a whole wait is decided from JSON (`read_wait_decision`: every item, or
-none).
+The rules every front end follows over a store are here too: what a typed id means (`find_waiting`: a tool
+call id, or a unique beginning of a key) and how a whole wait is decided from JSON (`read_wait_decision`: every
+item, or none).
 """
 
 from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
-from ._lookup import MIN_PREFIX, WaitingMatches, waiting_with_prefix
+from ._lookup import MIN_PREFIX, WaitingMatches, find_waiting
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -64,6 +64,6 @@ __all__ = (
     'MAX_PAGE_SIZE',
     'MIN_PREFIX',
     'WaitingMatches',
-    'waiting_with_prefix',
+    'find_waiting',
     'read_wait_decision',
 )

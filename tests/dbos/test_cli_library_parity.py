@@ -27,7 +27,7 @@ from pydantic_ai_ask_user.dbos import (
     resolve_dbos_event,
 )
 from pydantic_ai_ask_user.dbos._db import insert_pending, open_wait_row, transaction
-from pydantic_ai_ask_user.store import MIN_PREFIX, UnknownRequestError, read_wait_decision, waiting_with_prefix
+from pydantic_ai_ask_user.store import MIN_PREFIX, UnknownRequestError, find_waiting, read_wait_decision
 
 pytestmark = pytest.mark.anyio
 
@@ -144,7 +144,7 @@ async def test_answer_by_a_unique_beginning_records_what_the_library_lookup_and_
     )
     store = DBOSQuestionStore(library, create_table=False)
     try:
-        found = await waiting_with_prefix(store, prefix)
+        found = await find_waiting(store, prefix)
         assert [request.key for request in found.questions] == [target.key]
         (request,) = found.questions
         await store.respond(request.key, parse_answer_json(request, {'Stop': ['Yes']}))
@@ -162,8 +162,8 @@ async def test_a_beginning_shorter_than_the_minimum_or_of_several_ids_is_refused
     library, command = twins
     store = DBOSQuestionStore(library, create_table=False)
     try:
-        assert len(await waiting_with_prefix(store, QUESTIONS[0].key[: MIN_PREFIX - 1])) == 0
-        everyone = await waiting_with_prefix(store, '')
+        assert len(await find_waiting(store, QUESTIONS[0].key[: MIN_PREFIX - 1])) == 0
+        everyone = await find_waiting(store, '')
         assert len(everyone) == 0  # too short: nobody
     finally:
         store.close()
@@ -228,3 +228,18 @@ def test_a_whole_wait_decision_is_read_by_the_library_as_the_command_reads_it() 
         read_wait_decision({first.id: {'Go': ['Yes']}}, [], [first, second], decided_by='alice@host')
     with pytest.raises(ValueError, match="'nobody': no pending item"):
         read_wait_decision({'nobody': 'approve'}, [], [first], decided_by='alice@host')
+
+
+async def test_the_tool_call_id_of_one_waiting_question_means_it_for_both(twins: tuple[str, str]) -> None:
+    library, command = twins
+    target = QUESTIONS[2]
+    store = DBOSQuestionStore(library, create_table=False)
+    try:
+        found = await find_waiting(store, target.id)
+        assert [request.key for request in found.questions] == [target.key]
+        await store.respond(target.key, parse_answer_json(target, {'Wait': ['No']}))
+    finally:
+        store.close()
+    code, out, err = await ask_user('answer', target.id, '--json', '-', '--db', command, stdin='{"Wait": ["No"]}')
+    assert (code, json.loads(out)) == (0, {'Wait': ['No']}), err
+    assert await _state(library) == await _state(command)

@@ -22,7 +22,7 @@ from test_answered_by_and_notes import old_database
 
 from pydantic_ai_ask_user import WITHDRAWN, AskUserRequest
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, StoredRequest
-from pydantic_ai_ask_user.dbos import _dbos_store as dbos_store
+from pydantic_ai_ask_user.dbos import _store as dbos_store
 from pydantic_ai_ask_user.dbos._db import TABLE_NAME, create_engine, ensure_table, select_requests
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, WithdrawnError
 
@@ -60,11 +60,15 @@ async def test_runs_whose_model_calls_every_question_call_0_each_ask_their_own_a
         ('call_0', first.request.run_id),
         ('call_0', second.request.run_id),
     }
-    # The bare tool call id names no question: it would be either run's.
+    # The bare tool call id would be either run's question: both are listed by their ids, and nothing is answered.
     ambiguous = await anyio.to_thread.run_sync(
         lambda: _cli(database_url, 'answer', 'call_0', '--json', '-', stdin='{"Database": ["SQLite"]}')
     )
-    assert ambiguous.returncode == 5
+    assert ambiguous.returncode == 9, ambiguous.stderr
+    assert ambiguous.stderr.splitlines()[0] == (
+        "ask-user: 'call_0' means 2 waiting items; give the whole id of the one you mean:"
+    )
+    assert {line.split()[0] for line in ambiguous.stderr.splitlines()[1:]} == {first.key, second.key}
     answered = await anyio.to_thread.run_sync(
         lambda: _cli(database_url, 'answer', second.key, '--json', '-', stdin='{"Database": ["PostgreSQL"]}')
     )

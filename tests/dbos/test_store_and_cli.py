@@ -258,8 +258,10 @@ async def test_answer_takes_a_unique_beginning_of_the_id_and_lists_the_candidate
         unique = await anyio.to_thread.run_sync(run_cli, argv, answer)
         await store.respond(second.id, pick('SQLite', 'Second'))
     code, out, err = ambiguous
-    assert (code, out) == (2, '')
-    assert err.splitlines()[0] == f"ask-user: 'pre{stamp}' begins 2 ids; give more of the one you mean:"
+    assert (code, out) == (9, '')  # EXIT_AMBIGUOUS: nothing done
+    assert err.splitlines()[0] == (
+        f"ask-user: 'pre{stamp}' means 2 waiting items; give the whole id of the one you mean:"
+    )
     assert '  pre' in err
     assert '  First' in err
     assert '  Second' in err

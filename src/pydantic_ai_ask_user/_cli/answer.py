@@ -1,7 +1,7 @@
 """`ask-user answer ID`: answer one waiting question (in the terminal menu, or from JSON), decide one approval, or,
 given a wait's token, decide every item of that wait at once.
 
-What the id means is the library's rule (`waiting_with_prefix`): a whole key first, else a unique beginning of one
+What the id means is the library's rule (`find_waiting`): a whole key first, else a unique beginning of one
 among the waiting questions and approvals.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from .._answer_json import parse_answer_json
 from .._answers import AskUserRequest, ask_user_result
-from .._lookup import waiting_with_prefix
+from .._lookup import find_waiting
 from .._question_store import StoreError, UnknownRequestError
 from .._receipt import os_user_at_host
 from .._text import terminal_json
@@ -68,7 +68,7 @@ async def _answer_other(store: Store, args: argparse.Namespace, unknown: Unknown
             return await answer_approval(store, args, await store.get_approval(item))
         except UnknownRequestError:
             pass
-        found = await waiting_with_prefix(store, item)
+        found = await find_waiting(store, item)
     except StoreError as error:
         return approval_error(error)
     except Exception as error:

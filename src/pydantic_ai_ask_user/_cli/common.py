@@ -23,7 +23,7 @@ from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, U
 from .._text import printable
 from ..dbos import DBOSQuestionStore
 from .arguments import END_AT_ONCE
-from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID, EXIT_NOT_ACCEPTED
+from .exit_codes import EXIT_AMBIGUOUS, EXIT_CANNOT_ASK, EXIT_NOT_ACCEPTED
 from .i18n import _
 from .install import install_hint
 
@@ -162,17 +162,19 @@ def cannot_read_questions(args: argparse.Namespace, error: Exception) -> str:
 
 
 def ambiguous(prefix: str, candidates: list[tuple[str, str]]) -> int:
-    """Say that `prefix` begins several ids, each with what tells it apart, and return `EXIT_INVALID`: nothing sent.
+    """Say that `prefix` means several ids, each with what tells it apart, and return `EXIT_AMBIGUOUS`: nothing sent.
 
     Every id and header is made printable: an id of an earlier version's row is the model's own tool call id.
     """
     fail(
-        _('{prefix!r} begins {count} ids; give more of the one you mean:').format(prefix=prefix, count=len(candidates))
+        _('{prefix!r} means {count} waiting items; give the whole id of the one you mean:').format(
+            prefix=prefix, count=len(candidates)
+        )
     )
     for candidate, label in candidates:
         line = f'{printable(candidate, allow_newline=False)}  {printable(label, allow_newline=False)}'
         print(f'  {line}'.rstrip(), file=sys.stderr)
-    return EXIT_INVALID
+    return EXIT_AMBIGUOUS
 
 
 def store_error(error: StoreError) -> int:

@@ -1,8 +1,8 @@
 """Every exit code of `ask-user`, in one table that each command imports.
 
 0 answered, 1 declined, 2 invalid input, 3 timed out, 4 cannot ask here, 5/6/7 from the store's errors
-(`StoreError.exit_code`), 70 an internal error, 130 interrupted, 141 stdout's reader went away. No failure exits 1,
-which means "declined".
+(`StoreError.exit_code`), 8 not accepted in time, 9 an id that means several items, 70 an internal error, 130
+interrupted, 141 stdout's reader went away. No failure exits 1, which means "declined".
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = (
     'EXIT_ALREADY_ANSWERED',
     'EXIT_WITHDRAWN',
     'EXIT_NOT_ACCEPTED',
+    'EXIT_AMBIGUOUS',
     'EXIT_INTERNAL_ERROR',
     'EXIT_INTERRUPTED',
     'EXIT_BROKEN_PIPE',
@@ -52,6 +53,10 @@ EXIT_NOT_ACCEPTED = 8
 """`answer` or `resolve --temporal` stopped at `--timeout`: no worker of the workflow accepted the answer in time.
 Nothing was recorded by this command; the server may still hand it to a worker that comes back, so `pending
 --temporal` tells whether the question still waits."""
+
+EXIT_AMBIGUOUS = 9
+"""The id given (a tool call id two runs share, or the beginning of several keys) means several waiting items; each is
+listed on stderr with what tells it apart, and nothing was done."""
 
 EXIT_INTERNAL_ERROR = 70
 """An error ask-user did not expect: a bug. `EX_SOFTWARE` of sysexits.h, not 1, which means "declined"."""
