@@ -27,9 +27,8 @@ README = ROOT / 'README.md'
 PAGES = [README, *sorted((ROOT / 'docs').rglob('*.md'))]
 """The README and every page of the site, as `tests/test_readme.py` collects them."""
 
-INSTALL_PAGE = ROOT / 'docs' / 'index.md'
-"""The page whose "Install" section names every extra (the README's is a copy of it): an example's page may leave
-that to it."""
+INSTALL_PAGE = ROOT / 'docs' / 'getting-started.md'
+"""The page whose "Install" section names every extra: an example's page may leave that to it."""
 INSTALL_SECONDS = 900
 """Installing dbos and its dependencies into a new virtualenv takes a while on a loaded machine, even cached."""
 
