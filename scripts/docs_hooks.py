@@ -4,8 +4,9 @@
   ```` ```python ```` to the site: the settings are for `tests/test_docs.py`, not for the reader.
 - `docs/cli.md`'s `<!-- cli-reference -->` becomes the reference of every `ask-user` command, generated from the
   argparse parser the command itself runs (`build_parser()`), so the page cannot drift from `--help`.
-- `<!-- readme-section: HEADING -->` becomes the README's section of that heading: the set-up, which the README
-  keeps (it is what a clone's reader needs first), is written once.
+
+What the README repeats from the site is copied the other way, from the pages into the README, by
+`scripts/readme.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import html
 import re
-from pathlib import Path
 from typing import Any
 
 CLI_MARKER = '<!-- cli-reference -->'
@@ -29,7 +29,6 @@ _HELP_WIDTH = 100
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     """Drop the test settings from fences, and put the generated command reference where it is asked for."""
     markdown = _FENCE_SETTINGS.sub(r'\g<indent>\g<fence>\g<lang>', markdown)
-    markdown = _README_SECTION.sub(lambda found: readme_section(found['heading']), markdown)
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
     return markdown
@@ -92,15 +91,3 @@ def _text(text: str) -> str:
 
 def _cell(text: str) -> str:
     return text.replace('|', '\\|')
-
-
-_README_SECTION = re.compile(r'^<!-- readme-section: (?P<heading>.+?) -->$', re.M)
-
-
-def readme_section(heading: str) -> str:
-    """The README's `## heading` section, heading included: written once, in the README, shown on the site too."""
-    readme = (Path(__file__).resolve().parent.parent / 'README.md').read_text(encoding='utf-8')
-    marker = f'\n## {heading}\n'
-    if marker not in readme:
-        raise ValueError(f'README.md has no section {heading!r} for the site to show')
-    return f'## {heading}\n' + readme.split(marker, 1)[1].split('\n## ', 1)[0].rstrip('\n')

@@ -41,7 +41,7 @@ def test_the_site_has_python_examples_to_run_on_its_pages() -> None:
     pages = {
         example.path.relative_to(ROOT / 'docs').as_posix() for example in RUNNABLE if example.path.name != 'README.md'
     }
-    assert {'getting-started.md', 'ko/getting-started.md', 'answerers/testing.md', 'answerers/web.md'} <= pages
+    assert {'index.md', 'ko/getting-started.md', 'answerers/testing.md', 'answerers/web.md'} <= pages
 
 
 @pytest.mark.parametrize('example', RUNNABLE, ids=str)
@@ -72,6 +72,26 @@ async def test_a_documented_conformance_test_passes_every_scenario(
     for test in tests:
         for scenario in CONFORMANCE_SCENARIOS:
             await test(scenario)
+
+
+def test_what_the_readme_repeats_from_the_docs_is_their_copy() -> None:
+    # The README repeats the site's introduction, its 30-second example, its extras and the set-up: each is written
+    # once, on its page, and copied by scripts/readme.py. Edit the page, then run `python scripts/readme.py`.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location('readme_script', ROOT / 'scripts' / 'readme.py')
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+    assert script.blocks(readme) == [
+        ('docs/index.md', 'intro'),
+        ('docs/index.md', 'In 30 seconds'),
+        ('docs/index.md', 'Install'),
+        ('docs/getting-started.md', 'Set-up: two commands'),
+    ]
+    assert script.render(readme) == readme, 'README.md differs from the docs it repeats: run python scripts/readme.py'
 
 
 @pytest.mark.parametrize('page', [ROOT / 'README.md', ROOT / 'docs' / 'index.md'], ids=['README', 'site'])
