@@ -291,7 +291,9 @@ tool approval (an id that pending shows with a tool name) is decided with --appr
 "REASON"} or {"args": {...}}. With a wait's token instead of an id, --json decides every item of
 the wait at once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or
 approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already
-answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker accepted the answer.
+answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker accepted the answer, 9
+the id means several waiting items (each is listed). ID may also be a tool call id, or the
+beginning (4 characters or more) of an id.
 
 positional arguments:
   ID                    the id `ask-user pending` shows (a question's or an approval's), or a
@@ -325,7 +327,8 @@ true}, "calls": {"CALL_ID": {"Database": ["SQLite"]}}}) or --fail REASON (every 
 is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left out or
 not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach the
 database or the Temporal server, or a missing extra, 7 no run waits on this token any more, 8
---timeout ran out before a Temporal worker accepted the decision.
+--timeout ran out before a Temporal worker accepted the decision, 9 the beginning of a token that
+several open waits share (each is listed).
 
 positional arguments:
   TOKEN                 the token HandleDeferredToolCalls handed to your ask function

@@ -275,8 +275,9 @@ async def test_namespace_without_temporal_is_refused() -> None:
 
 def _readme_files() -> dict[str, str]:
     """The files of the docs' complete Temporal example: each ```python block that starts `# NAME.py`."""
-    readme = (Path(__file__).parents[2] / 'docs' / 'deferred.md').read_text(encoding='utf-8')
-    section = readme.split('\n### Temporal\n', 1)[1].split('\n### ', 1)[0]  # other sections have files of their own
+    readme = (Path(__file__).parents[2] / 'docs' / 'durable' / 'temporal.md').read_text(encoding='utf-8')
+    # The section of the example: the other sections have files of their own.
+    section = readme.split('\n## Ask inside a run\n', 1)[1].split('\n## ', 1)[0]
     blocks = re.findall(r'```python[^\n]*\n(# (\w+\.py)\n.*?)```', section, re.DOTALL)
     return {name: source for source, name in blocks}
 

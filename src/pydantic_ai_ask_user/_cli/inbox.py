@@ -10,7 +10,8 @@ should not have to know which kind it is. `resolve --temporal` resolves one, che
 Exit codes of `answer`: 0 answered, 1 declined, 2 invalid JSON or answer, 4 no way to ask here (no
 terminal, a missing extra, the database or the Temporal server unreachable, missing or not a question
 database, a namespace without the search attribute `AskUserQuestions`), 5 no question under that id,
-6 already answered, 7 no longer waiting (its run timed out or was cancelled). `pending` exits 0, or 4.
+6 already answered, 7 no longer waiting (its run timed out or was cancelled), 8 not accepted in time, 9 an id
+that means several items. `pending` exits 0, or 4.
 Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
 """
 
@@ -138,7 +139,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '(all or nothing): {"CALL_ID": decision or answer, ...}. '
             'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
             '5 unknown id, 6 already answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker '
-            'accepted the answer.'
+            'accepted the answer, 9 the id means several waiting items (each is listed). ID may also be a tool call '
+            'id, or the beginning (4 characters or more) of an id.'
         ),
     )
     # The id `pending` shows is the question's key (its run and its call), not the bare tool call id.
@@ -180,7 +182,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             'approval is denied with REASON). Exit codes: 0 resolved, 2 invalid JSON, not a token, a call left '
             'out or not pending, or an answer that does not fit its question (nothing is sent), 4 cannot reach '
             'the database or the Temporal server, or a missing extra, 7 no run waits on this token any more, '
-            '8 --timeout ran out before a Temporal worker accepted the decision.'
+            '8 --timeout ran out before a Temporal worker accepted the decision, 9 the beginning of a token that '
+            'several open waits share (each is listed).'
         ),
     )
     resolve.add_argument('token', metavar='TOKEN', help='the token HandleDeferredToolCalls handed to your ask function')
