@@ -10,14 +10,16 @@ beside the questions: a tool call waiting for approval (`PendingApproval`), list
 arguments checked against the tool's schema) through the `ApprovalStore` methods.
 
 The rules every front end follows over a store are here too: what a typed id means (`find_waiting`: a tool
-call id, or a unique beginning of a key) and how a whole wait is decided from JSON (`read_wait_decision`: every
-item, or none).
+call id, or a unique beginning of a key) how a whole wait is decided from JSON (`read_wait_decision`: every
+item, or none), and one listing of everything that waits, approvals and questions under one cursor and one total
+(`page_inbox`).
 """
 
 from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
+from ._inbox_page import InboxPage, page_inbox
 from ._lookup import MIN_PREFIX, WaitingMatches, find_waiting
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -66,4 +68,6 @@ __all__ = (
     'WaitingMatches',
     'find_waiting',
     'read_wait_decision',
+    'InboxPage',
+    'page_inbox',
 )

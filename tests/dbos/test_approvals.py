@@ -168,6 +168,21 @@ async def test_ask_user_pending_shows_approvals_and_answer_decides_a_wait_all_or
         assert shown['parameters']['required'] == ['env', 'replicas']
         assert shown['audience'] == ['owner-ri-cli']
         assert shown['context']['title'] == 'Release of ri-cli'
+        # Approvals and questions are one listing: one `kind` on every record, one total, and pages that go on
+        # from the approvals (the oldest first) to the questions, each on one page.
+        assert [line.get('kind') for line in lines] == ['approval', 'question', None]
+        assert lines[-1]['total'] == 2
+        first = [json.loads(line) for line in (await anyio.to_thread.run_sync(
+            lambda: cli('pending', '--json', '--limit', '1'))).stdout.splitlines()]  # fmt: skip
+        assert [(line['kind'], line['id']) for line in first[:-1]] == [('approval', approval.key)]
+        assert first[-1]['total'] == 2
+        cursor: str = first[-1]['next_cursor']
+        second = [json.loads(line) for line in (await anyio.to_thread.run_sync(
+            lambda: cli('pending', '--json', '--limit', '1', '--cursor', cursor))).stdout.splitlines()]  # fmt: skip
+        assert [(line['kind'], line['id']) for line in second[:-1]] == [('question', question.key)]
+        assert (second[-1]['total'], second[-1].get('next_cursor')) == (2, None)
+        counted = await anyio.to_thread.run_sync(lambda: cli('pending', '--limit', '1'))
+        assert '1 of 2 waiting items shown; the next ones: ask-user pending --db ' in counted.stderr
 
         # Refused, nothing recorded: arguments that do not fit, a wait decided in part, an unknown call.
         refused = await anyio.to_thread.run_sync(

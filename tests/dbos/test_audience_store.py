@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -171,14 +172,17 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
     assert 'for-alice' not in out
     assert 'for-anyone' in out
     assert 'for-bob' not in out  # on the next page: one a page
-    assert '1 of 2 waiting questions shown; the next ones: ask-user pending --cursor ' in err
-    cursor = err.rsplit('--cursor ', 1)[1].strip()
-    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'bob', '--limit', '1', '--cursor', cursor])
+    # The next page's command repeats this one's options, so that it can be pasted as it is.
+    assert '1 of 2 waiting items shown; the next ones: ask-user pending --db ' in err
+    command = shlex.split(err.split('the next ones: ', 1)[1])
+    assert command[:2] == ['ask-user', 'pending']
+    assert command[2:-2] == ['--db', database_url, '--for', 'bob', '--limit', '1']
+    code, out, err = run_cli(command[1:])
     assert (code, 'for-bob' in out, 'for-alice' in out) == (0, True, False)
-    assert '1 of 2 waiting questions shown' in err
+    assert '1 of 2 waiting items shown' in err
     code, out, err = run_cli(['pending', '--db', database_url])
     assert code == 0
-    assert '3 of 3 waiting questions shown' in err
+    assert '3 of 3 waiting items shown' in err
     assert 'for alice' in out
     assert 'Refund for order 1042' in out
     assert 'asked by support-bot · conversation conv-7' in out

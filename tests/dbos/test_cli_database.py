@@ -81,7 +81,7 @@ def test_a_dbos_database_where_nothing_was_asked_lists_nothing_and_gets_no_table
     subprocess.run([sys.executable, '-c', launch, f'sqlite:///{database}'], check=True, capture_output=True)
     before = _tables(database)
     assert 'workflow_status' in before
-    assert run_cli(['pending', '--db', f'sqlite:///{database}']) == (0, '', 'no questions are waiting\n')
+    assert run_cli(['pending', '--db', f'sqlite:///{database}']) == (0, '', 'nothing is waiting\n')
     code, _, err = run_cli(['answer', '--db', f'sqlite:///{database}', 'abc', '--json', '-'], '{"Database": "SQLite"}')
     assert code == 5, err
     assert _tables(database) == before

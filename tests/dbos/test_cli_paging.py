@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 
 import pytest
@@ -27,12 +28,12 @@ def test_pending_shows_a_screenful_and_says_how_many_wait_and_how_to_see_more(ur
     shown = [line.split()[0] for line in out.splitlines() if not line.startswith(' ')]
     assert len(shown) == DEFAULT_PENDING_LIMIT == 10
     assert shown[:3] == ['q01', 'q00', 'q02']  # the nearest deadline first
-    assert err.startswith('10 of 13 waiting questions shown; the next ones: ask-user pending --cursor ')
-    cursor = err.split('--cursor ')[1].strip()
-    code, out, err = run_cli(['pending', '--db', url, '--cursor', cursor])
+    assert err.startswith(f'10 of 13 waiting items shown; the next ones: ask-user pending --db {url} --cursor ')
+    command = shlex.split(err.split('the next ones: ', 1)[1])
+    code, out, err = run_cli(command[1:])
     assert code == 0, err
     assert [line.split()[0] for line in out.splitlines() if not line.startswith(' ')] == ['q10', 'q11', 'q12']
-    assert err == '3 of 13 waiting questions shown\n'
+    assert err == '3 of 13 waiting items shown\n'
 
 
 def test_pending_json_pages_with_its_trailer_line(url: str) -> None:

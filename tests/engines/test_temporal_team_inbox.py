@@ -242,7 +242,7 @@ async def test_addressed_questions_are_listed_counted_and_answered_only_by_their
         assert code == 0, err
         assert mine.key in out
         assert theirs.key not in out
-        assert '1 of 1 waiting questions shown' in err
+        assert '1 of 1 waiting items shown' in err
 
     # The web inbox's API: bob's list, count and every answer route with alice's key are the 404 of a missing one.
     app = create_app(TemporalQuestionStore(address), authorize=who)

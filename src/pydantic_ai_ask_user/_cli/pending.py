@@ -5,6 +5,7 @@ Temporal namespace, a page at a time, as text for a person or as one JSON object
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -12,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from .._approvals import PendingApproval
 from .._audience import Person, addressing_json
+from .._inbox_page import page_inbox
 from .._json import questions_to_json
 from .._question_store import BadCursorError, PendingFilter, PendingRecord
 from .._text import printable, terminal_json
@@ -21,16 +22,19 @@ from .._tool_args import approval_args
 from ..dbos._sql import on_unreadable_row
 from .approvals import approval_json, approval_lines
 from .common import (
+    DEFAULT_DB,
     cannot_read_questions,
     clipped,
     fail,
     open_store,
     print_addressing,
+    shown,
     timestamp,
     without_nulls,
 )
 from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .i18n import _
+from .inbox import DEFAULT_PENDING_LIMIT
 
 if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
@@ -70,20 +74,14 @@ def run_pending(args: argparse.Namespace) -> int:
 
     async def list_them() -> int:
         events: Sequence[TemporalEventRecord] = ()
-        approvals: Sequence[PendingApproval] = ()
         try:
-            page = await store.pending_page(limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
+            page = await page_inbox(store, limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
             if args.temporal is not None and args.cursor is None:
                 # The other waits of the workflows too (`TemporalExternalEvents`), with the first page, unpaged as
                 # Temporal lists them with their workflows: those with a call to give a result for (a deferred
-                # question among them), or none of the waiting handler's. Their approvals are listed below, as DBOS's
-                # are.
+                # question among them), or none of the waiting handler's. Their approvals are paged with the others.
                 waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
                 events = [event for event in waits if where.takes(event.created_at) and _more_than_approvals(event)]
-            if args.cursor is None:
-                # The tool calls waiting for approval, with the first page, as the web inbox shows them: unpaged.
-                listed = await store.pending_approvals(visible_to=who)
-                approvals = [approval for approval in listed if where.takes(approval.created_at)]
         except BadCursorError as error:
             fail(str(error))
             return EXIT_INVALID
@@ -97,12 +95,7 @@ def run_pending(args: argparse.Namespace) -> int:
                 print(terminal_json(_event_json(event)))
             else:
                 _print_event(event)
-        for record in page.records:
-            if args.json:
-                print(terminal_json(_pending_json(record)))
-            else:
-                _print_pending(record)
-        for approval in approvals:
+        for approval in page.approvals:
             if args.json:
                 print(terminal_json(approval_json(approval)))
                 continue
@@ -110,16 +103,22 @@ def run_pending(args: argparse.Namespace) -> int:
             print(lines[0])
             print_addressing(approval.audience, approval.context)
             print('\n'.join(lines[1:]))
+        for record in page.questions:
+            if args.json:
+                print(terminal_json(_pending_json(record)))
+            else:
+                _print_pending(record)
+        total = page.total + len(events)
         if args.json:
             # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
-            trailer = {'total': page.total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
+            trailer = {'total': total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
             print(terminal_json(without_nulls(trailer)))
             return 0
         sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
-        if not page.records and not approvals:
-            print(_('no questions are waiting'), file=sys.stderr)
+        if not len(page) and not events:
+            print(_('nothing is waiting'), file=sys.stderr)
         else:
-            _print_count(len(page.records), page.total, page.next_cursor)
+            _print_count(len(page) + len(events), total, _next_page(args, page.next_cursor))
         return 0
 
     try:
@@ -128,17 +127,39 @@ def run_pending(args: argparse.Namespace) -> int:
         stop_warning()
 
 
-def _print_count(shown: int, total: int, next_cursor: str | None) -> None:
+def _print_count(shown: int, total: int, next_page: str | None) -> None:
     """The count line on stderr: how many were shown of how many wait, and the command for the next page."""
-    if next_cursor is None:
-        print(_('{shown} of {total} waiting questions shown').format(shown=shown, total=total), file=sys.stderr)
+    if next_page is None:
+        print(_('{shown} of {total} waiting items shown').format(shown=shown, total=total), file=sys.stderr)
         return
     print(
-        _('{shown} of {total} waiting questions shown; the next ones: ask-user pending --cursor {cursor}').format(
-            shown=shown, total=total, cursor=next_cursor
+        _('{shown} of {total} waiting items shown; the next ones: {command}').format(
+            shown=shown, total=total, command=next_page
         ),
         file=sys.stderr,
     )
+
+
+def _next_page(args: argparse.Namespace, cursor: str | None) -> str | None:
+    """The command that lists the next page: this one's options again (so that it can be pasted), with `cursor`.
+
+    A database URL's password is not repeated: the command shows where to put it back (`***`).
+    """
+    if cursor is None:
+        return None
+    words = ['ask-user', 'pending']
+    if args.temporal is not None:
+        words += ['--temporal', args.temporal, *(['--namespace', args.namespace] if args.namespace else [])]
+    elif args.db != DEFAULT_DB:
+        words += ['--db', shown(args.db)]
+    if args.for_name is not None:
+        words += ['--for', args.for_name, *(word for group in args.group for word in ('--group', group))]
+    if args.limit != DEFAULT_PENDING_LIMIT:
+        words += ['--limit', str(args.limit)]
+    for option, seconds in (('--older-than', args.older_than), ('--newer-than', args.newer_than)):
+        if seconds is not None:
+            words += [option, f'{seconds:g}']
+    return shlex.join([*words, '--cursor', cursor])
 
 
 def _pending_json(record: PendingRecord) -> dict[str, Any]:
@@ -147,6 +168,7 @@ def _pending_json(record: PendingRecord) -> dict[str, Any]:
     """
     request = record.request
     line = {
+        'kind': 'question',
         # What `answer` takes: the question's key (its run and its tool call); the tool call id alone is not unique.
         'id': record.request.key,
         'tool_call_id': request.id,
@@ -179,6 +201,7 @@ def _event_json(record: TemporalEventRecord) -> dict[str, Any]:
     """
     event = record.event
     line: dict[str, Any] = {
+        'kind': 'wait',
         'token': event.token,
         'workflow_id': record.workflow_id,
         'opened_at': timestamp(record.created_at),
