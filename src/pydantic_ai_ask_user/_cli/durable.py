@@ -426,7 +426,9 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     """`[token]` when a wait is open under it; else the open waits' tokens that begin with it (at least `MIN_PREFIX`
     characters): one is the token meant, several are ambiguous. `[]` when none is open (resolving says why).
     """
-    from ..dbos._sql import EVENT_WAITS_TABLE_NAME, open_database, open_wait_tokens
+    from ..dbos._db import open_database
+    from ..dbos._schema import EVENT_WAITS_TABLE_NAME
+    from ..dbos._waits import open_wait_tokens
 
     database = open_database(database_url)
     try:
@@ -610,7 +612,7 @@ def run_pending(args: argparse.Namespace) -> int:
         return EXIT_CANNOT_ASK
     stop_warning: Callable[[], None] = lambda: None  # noqa: E731
     if args.temporal is None:
-        from ..dbos._sql import on_unreadable_row
+        from ..dbos._questions import on_unreadable_row
 
         # One damaged row is left out, named on stderr, and the rest listed: it does not hide every question.
         stop_warning = on_unreadable_row(

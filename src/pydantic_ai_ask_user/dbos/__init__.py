@@ -12,10 +12,12 @@ from .. import _module_names
 if TYPE_CHECKING:
     from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
     from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
+    from ._db import DEFAULT_DATABASE_URL
+    from ._encoding import StoredRequest
     from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
     from ._inbox import TOKEN_PREFIX, ask_through_store
     from ._resolve import InvalidDecisionError, NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
-    from ._sql import DEFAULT_DATABASE_URL, TABLE_NAME, NotAQuestionDatabaseError, StoredRequest
+    from ._schema import TABLE_NAME, NotAQuestionDatabaseError
     from ._store import DEFAULT_EVENTS_POLL_SECONDS, DBOSQuestionStore
 
 __all__ = (
@@ -48,10 +50,10 @@ _DEFINED_IN = {
     'dbos_config': '_config',
     'DEFAULT_LOG_LEVEL': '_config',
     'DEFAULT_POLLING_SECONDS': '_config',
-    'DEFAULT_DATABASE_URL': '_sql',
-    'TABLE_NAME': '_sql',
-    'NotAQuestionDatabaseError': '_sql',
-    'StoredRequest': '_sql',
+    'DEFAULT_DATABASE_URL': '_db',
+    'TABLE_NAME': '_schema',
+    'NotAQuestionDatabaseError': '_schema',
+    'StoredRequest': '_encoding',
     'DBOSQuestionStore': '_store',
     'DEFAULT_EVENTS_POLL_SECONDS': '_store',
     'DEFAULT_CHUNK_SECONDS': '_events',

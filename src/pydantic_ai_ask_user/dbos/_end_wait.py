@@ -10,18 +10,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._db import open_database
 from ._inbox import event_topic, token_workflow
-from ._sql import EVENT_WAITS_TABLE_NAME, claim_wait, open_database, send_message
+from ._schema import EVENT_WAITS_TABLE_NAME
+from ._waits import claim_wait
+from ._workflows import send_message
 
 __all__ = ('NotAWaitTokenError', 'WaitNotOpenError', 'end_wait')
 
 
 class NotAWaitTokenError(ValueError):
-    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow.
+
+    Raised by `end_wait`; `resolve_dbos_event` raises `NotAnEventTokenError` instead, a Pydantic AI `UserError`, which
+    this is not, so that `end_wait` loads no Pydantic AI.
+    """
 
 
 class WaitNotOpenError(Exception):
-    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
+    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database.
+
+    Raised by `end_wait`; `resolve_dbos_event` raises `NoWaitError` instead, a Pydantic AI `UserError`.
+    """
 
 
 def end_wait(token: str, message: dict[str, Any], database_url: str) -> None:
