@@ -27,6 +27,7 @@ __all__ = (
 )
 
 _log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
 
 ADDRESSEES_TABLE_NAME = 'ask_user_addressees'
 """The table holding one row per name each addressed question was published to (pending) with: the index of a

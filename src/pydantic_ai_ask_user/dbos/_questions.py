@@ -53,6 +53,7 @@ __all__ = (
 )
 
 _log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
 
 
 def insert_pending(conn: Connection, request: AskUserRequest, workflow_id: str, *, status: Status = 'pending') -> None:

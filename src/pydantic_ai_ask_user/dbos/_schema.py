@@ -37,6 +37,7 @@ __all__ = (
 )
 
 _log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
 
 TABLE_NAME = 'ask_user_requests'
 """The table holding one row per durable question: pending, answered or withdrawn."""
