@@ -77,8 +77,9 @@ def _seed(database_url: str, count: int) -> None:
     """`count` waiting questions, each of its own `PENDING` workflow, inserted in batches."""
     import sqlalchemy as sa
 
-    from pydantic_ai_ask_user.dbos._db import create_engine, ensure_table, requests_table
-    from pydantic_ai_ask_user.dbos._sql import insert_addressees
+    from pydantic_ai_ask_user.dbos._addressees import insert_addressees
+    from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+    from pydantic_ai_ask_user.dbos._tables import requests_table
 
     engine = create_engine(database_url)
     ensure_table(engine)

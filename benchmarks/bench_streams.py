@@ -30,7 +30,7 @@ from starlette.requests import Request
 from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUserRequest, Person, Question, QuestionOption
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._sql import insert_pending
+from pydantic_ai_ask_user.dbos._questions import insert_pending
 from pydantic_ai_ask_user.web import ServerLimits, create_app, serve
 
 WAITING = sized(10_000, 200)

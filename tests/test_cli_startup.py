@@ -87,7 +87,9 @@ def question_database(tmp_path: Path) -> str:
     """
     import sqlite3
 
-    from pydantic_ai_ask_user.dbos._db import insert_pending, open_wait_row, transaction
+    from pydantic_ai_ask_user.dbos._engine import transaction
+    from pydantic_ai_ask_user.dbos._questions import insert_pending
+    from pydantic_ai_ask_user.dbos._waits import open_wait_row
 
     path = tmp_path / 'questions.sqlite'
     with sqlite3.connect(path) as conn:

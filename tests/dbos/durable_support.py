@@ -27,7 +27,9 @@ from forked import Forked, forked
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, StoredRequest
-from pydantic_ai_ask_user.dbos._db import insert_pending, requests_table, shared_engine
+from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._questions import insert_pending
+from pydantic_ai_ask_user.dbos._tables import requests_table
 
 WORKER = Path(__file__).with_name('worker.py')
 """The worker program the tests run, kill and restart."""
@@ -331,7 +333,7 @@ async def publications_recorded(database_url: str, count: int = 1) -> None:
     """
     from sqlalchemy import text
 
-    from pydantic_ai_ask_user.dbos._db import create_engine
+    from pydantic_ai_ask_user.dbos._engine import create_engine
 
     table = 'dbos.operation_outputs' if database_url.startswith('postgresql') else 'operation_outputs'
     engine = create_engine(database_url)

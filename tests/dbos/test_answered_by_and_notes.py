@@ -27,25 +27,13 @@ from pydantic_ai_ask_user import (
     QuestionOption,
 )
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._db import (
-    TABLE_NAME,
-    MissingColumnError,
-    claim_answer,
-    create_engine,
-    decode_request,
-    encode_request,
-    encode_response,
-    ensure_columns,
-    ensure_table,
-    insert_event_request,
-    insert_pending,
-    open_wait_row,
-    select_requests,
-    shared_engine,
-    transaction,
-)
+from pydantic_ai_ask_user.dbos._encoding import decode_request, encode_request, encode_response
+from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_columns, ensure_table, shared_engine, transaction
 from pydantic_ai_ask_user.dbos._inbox import completed_results, expire_token
+from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending, select_requests
+from pydantic_ai_ask_user.dbos._schema import TABLE_NAME, MissingColumnError
 from pydantic_ai_ask_user.dbos._sqlite import SqliteDatabase
+from pydantic_ai_ask_user.dbos._waits import insert_event_request, open_wait_row
 
 pytestmark = pytest.mark.anyio
 

@@ -23,15 +23,11 @@ from test_answered_by_and_notes import ReadOnlySqliteDatabase, columns, old_data
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos import _store as dbos_store
-from pydantic_ai_ask_user.dbos._db import (
-    TABLE_NAME,
-    create_engine,
-    ensure_table,
-    insert_pending,
-    requests_table,
-    select_requests,
-)
-from pydantic_ai_ask_user.dbos._sql import ADDRESSEES_TABLE_NAME as ADDRESSEES
+from pydantic_ai_ask_user.dbos._addressees import ADDRESSEES_TABLE_NAME as ADDRESSEES
+from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+from pydantic_ai_ask_user.dbos._questions import insert_pending, select_requests
+from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
+from pydantic_ai_ask_user.dbos._tables import requests_table
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,8 @@ from waits import WAIT
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._changes import Position
-from pydantic_ai_ask_user.dbos._sql import claim_answer, encode_response, insert_pending
+from pydantic_ai_ask_user.dbos._encoding import encode_response
+from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending
 from pydantic_ai_ask_user.store import StoreEvent
 from pydantic_ai_ask_user.web import create_app, serve
 

@@ -25,7 +25,8 @@ from durable_support import as_postgres, fresh_postgres_database, pg_bin, run_cl
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, NotAQuestionDatabaseError
-from pydantic_ai_ask_user.dbos._db import create_engine, ensure_table, insert_pending
+from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+from pydantic_ai_ask_user.dbos._questions import insert_pending
 
 
 def _tables(path: Path) -> list[str]:

@@ -26,7 +26,9 @@ from pydantic_ai_ask_user.dbos import (
     NoWaitError,
     resolve_dbos_event,
 )
-from pydantic_ai_ask_user.dbos._db import insert_pending, open_wait_row, transaction
+from pydantic_ai_ask_user.dbos._engine import transaction
+from pydantic_ai_ask_user.dbos._questions import insert_pending
+from pydantic_ai_ask_user.dbos._waits import open_wait_row
 from pydantic_ai_ask_user.store import MIN_PREFIX, UnknownRequestError, find_waiting, read_wait_decision
 
 pytestmark = pytest.mark.anyio

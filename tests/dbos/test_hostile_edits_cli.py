@@ -21,8 +21,8 @@ from sqlalchemy import text
 from test_approvals import pending_approvals_of
 
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._db import create_engine
-from pydantic_ai_ask_user.dbos._sql import EVENT_APPROVALS_TABLE_NAME
+from pydantic_ai_ask_user.dbos._engine import create_engine
+from pydantic_ai_ask_user.dbos._schema import EVENT_APPROVALS_TABLE_NAME
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,9 @@ from test_answered_by_and_notes import old_database
 from pydantic_ai_ask_user import WITHDRAWN, AskUserRequest
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, StoredRequest
 from pydantic_ai_ask_user.dbos import _store as dbos_store
-from pydantic_ai_ask_user.dbos._db import TABLE_NAME, create_engine, ensure_table, select_requests
+from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+from pydantic_ai_ask_user.dbos._questions import select_requests
+from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, WithdrawnError
 
 pytestmark = pytest.mark.anyio

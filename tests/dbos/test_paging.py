@@ -18,18 +18,18 @@ from durable_support import dbos_workflows, publish_question
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
 from pydantic_ai_ask_user._question_store import NO_DEADLINE_ORDER, encode_cursor
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._db import (
-    TABLE_NAME,
+from pydantic_ai_ask_user.dbos._encoding import encode_response
+from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._questions import (
     claim_answer,
     count_pending_rows,
     count_pending_statement,
-    encode_response,
     insert_pending,
     pending_page_statement,
-    requests_table,
     select_pending_page,
-    shared_engine,
 )
+from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
+from pydantic_ai_ask_user.dbos._tables import requests_table
 from pydantic_ai_ask_user.store import BadCursorError, PendingFilter
 
 pytestmark = pytest.mark.anyio
@@ -345,8 +345,10 @@ def postgres_url(postgres_server: str) -> str:
 async def test_decided_approvals_are_pruned_after_their_retention_never_pending_ones_nor_those_of_an_open_wait(
     database_url: str,
 ) -> None:
-    from pydantic_ai_ask_user.dbos._db import claim_wait, ensure_table, event_approvals_table, open_wait_row
-    from pydantic_ai_ask_user.dbos._sql import insert_approval
+    from pydantic_ai_ask_user.dbos._approvals import insert_approval
+    from pydantic_ai_ask_user.dbos._engine import ensure_table
+    from pydantic_ai_ask_user.dbos._tables import event_approvals_table
+    from pydantic_ai_ask_user.dbos._waits import claim_wait, open_wait_row
     from pydantic_ai_ask_user.store import PendingApproval
 
     engine = shared_engine(database_url)

@@ -16,33 +16,36 @@ import pytest
 from ask_user_support import make_request
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person, QuestionContext, QuestionWithdrawn
-from pydantic_ai_ask_user.dbos._db import (
+from pydantic_ai_ask_user.dbos._db import open_database
+from pydantic_ai_ask_user.dbos._encoding import (
     WITHDRAWN_MESSAGE,
     answer_message,
-    changes_since,
-    claim_answer,
-    claim_wait,
-    count_pending_rows,
     decode_message,
     decode_request,
     encode_request,
     encode_response,
-    expire_wait,
-    insert_event_request,
+)
+from pydantic_ai_ask_user.dbos._engine import shared_engine, transaction
+from pydantic_ai_ask_user.dbos._questions import (
+    changes_since,
+    claim_answer,
+    count_pending_rows,
     insert_pending,
-    open_wait_row,
     publication,
     request_status,
     select_pending_page,
     select_requests,
-    shared_engine,
     status_and_response,
-    token_requests,
-    transaction,
     withdraw_pending,
 )
-from pydantic_ai_ask_user.dbos._sql import open_database
 from pydantic_ai_ask_user.dbos._sqlite import SqliteDatabase
+from pydantic_ai_ask_user.dbos._waits import (
+    claim_wait,
+    expire_wait,
+    insert_event_request,
+    open_wait_row,
+    token_requests,
+)
 from pydantic_ai_ask_user.json import response_to_json
 from pydantic_ai_ask_user.store import PendingFilter
 

@@ -26,7 +26,9 @@ from starlette.requests import Request
 
 from pydantic_ai_ask_user import Person
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._db import insert_pending, requests_table, shared_engine
+from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._questions import insert_pending
+from pydantic_ai_ask_user.dbos._tables import requests_table
 from pydantic_ai_ask_user.store import UnreadableRequestError
 from pydantic_ai_ask_user.web import create_app
 

@@ -40,8 +40,9 @@ APPROVAL = PendingApproval(
 @pytest.fixture
 def database(tmp_path: Path) -> str:
     """A SQLite file as a DBOS worker leaves it, with one open wait holding one approval, its workflow PENDING."""
-    from pydantic_ai_ask_user.dbos._db import open_wait_row, transaction
-    from pydantic_ai_ask_user.dbos._sql import insert_approval
+    from pydantic_ai_ask_user.dbos._approvals import insert_approval
+    from pydantic_ai_ask_user.dbos._engine import transaction
+    from pydantic_ai_ask_user.dbos._waits import open_wait_row
 
     path = tmp_path / 'questions.sqlite'
     with closing(sqlite3.connect(path)) as conn, conn:

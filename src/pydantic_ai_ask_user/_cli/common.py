@@ -21,7 +21,7 @@ from .._answers import AskUserRequest, AskUserResponse, CannotAskError
 from .._audience import QuestionContext
 from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
 from .._text import printable
-from ..dbos import DBOSQuestionStore
+from ..dbos import DBOSQuestionStore, shown_database_url
 from .arguments import END_AT_ONCE
 from .exit_codes import EXIT_AMBIGUOUS, EXIT_CANNOT_ASK, EXIT_NOT_ACCEPTED
 from .i18n import _
@@ -141,9 +141,6 @@ def clipped(text: str) -> str:
 
 def shown(database_url: str) -> str:
     """The `--db` URL as an error may show it: its password hidden."""
-    # Here, not at the top: reading a PostgreSQL URL loads SQLAlchemy, which a command on a SQLite file never needs.
-    from ..dbos._db import shown_database_url
-
     return shown_database_url(database_url)
 
 

@@ -162,8 +162,7 @@ async def _durable(url: str) -> AsyncGenerator[Answerer]:
     try:
         from dbos import DBOS
 
-        from ..dbos import DBOSAnswerer, dbos_config
-        from ..dbos._db import shown_database_url
+        from ..dbos import DBOSAnswerer, dbos_config, shown_database_url
     except ImportError as error:
         raise _missing(error, 'dbos') from None
     try:

@@ -19,7 +19,7 @@ from .._json import questions_to_json
 from .._question_store import BadCursorError, PendingFilter, PendingRecord
 from .._text import printable, terminal_json
 from .._tool_args import approval_args
-from ..dbos._sql import on_unreadable_row
+from ..dbos import on_unreadable_row
 from .approvals import approval_json, approval_lines
 from .common import (
     DEFAULT_DB,

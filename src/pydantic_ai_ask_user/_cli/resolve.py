@@ -18,9 +18,7 @@ from .._decision import Decision, read_decision, with_answered_by
 from .._receipt import os_user_at_host
 from .._text import terminal_json
 from .._wait_calls import WaitCalls, checked_decision
-from ..dbos._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
-from ..dbos._sql import EVENT_WAITS_TABLE_NAME, open_database, open_wait_tokens
-from ..dbos._wait_check import checked_for_wait
+from ..dbos import NotAWaitTokenError, WaitNotOpenError, checked_for_wait, end_wait, wait_tokens_starting_with
 from .common import (
     MIN_PREFIX,
     ambiguous,
@@ -116,17 +114,10 @@ def _tokens_meant(database_url: str, token: str) -> list[str]:
     """`[token]` when a wait is open under it; else the open waits' tokens that begin with it (at least `MIN_PREFIX`
     characters): one is the token meant, several are ambiguous. `[]` when none is open (resolving says why).
     """
-    database = open_database(database_url)
-    try:
-        if not database.has_table(EVENT_WAITS_TABLE_NAME):
-            return []
-        with database.connect() as conn:
-            tokens = open_wait_tokens(conn)
-    finally:
-        database.dispose()
+    tokens = wait_tokens_starting_with(database_url, token)
     if token in tokens:
         return [token]
-    return [open_token for open_token in tokens if len(token) >= MIN_PREFIX and open_token.startswith(token)]
+    return tokens if len(token) >= MIN_PREFIX else []
 
 
 async def _resolve_temporal(store: TemporalQuestionStore, args: argparse.Namespace) -> int:

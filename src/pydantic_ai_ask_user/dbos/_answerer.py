@@ -18,23 +18,18 @@ from dbos import error as dbos_errors
 
 from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
 from .._audience import audience_from_json, context_from_json, context_to_json
-from ._db import (
-    DEFAULT_DATABASE_URL,
+from ._db import DEFAULT_DATABASE_URL
+from ._encoding import (
     WITHDRAWN_MESSAGE,
     Identity,
     answer_message,
-    create_engine,
     decode_message,
     decode_request,
     encode_request,
-    ensure_table,
-    insert_encoded,
     message_topic,
-    publication,
-    select_requests,
-    status_and_response,
-    withdraw_pending,
 )
+from ._engine import create_engine, ensure_table
+from ._questions import insert_encoded, publication, select_requests, status_and_response, withdraw_pending
 
 __all__ = ('DBOSAnswerer', 'DEFAULT_RECHECK_SECONDS')
 

@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ._sql import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME, _dialect, _execute, _in  # pyright: ignore[reportPrivateUsage]
+from ._connection import Database, dialect_of, execute, in_list
+from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:
-    from ._sql import Connection, Database
+    from ._connection import Connection
 
 __all__ = (
     'CHANGES_TABLE_NAME',
@@ -112,19 +113,19 @@ _PG_FUNCTION = (
 
 
 def _has_trigger(conn: Connection, name: str) -> bool:
-    if _dialect(conn) == 'postgresql':
+    if dialect_of(conn) == 'postgresql':
         query = 'SELECT 1 FROM pg_trigger WHERE tgname = :name'
     else:
         query = "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = :name"
-    return _execute(conn, query, {'name': name}).fetchone() is not None
+    return execute(conn, query, {'name': name}).fetchone() is not None
 
 
 def _has_table(conn: Connection, name: str) -> bool:
-    if _dialect(conn) == 'postgresql':
+    if dialect_of(conn) == 'postgresql':
         query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
     else:
         query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    return _execute(conn, query, {'name': name}).fetchone() is not None
+    return execute(conn, query, {'name': name}).fetchone() is not None
 
 
 def has_change_log(conn: Connection) -> bool:
@@ -146,14 +147,14 @@ def ensure_change_log(database: Database, errors: type[Exception] | tuple[type[E
             return has_change_log(conn)
     try:
         with database.begin() as conn:
-            dialect = _dialect(conn)
-            _execute(conn, _table_statement(dialect))
-            _execute(conn, f'CREATE INDEX IF NOT EXISTS {_CHANGED_AT_INDEX} ON {CHANGES_TABLE_NAME} (changed_at)')
+            dialect = dialect_of(conn)
+            execute(conn, _table_statement(dialect))
+            execute(conn, f'CREATE INDEX IF NOT EXISTS {_CHANGED_AT_INDEX} ON {CHANGES_TABLE_NAME} (changed_at)')
             if dialect == 'postgresql':
-                _execute(conn, _PG_FUNCTION)
+                execute(conn, _PG_FUNCTION)
             for name, table, item in _missing_triggers(conn):
                 for statement in _trigger_statements(dialect, name, table, item):
-                    _execute(conn, statement)
+                    execute(conn, statement)
     except errors as error:
         with database.connect() as conn:
             if has_change_log(conn) and not _missing_triggers(conn):
@@ -173,7 +174,7 @@ def ensure_change_log(database: Database, errors: type[Exception] | tuple[type[E
 
 def changes_after(conn: Connection, after: int, limit: int) -> list[Change]:
     """The changes with an id above `after`, in id order, at most `limit`."""
-    rows = _execute(
+    rows = execute(
         conn,
         f'SELECT id, item, item_key, status FROM {CHANGES_TABLE_NAME} WHERE id > :after ORDER BY id LIMIT {int(limit)}',
         {'after': after},
@@ -185,8 +186,8 @@ def changes_with_ids(conn: Connection, ids: Sequence[int]) -> list[Change]:
     """The changes of these ids that are there now (a gap filled by a late commit), in id order."""
     if not ids:
         return []
-    listed, parameters = _in('change', list(ids))
-    rows = _execute(
+    listed, parameters = in_list('change', list(ids))
+    rows = execute(
         conn,
         f'SELECT id, item, item_key, status FROM {CHANGES_TABLE_NAME} WHERE id IN {listed} ORDER BY id',
         parameters,
@@ -196,13 +197,13 @@ def changes_with_ids(conn: Connection, ids: Sequence[int]) -> list[Change]:
 
 def last_change_ids(conn: Connection, count: int) -> list[int]:
     """The ids of the last `count` changes, ascending: where a feed begins (the skipped ones among them are gaps)."""
-    rows = _execute(conn, f'SELECT id FROM {CHANGES_TABLE_NAME} ORDER BY id DESC LIMIT {int(count)}', None).fetchall()
+    rows = execute(conn, f'SELECT id FROM {CHANGES_TABLE_NAME} ORDER BY id DESC LIMIT {int(count)}', None).fetchall()
     return sorted(int(row[0]) for row in rows)
 
 
 def first_change_id(conn: Connection) -> int | None:
     """The smallest id still in the log (older ones were pruned), or `None` for an empty log."""
-    found = _execute(conn, f'SELECT min(id) FROM {CHANGES_TABLE_NAME}', None).fetchone()
+    found = execute(conn, f'SELECT min(id) FROM {CHANGES_TABLE_NAME}', None).fetchone()
     return None if found is None or found[0] is None else int(found[0])
 
 
@@ -210,7 +211,7 @@ def prune_changes(conn: Connection, before: float) -> None:
     """Delete the changes made before `before`, but the last one: a log is empty only when new, so a feed that
     finds it empty begins at id 0 and misses no first change, however late it commits.
     """
-    _execute(
+    execute(
         conn,
         f'DELETE FROM {CHANGES_TABLE_NAME} WHERE changed_at < :before '
         f'AND id < (SELECT max(id) FROM {CHANGES_TABLE_NAME})',

@@ -1,5 +1,6 @@
 """Ending a `DBOSEventWaiter` wait from any process with nothing but the database: the claim of the wait and the
-DBOS message that ends it, in one transaction (`send_message`: DBOS's own SQL interface).
+DBOS message that ends it, in one transaction (`send_message`: DBOS's own SQL interface); and finding the open waits
+whose tokens begin with what a person typed.
 
 Below `resolve_dbos_event` and `fail_dbos_event` (`_resolve`), which raise Pydantic AI's `UserError`s;
 `ask-user resolve` calls this directly, so on a SQLite file it loads neither Pydantic AI, DBOS nor SQLAlchemy.
@@ -10,18 +11,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._db import open_database
 from ._inbox import event_topic, token_workflow
-from ._sql import EVENT_WAITS_TABLE_NAME, claim_wait, open_database, send_message
+from ._schema import EVENT_WAITS_TABLE_NAME
+from ._waits import claim_wait, open_wait_tokens
+from ._workflows import send_message
 
-__all__ = ('NotAWaitTokenError', 'WaitNotOpenError', 'end_wait')
+__all__ = ('NotAWaitTokenError', 'WaitNotOpenError', 'end_wait', 'wait_tokens_starting_with')
 
 
 class NotAWaitTokenError(ValueError):
-    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow."""
+    """The token is not one a `DBOSEventWaiter` handed out: it names no DBOS workflow.
+
+    Raised by `end_wait`; `resolve_dbos_event` raises `NotAnEventTokenError` instead, a Pydantic AI `UserError`, which
+    this is not, so that `end_wait` loads no Pydantic AI.
+    """
 
 
 class WaitNotOpenError(Exception):
-    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database."""
+    """No open wait has this token: it was resolved already, its deadline passed, or it is unknown to the database.
+
+    Raised by `end_wait`; `resolve_dbos_event` raises `NoWaitError` instead, a Pydantic AI `UserError`.
+    """
 
 
 def end_wait(token: str, message: dict[str, Any], database_url: str) -> None:
@@ -44,3 +55,21 @@ def end_wait(token: str, message: dict[str, Any], database_url: str) -> None:
             send_message(conn, workflow_id, json.dumps(message, ensure_ascii=False), event_topic(token), token)
     finally:
         database.dispose()
+
+
+def wait_tokens_starting_with(database_url: str, prefix: str) -> list[str]:
+    """The tokens of the waits open in the database at `database_url` that begin with `prefix` (every open one for
+    `''`), oldest first; `[]` when the database has no waits table (none was ever opened there, or a typo in the URL).
+
+    Nothing is created: a database without the table is not given one. On a plain SQLite file this loads neither
+    SQLAlchemy, DBOS nor Pydantic AI.
+    """
+    database = open_database(database_url)
+    try:
+        if not database.has_table(EVENT_WAITS_TABLE_NAME):
+            return []
+        with database.connect() as conn:
+            tokens = open_wait_tokens(conn)
+    finally:
+        database.dispose()
+    return [token for token in tokens if token.startswith(prefix)]

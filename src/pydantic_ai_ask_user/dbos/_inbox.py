@@ -29,22 +29,18 @@ from .._approvals import PendingApproval
 from .._audience import AudienceSetting, ContextSetting
 from .._module_names import LazyModule
 from .._request_input import wait_items, wait_results
-from ._sql import (
-    DEFAULT_DATABASE_URL,
-    StoredApproval,
-    StoredRequest,
+from ._approvals import StoredApproval, insert_approval, select_approvals, withdraw_approvals
+from ._db import DEFAULT_DATABASE_URL
+from ._encoding import StoredRequest
+from ._questions import insert_pending, withdraw_pending
+from ._waits import (
     claim_wait,
     expire_wait,
-    insert_approval,
     insert_event_request,
-    insert_pending,
     lock_token,
     open_wait_row,
     record_wait_calls,
-    select_approvals,
     token_requests,
-    withdraw_approvals,
-    withdraw_pending,
 )
 
 __all__ = (
@@ -67,7 +63,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from pydantic_ai import DeferredToolRequests, RunContext
 
-    from ._sql import Connection
+    from ._connection import Connection
 
     AskFunction = Callable[[RunContext[Any], DeferredToolRequests, str], Awaitable[None]]
     """The shape of a waiting handler's `ask` that hands the token on and returns `None`."""
@@ -148,7 +144,9 @@ def ask_through_store(
 
 def _transaction(database_url: str) -> AbstractContextManager[sa.Connection]:
     """A transaction on the shared SQLAlchemy engine (the run's side: DBOS has loaded SQLAlchemy already)."""
-    from ._db import transaction
+    # Here, not at the top: `_engine` imports SQLAlchemy, and `ask-user resolve` imports this module on a plain
+    # SQLite file (`_end_wait`), where it must not load it.
+    from ._engine import transaction
 
     return transaction(database_url)
 

@@ -13,9 +13,9 @@ from pydantic_ai.exceptions import UserError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .._decision import read_decision
+from ._db import DEFAULT_DATABASE_URL
 from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait
 from ._inbox import token_workflow
-from ._sql import DEFAULT_DATABASE_URL
 from ._wait_check import checked_against, what_the_wait_holds
 
 __all__ = (

@@ -1,10 +1,10 @@
-"""A SQLite file through the standard library's `sqlite3`: the durable package's SQL (`_sql`) without SQLAlchemy.
+"""A SQLite file through the standard library's `sqlite3`: the DBOS package's SQL (`_connection`) without SQLAlchemy.
 
 `DBOSQuestionStore` on a SQLite file reads and writes through this, so `ask-user pending`, `answer` and `resolve`
-start in tenths of a second. Connections behave as `_db.create_engine` sets SQLAlchemy's up, as DBOS does: a
+start in tenths of a second. Connections behave as `_engine.create_engine` sets SQLAlchemy's up, as DBOS does: a
 30 s busy timeout, and writers that take the database lock when they begin (`BEGIN IMMEDIATE`, issued by
 `sqlite3` before the first write of a transaction), so two answers cannot interleave. Creating the tables is
-left to SQLAlchemy (`_db.ensure_table`), which defines them.
+left to SQLAlchemy (`_engine.ensure_table`), which defines them (`_tables`).
 """
 
 from __future__ import annotations
@@ -16,24 +16,23 @@ from contextlib import contextmanager
 from urllib.parse import unquote
 
 from .._text import printable
-from ._sql import (
+from ._addressees import ensure_addressees
+from ._changes import ensure_change_log
+from ._connection import BUSY_TIMEOUT_SECONDS
+from ._schema import (
     ADDED_COLUMNS,
     DBOS_TABLE,
     TABLE_NAME,
     NotAQuestionDatabaseError,
     add_column_statement,
     backfill_statement,
-    ensure_addressees,
     index_statements,
     missing_column_error,
     not_a_question_database,
     warn_missing_index,
 )
 
-__all__ = ('SqliteDatabase', 'sqlite_file', 'check_plain_sqlite_file', 'shown_sqlite_url', 'BUSY_TIMEOUT_SECONDS')
-
-BUSY_TIMEOUT_SECONDS = 30
-"""How long a statement waits for another process's lock before it fails, as `_db.create_engine` sets it."""
+__all__ = ('SqliteDatabase', 'sqlite_file', 'check_plain_sqlite_file', 'shown_sqlite_url')
 
 _PLAIN = 'sqlite:///'
 """How a URL naming a SQLite file, and nothing more, begins."""
@@ -71,7 +70,7 @@ def check_plain_sqlite_file(database_url: str) -> bool:
 
 
 class SqliteDatabase:
-    """The `_sql.Database` of a SQLite file, through `sqlite3`: a connection per use (opening one costs tens of
+    """The `_connection.Database` of a SQLite file, through `sqlite3`: a connection per use (opening one costs tens of
     microseconds), so any thread may use it.
     """
 
@@ -82,7 +81,7 @@ class SqliteDatabase:
         """The file."""
 
     def _open(self) -> sqlite3.Connection:
-        # As `_db.create_engine`: IMMEDIATE, so a writer takes the lock when it begins, and the busy timeout.
+        # As `_engine.create_engine`: IMMEDIATE, so a writer takes the lock when it begins, and the busy timeout.
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level='IMMEDIATE')
         conn.execute(f'PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}')
         return conn
@@ -126,7 +125,8 @@ class SqliteDatabase:
 
     def ensure_table(self) -> None:
         """Create the tables if they are missing: SQLAlchemy's metadata defines them, so it creates them."""
-        from ._db import create_engine, ensure_table
+        # Here, not at the top: `_engine` imports SQLAlchemy, which reading and answering on the file never needs.
+        from ._engine import create_engine, ensure_table
 
         engine = create_engine(self.database_url)
         try:
@@ -140,7 +140,7 @@ class SqliteDatabase:
 
     def ensure_columns(self) -> None:
         """Add to an existing questions table the columns an earlier version did not create, and the addressees
-        (`_sql.ensure_addressees`: a read-only file gets a warning); idempotent.
+        (`_addressees.ensure_addressees`: a read-only file gets a warning); idempotent.
 
         SQLite has no `ADD COLUMN IF NOT EXISTS`: a process that loses the race sees the column there and goes on.
         """
@@ -162,8 +162,6 @@ class SqliteDatabase:
                 raise missing_column_error(name, statement, str(error)) from None
         ensure_addressees(self, sqlite3.Error, required=False)
         self.ensure_indexes()
-        from ._changes import ensure_change_log
-
         ensure_change_log(self, sqlite3.Error)
 
     def ensure_indexes(self) -> None:

@@ -37,6 +37,14 @@ from .._question_store import (
     encode_position,
     order_key,
 )
+from ._addressees import has_addressees
+from ._approvals import (
+    StoredApproval,
+    approval_changes_since,
+    claim_approval,
+    count_pending_approvals,
+    select_approvals,
+)
 from ._changes import (
     CHANGES_RETENTION_SECONDS,
     DEFAULT_GAP_SECONDS,
@@ -49,45 +57,35 @@ from ._changes import (
     last_change_ids,
     prune_changes,
 )
-from ._inbox import completed_results, event_topic
-from ._sql import (
-    DEFAULT_DATABASE_URL,
-    EVENT_APPROVALS_TABLE_NAME,
-    EVENT_TABLE_NAME,
+from ._connection import Database
+from ._db import DEFAULT_DATABASE_URL, check_sqlite_file, open_database
+from ._encoding import (
     WITHDRAWN_MESSAGE,
-    Database,
     Status,
-    StoredApproval,
     StoredRequest,
     UnreadableRowError,
-    active_workflows,
     answer_message,
-    approval_changes_since,
+    encode_response,
+    message_topic,
+)
+from ._inbox import completed_results, event_topic
+from ._questions import (
     changes_since,
     claim_answer,
-    claim_approval,
-    claim_wait,
-    count_pending_approvals,
     count_pending_rows,
-    encode_response,
-    has_addressees,
-    lock_event_token,
-    lock_token,
-    message_topic,
-    open_database,
     prune_finished,
     request_status,
-    select_approvals,
     select_pending_page,
     select_requests,
-    send_message,
-    token_requests,
     withdraw_pending,
 )
+from ._schema import EVENT_APPROVALS_TABLE_NAME, EVENT_TABLE_NAME
 from ._sqlite import check_plain_sqlite_file
+from ._waits import claim_wait, lock_event_token, lock_token, token_requests
+from ._workflows import active_workflows, send_message
 
 if TYPE_CHECKING:
-    from ._sql import Connection
+    from ._connection import Connection
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS', 'DEFAULT_FINISHED_RETENTION_SECONDS')
 
@@ -204,8 +202,6 @@ class DBOSQuestionStore:
         with self._lock:
             if self._database is None:
                 if not self.create_table and not check_plain_sqlite_file(self.database_url):
-                    from ._db import check_sqlite_file  # a URL only SQLAlchemy reads (PostgreSQL, options)
-
                     check_sqlite_file(self.database_url)
                 # A plain SQLite file through `sqlite3`, without SQLAlchemy; anything else through SQLAlchemy.
                 database = open_database(self.database_url)

@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from .._decision import Decision
 from .._wait_calls import WaitCalls, checked_decision
-from ._sql import (
-    EVENT_CALLS_TABLE_NAME,
-    EVENT_TABLE_NAME,
-    Database,
-    StoredRequest,
-    open_database,
-    pending_wait_calls,
-    token_requests,
-)
+from ._connection import Database
+from ._db import open_database
+from ._encoding import StoredRequest
+from ._schema import EVENT_CALLS_TABLE_NAME, EVENT_TABLE_NAME
+from ._waits import pending_wait_calls, token_requests
 
 __all__ = ('checked_for_wait', 'checked_against', 'what_the_wait_holds')
 

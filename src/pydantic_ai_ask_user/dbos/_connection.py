@@ -1,0 +1,122 @@
+"""What every statement of the DBOS package runs on: the `Connection` and `Database` types, and running one statement
+of SQL text on either way to a database.
+
+Every statement of `_schema`, `_addressees`, `_questions`, `_waits`, `_approvals`, `_workflows` and `_changes` runs
+unchanged through SQLAlchemy (`sa.text`, on PostgreSQL and SQLite: the DBOS workers, `DBOSAnswerer`, the waiter) and
+through the standard library's `sqlite3` (`DBOSQuestionStore` on a SQLite file, so `ask-user pending`, `answer` and
+`resolve` start without SQLAlchemy). Parameters are named (`:name`), which both take; the few differences between the
+dialects are chosen by the connection's dialect (`dialect_of`). None of these modules imports SQLAlchemy or DBOS, nor
+opens a database: `_db.open_database` picks the way to one, `_sqlite` and `_engine` are the two ways.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    Connection = sqlite3.Connection | sa.Connection
+    """A connection the statements run on: the standard library's, or SQLAlchemy's (any dialect)."""
+
+__all__ = (
+    'BUSY_TIMEOUT_SECONDS',
+    'Database',
+    'Rows',
+    'dialect_of',
+    'execute',
+    'in_list',
+    'row_lock',
+    'fetch_one',
+)
+
+BUSY_TIMEOUT_SECONDS = 30
+"""How long a statement on SQLite waits for another process's lock before it fails, on either way to the file
+(`_sqlite.SqliteDatabase`, `_engine.create_engine`), as DBOS sets it."""
+
+
+class Database(Protocol):
+    """A database the durable package reads and writes: SQLAlchemy's engine (`_engine.EngineDatabase`), or a SQLite file
+    through the standard library (`_sqlite.SqliteDatabase`). `_db.open_database` picks one for a URL.
+    """
+
+    def connect(self) -> AbstractContextManager[Connection]:
+        """A connection for reads; whatever it began is rolled back when it is left."""
+        ...
+
+    def begin(self) -> AbstractContextManager[Connection]:
+        """A transaction: committed on leaving, rolled back on an error."""
+        ...
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table `name` is in the database (older databases lack the event tables)."""
+        ...
+
+    def table_exists(self) -> bool:
+        """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+        ...
+
+    def ensure_table(self) -> None:
+        """Create the tables if they are missing, and the columns later versions added."""
+        ...
+
+    def ensure_columns(self) -> None:
+        """Add to an existing questions table the columns an earlier version did not create; idempotent."""
+        ...
+
+    def dispose(self) -> None:
+        """Close its connections; it connects again if used again."""
+        ...
+
+
+def dialect_of(conn: Connection) -> str:
+    """The dialect `conn` speaks: `sqlite` (either driver) or `postgresql`."""
+    return 'sqlite' if isinstance(conn, sqlite3.Connection) else conn.dialect.name
+
+
+class Rows(Protocol):
+    """What a statement returns, through either driver: its rows, and how many it changed."""
+
+    @property
+    def rowcount(self) -> int:
+        """How many rows the statement changed."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row, or `None`."""
+        ...
+
+    def fetchall(self) -> Sequence[Any]:
+        """The rows left."""
+        ...
+
+
+def execute(conn: Connection, statement: str, parameters: dict[str, Any] | None = None) -> Rows:
+    """Run `statement` (named parameters, `:name`) on either kind of connection."""
+    if isinstance(conn, sqlite3.Connection):
+        return conn.execute(statement, parameters or {})
+    import sqlalchemy as sa
+
+    return cast(Rows, conn.execute(sa.text(statement), parameters or {}))
+
+
+def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """`(:name_0, :name_1, ...)` and its parameters, for `IN` with a list (neither driver expands one); not empty."""
+    parameters = {f'{name}_{index}': value for index, value in enumerate(values)}
+    return '(' + ', '.join(f':{key}' for key in parameters) + ')', parameters
+
+
+def row_lock(conn: Connection, kind: Literal['UPDATE', 'SHARE']) -> str:
+    """A row lock on PostgreSQL; SQLite's writers take the database lock when they begin, which orders them anyway."""
+    return f' FOR {kind}' if dialect_of(conn) == 'postgresql' else ''
+
+
+def fetch_one(conn: Connection, query: str, parameters: dict[str, Any]) -> Any:
+    """The first row `query` reads; `LookupError` when there is none."""
+    row = execute(conn, query, parameters).fetchone()
+    if row is None:
+        raise LookupError(f'no row for {parameters}')
+    return row
