@@ -34,7 +34,9 @@ from pydantic_ai_ask_user.web import create_app
 
 pytestmark = pytest.mark.anyio
 
-MISSING = '0123456789abcdef0123456789abcdef'
+MISSING = 'missing-0123456789abcdef0123456789abcdef'
+"""A key no row has, of the damaged rows' own shape (a name and 32 hex digits: no run's key), so that a 404's text
+differs from theirs only by the key."""
 
 DAMAGES = {
     'control characters': lambda header: f'{header}\x1b[2J',
