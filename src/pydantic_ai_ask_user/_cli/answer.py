@@ -13,10 +13,9 @@ from dataclasses import replace
 
 from .._answer_json import parse_answer_json
 from .._answers import AskUserRequest, ask_user_result
-from .._lookup import find_waiting
-from .._question_store import StoreError, UnknownRequestError
 from .._receipt import os_user_at_host
 from .._text import terminal_json
+from ..store import StoreError, UnknownRequestError, find_waiting
 from .approvals import answer_approval, answer_wait, approval_error, is_wait_token
 from .common import (
     Store,

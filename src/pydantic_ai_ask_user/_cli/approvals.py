@@ -19,11 +19,17 @@ from pydantic_core import from_json
 
 from .._answers import AskUserRequest
 from .._approvals import ApprovalDecision, PendingApproval, read_decision_value
-from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
 from .._questions import MAX_QUESTION_LENGTH
 from .._receipt import os_user_at_host
 from .._text import printable, terminal_json
-from .._wait_decision import read_wait_decision
+from ..store import (
+    AlreadyAnsweredError,
+    ApprovalStore,
+    StoreError,
+    UnknownRequestError,
+    WithdrawnError,
+    read_wait_decision,
+)
 from .common import (
     Store,
     ask_in_terminal,

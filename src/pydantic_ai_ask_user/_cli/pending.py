@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 
 from .._audience import Person, addressing_json
-from .._inbox_page import page_inbox
 from .._json import questions_to_json
-from .._question_store import BadCursorError, PendingFilter, PendingRecord
 from .._text import printable, terminal_json
 from .._tool_args import approval_args
 from ..dbos import on_unreadable_row
+from ..store import BadCursorError, PendingFilter, PendingRecord, page_inbox
 from .approvals import approval_json, approval_lines
 from .common import (
     DEFAULT_DB,
@@ -46,7 +45,7 @@ __all__ = ('run_pending',)
 
 
 def run_pending(args: argparse.Namespace) -> int:
-    """List the waiting questions."""
+    """List what waits: approvals, then questions (and, with `--temporal`, the other waits), a page at a time."""
     try:
         who = None if args.for_name is None else Person(args.for_name, groups=args.group)
     except (TypeError, ValueError) as error:
