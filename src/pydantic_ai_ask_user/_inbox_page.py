@@ -48,7 +48,8 @@ class InboxPage:
     """Pass it back for the next page; `None` on the last page."""
 
     total: int
-    """How many wait in all (approvals and questions) that the listing takes."""
+    """How many wait in all (approvals and questions) that the listing takes; where the store counts only near the
+    number (`total_exact` false: Temporal counts its waiting workflows, approvals' included), that figure."""
 
     total_exact: bool = True
     """Whether `total` is exact (a store may estimate a very large count)."""
@@ -102,11 +103,14 @@ def _page(
     approvals_page: PendingPage[PendingApproval],
     questions_page: PendingPage[PendingRecord],
 ) -> InboxPage:
+    # A store that counts only near the number (Temporal counts its waiting workflows, approvals' included) gives
+    # that one figure; an exact one is the sum of both lists.
+    exact = questions_page.total_exact
     return InboxPage(
         approvals=approvals,
         questions=questions,
         next_cursor=next_cursor,
-        total=approvals_page.total + questions_page.total,
+        total=approvals_page.total + questions_page.total if exact else questions_page.total,
         total_exact=questions_page.total_exact,
         approvals_total=approvals_page.total,
     )

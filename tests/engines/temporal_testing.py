@@ -196,7 +196,7 @@ async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
         *lines, trailer = map(json.loads, out.splitlines())
         assert trailer['total_exact'] is False  # the page's trailer: Temporal counts the waiting workflows
         mine = [line for line in lines if line.get('workflow_id') == workflow_id]
-        mine = [line for line in mine if line.get('kind') != 'approval'] or mine
+        mine = [line for line in mine if line['kind'] != 'approval'] or mine
         if mine:
             [line] = mine
             return line

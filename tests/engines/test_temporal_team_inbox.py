@@ -323,7 +323,7 @@ async def test_pending_temporal_shows_each_approval_once_as_the_dbos_listing_doe
     assert sorted(shown, key=lambda line: line['id']) == sorted(
         [approval_json(mine), approval_json(mixed)], key=lambda line: line['id']
     )
-    [wait] = [line for line in lines if line.get('kind') != 'approval']
+    [wait] = [line for line in lines if line['kind'] == 'wait']
     assert wait['token'] == mixed.token
     assert 'approvals' not in wait
     assert [(call['tool_call_id'], call['tool_name']) for call in wait['calls']] == [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic_ai_ask_user.terminal._notify import (
+from pydantic_ai_ask_user.terminal._bell import (
     MAX_NOTIFICATION_TEXT,
     notification_sequences,
     notification_text,

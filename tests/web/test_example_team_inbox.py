@@ -95,12 +95,12 @@ async def finished(page: Page, app: App, run_id: str) -> dict[str, Any]:
 
 
 def listed(result: subprocess.CompletedProcess[str], kind: str = 'question') -> list[dict[str, Any]]:
-    """The questions (or approvals) `ask-user pending --json` listed; its last line, the page's total, is left out."""
+    """The questions (or approvals) `ask-user pending --json` listed; its last line, the page's total (of every kind:
+    one page here holds them all), is left out."""
     assert result.returncode == 0, result.stderr
     *items, trailer = [json.loads(line) for line in result.stdout.splitlines()]
-    questions = [item for item in items if item.get('kind', 'question') == 'question']
-    assert trailer['total'] == len(questions), trailer
-    return [item for item in items if item.get('kind', 'question') == kind]
+    assert trailer['total'] == len(items), trailer
+    return [item for item in items if item['kind'] == kind]
 
 
 def ask_user(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -107,7 +107,8 @@ def run_pending(args: argparse.Namespace) -> int:
                 print(terminal_json(_pending_json(record)))
             else:
                 _print_pending(record)
-        total = page.total + len(events)
+        # The other waits are counted too, except where the store counts workflows (Temporal), which holds them.
+        total = page.total + (len(events) if page.total_exact else 0)
         if args.json:
             # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
             trailer = {'total': total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
