@@ -134,7 +134,9 @@ async def test_a_question_is_answered_by_its_key_only_never_by_the_tool_call_id_
     assert asked_first['id'] != asked_second['id']
 
     code, _, err = await ask_user_cli('answer', CALL_ID, '--temporal', temporal_address, '--json', '-', stdin='{}')
-    assert code == 5, err  # the bare tool call id names no question: both runs said `call_0`
+    # The bare tool call id would be either run's question (both said `call_0`): both are listed, none answered.
+    assert code == 9, err
+    assert err.startswith(f"ask-user: '{CALL_ID}' means 2 waiting items; give the whole id of the one you mean:")
     code, _, err = await ask_user_cli(
         'answer', asked_first['id'], '--temporal', temporal_address, '--json', '-', stdin=json.dumps(ANSWER_JSON)
     )
