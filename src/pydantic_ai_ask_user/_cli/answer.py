@@ -58,8 +58,8 @@ async def _answer(store: Store, args: argparse.Namespace) -> int:
 
 
 async def _answer_other(store: Store, args: argparse.Namespace, unknown: UnknownRequestError) -> int:
-    """`args.item` is no waiting question's key: an approval's, or a unique beginning of a waiting question's or
-    approval's key (as git takes a commit's); `unknown` said when it is none of them.
+    """`args.item` is no waiting question's key: an approval's, or what `find_waiting` reads it as (a tool call id,
+    or the beginning of a key, as git takes a commit's); `unknown` said when it is none of them.
     """
     item: str = args.item
     try:
