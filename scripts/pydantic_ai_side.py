@@ -53,7 +53,7 @@ CORE_TESTS = (
 
 SIDE_TESTS = (
     ('tests/dbos/test_handler_order.py',),
-    ('tests/engines/test_temporal_handler_order.py', 'tests/engines/test_prefect_answerer.py'),
+    ('tests/temporal/test_temporal_handler_order.py', 'tests/prefect/test_prefect_answerer.py'),
     ('tests/ui/test_ui_adapters.py', 'tests/mcp/test_mcp_conformance.py', 'tests/mcp/test_mcp_form.py'),
     ('tests/web/test_web_hub_approvals.py',),
 )

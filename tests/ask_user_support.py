@@ -1,4 +1,4 @@
-"""Helpers shared by the tests: a scripted model that really runs through `Agent`, sample questions, `wait_until`."""
+"""Helpers shared by the tests: a scripted model that really runs through `Agent`, sample questions, free ports."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
 from pydantic_ai.messages import (
@@ -27,9 +25,13 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+from waits import wait_until
 
 from pydantic_ai_ask_user import AskUserAnsweredEvent, AskUserRequest, AskUserRequestedEvent, Question, QuestionOption
 from pydantic_ai_ask_user._deferred_handlers import HANDLERS_TAKE_TOKENS
+
+if TYPE_CHECKING:
+    from pydantic_ai_ask_user.hub import QuestionHub
 
 Turn = Sequence[ModelResponsePart] | Callable[[list[ModelMessage]], Sequence[ModelResponsePart]]
 
@@ -133,21 +135,42 @@ def make_request(*headers: str, id: str | None = None) -> AskUserRequest:
     return AskUserRequest(questions=questions) if id is None else AskUserRequest(questions=questions, id=id)
 
 
-async def wait_until(condition: Callable[[], Awaitable[Any]], what: str, timeout: float | None = None) -> Any:
-    """Poll the async `condition` until it returns something truthy, and return it; fail after `timeout` seconds.
+def single(header: str = 'Database') -> Question:
+    return Question(
+        header=header,
+        question='Which database should the migration target?',
+        options=(
+            QuestionOption(label='PostgreSQL', description='The production database.'),
+            QuestionOption(label='SQLite', description='A local file, for development.'),
+            QuestionOption(label='MySQL'),
+        ),
+    )
 
-    The default bound is `waits.WAIT`, scaled to the machine's load (imported here: measuring it starts a process).
-    """
-    if timeout is None:
-        import waits
 
-        timeout = waits.WAIT
-    deadline = time.monotonic() + timeout
-    while not (value := await condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
-        await anyio.sleep(0.02)
-    return value
+def multi(header: str = 'Environments') -> Question:
+    return Question(
+        header=header,
+        question='Which environments should be migrated?',
+        options=(
+            QuestionOption(label='dev'),
+            QuestionOption(label='staging'),
+            QuestionOption(label='production', description='Needs a maintenance window.'),
+        ),
+        multi_select=True,
+    )
+
+
+def ask_one(*questions: Question) -> AskUserRequest:
+    return AskUserRequest(questions=questions or (single(),))
+
+
+async def wait_pending(hub: QuestionHub, request_id: str) -> None:
+    """Return once `request_id` waits in `hub`."""
+
+    async def waiting() -> bool:
+        return any(item.id == request_id for item in await hub.pending())
+
+    await wait_until(waiting, f'{request_id} to wait in the hub')
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 """Worker programs started by fork from a server that imported them once: `forked(command, ...)` for `Popen(command)`.
 
 The durable and Temporal tests start, kill with -9 and restart worker programs (`dbos/worker.py`,
-`dbos/request_input_worker.py`, `engines/temporal_worker.py`), one to three times a test. A fresh
+`dbos/request_input_worker.py`, `temporal/temporal_worker.py`), one to three times a test. A fresh
 interpreter spent about 4 s of CPU on each start importing DBOS or Temporal and Pydantic AI, most of the
 suite's CPU once. Here each test process has one fork server (`multiprocessing`'s `forkserver`, started on
 first use) that imports the programs' modules once; a start forks it and runs the program as
@@ -35,7 +35,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 """The tests' folder."""
 
-FOLDERS = [TESTS / 'dbos', TESTS / 'engines', TESTS]
+FOLDERS = [TESTS / 'dbos', TESTS / 'temporal', TESTS]
 """Where the worker programs and the modules they import are (the fork server's `PYTHONPATH`)."""
 
 PRELOADED = ['forked', 'worker', 'request_input_worker', 'temporal_worker', 'ask_user_program']

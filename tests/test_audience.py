@@ -9,10 +9,11 @@ from typing import Any
 
 import anyio
 import pytest
-from ask_user_support import Watch, ask_call, make_request, question, script, wait_until
+from ask_user_support import Watch, ask_call, make_request, question, script
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.exceptions import UserError
+from waits import wait_until
 
 from pydantic_ai_ask_user import (
     AskUser,

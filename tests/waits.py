@@ -3,20 +3,26 @@
 A wait here is an upper bound on waiting for an event or for output, never a sleep: a test goes on
 the moment what it waits for happens, so a long bound costs nothing when things go well and keeps a
 loaded machine (CI on 2 shared cores, a CPU hog next door) from turning slowness into a failure.
+Every test polls through `wait_for` (in a thread) or `wait_until` (async) here, and reads a child's output
+with `read_line` and `line_matching`.
 The bound is scaled by how long a fresh Python takes to import `ask-user`'s command line right now,
 measured once per test session: under load, that start-up is what slows every subprocess a test waits on.
 """
 
 from __future__ import annotations
 
+import inspect
 import queue
 import re
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, AnyStr
+from typing import IO, Any, AnyStr
+
+import anyio
 
 _IDLE_STARTUP_SECONDS = 1.5
 """What importing the command line takes on an idle 2-core machine (about 1.4 s); the scale's unit."""
@@ -96,3 +102,38 @@ def line_matching(stream: IO[str], pattern: str, what: str, timeout: float | Non
     except AssertionError as error:
         raise AssertionError(f'{error}; the lines before: {seen}') from None
     raise AssertionError(f'the stream closed without {what}; the lines before: {seen}')
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
+    """Poll `condition` until it returns something truthy, and return it; fail saying `what` after `timeout` (`WAIT`).
+
+    For a test that waits in its own thread; in async code, `wait_until`.
+    """
+    bound = WAIT if timeout is None else timeout
+    deadline = time.monotonic() + bound
+    delay = 0.02
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out after {bound:.0f}s waiting for {what}')
+        time.sleep(delay)  # the poll's pace, not a wait for time to pass
+        delay = min(delay * 1.5, 0.25)
+
+
+async def wait_until(condition: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
+    """Poll `condition` (a function, or an async one) until it returns something truthy, and return it; fail saying
+    `what` after `timeout` seconds (`WAIT`). The event loop runs between looks.
+    """
+    bound = WAIT if timeout is None else timeout
+    deadline = time.monotonic() + bound
+    while True:
+        value = condition()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out after {bound:.0f}s waiting for {what}')
+        await anyio.sleep(0.02)  # the poll's pace, not a wait for time to pass

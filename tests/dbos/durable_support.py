@@ -12,8 +12,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self
@@ -22,8 +21,9 @@ import anyio.to_thread
 import psycopg
 import sqlalchemy as sa
 import waits
-from ask_user_support import make_request, wait_until
+from ask_user_support import make_request
 from forked import Forked, forked
+from waits import wait_for, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, StoredRequest
@@ -39,20 +39,6 @@ REQUEST_INPUT_WORKER = Path(__file__).with_name('request_input_worker.py')
 
 WAIT_SECONDS = waits.WAIT
 """How long a test waits for a condition before failing; generous, the machine is shared and noisy."""
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = WAIT_SECONDS) -> Any:
-    """Poll `condition` until it returns something truthy, and return it."""
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:.0f}s waiting for {what}')
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.25)
 
 
 def pg_bin() -> Path:

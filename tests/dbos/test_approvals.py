@@ -18,10 +18,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from ask_user_support import wait_until
 from cli_support import run_recording
 from durable_support import RequestInputWorker, pick
 from inbox_browser import authorize, chromium, page_of
+from waits import wait_until
 
 from pydantic_ai_ask_user import TIMED_OUT, Person
 from pydantic_ai_ask_user._approvals import DEFAULT_DENIAL, TIMED_OUT_DENIAL

@@ -10,10 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, run_cli, wait_for
+from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, run_cli
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
+from waits import wait_for
 
 from pydantic_ai_ask_user import TIMED_OUT, TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.dbos import (

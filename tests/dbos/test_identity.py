@@ -15,10 +15,10 @@ from pathlib import Path
 import anyio
 import pytest
 import sqlalchemy as sa
-from ask_user_support import wait_until
 from dbos import DBOSClient
 from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded, run_cli
 from test_answered_by_and_notes import old_database
+from waits import wait_until
 
 from pydantic_ai_ask_user import WITHDRAWN, AskUserRequest
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, StoredRequest

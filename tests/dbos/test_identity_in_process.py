@@ -11,13 +11,14 @@ from typing import Any
 
 import anyio
 import pytest
-from ask_user_support import Watch, wait_until
+from ask_user_support import Watch
 from dbos import DBOS, SetWorkflowID
 from durable_support import fresh_postgres_database
 from pydantic_ai import Agent
 from pydantic_ai.durable_exec.dbos import DBOSDurability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from waits import wait_until
 from worker_support import dbos_launched, streamed
 
 from pydantic_ai_ask_user import (

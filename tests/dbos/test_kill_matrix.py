@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, wait_for
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick
+from waits import wait_for
 
 from pydantic_ai_ask_user import TIMED_OUT
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore

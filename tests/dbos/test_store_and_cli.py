@@ -17,10 +17,11 @@ import anyio
 import pexpect
 import pytest
 import waits
-from ask_user_support import make_request, wait_until
+from ask_user_support import make_request
 from dbos import DBOS
 from durable_support import run_cli
 from test_answered_by_and_notes import ALICE, noted_request
+from waits import wait_until
 from worker_support import dbos_launched
 
 from pydantic_ai_ask_user import DECLINED, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption

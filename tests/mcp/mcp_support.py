@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,18 @@ SERVERS = HERE / 'mcp_servers.py'
 
 
 def wait_for_port(port: int, process: subprocess.Popen[Any]) -> None:
-    end = time.monotonic() + waits.WAIT
-    while time.monotonic() < end:
+    """Return once something listens on `port`; fail if `process` (the server) exits first."""
+
+    def listening() -> bool:
         if process.poll() is not None:
             raise AssertionError(f'the server exited with {process.returncode} before listening on {port}')
         try:
             with socket.create_connection(('127.0.0.1', port), timeout=1):
-                return
+                return True
         except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f'nothing listened on port {port}')
+            return False
+
+    waits.wait_for(listening, f'something to listen on port {port}')
 
 
 def stop(process: subprocess.Popen[Any]) -> None:

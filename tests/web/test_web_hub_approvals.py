@@ -18,7 +18,7 @@ from playwright.async_api import BrowserContext, expect
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from waits import WAIT
+from waits import WAIT, wait_until
 from web_support import open_inbox_as
 
 from pydantic_ai_ask_user import Person, QuestionContext
@@ -57,9 +57,10 @@ def approval(token: str, call: str = 'call_0', audience: tuple[str, ...] | None 
 
 
 async def _wait_for(hub: QuestionHub, count: int) -> None:
-    with anyio.fail_after(30):
-        while len(await hub.pending_approvals()) < count:
-            await anyio.sleep(0.01)
+    async def waiting() -> bool:
+        return len(await hub.pending_approvals()) >= count
+
+    await wait_until(waiting, f'{count} approval(s) to wait')
 
 
 async def test_the_hub_is_an_approval_store_that_pages_decides_once_and_withdraws() -> None:

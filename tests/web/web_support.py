@@ -15,9 +15,12 @@ import anyio
 import httpx
 import waits
 from anyio.abc import Process
+from ask_user_support import ask_one, wait_pending
+from ask_user_support import multi as multi
+from ask_user_support import single as single
 from playwright.async_api import BrowserContext, Page, expect
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, Question, QuestionOption
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person
 from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
 from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import DEFAULT_PAGE_SIZE, PendingFilter, PendingPage, addressed_to
@@ -28,35 +31,6 @@ WAIT = waits.WAIT
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / 'test-artifacts'
 """Where the browser tests leave their screenshots."""
-
-
-def single(header: str = 'Database') -> Question:
-    return Question(
-        header=header,
-        question='Which database should the migration target?',
-        options=(
-            QuestionOption(label='PostgreSQL', description='The production database.'),
-            QuestionOption(label='SQLite', description='A local file, for development.'),
-            QuestionOption(label='MySQL'),
-        ),
-    )
-
-
-def multi(header: str = 'Environments') -> Question:
-    return Question(
-        header=header,
-        question='Which environments should be migrated?',
-        options=(
-            QuestionOption(label='dev'),
-            QuestionOption(label='staging'),
-            QuestionOption(label='production', description='Needs a maintenance window.'),
-        ),
-        multi_select=True,
-    )
-
-
-def ask_one(*questions: Question) -> AskUserRequest:
-    return AskUserRequest(questions=questions or (single(),))
 
 
 @dataclass
@@ -72,12 +46,6 @@ class Asking:
             await self.done.wait()
         assert self.result is not None
         return self.result
-
-
-async def wait_pending(hub: QuestionHub, request_id: str) -> None:
-    with anyio.fail_after(WAIT):
-        while not any(item.id == request_id for item in await hub.pending()):
-            await anyio.sleep(0.005)
 
 
 @asynccontextmanager

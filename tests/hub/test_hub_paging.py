@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import anyio
 import pytest
-from ask_user_support import make_request, wait_until
+from ask_user_support import make_request
+from waits import wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
 from pydantic_ai_ask_user._question_store import EVERYTHING, encode_cursor

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from conftest import TemporalServer
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from starlette.requests import Request
+from temporal_server import TemporalServer
 from temporal_support import (
     ALL_WORKFLOWS,
     ASK_TOO,

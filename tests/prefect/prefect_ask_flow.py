@@ -1,6 +1,6 @@
 """A Prefect flow whose agent asks with `PrefectAnswerer`, served by a real Prefect server in the tests.
 
-    python tests/engines/prefect_ask_flow.py    # serves the deployment `ask-flow/ask` until killed
+    python tests/prefect/prefect_ask_flow.py    # serves the deployment `ask-flow/ask` until killed
 
 The model is like a real provider's: every call makes a new, random tool call id. It appends one JSON line per call
 to `ASK_USER_MODEL_CALLS`, and the flow one line per finished run to `ASK_USER_FINISHED`, so a test counts both.

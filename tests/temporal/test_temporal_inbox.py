@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from ask_user_support import free_port
-from conftest import TemporalServer
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+from temporal_server import TemporalServer
 from temporal_support import (
     ALL_WORKFLOWS,
     ANSWER_PREFIX,

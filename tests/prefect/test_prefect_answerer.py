@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from conftest import prefect_server_env
+from prefect_support import prefect_server_env
 from waits import WAIT
 
 PREFECT_ASK_FLOW = Path(__file__).with_name('prefect_ask_flow.py')

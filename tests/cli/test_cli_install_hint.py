@@ -52,7 +52,7 @@ def test_from_a_built_wheel_the_hint_installs_that_wheel_with_the_extra(
 
 
 def test_this_checkout_is_recognised_as_a_clone() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     assert install_hint('web').startswith(f'install the web extra: uv sync --all-extras (in {root})')
 
 

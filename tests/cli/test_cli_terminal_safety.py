@@ -114,7 +114,7 @@ def test_an_unexpected_error_prints_its_traceback_without_escapes(
         raise RuntimeError('failed on \u001b]52;c;cm0gLXJmIH4=\u0007')
 
     monkeypatch.setattr(demo, 'run', crash)
-    monkeypatch.setenv('ASK_USER_TRACEBACK', '1')  # without it, one line (tests/test_cli_exit_codes.py)
+    monkeypatch.setenv('ASK_USER_TRACEBACK', '1')  # without it, one line (tests/cli/test_cli_exit_codes.py)
     assert main(['demo']) == 70  # an internal error; never 1, which means "declined"
     err = capsys.readouterr().err
     assert_nothing_a_terminal_acts_on(err.encode())

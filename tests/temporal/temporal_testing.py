@@ -26,7 +26,7 @@ from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, DEPLOYED, EVENTS_FILE
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
-from waits import WAIT, read_line
+from waits import WAIT, read_line, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
@@ -152,10 +152,7 @@ def asked(tmp_path: Path) -> list[str]:
 
 async def wait_for_file(path: Path) -> None:
     """Return once `path` exists."""
-    deadline = time.monotonic() + WAIT
-    while not path.exists():
-        assert time.monotonic() < deadline, f'{path.name} did not appear within {WAIT:.0f} s'
-        await asyncio.sleep(0.05)  # the poll's pace, not a wait for time to pass
+    await wait_until(path.exists, f'{path.name} to appear')
 
 
 async def history_kinds(handle: WorkflowHandle[Any, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from pydantic_ai_ask_user.testing import ScriptedAnswerer
 pytestmark = pytest.mark.anyio
 
 
-THE_TOOL = (Path(__file__).parent.parent / 'docs' / 'the-tool.md').read_text(encoding='utf-8')
+THE_TOOL = (Path(__file__).parents[2] / 'docs' / 'the-tool.md').read_text(encoding='utf-8')
 """The page that documents the question rules and the messages that say which one a call broke."""
 
 

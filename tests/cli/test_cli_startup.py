@@ -155,7 +155,7 @@ def test_answer_records_and_sends_an_answer_with_the_standard_library_only(
 def test_resolve_ends_a_wait_with_the_standard_library_only(
     record: Path, question_database: str, decision: list[str]
 ) -> None:
-    # A decision of plain values is checked as Pydantic AI checks it, without importing it (tests/test_cli_decision.py).
+    # A decision of plain values is checked as Pydantic AI checks it, without importing it (tests/cli/test_cli_decision.py).
     done, heavy = run_recording(
         record, 'resolve', WAIT_TOKEN, '--db', question_database, *decision, stdin='{"approvals": {"deploy": true}}'
     )
