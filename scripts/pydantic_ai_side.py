@@ -52,15 +52,18 @@ CORE_TESTS = (
 """The core's tests: run on the latest side only, since `make floor-tests` runs them on the floor already."""
 
 SIDE_TESTS = (
-    ('tests/dbos/test_handler_order.py',),
-    ('tests/temporal/test_temporal_handler_order.py', 'tests/prefect/test_prefect_answerer.py'),
-    ('tests/ui/test_ui_adapters.py', 'tests/mcp/test_mcp_conformance.py', 'tests/mcp/test_mcp_form.py'),
-    ('tests/web/test_web_hub_approvals.py',),
+    'tests/dbos/test_handler_order.py',
+    'tests/temporal/test_temporal_handler_order.py',
+    'tests/prefect/test_prefect_answerer.py',
+    'tests/ui/test_ui_adapters.py',
+    'tests/mcp/test_mcp_conformance.py',
+    'tests/mcp/test_mcp_form.py',
+    'tests/web/test_web_hub_approvals.py',
 )
-"""The tests run on each side (see the module's docstring), a pytest session per folder: the folders' support
-modules share names (`from conftest import ...`), so one session for all could import the wrong one."""
+"""The tests run on each side (see the module's docstring), in one pytest session: the test folders' support modules
+have names of their own and nothing imports from a `conftest` (tests/test_test_layout.py holds them to it)."""
 
-LATEST_ONLY_TESTS = (CORE_TESTS, ('tests/test_docs.py',))
+LATEST_ONLY_TESTS = (*CORE_TESTS, 'tests/test_docs.py')
 """Tests run on the latest side only: the core's (see `CORE_TESTS`), and the documentation's examples, which show the
 newest release's spelling (`HandleDeferredToolCalls` with a resume token, which the floor's does not pass)."""
 
@@ -132,9 +135,8 @@ def main(side: str) -> int:
     # The side's own programs first on PATH: the tests start `ask-user` and workers as the installed commands.
     path = f'{venv / "bin"}{os.pathsep}{os.environ.get("PATH", "")}'
     options = ['-p', 'no:cacheprovider', '--no-cov', '-o', 'addopts=-ra --strict-markers', '-q']
-    tested = 0
-    for tests in (*SIDE_TESTS, *(LATEST_ONLY_TESTS if side == 'latest' else ())):
-        tested = run([str(python), '-m', 'pytest', *options, *tests], env={**os.environ, 'PATH': path}) or tested
+    tests = (*SIDE_TESTS, *(LATEST_ONLY_TESTS if side == 'latest' else ()))
+    tested = run([str(python), '-m', 'pytest', *options, *tests], env={**os.environ, 'PATH': path})
     for part, status in (('pyright', typed), ('pytest', tested)):
         if status:
             print(f'{side}: {part} failed on pydantic-ai-slim {version} (exit {status})', flush=True)

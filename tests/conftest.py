@@ -1,3 +1,15 @@
+"""Where each kind of test lives: a folder per subpackage of `pydantic_ai_ask_user`, the core's tests at the root.
+
+`tests/hub` (the in-process `QuestionHub` store), `tests/dbos`, `tests/temporal`, `tests/prefect` (each store and
+answerer on its real engine and server, its command-line tests beside it), `tests/web` (pages, API, Chromium,
+`ask-user ask --web`), `tests/terminal` (the menu in a real pty), `tests/mcp`, `tests/ui` (AG-UI and Vercel AI),
+`tests/cli` (the command line itself: parsing, exit codes, pipes, start-up, `demo`); an approval test is with the
+store or front end it drives. Helpers shared across folders are root modules: `waits` (every wait and poll),
+`cli_support` (running `ask-user`), `ask_user_support` (scripted models, sample questions), `forked` (worker
+programs); a folder's own are `<folder>_support` and the like. No two support modules share a name and nothing
+imports from a conftest, so any set of folders runs in one session (tests/test_test_layout.py).
+"""
+
 from __future__ import annotations
 
 import faulthandler
