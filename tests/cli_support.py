@@ -1,7 +1,9 @@
-"""Helpers for the command line's tests: run `ask-user` and see which top-level modules it imported."""
+"""Helpers for the command line's tests: run `ask-user` (in a fresh interpreter, or in this process) and see which
+top-level modules it imported."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -85,7 +87,7 @@ def heavy_imported(record: Path) -> set[str]:
     return imported(record) & set(HEAVY)
 
 
-def run_cli(
+def run_cli_process(
     *args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[Any]:
     """Run `ask-user ARGS` in a fresh interpreter without a terminal; text in and out, or bytes if `stdin` is bytes.
@@ -101,3 +103,19 @@ def run_cli(
         timeout=waits.WAIT,
         env={**os.environ, **(env or {})},
     )
+
+
+def run_cli_in_process(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
+    """`ask-user ARGV` run in this process by `main` (where the test may have launched DBOS), standard input `stdin`;
+    its exit code, standard output and standard error. `run_cli_process` runs it in a fresh interpreter instead.
+    """
+    from pydantic_ai_ask_user._cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+    try:
+        code = main(argv)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return code, out.getvalue(), err.getvalue()

@@ -174,7 +174,7 @@ def forked_cli(*args: str, stdin: str | None = None, timeout: float) -> subproce
 
     For the tests where the command is how a person answers from another process (its own Temporal client or
     database connections, started and ended with it), not where the program itself is tested: a fresh interpreter
-    (`cli_support.run_cli`) is what those run, its imports, its start and its end.
+    (`cli_support.run_cli_process`) is what those run, its imports, its start and its end.
     """
     with tempfile.TemporaryDirectory(prefix='ask-user-cli-') as folder:
         files = Path(folder)

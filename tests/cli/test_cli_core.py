@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from cli_support import run_cli
+from cli_support import run_cli_process
 
 from pydantic_ai_ask_user import (
     DECLINED,
@@ -53,7 +53,7 @@ INVALID = {
 
 def test_the_demo_runs_offline_and_prints_the_whole_exchange() -> None:
     # One entry a line; wrapping is tested in test_cli_demo.py.
-    done = run_cli('demo', '--scripted', env={'COLUMNS': '200'})
+    done = run_cli_process('demo', '--scripted', env={'COLUMNS': '200'})
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert 'answered by a scripted person' in out
@@ -92,7 +92,7 @@ async def test_the_demo_timeline_reports_a_custom_answer() -> None:
 
 
 def _run_ask(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return run_cli('ask', *args, stdin=stdin)
+    return run_cli_process('ask', *args, stdin=stdin)
 
 
 def test_ask_with_invalid_input_from_stdin_exits_2_with_each_problem_on_stderr() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import waits
-from cli_support import COMMAND, WITHOUT_PACKAGES, run_cli
+from cli_support import COMMAND, WITHOUT_PACKAGES, run_cli_process
 from pydantic_ai.exceptions import UnexpectedModelBehavior, UserError
 
 from pydantic_ai_ask_user._cli import main
@@ -138,7 +138,7 @@ async def test_the_demo_wraps_to_the_width_it_is_given() -> None:
 
 def test_a_problem_is_printed_as_the_docs_document_it_without_pydantics_value_error_prefix() -> None:
     questions = {'questions': [{'header': 'Go', 'question': 'Go?', 'options': [{'label': 'Yes'}, {'label': 'yes'}]}]}
-    done = run_cli('ask', '-', stdin=json.dumps(questions))
+    done = run_cli_process('ask', '-', stdin=json.dumps(questions))
     assert done.returncode == 2
     assert done.stderr == (
         "ask-user: questions.0.options: option label 'yes' is the same as 'Yes' (ignoring case and width); "

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import run_cli
+from cli_support import run_cli_process
 
 from pydantic_ai_ask_user._cli.exit_codes import EXIT_INVALID
 
@@ -27,7 +27,7 @@ def _question(**extra: Any) -> dict[str, Any]:
 
 
 def _run(*args: str, stdin: bytes = b'') -> subprocess.CompletedProcess[bytes]:
-    return run_cli(*args, stdin=stdin)
+    return run_cli_process(*args, stdin=stdin)
 
 
 def assert_nothing_a_terminal_acts_on(output: bytes) -> None:

@@ -5,7 +5,6 @@ starts, kills and restarts, and the questions they leave pending.
 from __future__ import annotations
 
 import glob
-import io
 import itertools
 import json
 import os
@@ -336,20 +335,6 @@ async def publications_recorded(database_url: str, count: int = 1) -> None:
         await wait_until(enough, f'{count} recorded publication(s)')
     finally:
         engine.dispose()
-
-
-def run_cli(argv: list[str], stdin: str = '') -> tuple[int, str, str]:
-    """`ask-user ARGV` in this process (where the test may have launched DBOS), with its output captured."""
-    from pydantic_ai_ask_user._cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin, sys.stdout, sys.stderr
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
-    try:
-        code = main(argv)
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved
-    return code, out.getvalue(), err.getvalue()
 
 
 def pick(label: str) -> AskUserResponse:

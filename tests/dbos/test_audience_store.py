@@ -17,7 +17,7 @@ import anyio
 import pytest
 import sqlalchemy as sa
 from ask_user_support import make_request
-from durable_support import run_cli
+from cli_support import run_cli_in_process
 from test_answered_by_and_notes import ReadOnlySqliteDatabase, columns, old_database
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
@@ -149,7 +149,7 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
     _publish(
         database_url, _addressed('for-alice', 'alice'), make_request(id='for-anyone'), _addressed('for-bob', 'bob')
     )
-    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'alice', '--json'])
+    code, out, err = run_cli_in_process(['pending', '--db', database_url, '--for', 'alice', '--json'])
     assert (code, err) == (0, '')
     *lines, trailer = [json.loads(line) for line in out.splitlines()]
     assert trailer == {'total': 2, 'total_exact': True}  # the page's count: bob's question is not counted either
@@ -163,7 +163,7 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
         'conversation_id': 'conv-7',
     }
     assert 'audience' not in lines[1]
-    code, out, err = run_cli(['pending', '--db', database_url, '--for', 'bob', '--limit', '1'])
+    code, out, err = run_cli_in_process(['pending', '--db', database_url, '--for', 'bob', '--limit', '1'])
     assert code == 0
     assert 'for-alice' not in out
     assert 'for-anyone' in out
@@ -173,10 +173,10 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
     command = shlex.split(err.split('the next ones: ', 1)[1])
     assert command[:2] == ['ask-user', 'pending']
     assert command[2:-2] == ['--db', database_url, '--for', 'bob', '--limit', '1']
-    code, out, err = run_cli(command[1:])
+    code, out, err = run_cli_in_process(command[1:])
     assert (code, 'for-bob' in out, 'for-alice' in out) == (0, True, False)
     assert '1 of 2 waiting items shown' in err
-    code, out, err = run_cli(['pending', '--db', database_url])
+    code, out, err = run_cli_in_process(['pending', '--db', database_url])
     assert code == 0
     assert '3 of 3 waiting items shown' in err
     assert 'for alice' in out
@@ -184,10 +184,10 @@ def test_ask_user_pending_shows_who_and_where_and_filters_for_a_name(database_ur
     assert 'asked by support-bot · conversation conv-7' in out
     assert '  | The customer **wants** a refund.' in out
     assert 'https://support.example/tickets/1042' in out
-    code, _, err = run_cli(['pending', '--db', database_url, '--group', 'x'])
+    code, _, err = run_cli_in_process(['pending', '--db', database_url, '--group', 'x'])
     assert code == 2
     assert '--group needs --for NAME' in err
-    code, _, err = run_cli(['pending', '--db', database_url, '--for', 'evil\x1b[2J'])
+    code, _, err = run_cli_in_process(['pending', '--db', database_url, '--for', 'evil\x1b[2J'])
     assert code == 2
     assert '\x1b' not in err
 
@@ -298,7 +298,7 @@ async def test_a_database_of_the_previous_version_gets_the_addressees_of_its_wai
     _earlier_questions(database_url)
     # `ask-user pending` first (on a SQLite file: sqlite3, without SQLAlchemy), then the store.
     code, out, err = await anyio.to_thread.run_sync(
-        run_cli, ['pending', '--db', database_url, '--for', 'alice', '--json']
+        run_cli_in_process, ['pending', '--db', database_url, '--for', 'alice', '--json']
     )
     assert (code, err) == (0, '')
     *lines, trailer = [json.loads(line) for line in out.splitlines()]

@@ -21,7 +21,8 @@ import anyio
 import psycopg
 import pytest
 from ask_user_support import free_port
-from durable_support import as_postgres, fresh_postgres_database, pg_bin, run_cli
+from cli_support import run_cli_in_process
+from durable_support import as_postgres, fresh_postgres_database, pg_bin
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore, NotAQuestionDatabaseError
@@ -42,14 +43,16 @@ def _question() -> AskUserRequest:
 @pytest.mark.parametrize('command', [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-']])
 def test_a_sqlite_file_that_does_not_exist_exits_4_and_is_not_created(tmp_path: Path, command: list[str]) -> None:
     typo = tmp_path / 'typo.sqlite'
-    code, out, err = run_cli([command[0], '--db', f'sqlite:///{typo}', *command[1:]], '{"Database": ["SQLite"]}')
+    code, out, err = run_cli_in_process(
+        [command[0], '--db', f'sqlite:///{typo}', *command[1:]], '{"Database": ["SQLite"]}'
+    )
     assert (code, out) == (4, '')
     assert err == f'ask-user: cannot read the questions in sqlite:///{typo}: there is no SQLite database at {typo}\n'
     assert not typo.exists()
 
 
 def test_an_in_memory_sqlite_database_exits_4() -> None:
-    code, _, err = run_cli(['pending', '--db', 'sqlite://'])
+    code, _, err = run_cli_in_process(['pending', '--db', 'sqlite://'])
     assert code == 4
     assert 'is not a SQLite file' in err
 
@@ -60,7 +63,9 @@ def test_a_foreign_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path,
     with sqlite3.connect(foreign) as conn:
         conn.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)')
     before = _tables(foreign)
-    code, _, err = run_cli([command[0], '--db', f'sqlite:///{foreign}', *command[1:]], '{"Database": ["SQLite"]}')
+    code, _, err = run_cli_in_process(
+        [command[0], '--db', f'sqlite:///{foreign}', *command[1:]], '{"Database": ["SQLite"]}'
+    )
     assert code == 4
     assert err == (
         f'ask-user: cannot read the questions in sqlite:///{foreign}: sqlite:///{foreign} is not a question '
@@ -82,8 +87,10 @@ def test_a_dbos_database_where_nothing_was_asked_lists_nothing_and_gets_no_table
     subprocess.run([sys.executable, '-c', launch, f'sqlite:///{database}'], check=True, capture_output=True)
     before = _tables(database)
     assert 'workflow_status' in before
-    assert run_cli(['pending', '--db', f'sqlite:///{database}']) == (0, '', 'nothing is waiting\n')
-    code, _, err = run_cli(['answer', '--db', f'sqlite:///{database}', 'abc', '--json', '-'], '{"Database": "SQLite"}')
+    assert run_cli_in_process(['pending', '--db', f'sqlite:///{database}']) == (0, '', 'nothing is waiting\n')
+    code, _, err = run_cli_in_process(
+        ['answer', '--db', f'sqlite:///{database}', 'abc', '--json', '-'], '{"Database": "SQLite"}'
+    )
     assert code == 5, err
     assert _tables(database) == before
 
@@ -102,7 +109,7 @@ def test_a_store_asked_to_create_still_creates_its_table(tmp_path: Path) -> None
 @pytest.mark.postgres
 def test_an_empty_postgres_database_is_refused_and_gets_no_table(postgres_server: str) -> None:
     url = fresh_postgres_database(postgres_server)
-    code, _, err = run_cli(['pending', '--db', url])
+    code, _, err = run_cli_in_process(['pending', '--db', url])
     assert code == 4
     assert 'is not a question database' in err
     assert 'Traceback' not in err
@@ -162,7 +169,9 @@ def test_postgres_stopped_between_reading_the_question_and_sending_the_answer_ex
             return found
 
         monkeypatch.setattr(DBOSQuestionStore, 'get', read_then_stop)
-        code, out, err = run_cli(['answer', '--db', url, request.id, '--json', '-'], '{"Database": ["SQLite"]}')
+        code, out, err = run_cli_in_process(
+            ['answer', '--db', url, request.id, '--json', '-'], '{"Database": ["SQLite"]}'
+        )
     assert (code, out) == (4, '')
     assert err.startswith(f'ask-user: cannot send the answer to {url}: ')
     assert err.endswith('; `ask-user pending` shows whether the question still waits\n')
@@ -185,7 +194,7 @@ def test_a_store_that_may_not_create_raises_on_a_missing_file_and_creates_nothin
 def test_a_database_that_cannot_be_reached_is_named_without_its_password(command: list[str]) -> None:
     port = free_port()  # nothing listens on it: the connection is refused at once
     url = f'postgresql://ask:hunter2@127.0.0.1:{port}/questions'
-    code, out, err = run_cli([command[0], '--db', url, *command[1:]], '{"Database": ["SQLite"]}')
+    code, out, err = run_cli_in_process([command[0], '--db', url, *command[1:]], '{"Database": ["SQLite"]}')
     assert (code, out) == (4, '')
     assert f'postgresql://ask:***@127.0.0.1:{port}/questions' in err
     assert 'hunter2' not in err

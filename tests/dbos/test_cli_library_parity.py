@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from durable_support import run_cli
+from cli_support import run_cli_in_process
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._answer_json import parse_answer_json
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.anyio
 
 async def ask_user(*argv: str, stdin: str = '') -> tuple[int, str, str]:
     """`ask-user ARGV` in this process, in a thread of its own: the command runs its own event loop."""
-    return await anyio.to_thread.run_sync(lambda: run_cli(list(argv), stdin))
+    return await anyio.to_thread.run_sync(lambda: run_cli_in_process(list(argv), stdin))
 
 
 WAIT_TOKEN = 'dbos1.wf-wait.abc'

@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 import waits
-from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick, run_cli
+from cli_support import run_cli_in_process
+from durable_support import WAIT_SECONDS, RequestInputWorker, pending_of, pick
 from pydantic_ai import DeferredToolResults
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ToolCallPart
@@ -75,7 +76,7 @@ def _cli(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
     of CPU a new process spends importing Pydantic AI. The tests of the command as a program (`--fail`, a token's
     beginning, `answer` after a kill -9) run it in a process of its own (`_cli_process`).
     """
-    code, out, err = run_cli(list(args), stdin)
+    code, out, err = run_cli_in_process(list(args), stdin)
     return subprocess.CompletedProcess(['ask-user', *args], code, out, err)
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 from ask_user_support import handler_order_refusal
-from durable_support import RequestInputWorker, run_cli
+from cli_support import run_cli_in_process
+from durable_support import RequestInputWorker
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +44,7 @@ async def test_a_decision_that_leaves_out_a_call_is_refused_in_every_order_and_s
         token, question_id = pending['token'], pending['calls'][0]['id']
         left_out = json.dumps({'approvals': {'deploy-1': False}})
         code, _, err = await anyio.to_thread.run_sync(
-            lambda: run_cli(['resolve', token, '--db', database_url, '--json', '-'], left_out)
+            lambda: run_cli_in_process(['resolve', token, '--db', database_url, '--json', '-'], left_out)
         )
         assert code == 2, err
         assert LEFT_OUT.format(id=question_id) in err
@@ -51,7 +52,7 @@ async def test_a_decision_that_leaves_out_a_call_is_refused_in_every_order_and_s
 
         decision = json.dumps({'approvals': {'deploy-1': False}, 'calls': {question_id: {'Database': ['SQLite']}}})
         code, _, err = await anyio.to_thread.run_sync(
-            lambda: run_cli(['resolve', token, '--db', database_url, '--json', '-'], decision)
+            lambda: run_cli_in_process(['resolve', token, '--db', database_url, '--json', '-'], decision)
         )
         assert code == 0, err
         await anyio.to_thread.run_sync(worker.wait_succeeded)

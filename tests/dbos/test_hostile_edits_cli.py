@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from cli_support import run_cli
+from cli_support import run_cli_process
 from durable_support import RequestInputWorker
 from sqlalchemy import text
 from test_approvals import pending_approvals_of
@@ -64,7 +64,7 @@ async def test_answer_args_refuses_a_backtracking_match_quickly_and_nan_at_all(
         def answer(args: dict[str, object] | str) -> tuple[subprocess.CompletedProcess[str], float]:
             given = args if isinstance(args, str) else json.dumps({'env': 'staging', 'replicas': 1, **args})
             started = time.perf_counter()
-            done = run_cli('answer', approval.key, '--db', database_url, '--args', given)
+            done = run_cli_process('answer', approval.key, '--db', database_url, '--args', given)
             return done, time.perf_counter() - started
 
         benign, benign_seconds = await anyio.to_thread.run_sync(lambda: answer({'email': 'x!'}))

@@ -15,8 +15,9 @@ from pathlib import Path
 import anyio
 import pytest
 import sqlalchemy as sa
+from cli_support import run_cli_in_process
 from dbos import DBOSClient
-from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded, run_cli
+from durable_support import WAIT_SECONDS, Worker, killed_while_waiting, pending_of, pick, publications_recorded
 from test_answered_by_and_notes import old_database
 from waits import wait_until
 
@@ -35,7 +36,7 @@ def _cli(database_url: str, *argv: str, stdin: str = '') -> subprocess.Completed
     """`ask-user ARGV --db DATABASE_URL` run in this process (these tests are about which question an id names, not
     about the program: a process of its own would cost ~1 s of CPU each); its output and exit code are the command's.
     """
-    code, out, err = run_cli([*argv, '--db', database_url], stdin)
+    code, out, err = run_cli_in_process([*argv, '--db', database_url], stdin)
     return subprocess.CompletedProcess(['ask-user', *argv], code, out, err)
 
 

@@ -18,8 +18,8 @@ import pexpect
 import pytest
 import waits
 from ask_user_support import make_request
+from cli_support import run_cli_in_process
 from dbos import DBOS
-from durable_support import run_cli
 from test_answered_by_and_notes import ALICE, noted_request
 from waits import wait_until
 from worker_support import dbos_launched
@@ -209,8 +209,10 @@ async def test_pending_lists_each_waiting_question_with_its_id_and_options(
     async with anyio.create_task_group() as group:
         group.start_soon(answerer, request)
         await shown(store, request.id)
-        code, out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched])
-        json_code, json_out, _ = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched, '--json'])
+        code, out, _ = await anyio.to_thread.run_sync(run_cli_in_process, ['pending', '--db', launched])
+        json_code, json_out, _ = await anyio.to_thread.run_sync(
+            run_cli_in_process, ['pending', '--db', launched, '--json']
+        )
         group.cancel_scope.cancel()
     assert (code, json_code) == (0, 0)
     assert f'{request.id}  asked ' in out
@@ -252,11 +254,13 @@ async def test_answer_takes_a_unique_beginning_of_the_id_and_lists_the_candidate
         await shown(store, second.id)
         answer = json.dumps({'First': ['SQLite']})
         argv = ['answer', '--db', launched, f'pre{stamp}', '--json', '-']
-        ambiguous = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        ambiguous = await anyio.to_thread.run_sync(run_cli_in_process, argv, answer)
         assert len(await store.pending()) >= 2  # nothing was sent
-        short = await anyio.to_thread.run_sync(run_cli, ['answer', '--db', launched, 'pre', '--json', '-'], answer)
+        short = await anyio.to_thread.run_sync(
+            run_cli_in_process, ['answer', '--db', launched, 'pre', '--json', '-'], answer
+        )
         argv = ['answer', '--db', launched, f'pre{stamp}-a', '--json', '-']
-        unique = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        unique = await anyio.to_thread.run_sync(run_cli_in_process, argv, answer)
         await store.respond(second.id, pick('SQLite', 'Second'))
     code, out, err = ambiguous
     assert (code, out) == (9, '')  # EXIT_AMBIGUOUS: nothing done
@@ -317,7 +321,7 @@ async def test_answer_from_json_on_stdin_reaches_the_waiting_run_and_prints_what
         group.start_soon(ask)
         await shown(store, request.id)
         argv = ['answer', '--db', launched, request.id, '--json', '-']
-        result = await anyio.to_thread.run_sync(run_cli, argv, json.dumps(answer))
+        result = await anyio.to_thread.run_sync(run_cli_in_process, argv, json.dumps(answer))
     assert result[0] == code, result[2]
     assert json.loads(result[1]) == expected
     assert [response.cancelled for response in got] == [code == 1]
@@ -331,8 +335,10 @@ async def test_answer_exits_2_on_an_invalid_answer_and_leaves_the_question_waiti
         group.start_soon(answerer, request)
         await shown(store, request.id)
         argv = ['answer', '--db', launched, request.id, '--json', '-']
-        bad_label = await anyio.to_thread.run_sync(run_cli, argv, json.dumps({'Database': ['SQLite', 'PostgreSQL']}))
-        bad_json = await anyio.to_thread.run_sync(run_cli, argv, '{not json')
+        bad_label = await anyio.to_thread.run_sync(
+            run_cli_in_process, argv, json.dumps({'Database': ['SQLite', 'PostgreSQL']})
+        )
+        bad_json = await anyio.to_thread.run_sync(run_cli_in_process, argv, '{not json')
         await store.get(request.id)
         group.cancel_scope.cancel()
     assert bad_label[0] == 2
@@ -367,7 +373,7 @@ async def test_answer_exits_2_with_one_line_on_input_that_cannot_be_an_answer(
         group.start_soon(answerer, request)
         await shown(store, request.id)
         argv = ['answer', '--db', launched, request.id, '--json', '-']
-        code, out, err = await anyio.to_thread.run_sync(run_cli, argv, answer)
+        code, out, err = await anyio.to_thread.run_sync(run_cli_in_process, argv, answer)
         await store.get(request.id)  # still waiting: nothing was sent
         group.cancel_scope.cancel()
     assert (code, out, err) == (2, '', f'ask-user: {problem}\n')
@@ -387,7 +393,9 @@ async def test_answer_exits_5_6_and_7_for_an_unknown_an_answered_and_a_withdrawn
         group.cancel_scope.cancel()
     answer = json.dumps({'Database': ['SQLite']})
     codes = [
-        (await anyio.to_thread.run_sync(run_cli, ['answer', '--db', launched, rid, '--json', '-'], answer))[0]
+        (await anyio.to_thread.run_sync(run_cli_in_process, ['answer', '--db', launched, rid, '--json', '-'], answer))[
+            0
+        ]
         for rid in ('no-such-id', answered.id, withdrawn.id)
     ]
     assert codes == [5, 6, 7]
@@ -415,7 +423,7 @@ async def test_answer_without_json_or_terminal_exits_4_and_suggests_json(
 
 
 def test_pending_on_an_unreachable_database_exits_4_with_a_message() -> None:
-    code, _, err = run_cli(['pending', '--db', 'postgresql://nobody@127.0.0.1:1/none'])
+    code, _, err = run_cli_in_process(['pending', '--db', 'postgresql://nobody@127.0.0.1:1/none'])
     assert code == 4
     assert err.startswith('ask-user: cannot read the questions')
     assert 'Traceback' not in err
@@ -656,11 +664,11 @@ async def test_notes_and_the_recommended_option_travel_through_the_store_and_the
     async def answer() -> Any:
         [waiting] = [stored for stored in await store.pending() if stored.id == request.id]
         assert (waiting.notes, waiting.questions[0].recommended) == (True, 'SQLite')
-        listed = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched, '--json'])
-        text = await anyio.to_thread.run_sync(run_cli, ['pending', '--db', launched])
+        listed = await anyio.to_thread.run_sync(run_cli_in_process, ['pending', '--db', launched, '--json'])
+        text = await anyio.to_thread.run_sync(run_cli_in_process, ['pending', '--db', launched])
         noted = {'Database': {'answer': ['sqlite'], 'note': 'only after the backup'}}
         argv = ['answer', '--db', launched, request.id, '--json', '-']
-        return listed, text, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
+        return listed, text, await anyio.to_thread.run_sync(run_cli_in_process, argv, json.dumps(noted))
 
     got, (listed, text, done) = await _answer_while_asking(answerer, store, request, answer)
     [line] = [item for item in map(json.loads, listed[1].splitlines()) if item.get('id') == request.id]
@@ -686,10 +694,10 @@ async def test_a_note_on_a_question_that_takes_none_is_refused_and_it_keeps_wait
     async def answer() -> Any:
         noted = {'answers': [{'header': 'Database', 'selected': ['SQLite'], 'note': 'hm'}]}
         argv = ['answer', '--db', launched, request.id, '--json', '-']
-        refused = await anyio.to_thread.run_sync(run_cli, argv, json.dumps(noted))
+        refused = await anyio.to_thread.run_sync(run_cli_in_process, argv, json.dumps(noted))
         assert request.id in {stored.id for stored in await store.pending()}
         named = {'answers': [{'header': 'Database', 'selected': ['SQLite']}], 'answered_by': 'bob (via chat)'}
-        return refused, await anyio.to_thread.run_sync(run_cli, argv, json.dumps(named))
+        return refused, await anyio.to_thread.run_sync(run_cli_in_process, argv, json.dumps(named))
 
     got, (refused, done) = await _answer_while_asking(answerer, store, request, answer)
     assert refused[0] == 2

@@ -20,7 +20,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from ask_user_support import make_request
-from cli_support import run_cli
+from cli_support import run_cli_process
 from durable_support import dbos_workflows
 from starlette.requests import Request
 
@@ -107,7 +107,7 @@ async def test_a_damaged_row_is_left_out_and_named_and_a_404_to_anyone_else(
                 assert theirs.text.replace(bad, MISSING) == missing.text
             assert [row['id'] for row in (await bob.get('/api/requests')).json()['requests']] == [bobs]
 
-    listed_cli = await anyio.to_thread.run_sync(lambda: run_cli('pending', '--db', database_url))
+    listed_cli = await anyio.to_thread.run_sync(lambda: run_cli_process('pending', '--db', database_url))
     assert listed_cli.returncode == 0, listed_cli.stderr
     assert good in listed_cli.stdout
     assert bobs in listed_cli.stdout
