@@ -8,20 +8,18 @@ import glob
 import itertools
 import json
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import anyio.to_thread
 import psycopg
 import sqlalchemy as sa
 import waits
 from ask_user_support import make_request
-from forked import Forked, forked
+from processes import WorkerProcess
 from waits import wait_for, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
@@ -64,91 +62,17 @@ def fresh_postgres_database(server: str) -> str:
 
 
 @dataclass
-class WorkerProcess:
-    """A worker program run as a process of its own, which a test starts, kills with SIGKILL, restarts and waits for.
+class DBOSWorkerProcess(WorkerProcess):
+    """A DBOS worker program: its `server` is the DBOS system database it runs on."""
 
-    Each start logs to `worker-N.log` in `directory`; `log_text()` is what failures show. Used as a context
-    manager (or through a fixture), the process is killed at the end if it still runs.
-    """
-
-    database_url: str
-    """The DBOS system database the worker runs on."""
-
-    directory: Path
-    """Where the worker writes its files and logs, and its working directory."""
-
-    process: Forked | None = field(default=None, kw_only=True)
-    """The process of the latest start, or `None` before the first."""
-
-    starts: int = field(default=0, kw_only=True)
-    """How many times it was started."""
-
-    logs: list[Path] = field(default_factory=list[Path], kw_only=True)
-    """The log of every start, in order."""
-
-    def command(self, *, resume: bool) -> list[str]:
-        """The command line of a start; `resume` starts it to recover the runs of the worker it replaces."""
-        raise NotImplementedError
-
-    def start(self, *, resume: bool = False) -> None:
-        """Start the worker (again), logging to a file of this start's own."""
-        self.starts += 1
-        log = self.directory / f'worker-{self.starts}.log'
-        self.logs.append(log)
-        log.write_bytes(b'')
-        self.process = forked(self.command(resume=resume), self.directory, out=str(log), err=log)
-
-    def running(self) -> bool:
-        """Whether the latest start is still running."""
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        """Kill the worker with SIGKILL, as a crash would, and reap it."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def wait_ended(self, timeout: float = WAIT_SECONDS) -> int:
-        """Wait for the worker to end on its own, and return its exit code."""
-        assert self.process is not None
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f'the worker did not end:\n{self.log_text()}') from None
-
-    def wait_crashed(self, timeout: float = WAIT_SECONDS) -> None:
-        """Wait for the worker to kill itself at its crash point."""
-        code = self.wait_ended(timeout)
-        assert code == -signal.SIGKILL, f'the worker ended with {code}, not SIGKILL:\n{self.log_text()}'
-
-    def wait_succeeded(self, timeout: float = WAIT_SECONDS) -> None:
-        """Wait for the worker to finish its runs and exit with 0."""
-        code = self.wait_ended(timeout)
-        assert code == 0, f'the worker failed with exit code {code}:\n{self.log_text()}'
-
-    def log_text(self) -> str:
-        """The end of every start's log, for a failure to show."""
-        return '\n'.join(log.read_text(errors='replace')[-3000:] for log in self.logs if log.exists())
-
-    def lines(self, name: str) -> list[str]:
-        """The lines of the file `name` the worker wrote in `directory`; none when it wrote no such file."""
-        path = self.directory / name
-        return path.read_text().splitlines() if path.exists() else []
-
-    def stop(self) -> None:
-        """Kill the worker if it still runs: the end of a test, whatever happened in it."""
-        if self.running():
-            self.kill()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    @property
+    def database_url(self) -> str:
+        """The DBOS system database the worker runs on."""
+        return self.server
 
 
 @dataclass
-class Worker(WorkerProcess):
+class Worker(DBOSWorkerProcess):
     """`worker.py`: runs DBOS-durable agents that ask one question each, answered by `DBOSAnswerer` or a plain one."""
 
     runs: int = 1
@@ -234,7 +158,7 @@ class Worker(WorkerProcess):
 
 
 @dataclass
-class RequestInputWorker(WorkerProcess):
+class RequestInputWorker(DBOSWorkerProcess):
     """`request_input_worker.py`: one DBOS-durable run (`workflow_id`) whose calls wait through a waiting handler.
 
     Without `inbox` the run needs a tool approval and an answer, and its `ask` writes the token and the pending

@@ -8,19 +8,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import multiprocessing
 import os
-import signal
 import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import pytest
-from forked import Forked, forked, forked_cli
+from forked import forked_cli
+from processes import WorkerProcess
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
 from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, DEPLOYED, EVENTS_FILE_VARIABLE, TASK_QUEUE, patient_worker
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
@@ -96,42 +95,34 @@ def told(request: AskUserRequest, response: AskUserResponse) -> str:
 
 
 @dataclass
-class WorkerProcess:
-    """A worker in a process of its own, that a test kills with -9."""
+class TemporalWorker(WorkerProcess):
+    """`temporal_worker.py`, a worker of every test workflow, polling `queue` on the Temporal server at `server`;
+    it prints `ready` once it polls."""
 
-    process: Forked
-    """The worker, forked from the test process's fork server (`forked`)."""
+    queue: str = ''
+    """The task queue it polls."""
 
-    stdout: TextIO
-    """What it prints: `ready` once it polls."""
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        self.stdout.close()
+    def command(self, *, resume: bool) -> list[str]:
+        return [sys.executable, str(WORKER_SCRIPT), self.server, self.queue]
 
 
 @pytest.fixture
 def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
-    """Starts worker processes on one task queue; yields `start(**environment) -> WorkerProcess`, kills them after."""
+    """Starts worker processes on one task queue; yields `start(**environment) -> TemporalWorker`, kills them after."""
     queue = f'{TASK_QUEUE}-{uuid.uuid4().hex}'
-    started: list[WorkerProcess] = []
+    started: list[TemporalWorker] = []
 
-    def start(**environment: str) -> WorkerProcess:
-        reading, writing = multiprocessing.Pipe(duplex=False)
-        process = forked(
-            [sys.executable, str(WORKER_SCRIPT), temporal_address, queue],
+    def start(**environment: str) -> TemporalWorker:
+        worker = TemporalWorker(
+            temporal_address,
             tmp_path,
-            out=writing,
-            err=tmp_path / f'worker-{len(started)}.log',
+            queue=queue,
+            name=f'worker-{len(started)}',
             environment={**os.environ, EVENTS_FILE_VARIABLE: str(tmp_path / 'events'), **environment},
         )
-        writing.close()
-        with reading:
-            stdout = open(os.dup(reading.fileno()), encoding='utf-8')  # noqa: SIM115  (closed by kill)
-        worker = WorkerProcess(process, stdout)
         started.append(worker)
+        worker.start(pipe=True)
+        assert worker.stdout is not None
         # Start-up hashes every module the worker imported (Temporal's build id) and validates the workflows.
         assert read_line(worker.stdout, 'the worker saying it is ready', 2 * WAIT).strip() == 'ready'
         return worker
@@ -141,7 +132,7 @@ def start_worker(temporal_address: str, tmp_path: Path) -> Iterator[Any]:
         yield start
     finally:
         for worker in started:
-            worker.kill()
+            worker.stop()
 
 
 def asked(tmp_path: Path) -> list[str]:
