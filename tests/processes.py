@@ -1,4 +1,6 @@
-"""Worker programs the tests start, kill with SIGKILL, restart and wait for: one `WorkerProcess` for every engine.
+"""The processes the tests start: worker programs (`WorkerProcess`) and applications served by uvicorn (`Served`).
+
+A worker program is one the tests start, kill with SIGKILL, restart and wait for: one `WorkerProcess` for every engine.
 
 A DBOS worker (tests/dbos/durable_support.py) or a Temporal worker (tests/temporal/temporal_testing.py) is forked
 from the test process's fork server (`forked`), logs each start to a file of its own in its directory, and may
@@ -9,12 +11,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Self, TextIO
+from typing import Generic, Self, TextIO, TypeVar
 
+import anyio
+from anyio.abc import Process
 from forked import Forked, forked
 from waits import WAIT
 
@@ -123,3 +130,57 @@ class WorkerProcess:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+P = TypeVar('P')
+"""The kind of process that serves: `anyio`'s (`served`), or a `subprocess.Popen`."""
+
+
+@dataclass
+class Served(Generic[P]):
+    """An application served by uvicorn in a process of its own: the process, its base URL (ending in `/`), and what
+    it printed (when `served` read it)."""
+
+    process: P
+    base: str = ''
+    output: list[str] = field(default_factory=list[str])
+
+    @property
+    def log(self) -> str:
+        return '\n'.join(self.output)
+
+
+@asynccontextmanager
+async def served(
+    command: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
+) -> AsyncIterator[Served[Process]]:
+    """Run `command` (which starts uvicorn on a free port) until it says where it listens; killed at the end."""
+    process = await anyio.open_process(
+        list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    server = Served(process)
+    started = anyio.Event()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        buffered = ''
+        async for chunk in process.stdout:
+            buffered += chunk.decode(errors='replace')
+            *lines, buffered = buffered.split('\n')
+            server.output.extend(lines)
+            for line in lines:
+                if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
+                    server.base = found.group(1) + '/'
+                    started.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read)
+        try:
+            with anyio.fail_after(WAIT):
+                await started.wait()
+            yield server
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            group.cancel_scope.cancel()

@@ -13,16 +13,15 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from ask_user_support import free_port
-from waits import WAIT
+from processes import Served
+from waits import WAIT, wait_for
 
 HERE = Path(__file__).parent
 EXAMPLES = HERE.parent.parent / 'examples' / 'ui'
@@ -69,15 +68,7 @@ def install_clients() -> Path:
     return target
 
 
-@dataclass
-class Served:
-    base: str
-    """The example app's base URL, ending in `/`."""
-
-    process: subprocess.Popen[bytes]
-
-
-def serve(module: str, app_dir: Path = EXAMPLES) -> Iterator[Served]:
+def serve(module: str, app_dir: Path = EXAMPLES) -> Iterator[Served[subprocess.Popen[bytes]]]:
     """Serve `<app_dir>/<module>.py` (an example app by default) with uvicorn in its own process until closed."""
     port = free_port()
     process = subprocess.Popen(
@@ -86,20 +77,22 @@ def serve(module: str, app_dir: Path = EXAMPLES) -> Iterator[Served]:
         stderr=subprocess.PIPE,
     )
     base = f'http://127.0.0.1:{port}/'
-    deadline = time.monotonic() + WAIT
-    while True:
+
+    def up() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f'{module} exited: {process.stderr.read().decode() if process.stderr else ""}')
         try:
-            if httpx.get(base, timeout=5).status_code == 200:
-                break
+            return httpx.get(base, timeout=5).status_code == 200
         except httpx.TransportError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise
-            time.sleep(0.1)  # polling a port that is not open yet, bounded by WAIT above
+            return False  # not listening yet
+
     try:
-        yield Served(base, process)
+        wait_for(up, f'{module} to serve {base}')
+    except AssertionError:
+        process.kill()
+        raise
+    try:
+        yield Served(process, base)
     finally:
         process.terminate()
         process.wait(timeout=WAIT)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-import subprocess
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,11 +13,12 @@ from typing import Any
 import anyio
 import httpx
 import waits
-from anyio.abc import Process
 from ask_user_support import ask_one, wait_pending
 from ask_user_support import multi as multi
 from ask_user_support import single as single
 from playwright.async_api import BrowserContext, Page, expect
+from processes import Served as Served
+from processes import served as served
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person
 from pydantic_ai_ask_user._question_store import EVERYTHING, page_in_memory
@@ -158,52 +158,3 @@ class RecordingStore(QuestionHub):
         visible_to: Person | None = None,
     ) -> PendingPage[Record]:
         return page_in_memory(self.records, limit=limit, cursor=cursor, where=where, visible_to=visible_to)
-
-
-@dataclass
-class Served:
-    """An application served by uvicorn in a process of its own: its base URL (ending in `/`) and all it printed."""
-
-    process: Process
-    base: str = ''
-    output: list[str] = field(default_factory=list[str])
-
-    @property
-    def log(self) -> str:
-        return '\n'.join(self.output)
-
-
-@asynccontextmanager
-async def served(
-    command: Sequence[str], *, cwd: pathlib.Path, env: Mapping[str, str] | None = None
-) -> AsyncIterator[Served]:
-    """Run `command` (which starts uvicorn on a free port) until it says where it listens; killed at the end."""
-    process = await anyio.open_process(
-        list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    server = Served(process)
-    started = anyio.Event()
-
-    async def read() -> None:
-        assert process.stdout is not None
-        buffered = ''
-        async for chunk in process.stdout:
-            buffered += chunk.decode(errors='replace')
-            *lines, buffered = buffered.split('\n')
-            server.output.extend(lines)
-            for line in lines:
-                if found := re.search(r'Uvicorn running on (http://127\.0\.0\.1:\d+)', line):
-                    server.base = found.group(1) + '/'
-                    started.set()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(read)
-        try:
-            with anyio.fail_after(WAIT):
-                await started.wait()
-            yield server
-        finally:
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
-            group.cancel_scope.cancel()
