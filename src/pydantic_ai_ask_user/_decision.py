@@ -7,7 +7,7 @@ JSON (an answer to a question, `{"Database": ["SQLite"]}`), metadata objects, `a
 that validation keeps every value as the JSON gave it, and so does `read_decision`, without Pydantic AI. Any other
 decision (a `ToolApproved`, `ToolDenied`, `ToolReturn` or `ToolFailed` object, something that is not valid at all)
 is validated by Pydantic AI itself, so it is read, or refused with Pydantic AI's own message, exactly as before.
-`tests/test_cli_decision.py` checks both ways give the same on each kind of decision.
+`tests/cli/test_cli_decision.py` checks both ways give the same on each kind of decision.
 """
 
 from __future__ import annotations

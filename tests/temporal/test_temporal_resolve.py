@@ -215,8 +215,8 @@ async def test_a_token_prefix_that_begins_several_waits_is_refused_listing_them(
     first, second = await _start(client, queue), await _start(client, queue)
     tokens = {(await listed_by_pending(temporal_address, handle.id))['token'] for handle in (first, second)}
     code, out, err = await ask_user_cli('resolve', 'temporal1.', '--temporal', temporal_address, '--fail', 'x')
-    assert (code, out) == (2, ''), err
-    assert "'temporal1.' begins" in err
+    assert (code, out) == (9, ''), err  # EXIT_AMBIGUOUS: nothing sent
+    assert "'temporal1.' means 2 waiting items" in err
     assert all(token in err for token in tokens)
     assert await accepted_updates(first) == await accepted_updates(second) == 0
     for token in tokens:
