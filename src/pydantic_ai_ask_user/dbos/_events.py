@@ -34,18 +34,8 @@ from .._external_events import ExternalEventsCapability, take_calls_to_wait_for
 from .._wait_calls import WaitCalls
 from ._db import DEFAULT_DATABASE_URL
 from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait
-from ._resolve import NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
 
-__all__ = (
-    'NotAnEventTokenError',
-    'NoWaitError',
-    'DBOSEventWaiter',
-    'DBOSExternalEvents',
-    'resolve_dbos_event',
-    'fail_dbos_event',
-    'TOKEN_PREFIX',
-    'DEFAULT_CHUNK_SECONDS',
-)
+__all__ = ('DBOSEventWaiter', 'DBOSExternalEvents', 'DEFAULT_CHUNK_SECONDS')
 
 DEFAULT_CHUNK_SECONDS = 86_400.0
 """How long one `DBOS.recv` waits when the wait has no timeout; the wait goes on in chunks of this."""
