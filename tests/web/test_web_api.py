@@ -18,7 +18,7 @@ async def test_listing_shows_the_pending_requests_with_their_questions(web: WebA
         response = await client.get('/api/requests', headers=bearer(web))
     assert response.status_code == 200
     [listed] = response.json()['requests']
-    assert listed['id'] == job.request.id
+    assert (listed['kind'], listed['id']) == ('question', job.request.id)  # one `kind` on every record
     assert [q['header'] for q in listed['questions']] == ['Database', 'Environments']
     assert listed['questions'][0]['options'][0] == {'label': 'PostgreSQL', 'description': 'The production database.'}
     assert listed['questions'][1]['multi_select'] is True

@@ -263,7 +263,7 @@ async def test_request_input_denies_with_a_reason_through_the_api_and_at_its_tim
         runs.start_soon(run, agent)
         await _wait_for(web.hub, 1)
         [pending] = (await client.get('api/approvals')).json()['approvals']
-        assert pending['audience'] == ['carol']
+        assert (pending['kind'], pending['audience']) == ('approval', ['carol'])
         decided = await client.post(f'api/approvals/{pending["id"]}/decide', json={'deny': 'not on a Friday'})
         assert decided.json() == {'id': pending['id'], 'status': 'denied'}
         with anyio.fail_after(60):

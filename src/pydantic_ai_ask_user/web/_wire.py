@@ -24,7 +24,8 @@ class BadBody(ValueError):
 
 
 def request_json(request: AskUserRequest) -> dict[str, Any]:
-    """A request as the API shows it: its `id`, `tool_call_id`, `run_id` and `questions` (in the model's shape).
+    """A request as the API shows it: its `kind` (`question`), `id`, `tool_call_id`, `run_id` and `questions` (in the
+    model's shape).
 
     `id` is the question's `AskUserRequest.key`, its run and its tool call: what every URL of the app and
     every event names, since providers repeat tool call ids across runs. `tool_call_id` is the id the
@@ -35,6 +36,7 @@ def request_json(request: AskUserRequest) -> dict[str, Any]:
     (`{"title", "summary", "link", "agent_name", "conversation_id"}`, each when set; drawn as untrusted text).
     """
     data: dict[str, Any] = {
+        'kind': 'question',
         'id': request.key,
         'tool_call_id': request.id,
         'run_id': request.run_id,
@@ -72,10 +74,11 @@ def event_name(event: StoreEvent) -> str:
 
 
 def approval_json(approval: PendingApproval) -> dict[str, Any]:
-    """An approval as the API shows it: `id`, `token`, `tool_call_id`, `tool_name`, `args`, `parameters`, `run_id`,
-    `opened_at`, and `audience` and `context` when set.
+    """An approval as the API shows it: its `kind` (`approval`), `id`, `token`, `tool_call_id`, `tool_name`, `args`,
+    `parameters`, `run_id`, `opened_at`, and `audience` and `context` when set.
     """
     return {
+        'kind': 'approval',
         **approval.call_json(),
         'opened_at': approval.created_at,
         **approval.addressing_json(),
