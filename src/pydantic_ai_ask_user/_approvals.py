@@ -1,8 +1,16 @@
 """The second kind of pending item: a tool call waiting for a person's approval, and the person's decision on it.
 
-A question (`AskUserRequest`) waits for an answer; an approval (`PendingApproval`) waits for a decision: approve,
-deny with a reason, or approve with edited arguments (Pydantic AI's `ToolApproved(override_args=...)`), which are
-checked against the tool's parameters JSON schema, recorded when the wait opened, before anything is recorded.
+A question (`AskUserRequest`) waits for an answer; an approval (`PendingApproval`) waits for a decision, one of
+four actions (after LangGraph's Agent Inbox):
+- *accept*: run the call as the model asked (`ToolApproved`, or `True`);
+- *edit*: run it with edited arguments (`ToolApproved(override_args=...)`), which are checked against the tool's
+  parameters JSON schema, recorded when the wait opened, before anything is recorded;
+- *respond*: do not run it, and give the model the person's words instead (`ToolDenied` whose message frames them,
+  `RESPONDED_DENIAL`): the model reads them as the call's result and goes on;
+- *ignore*: dismiss it, and the model is told so (`ToolDenied(IGNORED_DENIAL)`).
+A plain *deny*, with or without a reason, stays too (`ToolDenied(reason)`). In Pydantic AI's terms *respond* and
+*ignore* are denials: a tool call that needs approval either runs or returns a message, and there is no third way.
+What tells them apart is the message the model reads and what the stores and history record.
 Both kinds wait in the same stores (`ApprovalStore`, in `_question_store`) and are shown by the same front ends.
 
 An approval belongs to its wait (the waiting handler's token, which names its run's workflow), never to its tool call
@@ -29,6 +37,8 @@ __all__ = (
     'ApprovalDecision',
     'DEFAULT_DENIAL',
     'TIMED_OUT_DENIAL',
+    'IGNORED_DENIAL',
+    'RESPONDED_DENIAL',
     'MAX_REASON_LENGTH',
     'approval_key',
     'check_decision',
@@ -41,8 +51,14 @@ DEFAULT_DENIAL = 'The tool call was denied.'
 TIMED_OUT_DENIAL = 'No decision on this tool call arrived in time, so it was denied.'
 """What the model is told for an approval nobody decided before its wait's deadline."""
 
+IGNORED_DENIAL = 'A person dismissed this tool call without running it. Do not try it again unless they ask.'
+"""What the model is told for an approval a person ignored (dismissed)."""
+
+RESPONDED_DENIAL = 'The tool call was not run. Instead, the person replied: {response}'
+"""What the model is told for an approval a person answered with words instead of a decision (`{response}`)."""
+
 MAX_REASON_LENGTH = 2000
-"""The longest reason a denial may give the model."""
+"""The longest reason a denial, or a reply, may give the model."""
 
 
 def approval_key(token: str, tool_call_id: str) -> str:
@@ -135,7 +151,9 @@ class PendingApproval:
 
 @dataclass(frozen=True)
 class ApprovalDecision:
-    """A person's decision on a `PendingApproval`: approve, deny with a reason, or approve with edited arguments."""
+    """A person's decision on a `PendingApproval`: approve, approve with edited arguments, deny with a reason, reply
+    with words instead (respond), or dismiss it (ignore). Build one with the class methods.
+    """
 
     approved: bool
     """Whether the call may run."""
@@ -148,6 +166,12 @@ class ApprovalDecision:
 
     decided_by: str | None = field(default=None, compare=False)
     """Who decided, when the front end knows (recorded, and given to the run as `answered_by`)."""
+
+    response: str | None = None
+    """*Respond*: the person's words, given to the model instead of running the call (`RESPONDED_DENIAL`)."""
+
+    ignored: bool = False
+    """*Ignore*: the call was dismissed, and the model is told so (`IGNORED_DENIAL`)."""
 
     @classmethod
     def approve(cls, *, decided_by: str | None = None) -> ApprovalDecision:
@@ -164,12 +188,28 @@ class ApprovalDecision:
         """Run it with `args` instead of the model's arguments."""
         return cls(True, override_args=args, decided_by=decided_by)
 
+    @classmethod
+    def respond(cls, response: str, *, decided_by: str | None = None) -> ApprovalDecision:
+        """Do not run it; give the model `response`, the person's words, as what came back instead."""
+        return cls(False, response=response, decided_by=decided_by)
+
+    @classmethod
+    def ignore(cls, *, decided_by: str | None = None) -> ApprovalDecision:
+        """Dismiss it: it does not run, and the model is told it was dismissed."""
+        return cls(False, ignored=True, decided_by=decided_by)
+
     def result(self) -> bool | dict[str, Any]:
         """The JSON form of this decision in `DeferredToolResults.approvals`: `true`, a `ToolApproved` with
-        `override_args`, or a `ToolDenied` with the reason.
+        `override_args`, or a `ToolDenied` with the reason, the framed reply or the dismissal.
         """
         if not self.approved:
-            return {'kind': 'tool-denied', 'message': self.reason or DEFAULT_DENIAL}
+            if self.ignored:
+                message = IGNORED_DENIAL
+            elif self.response is not None:
+                message = RESPONDED_DENIAL.format(response=self.response)
+            else:
+                message = self.reason or DEFAULT_DENIAL
+            return {'kind': 'tool-denied', 'message': message}
         if self.override_args is not None:
             return {'kind': 'tool-approved', 'override_args': self.override_args}
         return True
@@ -181,22 +221,32 @@ class ApprovalDecision:
             data['reason'] = self.reason
         if self.override_args is not None:
             data['override_args'] = self.override_args
+        if self.response is not None:
+            data['response'] = self.response
+        if self.ignored:
+            data['ignored'] = True
         if self.decided_by is not None:
             data['decided_by'] = self.decided_by
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ApprovalDecision:
-        """The decision `to_json` kept."""
+        """The decision `to_json` kept (one kept before *respond* and *ignore* existed reads as it was)."""
         return cls(
             approved=data.get('approved') is True,
             reason=data.get('reason'),
             override_args=data.get('override_args'),
             decided_by=data.get('decided_by'),
+            response=data.get('response'),
+            ignored=data.get('ignored') is True,
         )
 
     def describe(self) -> str:
-        """One word for what was decided: `approved`, `edited` or `denied`."""
+        """One word for what was decided: `approved`, `edited`, `denied`, `responded` or `ignored`."""
+        if self.ignored:
+            return 'ignored'
+        if self.response is not None:
+            return 'responded'
         if not self.approved:
             return 'denied'
         return 'approved' if self.override_args is None else 'edited'
@@ -212,15 +262,28 @@ def check_decision(approval: PendingApproval, decision: ApprovalDecision) -> Non
         raise ValueError('an approval gives no reason: a reason goes with a denial')
     if not decision.approved and decision.override_args is not None:
         raise ValueError('a denial runs nothing: edited arguments go with an approval')
+    if decision.approved and (decision.response is not None or decision.ignored):
+        raise ValueError('a reply or a dismissal runs nothing: it cannot approve the call')
+    if decision.ignored and (decision.response is not None or decision.reason is not None):
+        raise ValueError('a dismissal gives the model no words: reply or deny with a reason instead')
+    if decision.response is not None and decision.reason is not None:
+        raise ValueError('a reply is the words the model gets: it takes no reason besides')
     if decision.reason is not None:
-        if not isinstance(decision.reason, str) or not decision.reason.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError('the reason for a denial must be text')
-        if len(decision.reason) > MAX_REASON_LENGTH:
-            raise ValueError(f'the reason for a denial is at most {MAX_REASON_LENGTH} characters')
-        if (bad := find_forbidden_character(decision.reason, allow_newline=True)) is not None:
-            raise ValueError(f'the reason for a denial holds {describe_character(bad)}, which cannot be shown')
+        _check_words(decision.reason, 'the reason for a denial')
+    if decision.response is not None:
+        _check_words(decision.response, 'a reply')
     if decision.override_args is not None:
         check_arguments(approval, decision.override_args)
+
+
+def _check_words(text: object, what: str) -> None:
+    """`ValueError` unless `text` is one to a few lines of printable text that fits `MAX_REASON_LENGTH`."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f'{what} must be text')
+    if len(text) > MAX_REASON_LENGTH:
+        raise ValueError(f'{what} is at most {MAX_REASON_LENGTH} characters')
+    if (bad := find_forbidden_character(text, allow_newline=True)) is not None:
+        raise ValueError(f'{what} holds {describe_character(bad)}, which cannot be shown')
 
 
 def check_arguments(approval: PendingApproval, args: object) -> None:
@@ -254,27 +317,37 @@ def read_decision_value(value: object) -> ApprovalDecision:
     """A decision as a person writes it in JSON (`ask-user answer`, the JSON API), `ValueError` for anything else:
 
     `"approve"` or `true`; `"deny"`, `false`, `"deny:REASON"` or `{"deny": "REASON"}`; `{"args": {...}}` to
-    approve with edited arguments; or the kept form `{"approved": ..., "reason": ..., "override_args": ...}`.
+    approve with edited arguments; `{"respond": "TEXT"}` to give the model words instead; `"ignore"` to dismiss it;
+    or the kept form `{"approved": ..., "reason": ..., "override_args": ..., "response": ..., "ignored": ...}`.
     """
     if value is True or value == 'approve':
         return ApprovalDecision.approve()
     if value is False or value == 'deny':
         return ApprovalDecision.deny()
+    if value == 'ignore':
+        return ApprovalDecision.ignore()
     if isinstance(value, str) and value.startswith('deny:'):
         return ApprovalDecision.deny(value[len('deny:') :].strip() or None)
     if isinstance(value, dict):
         data = cast(dict[str, Any], value)
         if set(data) == {'deny'} and (data['deny'] is None or isinstance(data['deny'], str)):
             return ApprovalDecision.deny(data['deny'])
+        if set(data) == {'respond'}:
+            if not isinstance(data['respond'], str):
+                raise ValueError('"respond" must be the text to give the model instead of running the call')
+            return ApprovalDecision.respond(data['respond'])
         if set(data) == {'args'}:
             if not isinstance(data['args'], dict):
                 raise ValueError('"args" must be a JSON object of the arguments to run the call with')
             return ApprovalDecision.edit(cast(dict[str, Any], data['args']))
-        if 'approved' in data and set(data) <= {'approved', 'reason', 'override_args'}:
+        if 'approved' in data and set(data) <= {'approved', 'reason', 'override_args', 'response', 'ignored'}:
             if not isinstance(data['approved'], bool):
                 raise ValueError('"approved" must be true or false')
+            if not isinstance(data.get('ignored', False), bool):
+                raise ValueError('"ignored" must be true or false')
             return ApprovalDecision.from_json(data)
     raise ValueError(
-        'an approval is decided with "approve", "deny", "deny:REASON", {"deny": "REASON"} or {"args": {...}} '
-        '(approve with these arguments instead)'
+        'an approval is decided with "approve", "deny", "deny:REASON", {"deny": "REASON"}, {"args": {...}} '
+        '(approve with these arguments instead), {"respond": "TEXT"} (give the model these words instead) or '
+        '"ignore" (dismiss it)'
     )

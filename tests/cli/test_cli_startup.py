@@ -281,7 +281,7 @@ options:
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]
                        [--timeout SECONDS] [--json FILE|- | --approve | --deny [REASON] | --args
-                       JSON]
+                       JSON | --respond TEXT | --ignore]
                        ID
 
 Answer the question ID in the terminal menu, or with --json from FILE or stdin: either {"answers":
@@ -289,13 +289,15 @@ Answer the question ID in the terminal menu, or with --json from FILE or stdin: 
 false}, {"cancelled": true} to decline, or the shape the model gets, {"HEADER": ["LABEL", ...]}
 (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} for your own words. A
 tool approval (an id that pending shows with a tool name) is decided with --approve, --deny
-[REASON], --args JSON (approve with these arguments), or --json holding "approve", {"deny":
-"REASON"} or {"args": {...}}. With a wait's token instead of an id, --json decides every item of
-the wait at once (all or nothing): {"CALL_ID": decision or answer, ...}. Exit codes: 0 answered or
-approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already
-answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker accepted the answer, 9
-the id means several waiting items (each is listed). ID may also be a tool call id, or the
-beginning (4 characters or more) of an id.
+[REASON], --args JSON (approve with these arguments), --respond TEXT (do not run it: the model
+gets TEXT instead), --ignore (dismiss it: the model is told so), or --json holding "approve",
+{"deny": "REASON"}, {"args": {...}}, {"respond": "TEXT"} or "ignore". With a wait's token instead
+of an id, --json decides every item of the wait at once (all or nothing): {"CALL_ID": decision or
+answer, ...}. Exit codes: 0 answered or approved, 1 declined, denied, responded to or ignored (the
+call did not run), 2 invalid answer, 4 cannot ask here, 5 unknown id, 6 already answered, 7 no
+longer waiting, 8 --timeout ran out before a Temporal worker accepted the answer, 9 the id means
+several waiting items (each is listed). ID may also be a tool call id, or the beginning (4
+characters or more) of an id.
 
 positional arguments:
   ID                    the id `ask-user pending` shows (a question's or an approval's), or a
@@ -316,6 +318,9 @@ options:
   --deny [REASON]       deny the tool call ID, telling the model why
   --args JSON           approve the tool call ID with these arguments (checked against the tool's
                         schema)
+  --respond TEXT        do not run the tool call ID: give the model TEXT instead, as what came
+                        back
+  --ignore              dismiss the tool call ID: it does not run, and the model is told so
 """),
     'resolve': snapshot("""\
 usage: ask-user resolve [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]

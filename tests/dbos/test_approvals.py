@@ -268,9 +268,10 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
                 assert 'deploy_to' in await listed.first.inner_text()
                 await page.click(f'#approvals a[href$="{mine.key}"]')
                 assert await page.inner_text('#tool') == 'deploy_to'
-                assert json.loads(await page.inner_text('#args')) == {'env': 'production', 'replicas': 3}
+                assert json.loads(await page.text_content('#args') or '') == {'env': 'production', 'replicas': 3}
                 assert 'Release of ri-0' in await page.inner_text('#context')
                 # Arguments that do not fit: the page again, saying why, as a message.
+                await page.click('#edit-choice summary')  # the other choices open on demand
                 await page.fill('#edited', '{"env": "moon", "replicas": 1}')
                 await page.click('#edit')
                 error = await page.inner_text('#error-summary')
@@ -279,7 +280,8 @@ async def test_the_web_inbox_lists_and_decides_approvals_in_chromium(database_ur
                 assert await store.get_approval(mine.key) == mine  # nothing recorded
                 await page.fill('#edited', '{"env": "staging", "replicas": 1}')
                 await page.click('#edit')
-                assert await page.inner_text('h1') == 'Approved'
+                assert await page.inner_text('h1') == 'Approved with your arguments: deploy_to runs'
+                assert 'staging' in await page.inner_text('#ran-with')
                 # The other owner's approval does not exist for this person.
                 other = await page.goto(f'{base}approvals/{theirs.key}')
                 assert other is not None

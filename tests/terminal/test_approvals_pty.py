@@ -1,11 +1,12 @@
 """`ask-user answer APPROVAL_ID` in a real pseudo-terminal: a tool approval shown in the menu and decided there
-(approve, deny with a reason typed, or JSON arguments typed, checked against the tool's schema)."""
+(approve, deny, ignore, a reply typed, or JSON arguments typed, checked against the tool's schema)."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from pydantic_ai_ask_user.store import PendingApproval
 
-from ._screen import ASK_USER, UP, Screen
+from ._screen import ASK_USER, DOWN, UP, Screen
 
 pytestmark = pytest.mark.pty
 
@@ -95,7 +96,7 @@ def test_the_menu_shows_the_call_escaped_and_enter_approves_it(spawn: Spawn, dat
     assert message['payload']['approvals'] == {'call_0': True}  # type: ignore[index]
 
 
-def test_typed_arguments_are_checked_and_typed_words_deny(spawn: Spawn, database: str, tmp_path: Path) -> None:
+def test_typed_arguments_are_checked_and_typed_words_are_a_reply(spawn: Spawn, database: str, tmp_path: Path) -> None:
     # Arguments that do not fit the tool's schema: refused with exit 2, saying why; nothing is sent.
     screen = answer(spawn, database, tmp_path)
     screen.wait_for('Run deploy_to')
@@ -106,7 +107,7 @@ def test_typed_arguments_are_checked_and_typed_words_deny(spawn: Spawn, database
     assert (code, out) == (2, '')
     assert "at env: 'moon' is not one of ['staging', 'production']" in err
     assert sent(database) == []
-    # Words are a reason to deny with: the model is told them.
+    # Words are a reply (respond): the call does not run, and the model is given them instead.
     screen = answer(spawn, database, tmp_path)
     screen.wait_for('Run deploy_to')
     screen.send(UP)
@@ -114,6 +115,77 @@ def test_typed_arguments_are_checked_and_typed_words_deny(spawn: Spawn, database
     screen.send('not on a Friday\r')
     code, out, err = outcome(screen, tmp_path)
     assert code == 1, err
-    assert json.loads(out)['decision'] == 'denied'
+    assert json.loads(out) == {
+        'id': APPROVAL.key,
+        'tool_call_id': 'call_0',
+        'decision': 'responded',
+        'response': 'not on a Friday',
+    }
     [message] = sent(database)
-    assert message['payload']['approvals'] == {'call_0': {'kind': 'tool-denied', 'message': 'not on a Friday'}}  # type: ignore[index]
+    assert message['payload']['approvals'] == {  # type: ignore[index]
+        'call_0': {
+            'kind': 'tool-denied',
+            'message': 'The tool call was not run. Instead, the person replied: not on a Friday',
+        }
+    }
+
+
+def test_ignore_dismisses_the_call_and_the_model_is_told_so(spawn: Spawn, database: str, tmp_path: Path) -> None:
+    screen = answer(spawn, database, tmp_path)
+    screen.wait_for('Run deploy_to')
+    assert 'Ignore' in screen.text
+    assert 'Deny' in screen.text
+    screen.send(DOWN)
+    screen.send(DOWN)
+    screen.wait_for('Dismiss it')
+    screen.send('\r')
+    code, out, err = outcome(screen, tmp_path)
+    assert code == 1, err
+    assert json.loads(out) == {'id': APPROVAL.key, 'tool_call_id': 'call_0', 'decision': 'ignored'}
+    [message] = sent(database)
+    assert message['payload']['approvals'] == {  # type: ignore[index]
+        'call_0': {
+            'kind': 'tool-denied',
+            'message': 'A person dismissed this tool call without running it. Do not try it again unless they ask.',
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ('flags', 'shown', 'told'),
+    [
+        (
+            ('--respond', 'Use the staging cluster first.'),
+            {'decision': 'responded', 'response': 'Use the staging cluster first.'},
+            'The tool call was not run. Instead, the person replied: Use the staging cluster first.',
+        ),
+        (
+            ('--ignore',),
+            {'decision': 'ignored'},
+            'A person dismissed this tool call without running it. Do not try it again unless they ask.',
+        ),
+    ],
+)
+def test_respond_and_ignore_from_the_command_line(
+    database: str, flags: tuple[str, ...], shown: dict[str, str], told: str
+) -> None:
+    done = subprocess.run(
+        [ASK_USER, 'answer', APPROVAL.key, '--db', database, *flags], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1, done.stderr  # the call did not run, as with a denial
+    assert json.loads(done.stdout) == {'id': APPROVAL.key, 'tool_call_id': 'call_0', **shown}
+    [message] = sent(database)
+    assert message['payload']['approvals'] == {'call_0': {'kind': 'tool-denied', 'message': told}}  # type: ignore[index]
+
+
+def test_a_reply_that_cannot_be_shown_is_refused_and_nothing_is_sent(database: str) -> None:
+    done = subprocess.run(
+        [ASK_USER, 'answer', APPROVAL.key, '--db', database, '--respond', 'ok\x1b[2J'],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2
+    assert 'a reply holds' in done.stderr
+    assert '\x1b' not in done.stderr
+    assert sent(database) == []

@@ -207,14 +207,16 @@ async def test_each_person_decides_only_their_own_refund_approval_in_the_browser
     await alice.goto(app.base + '/inbox/')
     await alice.locator('#approvals a').click()
     await expect(alice.locator('#tool')).to_have_text('refund')
-    assert json.loads(await alice.inner_text('#args')) == {'order': 1042, 'amount': 49.9}
+    assert json.loads(await alice.text_content('#args') or '') == {'order': 1042, 'amount': 49.9}
     await expect(alice.locator('#context strong')).to_have_text('unopened')
+    await alice.click('#edit-choice summary')  # the other choices open on demand
     await alice.fill('#edited', '{"order": 1042, "amount": "a lot"}')
     await alice.click('#edit')
     await expect(alice.locator('#error-summary')).to_contain_text('amount')
     await alice.fill('#edited', '{"order": 1042, "amount": 20}')
     await alice.click('#edit')
-    await expect(alice.locator('h1')).to_have_text('Approved')
+    await expect(alice.locator('h1')).to_have_text('Approved with your arguments: refund runs')
+    await expect(alice.locator('#ran-with')).to_contain_text('20')
     assert (await finished(alice, app, alice_run)) == {'status': 'SUCCESS', 'output': 'Refunded 20.00 for order 1042.'}
 
     # Bob denies his from a terminal, saying why; the model is told the reason, and the tool never runs.

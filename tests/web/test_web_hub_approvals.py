@@ -228,13 +228,18 @@ async def test_a_run_s_approval_is_decided_in_chromium_by_its_person_only(
         alice, inbox_tab = other_tab, alice
         row = alice.locator('#approvals li')
         await row.locator('a').click()
+        await alice.click('#edit-choice summary')  # the other choices open on demand
         await alice.fill('#edited', '{"env": "moon", "replicas": 1}')
         await alice.click('#edit')
         await expect(alice.locator('#error-summary')).to_contain_text("'moon' is not one of")
         assert await web.hub.get_approval(pending.key) == pending
         await alice.fill('#edited', '{"env": "staging", "replicas": 2}')
         await alice.click('#edit')
-        await expect(alice.locator('h1')).to_have_text('Approved')
+        await expect(alice.locator('h1')).to_have_text('Approved with your arguments: deploy_to runs')
+        # What runs is echoed, as a table: the edited arguments, said to be edited.
+        await expect(alice.locator('#status')).to_contain_text('not the ones the agent asked for')
+        await expect(alice.locator('#ran-with tr')).to_have_count(2)
+        await expect(alice.locator('#ran-with')).to_contain_text('staging')
         await expect(inbox_tab.locator('#approvals li')).to_have_count(0)
         await expect(inbox_tab.locator('#approvals-wrap')).to_be_hidden()
         with anyio.fail_after(60):

@@ -84,7 +84,8 @@ async def _answer_other(store: Store, args: argparse.Namespace, unknown: Unknown
 
 async def _answer_question(store: Store, args: argparse.Namespace, request: AskUserRequest) -> int:
     """Answer `request` as `--json` says, or in the terminal menu; print what its model gets."""
-    if args.approve or args.deny is not None or args.edited_args is not None:
+    decided = args.approve or args.ignore or args.deny is not None or args.edited_args is not None
+    if decided or args.respond is not None:
         fail(_('{id} is a question: answer it with --json, or in the terminal menu').format(id=repr(args.item)))
         return EXIT_INVALID
     if args.json_file is not None:

@@ -124,18 +124,31 @@ def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
             return ApprovalDecision.deny(args.deny or None)
         if args.edited_args is not None:
             return ApprovalDecision.edit(_edited(args.edited_args))
+        if args.respond is not None:
+            return ApprovalDecision.respond(args.respond)
+        if args.ignore:
+            return ApprovalDecision.ignore()
         if args.json_file is not None:
             return read_decision_value(read_json(args.json_file))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         return str(error)
-    return _('decide a tool approval with --approve, --deny [REASON], --args JSON or --json FILE')
+    return _(
+        'decide a tool approval with --approve, --deny [REASON], --args JSON, --respond TEXT, --ignore or --json FILE'
+    )
 
 
 async def answer_approval(store: Store, args: argparse.Namespace, approval: PendingApproval) -> int:
     """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
     decided.
     """
-    given = args.approve or args.deny is not None or args.edited_args is not None or args.json_file is not None
+    given = (
+        args.approve
+        or args.ignore
+        or args.deny is not None
+        or args.edited_args is not None
+        or args.respond is not None
+        or args.json_file is not None
+    )
     decision = _decision_given(args) if given else await _decided_in_terminal(approval)
     if isinstance(decision, int):
         return decision
@@ -156,11 +169,14 @@ APPROVE_LABEL = 'Approve'
 DENY_LABEL = 'Deny'
 """The menu's option that denies it without a reason."""
 
+IGNORE_LABEL = 'Ignore'
+"""The menu's option that dismisses it (the model is told it was dismissed)."""
+
 
 def approval_question(approval: PendingApproval) -> AskUserRequest:
-    """The approval as the terminal menu asks it: run the tool with these arguments? Approve, Deny, or the person's
-    own words (a reason to deny with, or JSON arguments to run it with instead). Every string of the model's is made
-    printable and cut to fit a question.
+    """The approval as the terminal menu asks it: run the tool with these arguments? Approve, Deny, Ignore, or the
+    person's own words: a reply to give the model instead (*respond*), or JSON arguments to run it with (*edit*).
+    Every string of the model's is made printable and cut to fit a question.
     """
     call = printable(f'{approval.tool_name} {approval.args_line()}', allow_newline=False)
     text = f'Run {call}?'
@@ -173,10 +189,11 @@ def approval_question(approval: PendingApproval) -> AskUserRequest:
                 'question': text,
                 'options': [
                     {'label': APPROVE_LABEL, 'description': 'Run it as the model asked.'},
+                    {'label': DENY_LABEL, 'description': 'Do not run it; the model is told it was denied.'},
                     {
-                        'label': DENY_LABEL,
-                        'description': 'Do not run it; the model is told. Or type a reason to deny it with, '
-                        'or JSON arguments ({...}) to run it with instead.',
+                        'label': IGNORE_LABEL,
+                        'description': 'Dismiss it; the model is told so. Or type a reply to give the model '
+                        'instead, or JSON arguments ({...}) to run it with.',
                     },
                 ],
             }
@@ -195,10 +212,12 @@ async def _decided_in_terminal(approval: PendingApproval) -> ApprovalDecision | 
         return EXIT_DECLINED
     (answer,) = response.answers
     if answer.custom_answer is None:
-        return ApprovalDecision.approve() if APPROVE_LABEL in answer.selected else ApprovalDecision.deny()
+        if APPROVE_LABEL in answer.selected:
+            return ApprovalDecision.approve()
+        return ApprovalDecision.ignore() if IGNORE_LABEL in answer.selected else ApprovalDecision.deny()
     written = answer.custom_answer.strip()
     if not written.startswith('{'):
-        return ApprovalDecision.deny(written)
+        return ApprovalDecision.respond(written)
     try:
         return ApprovalDecision.edit(_edited(written))
     except ValueError as error:
@@ -218,6 +237,8 @@ def _decided(decision: ApprovalDecision) -> dict[str, Any]:
         shown['reason'] = decision.reason
     if decision.override_args is not None:
         shown['args'] = decision.override_args
+    if decision.response is not None:
+        shown['response'] = decision.response
     return shown
 
 

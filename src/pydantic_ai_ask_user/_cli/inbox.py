@@ -134,10 +134,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '{"HEADER": ["LABEL", ...]} (labels match ignoring case and width) or {"HEADER": {"custom": "TEXT"}} '
             'for your own words. '
             'A tool approval (an id that pending shows with a tool name) is decided with --approve, --deny [REASON], '
-            '--args JSON (approve with these arguments), or --json holding "approve", {"deny": "REASON"} or '
-            '{"args": {...}}. With a wait\'s token instead of an id, --json decides every item of the wait at once '
+            '--args JSON (approve with these arguments), --respond TEXT (do not run it: the model gets TEXT '
+            'instead), --ignore (dismiss it: the model is told so), or --json holding "approve", {"deny": "REASON"}, '
+            '{"args": {...}}, {"respond": "TEXT"} or "ignore". '
+            "With a wait's token instead of an id, --json decides every item of the wait at once "
             '(all or nothing): {"CALL_ID": decision or answer, ...}. '
-            'Exit codes: 0 answered or approved, 1 declined or denied, 2 invalid answer, 4 cannot ask here, '
+            'Exit codes: 0 answered or approved, 1 declined, denied, responded to or ignored (the call did not '
+            'run), 2 invalid answer, 4 cannot ask here, '
             '5 unknown id, 6 already answered, 7 no longer waiting, 8 --timeout ran out before a Temporal worker '
             'accepted the answer, 9 the id means several waiting items (each is listed). ID may also be a tool call '
             'id, or the beginning (4 characters or more) of an id.'
@@ -167,6 +170,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar='JSON',
         dest='edited_args',
         help="approve the tool call ID with these arguments (checked against the tool's schema)",
+    )
+    given.add_argument(
+        '--respond',
+        metavar='TEXT',
+        help='do not run the tool call ID: give the model TEXT instead, as what came back',
+    )
+    given.add_argument(
+        '--ignore', action='store_true', help='dismiss the tool call ID: it does not run, and the model is told so'
     )
 
     resolve = command(

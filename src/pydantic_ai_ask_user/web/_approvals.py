@@ -1,5 +1,7 @@
 """Tool approvals in the web inbox: listed beside the questions, a page per approval (the tool and its arguments,
-escaped), its forms (approve, deny with a reason, approve with edited arguments), and the JSON API.
+escaped, as a table with the JSON on demand), its forms (the four actions: approve, or approve with edited
+arguments; reply to the agent instead; ignore; and deny, with a reason), and the JSON API. After a decision the page
+says what was decided and echoes what runs: the tool and the arguments it runs with, and whether they were edited.
 
 Over any store that holds approvals (`ApprovalStore`: `DBOSQuestionStore`, `TemporalQuestionStore`, and the
 in-process hub, which holds those of `WebAnswerer.request_input`); over a store without them every approval address
@@ -11,6 +13,7 @@ shown) is the page again with the reason as a message.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any, cast
 
@@ -39,6 +42,22 @@ __all__ = ('Approvals',)
 
 MAX_ARGS_TEXT = 100_000
 """The longest edited arguments (JSON text) a form may send; longer is refused before it is read."""
+
+MAX_SHOWN_VALUE = 500
+"""The most characters of one argument's value the table shows; the whole is in the JSON under it."""
+
+
+def argument_rows(args: dict[str, Any]) -> list[tuple[str, str]]:
+    """The arguments as rows of a table for a person to read: each name, and its value as text (a string as it is,
+    anything else as compact JSON), cut at `MAX_SHOWN_VALUE`. Drawn escaped, as everything the model wrote.
+    """
+    rows: list[tuple[str, str]] = []
+    for name, value in args.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        if len(shown) > MAX_SHOWN_VALUE:
+            shown = shown[: MAX_SHOWN_VALUE - 1] + '…'
+        rows.append((name, shown))
+    return rows
 
 
 class Approvals:
@@ -73,7 +92,9 @@ class Approvals:
         return self._form(request, approval, 200)
 
     async def submit(self, request: Request) -> Response:
-        """`POST /approvals/<id>`: approve, deny (with a reason) or approve with edited arguments."""
+        """`POST /approvals/<id>`: approve, approve with edited arguments, reply instead, ignore, or deny (with a
+        reason); then a page that says what was decided and what runs.
+        """
         _ = language(request).gettext
         form = await request.form()
         if not self.context.gate.csrf_ok(request, _field(form.get(FIELDS.csrf))):
@@ -91,6 +112,7 @@ class Approvals:
             return self.pages.store_error(request, error)
         edited = _field(form.get('args')) or ''
         reason = (_field(form.get('reason')) or '').strip()
+        reply = (_field(form.get('response')) or '').strip()
         try:
             if action == 'approve':
                 decision = ApprovalDecision.approve()
@@ -98,6 +120,12 @@ class Approvals:
                 decision = ApprovalDecision.deny(reason or None)
             elif action == 'edit':
                 decision = ApprovalDecision.edit(_edited_args(edited))
+            elif action == 'respond':
+                if not reply:
+                    raise ValueError(_('write the reply to give the agent first'))
+                decision = ApprovalDecision.respond(reply)
+            elif action == 'ignore':
+                decision = ApprovalDecision.ignore()
             else:
                 raise ValueError(_('choose approve, deny or approve with these arguments'))
             decision = replace(decision, decided_by=answered_by(request))
@@ -106,13 +134,34 @@ class Approvals:
             return self.pages.store_error(request, error)
         except ValueError as error:
             message = _('The decision was refused: {reason}').format(reason=error)
-            return self._form(request, approval, 422, error=message, edited=edited, reason=reason)
-        return self.pages.status(
+            return self._form(
+                request, approval, 422, error=message, edited=edited, reason=reason, response=reply, opened=action or ''
+            )
+        return self._decided(request, approval, decision)
+
+    def _decided(self, request: Request, approval: PendingApproval, decision: ApprovalDecision) -> Response:
+        """The page after a decision: what was decided, and what runs (the tool and its arguments, edited or not)
+        or what the agent is told instead.
+        """
+        _ = language(request).gettext
+        headings = {
+            'approved': _('Approved: {tool} runs'),
+            'edited': _('Approved with your arguments: {tool} runs'),
+            'denied': _('Denied: {tool} does not run'),
+            'responded': _('Replied: {tool} does not run'),
+            'ignored': _('Ignored: {tool} does not run'),
+        }
+        described = decision.describe()
+        runs_with = decision.override_args if decision.override_args is not None else approval.args
+        return self.pages.page(
             request,
+            'decided.html',
             200,
-            _('Denied') if not decision.approved else _('Approved'),
-            _('Your decision was sent to the agent.'),
-            show_inbox=True,
+            heading=headings[described].format(tool=approval.tool_name),
+            decided=described,
+            approval=approval,
+            rows=argument_rows(runs_with) if decision.approved else [],
+            told=None if decision.approved else cast(dict[str, Any], decision.result())['message'],
         )
 
     def _form(
@@ -127,8 +176,11 @@ class Approvals:
             request=approval,
             context=approval.context,
             args_text=approval.args_text(),
+            rows=argument_rows(approval.args),
             edited=given.get('edited') or approval.args_text(),
             reason=given.get('reason', ''),
+            response=given.get('response', ''),
+            opened=given.get('opened', ''),
             form_error=error,
             csrf=self.context.gate.csrf_token(request, cookie),
             fields=FIELDS,
@@ -165,7 +217,9 @@ class Approvals:
             return store_error(error)
 
     async def decide_json(self, request: Request) -> Response:
-        """`POST /api/approvals/<id>/decide` with `"approve"`, `{"deny": "REASON"}` or `{"args": {...}}`."""
+        """`POST /api/approvals/<id>/decide` with `"approve"`, `{"deny": "REASON"}`, `{"args": {...}}`,
+        `{"respond": "TEXT"}` or `"ignore"`; answers with the id and what was decided (`status`).
+        """
         try:
             if request.headers.get('content-type', '').split(';')[0].strip() != 'application/json':
                 raise BadBody(415, 'send the decision as application/json')
