@@ -37,7 +37,6 @@ from pydantic_core import to_json
 from benchmarks.quick import sized
 from pydantic_ai_ask_user import (
     MAX_QUESTIONS,
-    TOOL_NAME,
     AskUser,
     AskUserAnswer,
     AskUserAnsweredEvent,
@@ -121,6 +120,11 @@ class _PlainArguments(BaseModel):
     questions: Annotated[tuple[_PlainQuestion, ...], Field(min_length=1, max_length=MAX_QUESTIONS)]
 
 
+async def plain_tool(arguments: object) -> str:
+    """A plain tool: it takes the validated arguments and returns."""
+    return 'done' if arguments is not None else 'nothing'
+
+
 async def _first_labels(request: AskUserRequest) -> AskUserResponse:
     return AskUserResponse(
         answers=tuple(AskUserAnswer(header=q.header, selected=(q.options[0].label,)) for q in request.questions)
@@ -144,8 +148,11 @@ class _Listener(AbstractCapability[Any]):
         self.answered += 1
 
 
-PARTS = ('validation', 'events', 'answer and result', 'whole tool path')
+PARTS = ('validation', 'events', 'answer and result', 'whole tool path', 'plain tool')
 """What each round times besides the floor, per call."""
+
+BEYOND_PLAIN = 'whole tool path beyond a plain tool'
+"""The whole tool path's time less the plain tool's, over the floor: what asking costs beyond any tool's call."""
 
 
 def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[float]], int]:
@@ -156,10 +163,11 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
     """
     floor = TypeAdapter(_PlainArguments)
     capability = AskUser(answerer=_first_labels)
-    validator: Any = capability.get_toolset().tools[TOOL_NAME].function_schema.validator  # pyright: ignore[reportAttributeAccessIssue]
+    # The validator the agent runs on the model's arguments: the fast path, the exact rules only on rejection.
+    validator: Any = capability.get_toolset().arguments  # pyright: ignore[reportAttributeAccessIssue]
     listener = _Listener()
     times: dict[str, list[float]] = {name: [] for name in ('floor', *PARTS)}
-    ratios: dict[str, list[float]] = {name: [] for name in PARTS}
+    ratios: dict[str, list[float]] = {name: [] for name in (*PARTS, BEYOND_PLAIN)}
 
     async def bench(ctx: RunContext[None]) -> str:
         """Run the measured rounds with this run's context."""
@@ -195,12 +203,21 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
                 # without it they pile up in one buffer, which no real run does.
                 await anyio.lowlevel.checkpoint()
 
+        async def plain_part() -> None:
+            # A plain tool of the same call: the floor's validation, a function that takes the validated arguments
+            # and returns, and its result rendered for the model.
+            for _ in range(CALLS):
+                arguments = floor.validate_json(args_json)
+                to_json(await plain_tool(arguments))
+                await anyio.lowlevel.checkpoint()
+
         for _ in range(ROUNDS):
             started = time.perf_counter()
             floor_part()
             floor_us = (time.perf_counter() - started) / CALLS * 1e6
             times['floor'].append(floor_us)
-            for name, part in zip(PARTS, (validation_part, events_part, answer_part, whole_part), strict=True):
+            parts = (validation_part, events_part, answer_part, whole_part, plain_part)
+            for name, part in zip(PARTS, parts, strict=True):
                 started = time.perf_counter()
                 done = part()
                 if done is not None:
@@ -208,6 +225,7 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
                 part_us = (time.perf_counter() - started) / CALLS * 1e6
                 times[name].append(part_us)
                 ratios[name].append(part_us / floor_us)
+            ratios[BEYOND_PLAIN].append((times['whole tool path'][-1] - times['plain tool'][-1]) / floor_us)
         return 'measured'
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -270,6 +288,7 @@ def report(label: str, args_json: str) -> None:
     for name in PARTS:
         median_us = statistics.median(times[name])
         print(f'  {name:<47} {median_us:7.1f} us/call, ratio {_spread(ratios[name])}{goals.get(name, "")}')
+    print(f'  {BEYOND_PLAIN:<47} {"":>15} ratio {_spread(ratios[BEYOND_PLAIN])}')
     print(f'  ({ROUNDS} rounds of {CALLS} calls, floor and parts interleaved; the listener saw {events} events)')
 
 

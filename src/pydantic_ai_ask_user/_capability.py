@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 from uuid import uuid4
@@ -13,7 +13,7 @@ from uuid import uuid4
 import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 from pydantic_ai.agent import AbstractAgent, AgentRunResult
-from pydantic_ai.capabilities import AbstractCapability, WrapperCapability, WrapRunHandler
+from pydantic_ai.capabilities import AbstractCapability, WrapperCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
@@ -357,7 +357,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
         note_run_engine(ctx.capabilities.values())  # for a durable answerer, which is handed the request only
         self._check_engine(ctx)
 
-    async def wrap_run(self, ctx: RunContext[AgentDepsT], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+    async def wrap_run(
+        self, ctx: RunContext[AgentDepsT], *, handler: Callable[[], Awaitable[AgentRunResult[Any]]]
+    ) -> AgentRunResult[Any]:
         """Run, then forget the requests this run's tool made (`_asked`), however the run ends."""
         try:
             return await handler()
