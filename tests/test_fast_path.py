@@ -169,6 +169,24 @@ async def test_a_result_of_the_run_s_own_call_is_still_checked_against_its_quest
     assert counts.runs == {'fast': 1}  # checked against the request the tool made, not validated again
 
 
+class _ChangeInPlace(AbstractCapability[Any]):
+    """Changes the question tool's result in place, keeping the object the tool returned."""
+
+    async def after_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, result: Any
+    ) -> Any:
+        if call.tool_name == TOOL_NAME:
+            result['Database'] = ['Oracle', 'DB2']
+        return result
+
+
+async def test_the_run_s_own_result_changed_in_place_is_still_checked() -> None:
+    model = script([ask_call(question('Database'), call_id='call_0')])
+    agent = Agent(model.model, capabilities=[AskUser(answerer=_first_labels), _ChangeInPlace()])
+    with pytest.raises(UserError, match="call 'call_0' does not answer its questions: the answer to 'Database' picks"):
+        await agent.run('go')
+
+
 async def test_the_requests_of_a_run_are_forgotten_when_it_ends() -> None:
     capability = AskUser(answerer=_first_labels)
     model = script([ask_call(question('Database'))], [ask_call(question('Region', 'North', 'South'))])

@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import PydanticSerializationError, to_json
 
 from ._answers import (
     ADDRESSING_METADATA_KEY,
@@ -267,15 +268,15 @@ class AskUser(AbstractCapability[AgentDepsT]):
     key. A response without `answered_by` (the answerer cannot tell who answered) gets no receipt.
     """
 
-    _asked: dict[str, dict[str, AskUserRequest]] = field(
-        default_factory=dict[str, dict[str, AskUserRequest]], init=False, repr=False, compare=False
+    _asked: dict[str, dict[str, _AskedCall]] = field(
+        default_factory=dict[str, dict[str, '_AskedCall']], init=False, repr=False, compare=False
     )
-    """The requests the tool made in each run (by run id, then tool call id) since the run's last model request.
+    """The calls the tool asked in each run (by run id, then tool call id) since the run's last model request.
 
-    Their questions were validated by the tool: the check of their results before the next model request reads them
-    here instead of validating the calls again. Only a call the tool put to its answerer in this run is here, so a
-    result from outside the run (a deferred call's, a UI's resume, a durable store's) is still checked in full.
-    Emptied for a run at each model request and when the run ends.
+    Their questions were validated by the tool, and their results checked as they were made: the check of their
+    results before the next model request reads them here instead of validating the calls again. Only a call the
+    tool put to its answerer in this run is here, so a result from outside the run (a deferred call's, a UI's resume,
+    a durable store's) is still checked in full. Emptied for a run at each model request and when the run ends.
     """
 
     def __post_init__(self) -> None:
@@ -465,9 +466,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
                 'deferred_answer(request, response) or ask_user_result(request, response).'
             )
         answerer = self.answerer
+        asked = _AskedCall(request)
         if answerer is not None and request.run_id is not None:
             # Its result comes back in this run: the check before the next model request takes the questions from here.
-            self._asked.setdefault(request.run_id, {})[request.id] = request
+            self._asked.setdefault(request.run_id, {})[request.id] = asked
         await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
         observation = AskObservation(ctx, request, self.timeout)
         if answerer is None:
@@ -492,7 +494,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             # told so, in words that never say the person declined.
             observation.finish('withdrawn')
             await ctx.emit(answered(withdrawn=True))
-            return WITHDRAWN
+            return asked.returning(WITHDRAWN)
         except Exception:
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
@@ -512,7 +514,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
         if timed_out:
             observation.finish('timed_out')
             await ctx.emit(answered(timed_out=True))
-            return self._timed_out(request)
+            return asked.returning(self._timed_out(request))
         if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
@@ -530,7 +532,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('failed', response)
             raise
         observation.finish('declined' if response.cancelled else 'answered', response)
-        return result
+        return asked.returning(result)
 
     def _audience(self, ctx: RunContext[Any]) -> tuple[str, ...] | None:
         """Who this call's questions are for, from `audience`; `UserError` naming the problem when it is no audience."""
@@ -601,6 +603,34 @@ def _line_or_none(value: object) -> str | None:
     return value
 
 
+@dataclass
+class _AskedCall:
+    """A call the tool asked in a run: its request, and the result the tool returned for it."""
+
+    request: AskUserRequest
+    """The request the tool made, from the questions its validator checked."""
+
+    result_json: bytes | None = None
+    """The result the tool returned (made by `ask_user_result` from a checked response, or an outcome sentence) as
+    JSON, or `None` until it returns: a copy, so a hook that changes the result in place does not change it too."""
+
+    def returning(self, result: AnswerResult) -> AnswerResult:
+        """Keep `result` as the tool's own, and return it."""
+        self.result_json = _json_or_none(result)
+        return result
+
+    def made(self, content: object) -> bool:
+        """Whether `content` is, as JSON, exactly the result the tool returned."""
+        return self.result_json is not None and _json_or_none(content) == self.result_json
+
+
+def _json_or_none(value: object) -> bytes | None:
+    try:
+        return to_json(value)
+    except (PydanticSerializationError, ValueError, TypeError):
+        return None
+
+
 _WITHDRAWN = AskUserResponse(cancelled=True)
 """The response the answered event carries when no real response came back."""
 
@@ -609,13 +639,14 @@ def _check_question_results(
     messages: Sequence[ModelMessage],
     notes: bool,
     outcome_messages: tuple[str, ...],
-    asked: Mapping[str, AskUserRequest] | None = None,
+    asked: Mapping[str, _AskedCall] | None = None,
 ) -> None:
     """Raise `UserError` when the newest request carries a result of a question call that does not answer it.
 
-    `asked` holds the requests the tool made in this run since the previous model request, by tool call id: their
-    questions were validated once, by the tool, and a result of one of those calls is checked against it. The call
-    of any other result is validated again here (`AskUserRequest.from_tool_call`), since it comes from outside.
+    `asked` holds the calls the tool asked in this run since the previous model request, by tool call id: their
+    questions were validated once, by the tool, and a result of one of those calls is checked against its request,
+    or found to be the very result the tool made and checked. The call of any other result is validated again here
+    (`AskUserRequest.from_tool_call`), since it comes from outside.
     """
     if len(messages) < 2 or not isinstance(request := messages[-1], ModelRequest):
         return
@@ -638,7 +669,9 @@ def _check_question_results(
             continue
         asked_here = asked.get(returned.tool_call_id) if asked else None
         if asked_here is not None:
-            request = asked_here
+            if returned.outcome == 'success' and asked_here.made(returned.content):
+                continue  # the tool's own result, unchanged: checked when the tool made it
+            request = asked_here.request
         else:
             try:
                 request = AskUserRequest.from_tool_call(call, notes=notes)
