@@ -3,8 +3,8 @@
 The exact validators (`Questions`, `RecommendingQuestions`, `ToolArguments`) call a Python function for every
 string, to name the problem when there is one. Almost every call has none, so each call is first validated by
 a schema of the same shape and limits with no Python call inside (`_fast_validator`), then checked once, as a
-whole, in Python (`_holds`): its text in one pass (bytes in C for Latin-1 text, one Rust regular expression for
-the rest) and the uniqueness of its headers and labels after folding. Only a call either rejects is validated
+whole, in Python (`_holds`): its text in one pass (by its bytes, in C, for Latin-1 text and for most text of most
+scripts; by one Rust regular expression for the rest) and the uniqueness of its headers and labels after folding. Only a call either rejects is validated
 again by the exact validator, which raises the error the model reads, byte for byte as before. The fast path
 is at least as strict as the exact rules (the property tests hold it to that): what it accepts, they accept,
 and it builds the same questions.
@@ -78,6 +78,36 @@ def _clean_text_validator(multi_line: bool) -> SchemaValidator:
     return SchemaValidator(core_schema.str_schema(pattern=rf'^{mark}{runs}(?:{base}{mark}{runs})*$'))
 
 
+@cache
+def _plain_utf8(multi_line: bool) -> bytes:
+    """The bytes of UTF-8 text made only of characters each of which surely passes the text rule, and is no mark.
+
+    ASCII from the space to `~` (and the line break, in `multi_line` text), every continuation byte, and each lead
+    byte whose whole range of code points (64 of them for a two-byte character, 4,096 for a three-byte one) holds
+    no character of a forbidden category, of private use, no combining mark (`Mn`, `Me`) and no invisible one, by
+    this Python's Unicode data: Cyrillic, Greek, Hangul syllables, CJK ideographs, most of Latin beyond Latin-1.
+    Text of only these characters holds no run of marks either. Built on first use (some 10 ms).
+    """
+    refused = _FORBIDDEN_CATEGORIES | {'Co', 'Mn', 'Me'}
+
+    def plain(low: int, high: int) -> bool:
+        return not any(
+            unicodedata.category(char) in refused or _INVISIBLE.match(char) for char in map(chr, range(low, high))
+        )
+
+    allowed = [*range(0x20, 0x7F), *range(0x80, 0xC0)] + ([0x0A] if multi_line else [])
+    for lead in range(0xC2, 0xF0):
+        if lead < 0xE0:  # a two-byte character: 64 code points
+            low = (lead & 0x1F) << 6
+            high = low + 0x40
+        else:  # a three-byte character: 4,096 code points, those of ED up to the surrogates, which UTF-8 cannot hold
+            low = max((lead & 0x0F) << 12, 0x800)
+            high = 0xD800 if lead == 0xED else ((lead & 0x0F) << 12) + 0x1000
+        if plain(low, high):
+            allowed.append(lead)
+    return bytes(sorted(allowed))
+
+
 def _text_is_plain(strings: Sequence[str], multi_line: bool) -> bool:
     """Whether every string of `strings` surely passes `_one_line` (or `_multi_line`), checked for all at once."""
     # Joined by a space, which every string may hold anywhere: the joined text is plain if and only if each is.
@@ -85,9 +115,17 @@ def _text_is_plain(strings: Sequence[str], multi_line: bool) -> bool:
     try:
         encoded = joined.encode('latin-1')
     except UnicodeEncodeError:
-        return _clean_text_validator(multi_line).isinstance_python(joined)
-    # Latin-1 text holds no mark and no printable invisible character: its characters alone decide, in C.
-    return not encoded.translate(None, _LATIN1_MULTI_LINE if multi_line else _LATIN1_ONE_LINE)
+        pass
+    else:
+        # Latin-1 text holds no mark and no printable invisible character: its characters alone decide, in C.
+        return not encoded.translate(None, _LATIN1_MULTI_LINE if multi_line else _LATIN1_ONE_LINE)
+    try:
+        # Most text of most scripts is told plain by the lead bytes of its characters alone, in C.
+        if not joined.encode('utf-8').translate(None, _plain_utf8(multi_line)):
+            return True
+    except UnicodeEncodeError:
+        return False  # a lone surrogate, which the exact rules name
+    return _clean_text_validator(multi_line).isinstance_python(joined)
 
 
 def _names_are_unique(headers: list[str], labels: list[str], label_groups: list[list[str]]) -> bool:
