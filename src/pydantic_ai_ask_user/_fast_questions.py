@@ -3,11 +3,11 @@
 The exact validators (`Questions`, `RecommendingQuestions`, `ToolArguments`) call a Python function for every
 string, to name the problem when there is one. Almost every call has none, so each call is first validated by
 a schema of the same shape and limits with no Python call inside (`_fast_validator`), then checked once, as a
-whole, in Python (`_holds`): its text in one pass (by its bytes, in C, for Latin-1 text and for most text of most
-scripts; by one Rust regular expression for the rest) and the uniqueness of its headers and labels after folding. Only a call either rejects is validated
-again by the exact validator, which raises the error the model reads, byte for byte as before. The fast path
-is at least as strict as the exact rules (the property tests hold it to that): what it accepts, they accept,
-and it builds the same questions.
+whole, in Python (`_holds`): its text in one pass (by its bytes, in C, for Latin-1 text and for most text of
+most scripts; by one Rust regular expression for the rest), and the uniqueness of its headers and labels after
+folding. Only a call either rejects is validated again by the exact validator, which raises the error the model
+reads, byte for byte as before. The fast path is at least as strict as the exact rules (the property tests hold
+it to that): what it accepts, they accept, and it builds the same questions.
 """
 
 from __future__ import annotations
