@@ -187,6 +187,22 @@ async def test_the_run_s_own_result_changed_in_place_is_still_checked() -> None:
         await agent.run('go')
 
 
+class _NotJSON(AbstractCapability[Any]):
+    """Replaces what the question tool returned with an object that has no JSON form."""
+
+    async def after_tool_execute(
+        self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, result: Any
+    ) -> Any:
+        return object() if call.tool_name == TOOL_NAME else result
+
+
+async def test_a_result_with_no_json_form_is_checked_and_refused() -> None:
+    model = script([ask_call(question('Database'), call_id='call_0')])
+    agent = Agent(model.model, capabilities=[AskUser(answerer=_first_labels), _NotJSON()])
+    with pytest.raises(UserError, match='the result is object, not the answers object'):
+        await agent.run('go')
+
+
 async def test_the_requests_of_a_run_are_forgotten_when_it_ends() -> None:
     capability = AskUser(answerer=_first_labels)
     model = script([ask_call(question('Database'))], [ask_call(question('Region', 'North', 'South'))])
@@ -460,6 +476,7 @@ def test_joining_the_strings_tells_no_string_s_problem_away() -> None:
     assert not plain(['Oui', 'No\x00n'], True)
     assert not plain(['낱말', 'a\u200bb'], False)
     assert not plain(['낱말', 'a\ue000b'], False)  # private use, in a one-line string
+    assert not plain(['낱말', 'a\ud800b'], True)  # a lone surrogate: no UTF-8 holds it
     # Marks at the end of one string and the start of the next are two runs, as they are apart.
     assert plain(['a' + '\u0301' * 4, '\u0301' * 4 + 'b'], False)
 
