@@ -477,6 +477,10 @@ def test_joining_the_strings_tells_no_string_s_problem_away() -> None:
     assert not plain(['낱말', 'a\u200bb'], False)
     assert not plain(['낱말', 'a\ue000b'], False)  # private use, in a one-line string
     assert not plain(['낱말', 'a\ud800b'], True)  # a lone surrogate: no UTF-8 holds it
+    # Kana share their range of code points with marks and invisible characters: the regular expression decides.
+    assert plain(['ひらがな\nカタカナ'], True)
+    assert not plain(['ひらがな\nカタカナ'], False)
+    assert not plain(['ひらがな\u3164'], True)
     # Marks at the end of one string and the start of the next are two runs, as they are apart.
     assert plain(['a' + '\u0301' * 4, '\u0301' * 4 + 'b'], False)
 
