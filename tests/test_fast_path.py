@@ -25,7 +25,15 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 from test_properties import hostile_calls, valid_calls
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserAnswer, AskUserRequest, AskUserResponse, Question
+from pydantic_ai_ask_user import (
+    TOOL_NAME,
+    AskUser,
+    AskUserAnswer,
+    AskUserRequest,
+    AskUserResponse,
+    Question,
+    QuestionOption,
+)
 from pydantic_ai_ask_user import _answers as answers_module
 from pydantic_ai_ask_user import _fast_questions as fast_module
 from pydantic_ai_ask_user._questions import ToolArguments, _multi_line, _one_line  # pyright: ignore[reportPrivateUsage]
@@ -404,6 +412,17 @@ def test_what_the_fast_path_is_stricter_about_still_validates_exactly(call: dict
             validator.validate_json(json.dumps(call))
     else:
         assert validator.validate_json(json.dumps(call))['questions'] == exact
+
+
+def test_the_fast_schema_is_its_own_not_the_models_validators() -> None:
+    # pydantic-core reuses a complete model's own validator for a model schema of its class (shown as `Prebuilt`):
+    # that one calls the exact rules' Python functions for every string, which the fast path is there to avoid.
+    for recommending in (False, True):
+        shown = repr(fast_module._fast_validator(recommending))  # pyright: ignore[reportPrivateUsage]
+        assert 'Prebuilt' not in shown
+        assert 'Function' not in shown
+    assert Question.__pydantic_complete__
+    assert QuestionOption.__pydantic_complete__
 
 
 def test_the_tool_s_validator_keeps_the_exact_errors() -> None:
