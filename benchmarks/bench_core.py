@@ -1,14 +1,17 @@
 """The core's cost: a maximal call through the whole tool path against plain pydantic validation, and import time.
 
 (a) A maximal `ask_user_question` call (10 questions x 6 options, every string at its maximum length) goes
-    through what the tool does on every call: the tool's own argument validator, both events emitted with a
-    listener attached (inside a real agent run, so `ctx.emit` is the framework's), the answerer, the check
-    and the rendering of the result for the model. The floor is a plain pydantic `TypeAdapter` validating
-    the same JSON against the same shape and limits, with none of our rules. Each round times the floor and
-    then each measured part, one after the other, so a busy machine slows both sides of a ratio alike; the
-    figure is the median of the per-round ratios, with the lowest and highest. Goal: validation <= 1.3x.
-    The call is measured twice: in accented Latin text (where the text rules' fast path in C applies) and in
-    Cyrillic and Korean (where they walk the text).
+    through what the tool does on every call: the tool's own argument validator (the fast path, with the exact
+    rules only on rejection), both events emitted with a listener attached (inside a real agent run, so
+    `ctx.emit` is the framework's), the answerer, the check and the rendering of the result for the model, and
+    the check of that result before the next model request. The floor is a plain pydantic `TypeAdapter`
+    validating the same JSON against the same shape and limits, with none of our rules; a plain tool of the same
+    call is the floor's validation, a function that takes the validated arguments and returns, and the rendering.
+    Each round times the floor and then each measured part, one after the other, so a busy machine slows both
+    sides of a ratio alike; the figure is the median of the per-round ratios, with the lowest and highest. Goal:
+    validation <= 1.3x. The whole tool path is also given beyond the plain tool (its time less the plain tool's,
+    over the floor): what asking costs beyond any tool's call. The call is measured twice: in accented Latin text
+    (where the text checks run in C) and in Cyrillic and Korean (where they run in Rust).
 (b) Import time of `pydantic_ai_ask_user` over `pydantic_ai`, best of N fresh interpreters, with the bytecode
     cache as users have it: written by a first, untimed import, and used by every timed one
     (`PYTHONDONTWRITEBYTECODE` is removed from their environment). Goal: <= 10 ms.
@@ -30,7 +33,7 @@ import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic_ai import Agent, FunctionToolset, RunContext
 from pydantic_ai.capabilities import AbstractCapability, on_event
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_core import to_json
 
@@ -45,6 +48,7 @@ from pydantic_ai_ask_user import (
     AskUserRequestedEvent,
     AskUserResponse,
 )
+from pydantic_ai_ask_user._capability import _check_question_results  # pyright: ignore[reportPrivateUsage]
 from pydantic_ai_ask_user.deferred import ask_user_result
 from pydantic_ai_ask_user.limits import (
     MAX_DESCRIPTION_LENGTH,
@@ -121,6 +125,11 @@ class _PlainArguments(BaseModel):
     questions: Annotated[tuple[_PlainQuestion, ...], Field(min_length=1, max_length=MAX_QUESTIONS)]
 
 
+async def plain_tool(arguments: object) -> str:
+    """A plain tool: it takes the validated arguments and returns."""
+    return 'done' if arguments is not None else 'nothing'
+
+
 async def _first_labels(request: AskUserRequest) -> AskUserResponse:
     return AskUserResponse(
         answers=tuple(AskUserAnswer(header=q.header, selected=(q.options[0].label,)) for q in request.questions)
@@ -144,8 +153,11 @@ class _Listener(AbstractCapability[Any]):
         self.answered += 1
 
 
-PARTS = ('validation', 'events', 'answer and result', 'whole tool path')
+PARTS = ('validation', 'events', 'answer and result', 'whole tool path', 'plain tool')
 """What each round times besides the floor, per call."""
+
+BEYOND_PLAIN = 'whole tool path beyond a plain tool'
+"""The whole tool path's time less the plain tool's, over the floor: what asking costs beyond any tool's call."""
 
 
 def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[float]], int]:
@@ -156,15 +168,21 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
     """
     floor = TypeAdapter(_PlainArguments)
     capability = AskUser(answerer=_first_labels)
-    validator: Any = capability.get_toolset().tools[TOOL_NAME].function_schema.validator  # pyright: ignore[reportAttributeAccessIssue]
+    # The validator the agent runs on the model's arguments: the fast path, the exact rules only on rejection.
+    validator: Any = capability.get_toolset().arguments  # pyright: ignore[reportAttributeAccessIssue]
     listener = _Listener()
     times: dict[str, list[float]] = {name: [] for name in ('floor', *PARTS)}
-    ratios: dict[str, list[float]] = {name: [] for name in PARTS}
+    ratios: dict[str, list[float]] = {name: [] for name in (*PARTS, BEYOND_PLAIN)}
 
     async def bench(ctx: RunContext[None]) -> str:
         """Run the measured rounds with this run's context."""
         request = AskUserRequest.from_tool_args(args_json)
         response = await _first_labels(request)
+        assert ctx.tool_call_id is not None
+        assert ctx.run_id is not None
+        run_id = ctx.run_id
+        call = ToolCallPart(TOOL_NAME, args_json, tool_call_id=ctx.tool_call_id)
+        call_response = ModelResponse(parts=[call])
 
         def floor_part() -> None:
             for _ in range(CALLS):
@@ -191,8 +209,21 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
                 # `_ask` builds the request from the checked questions, as the tool does.
                 result = await capability._ask(ctx, arguments['questions'])  # pyright: ignore[reportPrivateUsage]
                 to_json(result)  # rendered for the model
+                # The check of the result before the next model request, as `before_model_request` makes it: with
+                # the request the tool made in this run, so the call is not validated again.
+                returned = ModelRequest(parts=[ToolReturnPart(TOOL_NAME, result, tool_call_id=call.tool_call_id)])
+                asked = capability._asked.pop(run_id, {})  # pyright: ignore[reportPrivateUsage]
+                _check_question_results([call_response, returned], False, (), asked)  # pyright: ignore[reportPrivateUsage]
                 # Let the run's stream consumer drain the two events, as it does between real tool calls;
                 # without it they pile up in one buffer, which no real run does.
+                await anyio.lowlevel.checkpoint()
+
+        async def plain_part() -> None:
+            # A plain tool of the same call: the floor's validation, a function that takes the validated arguments
+            # and returns, and its result rendered for the model.
+            for _ in range(CALLS):
+                arguments = floor.validate_json(args_json)
+                to_json(await plain_tool(arguments))
                 await anyio.lowlevel.checkpoint()
 
         for _ in range(ROUNDS):
@@ -200,7 +231,8 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
             floor_part()
             floor_us = (time.perf_counter() - started) / CALLS * 1e6
             times['floor'].append(floor_us)
-            for name, part in zip(PARTS, (validation_part, events_part, answer_part, whole_part), strict=True):
+            parts = (validation_part, events_part, answer_part, whole_part, plain_part)
+            for name, part in zip(PARTS, parts, strict=True):
                 started = time.perf_counter()
                 done = part()
                 if done is not None:
@@ -208,6 +240,7 @@ def measure(args_json: str) -> tuple[dict[str, list[float]], dict[str, list[floa
                 part_us = (time.perf_counter() - started) / CALLS * 1e6
                 times[name].append(part_us)
                 ratios[name].append(part_us / floor_us)
+            ratios[BEYOND_PLAIN].append((times['whole tool path'][-1] - times['plain tool'][-1]) / floor_us)
         return 'measured'
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -270,6 +303,7 @@ def report(label: str, args_json: str) -> None:
     for name in PARTS:
         median_us = statistics.median(times[name])
         print(f'  {name:<47} {median_us:7.1f} us/call, ratio {_spread(ratios[name])}{goals.get(name, "")}')
+    print(f'  {BEYOND_PLAIN:<47} {"":>15} ratio {_spread(ratios[BEYOND_PLAIN])}')
     print(f'  ({ROUNDS} rounds of {CALLS} calls, floor and parts interleaved; the listener saw {events} events)')
 
 

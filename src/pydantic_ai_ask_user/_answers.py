@@ -12,6 +12,7 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._audience import QuestionContext, audience_from_json, check_audience, context_from_json
+from ._fast_questions import fast_questions
 from ._module_names import LazyModule
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
@@ -261,12 +262,15 @@ class AskUserRequest:
         """
         if not isinstance(notes, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'notes must be a bool, not {type(notes).__name__}')
-        if isinstance(args, (str, bytes)):
-            arguments = ToolArguments.model_validate_json(args)
-        else:
-            arguments = ToolArguments.model_validate(args if args is not None else {})
+        arguments: str | bytes | Mapping[str, Any] = args if args is not None else {}
+        questions = fast_questions(arguments, recommending=True)  # the exact rules only on rejection, to name it
+        if questions is None:
+            if isinstance(arguments, (str, bytes)):
+                questions = ToolArguments.model_validate_json(arguments).questions
+            else:
+                questions = ToolArguments.model_validate(arguments).questions
         return cls._trusted(
-            arguments.questions,
+            questions,
             _new_request_id() if id is None else id,
             notes=notes,
             run_id=run_id,

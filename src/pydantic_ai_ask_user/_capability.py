@@ -5,20 +5,21 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 from uuid import uuid4
 
 import anyio
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.agent import AbstractAgent, AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, WrapperCapability
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
 from pydantic_ai.tools import AgentDepsT, ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import PydanticSerializationError, to_json
 
 from ._answers import (
     ADDRESSING_METADATA_KEY,
@@ -48,6 +49,7 @@ from ._durable import (
     temporal_workflow_time,
 )
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
+from ._fast_questions import ArgumentsValidator
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
 from ._receipt import AnswerReceipt
@@ -266,6 +268,17 @@ class AskUser(AbstractCapability[AgentDepsT]):
     key. A response without `answered_by` (the answerer cannot tell who answered) gets no receipt.
     """
 
+    _asked: dict[str, dict[str, _AskedCall]] = field(
+        default_factory=dict[str, dict[str, '_AskedCall']], init=False, repr=False, compare=False
+    )
+    """The calls the tool asked in each run (by run id, then tool call id) since the run's last model request.
+
+    Their questions were validated by the tool, and their results checked as they were made: the check of their
+    results before the next model request reads them here instead of validating the calls again. Only a call the
+    tool put to its answerer in this run is here, so a result from outside the run (a deferred call's, a UI's resume,
+    a durable store's) is still checked in full. Emptied for a run at each model request and when the run ends.
+    """
+
     def __post_init__(self) -> None:
         if self.answerer is not None and not callable(self.answerer):
             raise UserError(
@@ -345,6 +358,16 @@ class AskUser(AbstractCapability[AgentDepsT]):
         note_run_engine(ctx.capabilities.values())  # for a durable answerer, which is handed the request only
         self._check_engine(ctx)
 
+    async def wrap_run(
+        self, ctx: RunContext[AgentDepsT], *, handler: Callable[[], Awaitable[AgentRunResult[Any]]]
+    ) -> AgentRunResult[Any]:
+        """Run, then forget the requests this run's tool made (`_asked`), however the run ends."""
+        try:
+            return await handler()
+        finally:
+            if ctx.run_id is not None:
+                self._asked.pop(ctx.run_id, None)
+
     async def before_model_request(
         self, ctx: RunContext[AgentDepsT], request_context: ModelRequestContext
     ) -> ModelRequestContext:
@@ -355,7 +378,8 @@ class AskUser(AbstractCapability[AgentDepsT]):
         result is checked here as `AskUser` checks an answerer's response, so free text, a foreign answer, an
         approval's denial or a failure never reaches the model as the person's answer.
         """
-        _check_question_results(request_context.messages, self.notes, self._outcome_messages())
+        asked = self._asked.pop(ctx.run_id, {}) if ctx.run_id is not None else {}
+        _check_question_results(request_context.messages, self.notes, self._outcome_messages(), asked)
         if self.id is None:
             request_context.model_request_parameters = _without_run_local_owner(
                 request_context.model_request_parameters, TOOLSET_ID
@@ -397,9 +421,12 @@ class AskUser(AbstractCapability[AgentDepsT]):
             'questions': RecommendingQuestions if self.recommended_options else Questions,
             'return': AnswerResult if self.notes else PlainResult,
         }
-        toolset: FunctionToolset[AgentDepsT] = FunctionToolset(max_retries=self.max_retries, id=self.id or TOOLSET_ID)
+        toolset: _QuestionToolset[AgentDepsT] = _QuestionToolset(max_retries=self.max_retries, id=self.id or TOOLSET_ID)
         toolset.add_function(
             ask_user_question, name=TOOL_NAME, description=self._description(), metadata=dict(TOOL_METADATA)
+        )
+        toolset.arguments = ArgumentsValidator(
+            toolset.tools[TOOL_NAME].function_schema.validator, recommending=self.recommended_options
         )
         return toolset
 
@@ -439,6 +466,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
                 'deferred_answer(request, response) or ask_user_result(request, response).'
             )
         answerer = self.answerer
+        asked = _AskedCall(request)
+        if answerer is not None and request.run_id is not None:
+            # Its result comes back in this run: the check before the next model request takes the questions from here.
+            self._asked.setdefault(request.run_id, {})[request.id] = asked
         await ctx.emit(AskUserRequestedEvent(request=request, deadline=deadline))
         observation = AskObservation(ctx, request, self.timeout)
         if answerer is None:
@@ -463,7 +494,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             # told so, in words that never say the person declined.
             observation.finish('withdrawn')
             await ctx.emit(answered(withdrawn=True))
-            return WITHDRAWN
+            return asked.returning(WITHDRAWN)
         except Exception:
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
@@ -483,7 +514,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
         if timed_out:
             observation.finish('timed_out')
             await ctx.emit(answered(timed_out=True))
-            return self._timed_out(request)
+            return asked.returning(self._timed_out(request))
         if not isinstance(response, AskUserResponse):  # pyright: ignore[reportUnnecessaryIsInstance]
             observation.finish('failed')
             await ctx.emit(answered(failed=True))
@@ -501,7 +532,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             observation.finish('failed', response)
             raise
         observation.finish('declined' if response.cancelled else 'answered', response)
-        return result
+        return asked.returning(result)
 
     def _audience(self, ctx: RunContext[Any]) -> tuple[str, ...] | None:
         """Who this call's questions are for, from `audience`; `UserError` naming the problem when it is no audience."""
@@ -572,12 +603,51 @@ def _line_or_none(value: object) -> str | None:
     return value
 
 
+@dataclass
+class _AskedCall:
+    """A call the tool asked in a run: its request, and the result the tool returned for it."""
+
+    request: AskUserRequest
+    """The request the tool made, from the questions its validator checked."""
+
+    result_json: bytes | None = None
+    """The result the tool returned (made by `ask_user_result` from a checked response, or an outcome sentence) as
+    JSON, or `None` until it returns: a copy, so a hook that changes the result in place does not change it too."""
+
+    def returning(self, result: AnswerResult) -> AnswerResult:
+        """Keep `result` as the tool's own, and return it."""
+        self.result_json = _json_or_none(result)
+        return result
+
+    def made(self, content: object) -> bool:
+        """Whether `content` is, as JSON, exactly the result the tool returned."""
+        return self.result_json is not None and _json_or_none(content) == self.result_json
+
+
+def _json_or_none(value: object) -> bytes | None:
+    try:
+        return to_json(value)
+    except (PydanticSerializationError, ValueError, TypeError):
+        return None
+
+
 _WITHDRAWN = AskUserResponse(cancelled=True)
 """The response the answered event carries when no real response came back."""
 
 
-def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outcome_messages: tuple[str, ...]) -> None:
-    """Raise `UserError` when the newest request carries a result of a question call that does not answer it."""
+def _check_question_results(
+    messages: Sequence[ModelMessage],
+    notes: bool,
+    outcome_messages: tuple[str, ...],
+    asked: Mapping[str, _AskedCall] | None = None,
+) -> None:
+    """Raise `UserError` when the newest request carries a result of a question call that does not answer it.
+
+    `asked` holds the calls the tool asked in this run since the previous model request, by tool call id: their
+    questions were validated once, by the tool, and a result of one of those calls is checked against its request,
+    or found to be the very result the tool made and checked. The call of any other result is validated again here
+    (`AskUserRequest.from_tool_call`), since it comes from outside.
+    """
     if len(messages) < 2 or not isinstance(request := messages[-1], ModelRequest):
         return
     returns = [part for part in request.parts if isinstance(part, ToolReturnPart) and part.tool_name == TOOL_NAME]
@@ -597,10 +667,16 @@ def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outco
             # call was cut off, and a failure (`ToolFailed`: a durable wait that ended with no decision) tells the
             # model the tool failed: none of them stands for what the person answered.
             continue
-        try:
-            asked = AskUserRequest.from_tool_call(call, notes=notes)
-        except ValueError:
-            continue  # the call was invalid: its part is the validation retry the model gets, not an answer
+        asked_here = asked.get(returned.tool_call_id) if asked else None
+        if asked_here is not None:
+            if returned.outcome == 'success' and asked_here.made(returned.content):
+                continue  # the tool's own result, unchanged: checked when the tool made it
+            request = asked_here.request
+        else:
+            try:
+                request = AskUserRequest.from_tool_call(call, notes=notes)
+            except ValueError:
+                continue  # the call was invalid: its part is the validation retry the model gets, not an answer
         problem: str | None = None
         if returned.outcome != 'success':
             # A denial (`ToolDenied`, an approval's "no" with its reason) would reach the model as the question's
@@ -608,7 +684,7 @@ def _check_question_results(messages: Sequence[ModelMessage], notes: bool, outco
             problem = f'it is a tool result marked {returned.outcome!r}; a question is answered or declined'
         else:
             try:
-                check_tool_result(asked, returned.content, messages=outcome_messages)
+                check_tool_result(request, returned.content, messages=outcome_messages)
             except ValueError as error:
                 problem = str(error)
         if problem is not None:
@@ -669,3 +745,18 @@ def _without_run_local_owner(parameters: ModelRequestParameters, toolset_id: str
         return parameters
     tools = [replace(tool, capability_id=None) if ours(tool) else tool for tool in parameters.function_tools]
     return replace(parameters, function_tools=tools)
+
+
+class _QuestionToolset(FunctionToolset[AgentDepsT]):
+    """The toolset of `ask_user_question`: its arguments validated by the fast path first (`ArgumentsValidator`)."""
+
+    arguments: ArgumentsValidator | None = None
+    """The validator the tool is listed with; `None` until `AskUser.get_toolset` adds the tool."""
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        """The tool, with `arguments` as its `args_validator` in place of the exact validator of its signature."""
+        tools = await super().get_tools(ctx)
+        tool = tools.get(TOOL_NAME)
+        if tool is not None and self.arguments is not None:
+            tools[TOOL_NAME] = replace(tool, args_validator=self.arguments)
+        return tools

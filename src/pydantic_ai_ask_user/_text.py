@@ -206,7 +206,10 @@ collides with it.
 
 def _fold(text: str, *, lookalikes: bool) -> str:
     folded = unicodedata.normalize('NFKC', text).casefold()
-    return unicodedata.normalize('NFKC', folded.translate(_LOOKALIKES) if lookalikes else folded)
+    # No look-alike letter is in Latin-1: the translation (in Python, per character) would leave such text as it is.
+    return unicodedata.normalize(
+        'NFKC', folded.translate(_LOOKALIKES) if lookalikes and not is_latin1(folded) else folded
+    )
 
 
 def fold(text: str) -> str:
