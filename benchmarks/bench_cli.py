@@ -1,5 +1,6 @@
 """`ask-user` start-up: the first frame of `ask-user ask` in a real pty, `ask-user --help`, and the durable commands
-`pending`, `answer` and `resolve` on a SQLite file with questions waiting, against a floor.
+`pending`, `pending --json`, `answer` and `resolve` on a SQLite file and on a local PostgreSQL server, with one
+question waiting and with 100,000, against a floor; each figure is printed beside its floor and its goal.
 
 The floor is `python -c "import pydantic"` in the same run. Each round runs the floor, `--help` and `ask`
 one after another in fresh interpreters, so a load that comes and goes affects all three alike; the figure
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +48,15 @@ FIRST_FRAME_GOAL = 2.0
 
 HELP_GOAL = 1.5
 """Goal: `ask-user --help` within 1.5x the floor."""
+
+SQLITE_GOAL = 2.5
+"""Goal: `pending`, `answer` and `resolve` on a SQLite file each within 2.5x the floor."""
+
+POSTGRES_GOAL = 3.0
+"""Goal: `pending`, `answer` and `resolve` on a local PostgreSQL server each within 3x the floor."""
+
+MANY = sized(100_000, 30)
+"""The second number of questions waiting for the durable commands, beside one (30 in quick mode)."""
 
 
 def _env() -> dict[str, str]:
@@ -97,65 +108,6 @@ def _summary(name: str, ratios: list[float], seconds: list[float], goal: float |
 BASE_MODEL = 'from pydantic import BaseModel\nclass A(BaseModel):\n    x: int'
 """Where the time goes, 1: a fresh interpreter that defines one pydantic model, the least any validation costs."""
 
-DURABLE_GOAL = 0.5
-"""Goal, in seconds: `pending`, `answer` and `resolve` each done within half a second on SQLite."""
-
-WAITING_WORKER = """
-import sys
-import anyio
-from dbos import DBOS
-from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
-from pydantic_ai_ask_user.dbos import DBOSAnswerer, dbos_config
-
-url, count = sys.argv[1], int(sys.argv[2])
-DBOS(config=dbos_config(url, name='bench-cli', application_version='bench-cli-1'))
-DBOS.launch()
-answerer = DBOSAnswerer(url)
-
-@DBOS.workflow()
-async def ask(number: int) -> None:
-    options = (QuestionOption(label='PostgreSQL', description='The server.'), QuestionOption(label='SQLite'))
-    question = Question(header='Database', question=f'Which? ({number})', options=options)
-    await answerer(AskUserRequest(questions=(question,)))
-
-async def main() -> None:
-    for number in range(count):
-        await DBOS.start_workflow_async(ask, number)
-    await anyio.sleep_forever()  # killed once the questions wait
-
-anyio.run(main)
-"""
-"""A DBOS worker that starts COUNT workflows, each waiting on one question, and is then killed: the questions stay
-waiting in the file, their workflows PENDING, as after a worker that went away."""
-
-
-def _waiting_questions(url: str, count: int) -> list[str]:
-    """Leave `count` questions waiting in the SQLite database `url`; their ids, oldest first."""
-    worker = subprocess.Popen([sys.executable, '-c', WAITING_WORKER, url, str(count)], env=_env())
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            listed = subprocess.run(
-                [ASK_USER, 'pending', '--json', '--limit', str(count), '--db', url],
-                capture_output=True,
-                text=True,
-                env=_env(),
-            )
-            ids = _listed_ids(listed.stdout)
-            if len(ids) >= count:
-                return ids
-            if time.monotonic() > deadline:
-                raise TimeoutError(f'the worker left {len(ids)} of {count} questions waiting in 300 s')
-            time.sleep(0.5)
-    finally:
-        worker.kill()
-        worker.wait()
-
-
-def _listed_ids(output: str) -> list[str]:
-    """The ids of the questions `ask-user pending --json` printed: each line but the page's last, its total."""
-    return [record['id'] for line in output.splitlines() if 'id' in (record := json.loads(line))]
-
 
 MODELS_AND_MENU = 'import pydantic_ai_ask_user._answers, pydantic_ai_ask_user._asking, pydantic_ai_ask_user.terminal'
 """Where the time goes, 2: the question models and the terminal menu imported, nothing drawn."""
@@ -193,44 +145,128 @@ def main() -> None:
 
 
 def _durable_commands() -> None:
-    """`pending` with 3 questions waiting, `answer --json` of one of them (a real answer, sent to its workflow), and
-    `resolve --json` (a decision checked against the database; its token has no wait: exit 7), round by round.
+    """`pending`, `pending --json`, `answer --json` and `resolve --json` on SQLite and on PostgreSQL, with one question
+    waiting and with `MANY` waiting, each round beside the floor: see `_durable_backend`.
     """
     with tempfile.TemporaryDirectory() as folder:
-        listed_url = f'sqlite:///{Path(folder) / "listed.sqlite"}'
-        answered_url = f'sqlite:///{Path(folder) / "answered.sqlite"}'
-        _waiting_questions(listed_url, 3)
-        to_answer = _waiting_questions(answered_url, ROUNDS + 1)
+        for count in (1, MANY):
+            _durable_backend('SQLite', f'sqlite:///{Path(folder) / f"waiting-{count}.sqlite"}', count, SQLITE_GOAL)
+    from benchmarks.bench_durable import _start_postgres  # pyright: ignore[reportPrivateUsage]
+
+    root = Path(tempfile.mkdtemp(prefix='ask-user-bench-cli-pg-'))
+    started = _start_postgres(root)
+    if started is None:
+        print('PostgreSQL: not installed (scripts/bootstrap.sh test installs it); its goals are not measured')
+        return
+    url, stop = started
+    try:
+        import psycopg
+
+        server = url.rsplit('/', 1)[0]
+        for count in (1, MANY):
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE waiting_{count}')  # pyright: ignore[reportArgumentType]
+            _durable_backend('PostgreSQL', f'{server}/waiting_{count}', count, POSTGRES_GOAL)
+    finally:
+        subprocess.run(stop, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _durable_backend(name: str, url: str, count: int, goal: float) -> None:
+    """One database with `count` questions waiting (each of its own `PENDING` DBOS workflow, inserted as the store
+    writes them), then round by round: the floor, `pending`, `pending --json`, `answer --json` of one more question
+    (inserted before the round, so that `count` still wait beside it; recorded and sent to its workflow) and
+    `resolve --json` of a token no run waits on (its decision read and checked against the database: exit 7).
+    """
+    from benchmarks.bench_inbox import _make_schema  # pyright: ignore[reportPrivateUsage]
+
+    _make_schema(url)
+    _seed(url, range(count))
+    with tempfile.TemporaryDirectory() as folder:
         answer_file = Path(folder) / 'answer.json'
         answer_file.write_text('{"Database": ["SQLite"]}', encoding='utf-8')
         decision = Path(folder) / 'decision.json'
         decision.write_text('{"approvals": {"deploy-1": true}}', encoding='utf-8')
         floor_argv = [sys.executable, '-c', 'import pydantic']
-        pending_argv = [ASK_USER, 'pending', '--db', listed_url]
-        resolve_argv = [ASK_USER, 'resolve', 'dbos1.none.wf', '--db', listed_url, '--json', str(decision)]
+        pending_argv = [ASK_USER, 'pending', '--db', url]
+        json_argv = [*pending_argv, '--json']
+        resolve_argv = [ASK_USER, 'resolve', 'dbos1.none.wf', '--db', url, '--json', str(decision)]
+        extra = iter(range(count, count + ROUNDS + 1))
 
-        def answer_argv(request_id: str) -> list[str]:
-            return [ASK_USER, 'answer', request_id, '--db', answered_url, '--json', str(answer_file)]
+        def answer_argv() -> list[str]:
+            number = next(extra)
+            _seed(url, range(number, number + 1))
+            return [ASK_USER, 'answer', f'call_{number}', '--db', url, '--json', str(answer_file)]
 
-        _run(floor_argv), _run(pending_argv), _run(answer_argv(to_answer.pop())), _timed(resolve_argv, 7)
-        floors: list[float] = []
-        pendings: list[float] = []
-        answers: list[float] = []
-        resolves: list[float] = []
+        listed = subprocess.run(json_argv, capture_output=True, text=True, env=_env(), check=True)
+        total = json.loads(listed.stdout.splitlines()[-1])['total']
+        if total != count:
+            raise RuntimeError(f'{count} questions were seeded, pending counts {total}')
+        # Warm-up: bytecode cached, the database's pages in the OS's cache.
+        _run(floor_argv), _run(pending_argv), _run(json_argv), _run(answer_argv()), _timed(resolve_argv, 7)
+        figures: dict[str, list[float]] = {'floor': [], 'pending': [], 'json': [], 'answer': [], 'resolve': []}
         for _ in range(ROUNDS):
-            floors.append(_run(floor_argv))
-            pendings.append(_run(pending_argv))
-            answers.append(_run(answer_argv(to_answer.pop())))
-            resolves.append(_timed(resolve_argv, 7))
-    print(f"durable commands on SQLite (goal: each within {DURABLE_GOAL} s; floor as above, this round's):")
-    for name, seconds in [
-        ('ask-user pending, 3 questions waiting', pendings),
-        ('ask-user answer --json, sent to its workflow', answers),
-        ('ask-user resolve --json, checked (no wait: exit 7)', resolves),
+            argv = answer_argv()
+            figures['floor'].append(_run(floor_argv))
+            figures['pending'].append(_run(pending_argv))
+            figures['json'].append(_run(json_argv))
+            figures['answer'].append(_run(argv))
+            figures['resolve'].append(_timed(resolve_argv, 7))
+    floors = figures['floor']
+    print(
+        f'durable commands on {name}, {count:,} waiting (goal: each <= {goal}x the floor, '
+        f'python -c "import pydantic", this run\'s: median {statistics.median(floors) * 1000:.0f} ms):'
+    )
+    for key, what in [
+        ('pending', 'ask-user pending'),
+        ('json', 'ask-user pending --json'),
+        ('answer', 'ask-user answer --json, sent to its workflow'),
+        ('resolve', 'ask-user resolve --json, checked (no wait: exit 7)'),
     ]:
-        median = statistics.median(seconds)
-        verdict = 'meets' if median <= DURABLE_GOAL else 'misses'
-        print(f'{_summary(name, _ratios(seconds, floors), seconds, None)}; {verdict} the {DURABLE_GOAL} s goal')
+        print(_summary(f'  {what}', _ratios(figures[key], floors), figures[key], goal))
+
+
+def _seed(url: str, numbers: range) -> None:
+    """Questions `call_N` for `numbers`, each waiting in a `PENDING` workflow `wf-N` of its own, as the store writes
+    them (`_inbox`'s columns, and the addressees beside those addressed to someone: none here).
+    """
+    import sqlalchemy as sa
+
+    from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+    from pydantic_ai_ask_user.dbos._tables import requests_table
+
+    engine = create_engine(url)
+    try:
+        ensure_table(engine)
+        workflows = 'dbos.workflow_status' if engine.dialect.name == 'postgresql' else 'workflow_status'
+        now = time.time()
+        with engine.begin() as conn:
+            for start in range(numbers.start, numbers.stop, 5000):
+                batch = range(start, min(numbers.stop, start + 5000))
+                conn.execute(
+                    sa.text(f"INSERT INTO {workflows} (workflow_uuid, status) VALUES (:w, 'PENDING')"),
+                    [{'w': f'wf-{n}'} for n in batch],
+                )
+                rows = [
+                    {
+                        'id': f'call_{n}',  # a request of no run: its key is its tool call id
+                        'workflow_id': f'wf-{n}',
+                        'questions': json.dumps(QUESTIONS),
+                        'status': 'pending',
+                        'created_at': now - 1e6 + n,
+                        'updated_at': now - 1e6 + n,
+                        'run_id': None,
+                        'tool_call_id': f'call_{n}',
+                        'due_at': 1e12,
+                    }
+                    for n in batch
+                ]
+                conn.execute(sa.insert(requests_table), rows)
+        if engine.dialect.name == 'postgresql' and len(numbers) > 1:
+            with engine.connect().execution_options(isolation_level='AUTOCOMMIT') as conn:
+                conn.execute(sa.text('VACUUM ANALYZE'))
+    finally:
+        engine.dispose()
 
 
 def _timed(argv: list[str], code: int) -> float:

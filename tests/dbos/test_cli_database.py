@@ -21,11 +21,11 @@ import anyio
 import psycopg
 import pytest
 from ask_user_support import free_port
-from cli_support import run_cli_in_process
+from cli_support import run_cli_in_process, run_recording
 from durable_support import as_postgres, fresh_postgres_database, pg_bin
 
 from pydantic_ai_ask_user import AskUserRequest, Question, QuestionOption
-from pydantic_ai_ask_user.dbos import DBOSQuestionStore, NotAQuestionDatabaseError
+from pydantic_ai_ask_user.dbos import DBOSQuestionStore, NotAQuestionDatabaseError, shown_database_url
 from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
 from pydantic_ai_ask_user.dbos._questions import insert_pending
 
@@ -33,6 +33,14 @@ from pydantic_ai_ask_user.dbos._questions import insert_pending
 def _tables(path: Path) -> list[str]:
     with sqlite3.connect(path) as conn:
         return sorted(row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')"))
+
+
+_QUESTIONS = {
+    'questions': [
+        {'header': 'Database', 'question': 'Which database?', 'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}]}
+    ]
+}
+"""One question, as the tool's arguments."""
 
 
 def _question() -> AskUserRequest:
@@ -198,3 +206,74 @@ def test_a_database_that_cannot_be_reached_is_named_without_its_password(command
     assert (code, out) == (4, '')
     assert f'postgresql://ask:***@127.0.0.1:{port}/questions' in err
     assert 'hunter2' not in err
+
+
+@pytest.mark.parametrize(
+    'url',
+    [
+        pytest.param('sqlite:///{path}', id='plain'),
+        pytest.param('sqlite:///{path}?timeout=3', id='options'),
+        pytest.param('sqlite+pysqlite:///{path}', id='driver'),
+    ],
+)
+@pytest.mark.parametrize('command', [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-']])
+def test_a_missing_sqlite_file_is_said_before_any_heavy_import(tmp_path: Path, url: str, command: list[str]) -> None:
+    # Whatever the URL's spelling, a missing file is read as SQLAlchemy reads it, without importing it (nor DBOS).
+    typo = tmp_path / 'typo.sqlite'
+    database = url.format(path=typo)
+    done, heavy = run_recording(tmp_path / 'modules.json', command[0], '--db', database, *command[1:], stdin='{}')
+    assert heavy == set(), done.stderr
+    assert (done.returncode, done.stdout) == (4, ''), done.stderr
+    assert done.stderr == (
+        f'ask-user: cannot read the questions in {shown_database_url(database)}: there is no SQLite database at {typo}\n'
+    )
+    assert not typo.exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    'args',
+    [
+        pytest.param(['pending'], id='pending'),
+        pytest.param(['pending', '--json'], id='pending-json'),
+        pytest.param(['answer', 'call-1', '--json', '-'], id='answer'),
+        pytest.param(['resolve', 'dbos1.xyz.none', '--fail', 'no'], id='resolve'),
+    ],
+)
+def test_the_commands_read_and_write_postgres_through_psycopg_alone(
+    postgres_server: str, tmp_path: Path, args: list[str]
+) -> None:
+    # A plain PostgreSQL URL: the question table read, the answer recorded and sent to its workflow (DBOS's SQL
+    # function), with psycopg only: no SQLAlchemy, no DBOS, no Pydantic AI.
+    url = fresh_postgres_database(postgres_server)
+    launch = (
+        'import sys\n'
+        'from dbos import DBOS\n'
+        'from pydantic_ai_ask_user.dbos import dbos_config\n'
+        "DBOS(config=dbos_config(sys.argv[1], name='cli-db-test', application_version='1'))\n"
+        'DBOS.launch()\n'
+        'DBOS.destroy()\n'
+    )
+    subprocess.run([sys.executable, '-c', launch, url], check=True, capture_output=True)  # DBOS's schema
+    engine = create_engine(url)
+    try:
+        ensure_table(engine)
+        with engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO dbos.workflow_status (workflow_uuid, status) VALUES ('wf-ask', 'PENDING')"
+            )
+            insert_pending(conn, AskUserRequest.from_tool_args(_QUESTIONS, id='call-1'), 'wf-ask')
+    finally:
+        engine.dispose()
+    done, heavy = run_recording(tmp_path / 'modules.json', *args, '--db', url, stdin='{"Database": ["SQLite"]}')
+    assert heavy == set(), done.stderr
+    if args[0] == 'pending':
+        assert done.returncode == 0, done.stderr
+        assert 'call-1' in done.stdout
+    elif args[0] == 'answer':
+        assert (done.returncode, done.stdout) == (0, '{"Database":["SQLite"]}\n'), done.stderr
+        with psycopg.connect(url) as conn:
+            sent = conn.execute('SELECT destination_uuid, topic FROM dbos.notifications').fetchall()
+        assert sent == [('wf-ask', 'ask_user:call-1')]
+    else:
+        assert done.returncode == 7, done.stderr

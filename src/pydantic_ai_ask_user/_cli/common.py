@@ -206,8 +206,9 @@ def open_store(args: argparse.Namespace) -> Store | str:
     if (problem := dbos_source(args)) is not None:
         return problem
     try:
-        # Never create: a typo in --db must be an error, not a new, empty database.
-        return DBOSQuestionStore(args.db, create_table=False)
+        # Never create: a typo in --db must be an error, not a new, empty database. Unpooled: one command's few
+        # statements need no pool, and psycopg alone starts without SQLAlchemy.
+        return DBOSQuestionStore(args.db, create_table=False, pooled=False)
     except ValueError as error:
         return str(error)
 

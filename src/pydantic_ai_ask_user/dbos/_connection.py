@@ -1,12 +1,13 @@
 """What every statement of the DBOS package runs on: the `Connection` and `Database` types, and running one statement
-of SQL text on either way to a database.
+of SQL text on any way to a database.
 
 Every statement of `_schema`, `_addressees`, `_questions`, `_waits`, `_approvals`, `_workflows` and `_changes` runs
-unchanged through SQLAlchemy (`sa.text`, on PostgreSQL and SQLite: the DBOS workers, `DBOSAnswerer`, the waiter) and
+unchanged through SQLAlchemy (`sa.text`, on PostgreSQL and SQLite: the DBOS workers, `DBOSAnswerer`, the waiter),
 through the standard library's `sqlite3` (`DBOSQuestionStore` on a SQLite file, so `ask-user pending`, `answer` and
-`resolve` start without SQLAlchemy). Parameters are named (`:name`), which both take; the few differences between the
+`resolve` start without SQLAlchemy) and through psycopg alone (`_postgres`: those commands on PostgreSQL). Parameters
+are named (`:name`), which all take (`_postgres` spells them as psycopg reads them); the few differences between the
 dialects are chosen by the connection's dialect (`dialect_of`). None of these modules imports SQLAlchemy or DBOS, nor
-opens a database: `_db.open_database` picks the way to one, `_sqlite` and `_engine` are the two ways.
+opens a database: `_db.open_database` picks the way to one, `_sqlite`, `_postgres` and `_engine` are the three ways.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 if TYPE_CHECKING:
+    import psycopg
     import sqlalchemy as sa
 
-    Connection = sqlite3.Connection | sa.Connection
-    """A connection the statements run on: the standard library's, or SQLAlchemy's (any dialect)."""
+    Connection = sqlite3.Connection | sa.Connection | psycopg.Connection[Any]
+    """A connection the statements run on: the standard library's, SQLAlchemy's (any dialect), or psycopg's."""
 
 __all__ = (
     'BUSY_TIMEOUT_SECONDS',
@@ -73,8 +75,11 @@ class Database(Protocol):
 
 
 def dialect_of(conn: Connection) -> str:
-    """The dialect `conn` speaks: `sqlite` (either driver) or `postgresql`."""
-    return 'sqlite' if isinstance(conn, sqlite3.Connection) else conn.dialect.name
+    """The dialect `conn` speaks: `sqlite` (either driver) or `postgresql` (either)."""
+    if isinstance(conn, sqlite3.Connection):
+        return 'sqlite'
+    dialect = getattr(conn, 'dialect', None)  # SQLAlchemy's; psycopg's connection has none, and speaks PostgreSQL
+    return 'postgresql' if dialect is None else cast(str, dialect.name)
 
 
 class Rows(Protocol):
@@ -98,9 +103,13 @@ def execute(conn: Connection, statement: str, parameters: dict[str, Any] | None 
     """Run `statement` (named parameters, `:name`) on either kind of connection."""
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(statement, parameters or {})
+    if getattr(conn, 'dialect', None) is None:  # psycopg's, opened by `_postgres`
+        from ._postgres import run
+
+        return run(cast('psycopg.Connection[Any]', conn), statement, parameters)
     import sqlalchemy as sa
 
-    return cast(Rows, conn.execute(sa.text(statement), parameters or {}))
+    return cast(Rows, cast('sa.Connection', conn).execute(sa.text(statement), parameters or {}))
 
 
 def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:

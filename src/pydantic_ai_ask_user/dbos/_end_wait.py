@@ -3,7 +3,8 @@ DBOS message that ends it, in one transaction (`send_message`: DBOS's own SQL in
 whose tokens begin with what a person typed.
 
 Below `resolve_dbos_event` and `fail_dbos_event` (`_resolve`), which raise Pydantic AI's `UserError`s;
-`ask-user resolve` calls this directly, so on a SQLite file it loads neither Pydantic AI, DBOS nor SQLAlchemy.
+`ask-user resolve` calls this directly, so it loads neither Pydantic AI, DBOS nor SQLAlchemy (on a SQLite file, or a
+plain PostgreSQL URL: `_db.open_database`, unpooled, as each call opens the database once and lets it go).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def end_wait(token: str, message: dict[str, Any], database_url: str) -> None:
     workflow_id = token_workflow(token)
     if workflow_id is None:
         raise NotAWaitTokenError(token)
-    database = open_database(database_url)
+    database = open_database(database_url, pooled=False)
     try:
         if not database.has_table(EVENT_WAITS_TABLE_NAME):
             raise WaitNotOpenError(token)
@@ -64,7 +65,7 @@ def wait_tokens_starting_with(database_url: str, prefix: str) -> list[str]:
     Nothing is created: a database without the table is not given one. On a plain SQLite file this loads neither
     SQLAlchemy, DBOS nor Pydantic AI.
     """
-    database = open_database(database_url)
+    database = open_database(database_url, pooled=False)
     try:
         if not database.has_table(EVENT_WAITS_TABLE_NAME):
             return []

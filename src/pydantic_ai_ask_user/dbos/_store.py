@@ -165,6 +165,13 @@ class DBOSQuestionStore:
     open their store so, since a typo in `--db` must not create a database.
     """
 
+    pooled: bool = True
+    """Keep the connections to a PostgreSQL server in SQLAlchemy's pool, for a long-lived process (a web inbox) that
+    reads again and again. `False` connects through psycopg alone, importing no SQLAlchemy, which a short-lived
+    process starts much sooner with: `ask-user pending` and `ask-user answer` open their store so. A SQLite file is read
+    through the standard library either way; a URL with options (`?...`) goes through SQLAlchemy either way.
+    """
+
     _database: Database | None = field(default=None, init=False, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
     _has_table: bool = field(default=False, init=False, repr=False, compare=False)
@@ -203,8 +210,9 @@ class DBOSQuestionStore:
             if self._database is None:
                 if not self.create_table and not check_plain_sqlite_file(self.database_url):
                     check_sqlite_file(self.database_url)
-                # A plain SQLite file through `sqlite3`, without SQLAlchemy; anything else through SQLAlchemy.
-                database = open_database(self.database_url)
+                # A plain SQLite file through `sqlite3`, without SQLAlchemy; unpooled, a plain PostgreSQL URL through
+                # psycopg alone; anything else through SQLAlchemy.
+                database = open_database(self.database_url, pooled=self.pooled)
                 try:
                     if self.create_table:
                         database.ensure_table()

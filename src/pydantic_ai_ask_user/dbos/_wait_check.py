@@ -29,7 +29,7 @@ def what_the_wait_holds(database_url: str, token: str) -> tuple[WaitCalls | None
     """The calls the open wait of `token` recorded (`None`: none, or not open), and the AskUser questions
     `ask_through_store` published for it: what a decision is checked against, read in one connection's time.
     """
-    database = open_database(database_url)
+    database = open_database(database_url, pooled=False)
     try:
         return _recorded_calls(database, token), _stored_questions(database, token)
     finally:

@@ -1,0 +1,246 @@
+"""A PostgreSQL database through psycopg alone: the DBOS package's SQL (`_connection`) without SQLAlchemy.
+
+For a short-lived process (`ask-user pending`, `answer`, `resolve`): a `DBOSQuestionStore(pooled=False)` and the
+waits `ask-user resolve` ends read and write through this, so they start without importing SQLAlchemy or reading the
+catalog through its inspector (a round trip per column and index). A long-lived one (a web inbox, the workers) keeps
+SQLAlchemy's engine (`_engine`), whose pool keeps its connections open between requests. Creating the tables is left
+to SQLAlchemy (`_engine.ensure_table`), which defines them (`_tables`).
+
+The statements are the same text either way: `:name` parameters become psycopg's `%(name)s` (`psycopg_statement`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, LiteralString, cast
+
+from .._text import printable
+from ._addressees import ensure_addressees
+from ._changes import ensure_change_log
+from ._schema import (
+    ADDED_COLUMNS,
+    DBOS_TABLE,
+    TABLE_NAME,
+    add_column_statement,
+    backfill_statement,
+    index_statements,
+    missing_column_error,
+    not_a_question_database,
+    warn_missing_index,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ('PsycopgDatabase', 'plain_postgres_url', 'shown_postgres_url', 'psycopg_statement', 'run')
+
+_PLAIN = re.compile(
+    r'(?P<driver>postgresql(?:\+psycopg)?)://'
+    r'(?:(?P<user>[A-Za-z0-9_.~-]+)(?::(?P<password>[^@/?#\[\]]*))?@)?'
+    r'(?P<host>[A-Za-z0-9_.-]*)(?::(?P<port>[1-9][0-9]{0,4}))?'
+    r'(?:/(?P<database>[A-Za-z0-9_.-]+))?'
+)
+"""A PostgreSQL URL this module opens itself: a user, a password, a host, a port and a database, no options (`?`);
+any other (options, an IPv6 host, a user name SQLAlchemy would quote) goes through SQLAlchemy, as before."""
+
+
+def plain_postgres_url(database_url: str) -> str | None:
+    """The libpq URI of a plain PostgreSQL URL (`postgresql://` or `postgresql+psycopg://`), as psycopg connects to it;
+    `None` for any other URL.
+    """
+    found = _PLAIN.fullmatch(database_url)
+    if found is None:
+        return None
+    return 'postgresql://' + database_url[len(found['driver']) + 3 :]
+
+
+def shown_postgres_url(database_url: str) -> str | None:
+    """A plain PostgreSQL URL as messages show it, its password hidden, as SQLAlchemy renders it
+    (`render_as_string(hide_password=True)`); `None` for any other URL.
+    """
+    found = _PLAIN.fullmatch(database_url)
+    if found is None:
+        return None
+    shown = found['driver'] + '://'
+    if found['user'] is not None:
+        shown += found['user'] + (':***' if found['password'] is not None else '') + '@'
+    shown += found['host']
+    if found['port'] is not None:
+        shown += ':' + found['port']
+    if found['database'] is not None:
+        shown += '/' + found['database']
+    return printable(shown, allow_newline=False)
+
+
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\$\$.*?\$\$|::|:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|%", re.DOTALL)
+"""What `psycopg_statement` rewrites or keeps: a string literal, a dollar-quoted body, a cast, a parameter, a `%`."""
+
+
+def psycopg_statement(statement: str) -> str:
+    """`statement` with its `:name` parameters as psycopg's `%(name)s`, and every `%` (in `LIKE '%...%'` too: psycopg
+    reads them all) doubled; casts (`::jsonb`) and what is quoted (`'...'`, `$$...$$`) keep their colons.
+    """
+
+    def replace(found: re.Match[str]) -> str:
+        text = found[0]
+        if found['name'] is not None:
+            return f'%({found["name"]})s'
+        return text.replace('%', '%%')
+
+    return _TOKENS.sub(replace, statement)
+
+
+def run(conn: psycopg.Connection[Any], statement: str, parameters: dict[str, Any] | None = None) -> psycopg.Cursor[Any]:
+    """Run `statement` (named parameters, `:name`) on a psycopg connection; one without parameters as it is written
+    (psycopg reads `%` only when parameters are given).
+    """
+    # The package's own SQL text (`_schema`, `_questions`, ...), its values all parameters: psycopg's `LiteralString`.
+    if not parameters:
+        return conn.execute(cast('LiteralString', statement))
+    return conn.execute(cast('LiteralString', psycopg_statement(statement)), parameters)
+
+
+class PsycopgDatabase:
+    """The `_connection.Database` of a PostgreSQL server through psycopg: connections opened when first needed and
+    kept for the next use (a process that reads a page, then its count, connects once), closed by `dispose`.
+    """
+
+    def __init__(self, database_url: str, conninfo: str) -> None:
+        self.database_url = database_url
+        """The URL, as messages show it."""
+        self.conninfo = conninfo
+        """What psycopg connects to."""
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._lock = threading.Lock()
+
+    def _take(self) -> psycopg.Connection[Any]:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        import psycopg  # here, not at the top: the `dbos` extra's driver, which `_connection` names without importing
+
+        return psycopg.connect(self.conninfo)
+
+    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.closed or conn.broken:
+            return
+        with self._lock:
+            self._idle.append(conn)
+
+    @contextmanager
+    def connect(self) -> Generator[psycopg.Connection[Any]]:
+        """A connection for reads; whatever it began is rolled back when it is left."""
+        conn = self._take()
+        try:
+            yield conn
+            conn.rollback()
+        except BaseException:
+            conn.close()
+            raise
+        self._give_back(conn)
+
+    @contextmanager
+    def begin(self) -> Generator[psycopg.Connection[Any]]:
+        """A transaction: committed on leaving, rolled back on an error."""
+        conn = self._take()
+        try:
+            yield conn
+            conn.commit()
+        except BaseException:
+            conn.close()  # whatever it began is rolled back with it
+            raise
+        self._give_back(conn)
+
+    def _exists(self, query: str, name: str) -> bool:
+        with self.connect() as conn:
+            return run(conn, query, {'name': name}).fetchone() is not None
+
+    def has_table(self, name: str) -> bool:
+        """Whether the table `name` is in a schema of the search path, as SQLAlchemy's inspector looks."""
+        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
+        return self._exists(query, name)
+
+    def table_exists(self) -> bool:
+        """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
+        if self.has_table(TABLE_NAME):
+            return True
+        if self._exists("SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = 'dbos'", DBOS_TABLE):
+            return False  # a DBOS database where no question was asked yet
+        raise not_a_question_database(shown_postgres_url(self.database_url) or self.database_url)
+
+    def ensure_table(self) -> None:
+        """Create the tables if they are missing: SQLAlchemy's metadata defines them, so it creates them."""
+        # Here, not at the top: `_engine` imports SQLAlchemy, which reading and answering never needs.
+        from ._engine import create_engine, ensure_table
+
+        engine = create_engine(self.database_url)
+        try:
+            ensure_table(engine)
+        finally:
+            engine.dispose()
+
+    def _columns(self) -> set[str]:
+        query = (
+            'SELECT column_name FROM information_schema.columns '
+            'WHERE table_name = :name AND table_schema = ANY (current_schemas(false))'
+        )
+        with self.connect() as conn:
+            return {row[0] for row in run(conn, query, {'name': TABLE_NAME}).fetchall()}
+
+    def ensure_columns(self) -> None:
+        """Add to an existing questions table the columns an earlier version did not create, and the addressees, the
+        indexes and the change log (a database user who may not make them gets a warning); idempotent, as
+        `_engine.ensure_columns` (`ADD COLUMN IF NOT EXISTS` lets a second process through).
+        """
+        import psycopg
+
+        columns = self._columns()
+        if not columns:
+            return  # no questions table
+        for name, kind in ADDED_COLUMNS:
+            if name in columns:
+                continue
+            statement = add_column_statement(name, kind, 'postgresql')
+            try:
+                with self.begin() as conn:
+                    run(conn, statement)
+                    if (backfill := backfill_statement(name, 'postgresql')) is not None:
+                        run(conn, backfill)
+            except psycopg.Error as error:
+                if name in self._columns():
+                    continue
+                raise missing_column_error(name, statement, str(error)) from None
+        ensure_addressees(self, psycopg.Error, required=False)
+        self.ensure_indexes()
+        ensure_change_log(self, psycopg.Error)
+
+    def ensure_indexes(self) -> None:
+        """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a database user who
+        may not gets a warning naming the statement, and the store works on, slower.
+        """
+        import psycopg
+
+        for name, statement in index_statements():
+            if self.has_index(name):
+                continue
+            try:
+                with self.begin() as conn:
+                    run(conn, statement)
+            except psycopg.Error as error:
+                if not self.has_index(name):
+                    warn_missing_index(name, statement, str(error))
+
+    def has_index(self, name: str) -> bool:
+        """Whether the index `name` is in a schema of the search path."""
+        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
+        return self._exists(query, name)
+
+    def dispose(self) -> None:
+        """Close its connections; it connects again if used again."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
