@@ -42,6 +42,7 @@ from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user._approvals import IGNORED_DENIAL, RESPONDED_DENIAL
 from pydantic_ai_ask_user.deferred import ask_user_result, waiting_handler
 from pydantic_ai_ask_user.store import ApprovalDecision
 from pydantic_ai_ask_user.temporal import (
@@ -384,3 +385,31 @@ async def test_approvals_are_pending_items_decided_by_id_with_arguments_checked_
     assert DEPLOYED == ['staging']
     code, _, err = await ask_user_cli('answer', other.key, '--temporal', temporal_address, '--approve')
     assert code == 5, err  # its wait is over: no longer listed
+
+
+async def test_respond_and_ignore_reach_the_model_and_the_tool_never_runs(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    client, queue = worker
+    first, second = await _start(client, queue), await _start(client, queue)
+    for handle in (first, second):
+        await listed_by_pending(temporal_address, handle.id)
+    store = TemporalQuestionStore(client=client)
+    approvals = {approval.workflow_id: approval for approval in await store.pending_approvals()}
+    one, other = approvals[first.id], approvals[second.id]
+    # Respond, from the command line: the model gets the person's words instead of the tool's result.
+    code, out, err = await ask_user_cli(
+        'answer', one.key, '--temporal', temporal_address, '--respond', 'Use staging first.'
+    )
+    assert code == 1, err
+    assert json.loads(out) == {
+        'id': one.key,
+        'tool_call_id': CALL_ID,
+        'decision': 'responded',
+        'response': 'Use staging first.',
+    }
+    assert (await first.result()).output == TOOL_SAID + RESPONDED_DENIAL.format(response='Use staging first.')
+    # Ignore, through the store.
+    await store.decide(other.key, ApprovalDecision.ignore())
+    assert (await second.result()).output == TOOL_SAID + IGNORED_DENIAL
+    assert DEPLOYED == []
