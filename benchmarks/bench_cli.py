@@ -58,6 +58,10 @@ POSTGRES_GOAL = 3.0
 MANY = sized(100_000, 30)
 """The second number of questions waiting for the durable commands, beside one (30 in quick mode)."""
 
+COUNTS = sized((1, MANY), (MANY,))
+"""The numbers of questions waiting the durable commands are timed with: one and `MANY`; in quick mode only `MANY`
+(which runs every path the single one does: quick mode is there to show that nothing crashes)."""
+
 
 def _env() -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != 'PYTHONDONTWRITEBYTECODE'}
@@ -149,7 +153,7 @@ def _durable_commands() -> None:
     waiting and with `MANY` waiting, each round beside the floor: see `_durable_backend`.
     """
     with tempfile.TemporaryDirectory() as folder:
-        for count in (1, MANY):
+        for count in COUNTS:
             _durable_backend('SQLite', f'sqlite:///{Path(folder) / f"waiting-{count}.sqlite"}', count, SQLITE_GOAL)
     from benchmarks.bench_durable import _start_postgres  # pyright: ignore[reportPrivateUsage]
 
@@ -163,7 +167,7 @@ def _durable_commands() -> None:
         import psycopg
 
         server = url.rsplit('/', 1)[0]
-        for count in (1, MANY):
+        for count in COUNTS:
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE waiting_{count}')  # pyright: ignore[reportArgumentType]
             _durable_backend('PostgreSQL', f'{server}/waiting_{count}', count, POSTGRES_GOAL)

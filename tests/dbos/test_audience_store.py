@@ -333,7 +333,7 @@ async def test_a_reader_that_may_not_make_the_addressees_is_warned_and_lists_eac
     path = tmp_path / 'previous.sqlite'
     url = f'sqlite:///{path}'
     _earlier_questions(url)
-    monkeypatch.setattr(dbos_store, 'open_database', lambda _url: ReadOnlySqliteDatabase(url, str(path)))
+    monkeypatch.setattr(dbos_store, 'open_database', lambda _url, **_: ReadOnlySqliteDatabase(url, str(path)))
     with caplog.at_level(logging.WARNING, logger='pydantic_ai_ask_user.dbos'):
         async with DBOSQuestionStore(url, create_table=False) as store:
             assert await _pages(store, Person('alice', groups=['team:support'])) == (

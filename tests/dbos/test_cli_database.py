@@ -48,7 +48,10 @@ def _question() -> AskUserRequest:
     return AskUserRequest(questions=(Question(header='Database', question='Which database?', options=options),))
 
 
-@pytest.mark.parametrize('command', [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-']])
+@pytest.mark.parametrize(
+    'command',
+    [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-'], ['resolve', 'dbos1.abc.wf', '--fail', 'x']],
+)
 def test_a_sqlite_file_that_does_not_exist_exits_4_and_is_not_created(tmp_path: Path, command: list[str]) -> None:
     typo = tmp_path / 'typo.sqlite'
     code, out, err = run_cli_in_process(
@@ -216,7 +219,10 @@ def test_a_database_that_cannot_be_reached_is_named_without_its_password(command
         pytest.param('sqlite+pysqlite:///{path}', id='driver'),
     ],
 )
-@pytest.mark.parametrize('command', [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-']])
+@pytest.mark.parametrize(
+    'command',
+    [['pending'], ['pending', '--json'], ['answer', 'abc', '--json', '-'], ['resolve', 'dbos1.abc.wf', '--fail', 'x']],
+)
 def test_a_missing_sqlite_file_is_said_before_any_heavy_import(tmp_path: Path, url: str, command: list[str]) -> None:
     # Whatever the URL's spelling, a missing file is read as SQLAlchemy reads it, without importing it (nor DBOS).
     typo = tmp_path / 'typo.sqlite'

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+from pydantic_ai_ask_user.dbos._connection import psycopg_statement
 from pydantic_ai_ask_user.dbos._db import shown_database_url
-from pydantic_ai_ask_user.dbos._postgres import plain_postgres_url, psycopg_statement
+from pydantic_ai_ask_user.dbos._postgres import plain_postgres_url
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ async def test_a_login_link_opened_by_another_site_does_not_replace_who_the_brow
             evil_url = elsewhere.replace('127.0.0.1', other_host)
             page = await context.new_page()
             await page.goto(web.login_url(base, name='alice'))  # the person's own link: signed in at once
-            await expect(page.get_by_role('heading', name='Questions waiting for you')).to_be_visible()
+            await expect(page.get_by_role('heading', name='Waiting for you')).to_be_visible()
 
             await page.goto(evil_url)
             await page.get_by_role('link', name='Win a prize').click()
@@ -100,7 +100,7 @@ async def test_the_person_can_still_sign_in_from_the_page_another_site_led_to(co
             await page.goto(elsewhere.replace('127.0.0.1', 'localhost'))
             await page.get_by_role('link', name='My sign-in link').click()
             await page.get_by_role('button', name='Sign in', exact=True).click()
-            await expect(page.get_by_role('heading', name='Questions waiting for you')).to_be_visible()
+            await expect(page.get_by_role('heading', name='Waiting for you')).to_be_visible()
             listed = await page.request.get(f'{base}api/requests')
             assert listed.status == 200
 

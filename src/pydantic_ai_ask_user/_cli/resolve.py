@@ -18,10 +18,19 @@ from .._decision import Decision, read_decision, with_answered_by
 from .._receipt import os_user_at_host
 from .._text import terminal_json
 from .._wait_calls import WaitCalls, checked_decision
-from ..dbos import NotAWaitTokenError, WaitNotOpenError, checked_for_wait, end_wait, wait_tokens_starting_with
+from ..dbos import (
+    NotAQuestionDatabaseError,
+    NotAWaitTokenError,
+    WaitNotOpenError,
+    check_sqlite_file,
+    checked_for_wait,
+    end_wait,
+    wait_tokens_starting_with,
+)
 from .common import (
     MIN_PREFIX,
     ambiguous,
+    cannot_read_questions,
     dbos_source,
     fail,
     first_line,
@@ -49,6 +58,12 @@ def run_resolve(args: argparse.Namespace) -> int:
         fail(problem)
         return EXIT_CANNOT_ASK
     try:
+        # Never create: opening a missing SQLite file would make an empty one, and say "no wait has this token".
+        try:
+            check_sqlite_file(args.db)
+        except NotAQuestionDatabaseError as error:
+            fail(cannot_read_questions(args, error))
+            return EXIT_CANNOT_ASK
         found = _tokens_meant(args.db, args.token)
         if len(found) > 1:
             return ambiguous(args.token, [(token, '') for token in found])

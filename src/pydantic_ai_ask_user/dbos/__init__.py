@@ -12,7 +12,7 @@ from .. import _module_names
 if TYPE_CHECKING:
     from ._answerer import DEFAULT_RECHECK_SECONDS, DBOSAnswerer
     from ._config import DEFAULT_LOG_LEVEL, DEFAULT_POLLING_SECONDS, dbos_config
-    from ._db import DEFAULT_DATABASE_URL, shown_database_url
+    from ._db import DEFAULT_DATABASE_URL, check_sqlite_file, shown_database_url
     from ._encoding import StoredRequest, UnreadableRowError
     from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait, wait_tokens_starting_with
     from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
@@ -54,6 +54,7 @@ __all__ = (
     'on_unreadable_row',
     'UnreadableRowError',
     'shown_database_url',
+    'check_sqlite_file',
 )
 
 _DEFINED_IN = {
@@ -64,6 +65,7 @@ _DEFINED_IN = {
     'DEFAULT_POLLING_SECONDS': '_config',
     'DEFAULT_DATABASE_URL': '_db',
     'shown_database_url': '_db',
+    'check_sqlite_file': '_db',
     'TABLE_NAME': '_schema',
     'NotAQuestionDatabaseError': '_schema',
     'StoredRequest': '_encoding',

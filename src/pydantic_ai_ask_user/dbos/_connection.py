@@ -12,10 +12,11 @@ opens a database: `_db.open_database` picks the way to one, `_sqlite`, `_postgre
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, LiteralString, Protocol, cast
 
 if TYPE_CHECKING:
     import psycopg
@@ -33,6 +34,8 @@ __all__ = (
     'in_list',
     'row_lock',
     'fetch_one',
+    'psycopg_statement',
+    'run',
 )
 
 BUSY_TIMEOUT_SECONDS = 30
@@ -104,8 +107,6 @@ def execute(conn: Connection, statement: str, parameters: dict[str, Any] | None 
     if isinstance(conn, sqlite3.Connection):
         return conn.execute(statement, parameters or {})
     if getattr(conn, 'dialect', None) is None:  # psycopg's, opened by `_postgres`
-        from ._postgres import run
-
         return run(cast('psycopg.Connection[Any]', conn), statement, parameters)
     import sqlalchemy as sa
 
@@ -129,3 +130,31 @@ def fetch_one(conn: Connection, query: str, parameters: dict[str, Any]) -> Any:
     if row is None:
         raise LookupError(f'no row for {parameters}')
     return row
+
+
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\$\$.*?\$\$|::|:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|%", re.DOTALL)
+"""What `psycopg_statement` rewrites or keeps: a string literal, a dollar-quoted body, a cast, a parameter, a `%`."""
+
+
+def psycopg_statement(statement: str) -> str:
+    """`statement` with its `:name` parameters as psycopg's `%(name)s`, and every `%` (in `LIKE '%...%'` too: psycopg
+    reads them all) doubled; casts (`::jsonb`) and what is quoted (`'...'`, `$$...$$`) keep their colons.
+    """
+
+    def replace(found: re.Match[str]) -> str:
+        text = found[0]
+        if found['name'] is not None:
+            return f'%({found["name"]})s'
+        return text.replace('%', '%%')
+
+    return _TOKENS.sub(replace, statement)
+
+
+def run(conn: psycopg.Connection[Any], statement: str, parameters: dict[str, Any] | None = None) -> psycopg.Cursor[Any]:
+    """Run `statement` (named parameters, `:name`) on a psycopg connection; one without parameters as it is written
+    (psycopg reads `%` only when parameters are given).
+    """
+    # The package's own SQL text (`_schema`, `_questions`, ...), its values all parameters: psycopg's `LiteralString`.
+    if not parameters:
+        return conn.execute(cast('LiteralString', statement))
+    return conn.execute(cast('LiteralString', psycopg_statement(statement)), parameters)

@@ -6,7 +6,8 @@ catalog through its inspector (a round trip per column and index). A long-lived 
 SQLAlchemy's engine (`_engine`), whose pool keeps its connections open between requests. Creating the tables is left
 to SQLAlchemy (`_engine.ensure_table`), which defines them (`_tables`).
 
-The statements are the same text either way: `:name` parameters become psycopg's `%(name)s` (`psycopg_statement`).
+The statements are the same text either way: `:name` parameters become psycopg's `%(name)s`
+(`_connection.psycopg_statement`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import re
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, LiteralString, cast
+from typing import TYPE_CHECKING, Any
 
 from .._text import printable
 from ._addressees import ensure_addressees
 from ._changes import ensure_change_log
+from ._connection import run
 from ._schema import (
     ADDED_COLUMNS,
     DBOS_TABLE,
@@ -35,7 +37,7 @@ from ._schema import (
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ('PsycopgDatabase', 'plain_postgres_url', 'shown_postgres_url', 'psycopg_statement', 'run')
+__all__ = ('PsycopgDatabase', 'plain_postgres_url', 'shown_postgres_url')
 
 _PLAIN = re.compile(
     r'(?P<driver>postgresql(?:\+psycopg)?)://'
@@ -73,34 +75,6 @@ def shown_postgres_url(database_url: str) -> str | None:
     if found['database'] is not None:
         shown += '/' + found['database']
     return printable(shown, allow_newline=False)
-
-
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\$\$.*?\$\$|::|:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|%", re.DOTALL)
-"""What `psycopg_statement` rewrites or keeps: a string literal, a dollar-quoted body, a cast, a parameter, a `%`."""
-
-
-def psycopg_statement(statement: str) -> str:
-    """`statement` with its `:name` parameters as psycopg's `%(name)s`, and every `%` (in `LIKE '%...%'` too: psycopg
-    reads them all) doubled; casts (`::jsonb`) and what is quoted (`'...'`, `$$...$$`) keep their colons.
-    """
-
-    def replace(found: re.Match[str]) -> str:
-        text = found[0]
-        if found['name'] is not None:
-            return f'%({found["name"]})s'
-        return text.replace('%', '%%')
-
-    return _TOKENS.sub(replace, statement)
-
-
-def run(conn: psycopg.Connection[Any], statement: str, parameters: dict[str, Any] | None = None) -> psycopg.Cursor[Any]:
-    """Run `statement` (named parameters, `:name`) on a psycopg connection; one without parameters as it is written
-    (psycopg reads `%` only when parameters are given).
-    """
-    # The package's own SQL text (`_schema`, `_questions`, ...), its values all parameters: psycopg's `LiteralString`.
-    if not parameters:
-        return conn.execute(cast('LiteralString', statement))
-    return conn.execute(cast('LiteralString', psycopg_statement(statement)), parameters)
 
 
 class PsycopgDatabase:

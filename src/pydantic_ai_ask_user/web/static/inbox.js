@@ -312,7 +312,10 @@
         run.className = 'run';
         const runId = document.createElement('span');
         runId.className = 'run-id';
-        runId.textContent = printable(approval.run_id);
+        // Shortened as the server draws it (the end of the run id); the whole id is its title.
+        const whole = printable(approval.run_id);
+        runId.title = whole;
+        runId.textContent = whole.length <= SHORT_ID ? whole : '…' + whole.slice(-SHORT_ID);
         run.append(texts.run + ' ', runId);
         meta.append(' · ', run);
       }
