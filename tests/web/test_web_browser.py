@@ -124,7 +124,9 @@ async def test_hostile_text_in_every_field_renders_as_visible_inert_text(tab: Ta
     async with asking(web, request):
         # The inbox draws it live from the event stream, the form from the server's template.
         link = tab.page.locator('#pending a')
-        await expect(link).to_have_text(', '.join(q.header for q in request.questions))
+        # The row's link says what is asked: the headers, then the first question.
+        await expect(link.locator('.headers')).to_have_text(', '.join(q.header for q in request.questions))
+        await expect(link.locator('.question')).to_have_text(request.questions[0].question)
         await link.click()
         await expect(tab.page.locator('#answer-form')).to_be_visible()
         page = tab.page

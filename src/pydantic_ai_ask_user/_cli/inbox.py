@@ -12,7 +12,7 @@ terminal, a missing extra, the database or the Temporal server unreachable, miss
 database, a namespace without the search attribute `AskUserQuestions`), 5 no question under that id,
 6 already answered, 7 no longer waiting (its run timed out or was cancelled), 8 not accepted in time, 9 an id
 that means several items. `pending` exits 0, or 4.
-Neither creates a database or a table: a typo in `--db` is an error, not an empty list.
+None creates a database or a table: a typo in `--db` is an error (exit 4), not an empty list.
 """
 
 from __future__ import annotations

@@ -82,7 +82,14 @@
     li.dataset.id = request.id;
     const link = document.createElement('a');
     link.href = base + 'requests/' + encodeURIComponent(request.id);
-    link.textContent = request.questions.map(function (q) { return q.header; }).join(', ');
+    // The headers, then the first question itself (as the server draws the row): the link says what is asked.
+    const headers = document.createElement('span');
+    headers.className = 'headers';
+    headers.textContent = printable(request.questions.map(function (q) { return q.header; }).join(', '));
+    const first = document.createElement('span');
+    first.className = 'question';
+    first.textContent = printable(request.questions[0].question);
+    link.append(headers, ' ', first);
     const meta = document.createElement('span');
     meta.className = 'meta';
     const count = document.createElement('span');
