@@ -190,7 +190,7 @@ WEB = (
     N_('The decision was refused: {reason}'),
     N_('The page was not sent by this server, or it is too old. Reload it and decide again.'),
     N_('Your decision was sent to the agent.'),
-    N_('choose approve, deny or approve with these arguments'),
+    N_('choose an action: approve, approve with other arguments, reply, deny or ignore'),
     N_('More questions'),
     N_('More tool calls'),
     N_('Loading more questions…'),

@@ -177,10 +177,11 @@ async def test_the_page_guides_and_a_reply_reaches_the_model(context: BrowserCon
         assert deny_colour == 'rgb(179, 38, 30)'  # --error
         # The run id, shortened, whole on demand.
         [pending] = await web.hub.pending_approvals()
-        if pending.run_id is not None and len(pending.run_id) > 8:
-            await expect(page.locator('#run summary')).to_contain_text(pending.run_id[:8] + '…')
-            await page.click('#run summary')
-            await expect(page.locator('#run code')).to_have_text(pending.run_id)
+        assert pending.run_id is not None
+        assert len(pending.run_id) > 8  # a Pydantic AI run id: a UUID
+        await expect(page.locator('#run summary')).to_contain_text('…' + pending.run_id[-8:])  # as the rows
+        await page.click('#run summary')
+        await expect(page.locator('#run code')).to_have_text(pending.run_id)
         # An empty reply is refused with a message, nothing recorded; then the reply is sent.
         await page.click('#respond-choice summary')
         await page.click('#respond')

@@ -127,7 +127,7 @@ class Approvals:
             elif action == 'ignore':
                 decision = ApprovalDecision.ignore()
             else:
-                raise ValueError(_('choose approve, deny or approve with these arguments'))
+                raise ValueError(_('choose an action: approve, approve with other arguments, reply, deny or ignore'))
             decision = replace(decision, decided_by=answered_by(request))
             await cast(ApprovalStore, self.context.store).decide(approval.key, decision)
         except StoreError as error:
