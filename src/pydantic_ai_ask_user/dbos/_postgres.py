@@ -19,20 +19,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable
-from ._addressees import ensure_addressees
-from ._changes import ensure_change_log
 from ._connection import run
 from ._schema import (
-    ADDED_COLUMNS,
     DBOS_TABLE,
     TABLE_NAME,
-    add_column_statement,
-    backfill_statement,
-    index_statements,
-    missing_column_error,
     not_a_question_database,
-    warn_missing_index,
 )
+from ._upgrade import add_missing_columns, create_tables
 
 if TYPE_CHECKING:
     import psycopg
@@ -146,15 +139,8 @@ class PsycopgDatabase:
         raise not_a_question_database(shown_postgres_url(self.database_url) or self.database_url)
 
     def ensure_table(self) -> None:
-        """Create the tables if they are missing: SQLAlchemy's metadata defines them, so it creates them."""
-        # Here, not at the top: `_engine` imports SQLAlchemy, which reading and answering never needs.
-        from ._engine import create_engine, ensure_table
-
-        engine = create_engine(self.database_url)
-        try:
-            ensure_table(engine)
-        finally:
-            engine.dispose()
+        """Create the tables if they are missing (through SQLAlchemy, loaded only for it)."""
+        create_tables(self.database_url)
 
     def _columns(self) -> set[str]:
         query = (
@@ -165,47 +151,12 @@ class PsycopgDatabase:
             return {row[0] for row in run(conn, query, {'name': TABLE_NAME}).fetchall()}
 
     def ensure_columns(self) -> None:
-        """Add to an existing questions table the columns an earlier version did not create, and the addressees, the
-        indexes and the change log (a database user who may not make them gets a warning); idempotent, as
-        `_engine.ensure_columns` (`ADD COLUMN IF NOT EXISTS` lets a second process through).
+        """Add the columns, addressees, indexes and change log an earlier version did not make
+        (`_upgrade.add_missing_columns`; `ADD COLUMN IF NOT EXISTS` lets a second process through); idempotent.
         """
         import psycopg
 
-        columns = self._columns()
-        if not columns:
-            return  # no questions table
-        for name, kind in ADDED_COLUMNS:
-            if name in columns:
-                continue
-            statement = add_column_statement(name, kind, 'postgresql')
-            try:
-                with self.begin() as conn:
-                    run(conn, statement)
-                    if (backfill := backfill_statement(name, 'postgresql')) is not None:
-                        run(conn, backfill)
-            except psycopg.Error as error:
-                if name in self._columns():
-                    continue
-                raise missing_column_error(name, statement, str(error)) from None
-        ensure_addressees(self, psycopg.Error, required=False)
-        self.ensure_indexes()
-        ensure_change_log(self, psycopg.Error)
-
-    def ensure_indexes(self) -> None:
-        """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a database user who
-        may not gets a warning naming the statement, and the store works on, slower.
-        """
-        import psycopg
-
-        for name, statement in index_statements():
-            if self.has_index(name):
-                continue
-            try:
-                with self.begin() as conn:
-                    run(conn, statement)
-            except psycopg.Error as error:
-                if not self.has_index(name):
-                    warn_missing_index(name, statement, str(error))
+        add_missing_columns(self, self._columns, self.has_index, 'postgresql', psycopg.Error)
 
     def has_index(self, name: str) -> bool:
         """Whether the index `name` is in a schema of the search path."""

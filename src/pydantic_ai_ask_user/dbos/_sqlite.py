@@ -16,21 +16,14 @@ from contextlib import contextmanager
 from urllib.parse import unquote
 
 from .._text import printable
-from ._addressees import ensure_addressees
-from ._changes import ensure_change_log
 from ._connection import BUSY_TIMEOUT_SECONDS
 from ._schema import (
-    ADDED_COLUMNS,
     DBOS_TABLE,
     TABLE_NAME,
     NotAQuestionDatabaseError,
-    add_column_statement,
-    backfill_statement,
-    index_statements,
-    missing_column_error,
     not_a_question_database,
-    warn_missing_index,
 )
+from ._upgrade import add_missing_columns, create_tables
 
 __all__ = ('SqliteDatabase', 'sqlite_file', 'check_plain_sqlite_file', 'shown_sqlite_url')
 
@@ -124,59 +117,18 @@ class SqliteDatabase:
         raise not_a_question_database(shown_sqlite_url(self.database_url) or self.database_url)
 
     def ensure_table(self) -> None:
-        """Create the tables if they are missing: SQLAlchemy's metadata defines them, so it creates them."""
-        # Here, not at the top: `_engine` imports SQLAlchemy, which reading and answering on the file never needs.
-        from ._engine import create_engine, ensure_table
-
-        engine = create_engine(self.database_url)
-        try:
-            ensure_table(engine)
-        finally:
-            engine.dispose()
+        """Create the tables if they are missing (through SQLAlchemy, loaded only for it)."""
+        create_tables(self.database_url)
 
     def _columns(self) -> set[str]:
         with self.connect() as conn:
             return {row[1] for row in conn.execute(f'PRAGMA table_info({TABLE_NAME})').fetchall()}
 
     def ensure_columns(self) -> None:
-        """Add to an existing questions table the columns an earlier version did not create, and the addressees
-        (`_addressees.ensure_addressees`: a read-only file gets a warning); idempotent.
-
-        SQLite has no `ADD COLUMN IF NOT EXISTS`: a process that loses the race sees the column there and goes on.
+        """Add the columns, addressees, indexes and change log an earlier version did not make
+        (`_upgrade.add_missing_columns`: a read-only file gets a warning); idempotent.
         """
-        columns = self._columns()
-        if not columns:
-            return  # no questions table
-        for name, kind in ADDED_COLUMNS:
-            if name in columns:
-                continue
-            statement = add_column_statement(name, kind, 'sqlite')
-            try:
-                with self.begin() as conn:
-                    conn.execute(statement)
-                    if (backfill := backfill_statement(name, 'sqlite')) is not None:
-                        conn.execute(backfill)
-            except sqlite3.Error as error:
-                if name in self._columns():
-                    continue
-                raise missing_column_error(name, statement, str(error)) from None
-        ensure_addressees(self, sqlite3.Error, required=False)
-        self.ensure_indexes()
-        ensure_change_log(self, sqlite3.Error)
-
-    def ensure_indexes(self) -> None:
-        """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a read-only file
-        gets a warning naming the statement, and the store works on, slower.
-        """
-        for name, statement in index_statements():
-            if self.has_index(name):
-                continue  # a read, so a store on a read-only file (ask-user pending) takes no write lock for it
-            try:
-                with self.begin() as conn:
-                    conn.execute(statement)
-            except sqlite3.Error as error:
-                if not self.has_index(name):
-                    warn_missing_index(name, statement, str(error))
+        add_missing_columns(self, self._columns, self.has_index, 'sqlite', sqlite3.Error)
 
     def has_index(self, name: str) -> bool:
         """Whether the index `name` is in the file."""
