@@ -9,6 +9,9 @@ theirs from).
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,25 +64,44 @@ def refund_agent(web: WebAnswerer) -> Agent[None, str]:
     return agent
 
 
-async def _run_until_waiting(web: WebAnswerer, runs: anyio.abc.TaskGroup, outputs: list[str]) -> None:
+@dataclass
+class Waiting:
+    """A served `WebAnswerer` whose agent run waits for the refund's approval."""
+
+    web: WebAnswerer
+    base: str
+    outputs: list[str]
+
+    async def output(self) -> list[str]:
+        """What the run's model ended with: what each tool call gave it."""
+        with anyio.fail_after(WAIT):
+            while not self.outputs:
+                await anyio.sleep(0.05)
+        return json.loads(self.outputs[0])
+
+    def api(self) -> httpx.AsyncClient:
+        """A client of the JSON API, signed in by the answerer's token."""
+        return httpx.AsyncClient(base_url=self.base, headers={'authorization': f'Bearer {self.web.access_token}'})
+
+
+@asynccontextmanager
+async def refund_waiting() -> AsyncGenerator[Waiting]:
+    """Serve a `WebAnswerer`, start the refund agent's run, and yield once its approval waits."""
+    web = WebAnswerer()
     agent = refund_agent(web)
+    async with serve(web.app) as base, anyio.create_task_group() as runs:
+        waiting = Waiting(web, base, [])
 
-    async def run() -> None:
-        outputs.append((await agent.run('refund it')).output)
+        async def run() -> None:
+            waiting.outputs.append((await agent.run('refund it')).output)
 
-    runs.start_soon(run)
+        runs.start_soon(run)
 
-    async def waiting() -> bool:
-        return len(await web.hub.pending_approvals()) == 1
+        async def asked() -> bool:
+            return len(await web.hub.pending_approvals()) == 1
 
-    await wait_until(waiting, 'the refund to wait for approval')
-
-
-async def _output(outputs: list[str]) -> list[str]:
-    with anyio.fail_after(WAIT):
-        while not outputs:
-            await anyio.sleep(0.05)
-    return json.loads(outputs[0])
+        await wait_until(asked, 'the refund to wait for approval')
+        yield waiting
 
 
 @pytest.mark.parametrize(
@@ -99,30 +121,15 @@ async def _output(outputs: list[str]) -> list[str]:
 async def test_each_action_through_the_api_reaches_the_model_as_documented(
     decision: Any, status: str, told: str
 ) -> None:
-    web = WebAnswerer()
-    outputs: list[str] = []
-    async with (
-        serve(web.app) as base,
-        httpx.AsyncClient(base_url=base, headers={'authorization': f'Bearer {web.access_token}'}) as client,
-        anyio.create_task_group() as runs,
-    ):
-        await _run_until_waiting(web, runs, outputs)
+    async with refund_waiting() as waiting, waiting.api() as client:
         [pending] = (await client.get('api/approvals')).json()['approvals']
         decided = await client.post(f'api/approvals/{pending["id"]}/decide', json=decision)
         assert decided.json() == {'id': pending['id'], 'status': status}
-        assert await _output(outputs) == [told]
-        web.close()
+        assert await waiting.output() == [told]
 
 
 async def test_a_reply_and_a_dismissal_are_checked_like_a_reason() -> None:
-    web = WebAnswerer()
-    outputs: list[str] = []
-    async with (
-        serve(web.app) as base,
-        httpx.AsyncClient(base_url=base, headers={'authorization': f'Bearer {web.access_token}'}) as client,
-        anyio.create_task_group() as runs,
-    ):
-        await _run_until_waiting(web, runs, outputs)
+    async with refund_waiting() as waiting, waiting.api() as client:
         [pending] = (await client.get('api/approvals')).json()['approvals']
         url = f'api/approvals/{pending["id"]}/decide'
         for body, problem in [
@@ -137,14 +144,13 @@ async def test_a_reply_and_a_dismissal_are_checked_like_a_reason() -> None:
             assert refused.status_code == 422, body
             assert refused.json()['error'] == 'invalid_decision'
             assert problem in refused.json()['message'], (body, refused.json())
-        assert len(await web.hub.pending_approvals()) == 1  # nothing was recorded
+        assert len(await waiting.web.hub.pending_approvals()) == 1  # nothing was recorded
         await client.post(url, json='ignore')
-        assert await _output(outputs) == [IGNORED_DENIAL]
-        web.close()
+        assert await waiting.output() == [IGNORED_DENIAL]
 
 
-async def _open_the_approval(context: BrowserContext, web: WebAnswerer, base: str) -> Page:
-    page = await open_inbox_as(context, web, base, 'alice')
+async def _open_the_approval(context: BrowserContext, waiting: Waiting) -> Page:
+    page = await open_inbox_as(context, waiting.web, waiting.base, 'alice')
     await page.locator('#approvals li a').click()
     await expect(page.locator('#tool')).to_have_text('refund')
     return page
@@ -152,11 +158,8 @@ async def _open_the_approval(context: BrowserContext, web: WebAnswerer, base: st
 
 @pytest.mark.browser
 async def test_the_page_guides_and_a_reply_reaches_the_model(context: BrowserContext) -> None:
-    web = WebAnswerer()
-    outputs: list[str] = []
-    async with serve(web.app) as base, anyio.create_task_group() as runs:
-        await _run_until_waiting(web, runs, outputs)
-        page = await _open_the_approval(context, web, base)
+    async with refund_waiting() as waiting:
+        page = await _open_the_approval(context, waiting)
         # The arguments as a table, the model's markup drawn as text; the JSON on demand.
         rows = page.locator('#args-table tr')
         await expect(rows).to_have_count(3)
@@ -176,7 +179,7 @@ async def test_the_page_guides_and_a_reply_reaches_the_model(context: BrowserCon
         assert approve_colour == 'rgb(35, 88, 196)'  # --accent
         assert deny_colour == 'rgb(179, 38, 30)'  # --error
         # The run id, shortened, whole on demand.
-        [pending] = await web.hub.pending_approvals()
+        [pending] = await waiting.web.hub.pending_approvals()
         assert pending.run_id is not None
         assert len(pending.run_id) > 8  # a Pydantic AI run id: a UUID
         await expect(page.locator('#run summary')).to_contain_text('…' + pending.run_id[-8:])  # as the rows
@@ -186,40 +189,32 @@ async def test_the_page_guides_and_a_reply_reaches_the_model(context: BrowserCon
         await page.click('#respond-choice summary')
         await page.click('#respond')
         await expect(page.locator('#error-summary')).to_contain_text('write the reply')
-        assert len(await web.hub.pending_approvals()) == 1
+        assert len(await waiting.web.hub.pending_approvals()) == 1
         await page.fill('#response', 'Offer store credit instead.')
         await page.click('#respond')
         await expect(page.locator('h1')).to_have_text('Replied: refund does not run')
         await expect(page.locator('#told')).to_have_text(
             RESPONDED_DENIAL.format(response='Offer store credit instead.')
         )
-        assert await _output(outputs) == [RESPONDED_DENIAL.format(response='Offer store credit instead.')]
-        web.close()
+        assert await waiting.output() == [RESPONDED_DENIAL.format(response='Offer store credit instead.')]
 
 
 @pytest.mark.browser
 async def test_ignore_in_the_page_dismisses_the_call(context: BrowserContext) -> None:
-    web = WebAnswerer()
-    outputs: list[str] = []
-    async with serve(web.app) as base, anyio.create_task_group() as runs:
-        await _run_until_waiting(web, runs, outputs)
-        page = await _open_the_approval(context, web, base)
+    async with refund_waiting() as waiting:
+        page = await _open_the_approval(context, waiting)
         await page.click('#deny-choice summary')
         await page.click('#ignore')
         await expect(page.locator('h1')).to_have_text('Ignored: refund does not run')
         await expect(page.locator('#status')).to_have_attribute('data-decision', 'ignored')
-        assert await _output(outputs) == [IGNORED_DENIAL]
-        web.close()
+        assert await waiting.output() == [IGNORED_DENIAL]
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize('width', [1280, 390])
 async def test_the_approval_page_fits_the_screen_at_1280_and_390_px(context: BrowserContext, width: int) -> None:
-    web = WebAnswerer()
-    outputs: list[str] = []
-    async with serve(web.app) as base, anyio.create_task_group() as runs:
-        await _run_until_waiting(web, runs, outputs)
-        page = await _open_the_approval(context, web, base)
+    async with refund_waiting() as waiting:
+        page = await _open_the_approval(context, waiting)
         await page.set_viewport_size({'width': width, 'height': 900})
         await page.click('#deny-choice summary')
         for part in ('#approve', '#deny', '#ignore', '#args-table', 'h1'):
@@ -234,5 +229,4 @@ async def test_the_approval_page_fits_the_screen_at_1280_and_390_px(context: Bro
         await page.click('#approve')
         await expect(page.locator('h1')).to_have_text('Approved: refund runs')
         await page.screenshot(path=str(SCREENSHOTS / f'approved-{width}.png'), full_page=True)
-        assert await _output(outputs) == ['Refunded 49.90 for order 1042.']
-        web.close()
+        assert await waiting.output() == ['Refunded 49.90 for order 1042.']
