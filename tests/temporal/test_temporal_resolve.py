@@ -44,7 +44,7 @@ from waits import WAIT
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._approvals import IGNORED_DENIAL, RESPONDED_DENIAL
 from pydantic_ai_ask_user.deferred import ask_user_result, waiting_handler
-from pydantic_ai_ask_user.store import ApprovalDecision
+from pydantic_ai_ask_user.store import ApprovalDecision, PendingApproval
 from pydantic_ai_ask_user.temporal import (
     AskUserWorkflow,
     TemporalExternalEvents,
@@ -343,17 +343,29 @@ async def test_resolve_with_an_unreachable_server_is_exit_4_and_namespace_withou
     assert '--namespace is a Temporal namespace' in err
 
 
-async def test_approvals_are_pending_items_decided_by_id_with_arguments_checked_against_the_tool_s_schema(
+RunWaiting = tuple[WorkflowHandle[Any, Outcome], PendingApproval]
+"""A run's workflow, and the approval it waits for."""
+
+
+async def _two_runs_waiting(
     temporal_address: str, worker: tuple[Client, str]
-) -> None:
-    # Two runs, both models calling `call_0`: two approvals, told apart by their waits.
+) -> tuple[TemporalQuestionStore, RunWaiting, RunWaiting]:
+    """Two runs whose models both call `call_0`, each waiting for its approval: the store, and each run's handle
+    with its approval."""
     client, queue = worker
     first, second = await _start(client, queue), await _start(client, queue)
     for handle in (first, second):
         await listed_by_pending(temporal_address, handle.id)
     store = TemporalQuestionStore(client=client)
     approvals = {approval.workflow_id: approval for approval in await store.pending_approvals()}
-    one, other = approvals[first.id], approvals[second.id]
+    return store, (first, approvals[first.id]), (second, approvals[second.id])
+
+
+async def test_approvals_are_pending_items_decided_by_id_with_arguments_checked_against_the_tool_s_schema(
+    temporal_address: str, worker: tuple[Client, str]
+) -> None:
+    # Two runs, both models calling `call_0`: two approvals, told apart by their waits.
+    store, (first, one), (second, other) = await _two_runs_waiting(temporal_address, worker)
     assert (one.tool_call_id, other.tool_call_id) == (CALL_ID, CALL_ID)
     assert one.key != other.key
     assert (one.tool_name, one.args) == ('deploy', DEPLOY_ARGS)
@@ -390,13 +402,7 @@ async def test_approvals_are_pending_items_decided_by_id_with_arguments_checked_
 async def test_respond_and_ignore_reach_the_model_and_the_tool_never_runs(
     temporal_address: str, worker: tuple[Client, str]
 ) -> None:
-    client, queue = worker
-    first, second = await _start(client, queue), await _start(client, queue)
-    for handle in (first, second):
-        await listed_by_pending(temporal_address, handle.id)
-    store = TemporalQuestionStore(client=client)
-    approvals = {approval.workflow_id: approval for approval in await store.pending_approvals()}
-    one, other = approvals[first.id], approvals[second.id]
+    store, (first, one), (second, other) = await _two_runs_waiting(temporal_address, worker)
     # Respond, from the command line: the model gets the person's words instead of the tool's result.
     code, out, err = await ask_user_cli(
         'answer', one.key, '--temporal', temporal_address, '--respond', 'Use staging first.'
