@@ -85,8 +85,8 @@ def test_a_foreign_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path,
     assert _tables(foreign) == before == ['notes']
 
 
-def test_a_dbos_database_where_nothing_was_asked_lists_nothing_and_gets_no_table(tmp_path: Path) -> None:
-    database = tmp_path / 'dbos.sqlite'
+def _launch_dbos(url: str) -> None:
+    """Launch DBOS on `url` once, in a process of its own, as a worker would: its tables, and no question's."""
     launch = (
         'import sys\n'
         'from dbos import DBOS\n'
@@ -95,7 +95,12 @@ def test_a_dbos_database_where_nothing_was_asked_lists_nothing_and_gets_no_table
         'DBOS.launch()\n'
         'DBOS.destroy()\n'
     )
-    subprocess.run([sys.executable, '-c', launch, f'sqlite:///{database}'], check=True, capture_output=True)
+    subprocess.run([sys.executable, '-c', launch, url], check=True, capture_output=True)
+
+
+def test_a_dbos_database_where_nothing_was_asked_lists_nothing_and_gets_no_table(tmp_path: Path) -> None:
+    database = tmp_path / 'dbos.sqlite'
+    _launch_dbos(f'sqlite:///{database}')
     before = _tables(database)
     assert 'workflow_status' in before
     assert run_cli_in_process(['pending', '--db', f'sqlite:///{database}']) == (0, '', 'nothing is waiting\n')
@@ -252,15 +257,7 @@ def test_the_commands_read_and_write_postgres_through_psycopg_alone(
     # A plain PostgreSQL URL: the question table read, the answer recorded and sent to its workflow (DBOS's SQL
     # function), with psycopg only: no SQLAlchemy, no DBOS, no Pydantic AI.
     url = fresh_postgres_database(postgres_server)
-    launch = (
-        'import sys\n'
-        'from dbos import DBOS\n'
-        'from pydantic_ai_ask_user.dbos import dbos_config\n'
-        "DBOS(config=dbos_config(sys.argv[1], name='cli-db-test', application_version='1'))\n"
-        'DBOS.launch()\n'
-        'DBOS.destroy()\n'
-    )
-    subprocess.run([sys.executable, '-c', launch, url], check=True, capture_output=True)  # DBOS's schema
+    _launch_dbos(url)  # DBOS's schema
     engine = create_engine(url)
     try:
         ensure_table(engine)
