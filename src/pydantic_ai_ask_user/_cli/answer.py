@@ -16,7 +16,7 @@ from .._answers import AskUserRequest, ask_user_result
 from .._receipt import os_user_at_host
 from .._text import terminal_json
 from ..store import StoreError, UnknownRequestError, find_waiting
-from .approvals import answer_approval, answer_wait, approval_error, is_wait_token
+from .approvals import answer_approval, answer_wait, approval_error, approval_flag_given, is_wait_token
 from .common import (
     Store,
     ambiguous,
@@ -84,8 +84,7 @@ async def _answer_other(store: Store, args: argparse.Namespace, unknown: Unknown
 
 async def _answer_question(store: Store, args: argparse.Namespace, request: AskUserRequest) -> int:
     """Answer `request` as `--json` says, or in the terminal menu; print what its model gets."""
-    decided = args.approve or args.ignore or args.deny is not None or args.edited_args is not None
-    if decided or args.respond is not None:
+    if approval_flag_given(args):
         fail(_('{id} is a question: answer it with --json, or in the terminal menu').format(id=repr(args.item)))
         return EXIT_INVALID
     if args.json_file is not None:

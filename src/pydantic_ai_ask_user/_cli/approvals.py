@@ -45,7 +45,15 @@ from .common import (
 from .exit_codes import EXIT_ANSWERED, EXIT_CANNOT_ASK, EXIT_DECLINED, EXIT_INVALID, EXIT_WITHDRAWN
 from .i18n import _
 
-__all__ = ('approval_json', 'approval_lines', 'is_wait_token', 'approval_error', 'answer_approval', 'answer_wait')
+__all__ = (
+    'approval_json',
+    'approval_lines',
+    'is_wait_token',
+    'approval_error',
+    'approval_flag_given',
+    'answer_approval',
+    'answer_wait',
+)
 
 _TOKEN_PREFIXES = ('dbos1.', 'temporal1.')
 """How the tokens of the durable waiters begin (`DBOSEventWaiter`, `TemporalEventWaiter`): what `answer` takes for a
@@ -115,6 +123,15 @@ def approval_error(error: StoreError) -> int:
     return error.exit_code
 
 
+def approval_flag_given(args: argparse.Namespace) -> bool:
+    """Whether the arguments decide an approval by a flag: `--approve`, `--deny`, `--args`, `--respond` or
+    `--ignore` (`--json` may hold a question's answer as well).
+    """
+    return (
+        args.approve or args.ignore or args.deny is not None or args.edited_args is not None or args.respond is not None
+    )
+
+
 def _decision_given(args: argparse.Namespace) -> ApprovalDecision | str:
     """The decision `--approve`, `--deny`, `--args` or `--json` gives; what is wrong, as text, when none fits."""
     try:
@@ -141,14 +158,7 @@ async def answer_approval(store: Store, args: argparse.Namespace, approval: Pend
     """Decide one approval as the arguments say, or in the terminal menu when they say nothing; print what was
     decided.
     """
-    given = (
-        args.approve
-        or args.ignore
-        or args.deny is not None
-        or args.edited_args is not None
-        or args.respond is not None
-        or args.json_file is not None
-    )
+    given = approval_flag_given(args) or args.json_file is not None
     decision = _decision_given(args) if given else await _decided_in_terminal(approval)
     if isinstance(decision, int):
         return decision
