@@ -240,7 +240,7 @@ def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         subparsers,
         'inbox',
         later('inbox_serve', 'run_inbox'),
-        summary='serve the team inbox (pages, JSON API, approvals) over a DBOS database or Temporal workflows',
+        summary='serve the team inbox in a browser, over a DBOS database or Temporal workflows',
         description=(
             'Serve the web inbox over the questions and tool approvals waiting in a DBOS database (--db) or in the '
             'workflows of a Temporal namespace (--temporal), until Ctrl-C or SIGTERM: the pages, the JSON API, the '
