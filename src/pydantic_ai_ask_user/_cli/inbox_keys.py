@@ -39,6 +39,8 @@ __all__ = (
     'load_key',
     'record_url',
     'used_file',
+    'source_name',
+    'without_password',
     'login_url',
     'public_url',
     'run_link',
@@ -76,7 +78,12 @@ def source_name(args: argparse.Namespace) -> str:
     url: str = args.db or DEFAULT_DATABASE_URL
     if url.startswith('sqlite:///') and '?' not in url:
         return 'sqlite:///' + os.path.abspath(unquote(url[len('sqlite:///') :]))
-    return shown_database_url(url)
+    return without_password(url)
+
+
+def without_password(database_url: str) -> str:
+    """`database_url` without its password (and made printable): with the password or without, one store."""
+    return shown_database_url(database_url).replace(':***@', '@', 1)
 
 
 def key_file(args: argparse.Namespace) -> Path:

@@ -19,7 +19,6 @@ import anyio
 
 from .._audience import Person
 from .._text import printable
-from ..dbos import shown_database_url
 from ..store import page_inbox
 from ..web import (
     Authorize,
@@ -33,7 +32,7 @@ from ..web import (
 from .common import Store, cannot_read_questions, where
 from .exit_codes import EXIT_CANNOT_ASK
 from .i18n import _
-from .inbox_keys import InboxKey, key_file, load_key, login_url, record_url, used_file
+from .inbox_keys import InboxKey, key_file, load_key, login_url, record_url, used_file, without_password
 from .install import install_hint
 
 __all__ = ('serve_inbox', 'LOGIN_HELP')
@@ -148,7 +147,7 @@ def _announce_links(args: argparse.Namespace, key: InboxKey, links: SignedLoginL
     source = (
         ['--temporal', args.temporal, *(['--namespace', args.namespace] if args.namespace else [])]
         if args.temporal is not None
-        else ['--db', shown_database_url(args.db)]
+        else ['--db', without_password(args.db)]
     )
     file = ['--key-file', args.key_file] if args.key_file is not None else []
     _say(
