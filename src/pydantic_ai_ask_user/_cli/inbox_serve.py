@@ -34,7 +34,7 @@ def run_inbox(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     url = None
     if args.url is not None and (url := public_url(args.url)) is None:
-        fail(_('--url takes the address people open, http(s)://HOST[:PORT]/, not {url!r}').format(url=args.url))
+        fail(_('--url takes the address of the inbox, http(s)://HOST[:PORT]/, not {url!r}').format(url=args.url))
         return EXIT_INVALID
     authorize = None
     if args.authorize is not None:
