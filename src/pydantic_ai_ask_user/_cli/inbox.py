@@ -232,6 +232,7 @@ _KEY_FILE_HELP = (
     'inbox and ask-user inbox link (default: a file per --db or --temporal under ~/.config/ask-user/inbox, made '
     'with mode 0600)'
 )
+"""The help of `--key-file`, which `inbox` and `inbox link` both take."""
 
 
 def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import ipaddress
 import json
 import os
 import secrets
@@ -42,6 +43,7 @@ __all__ = (
     'source_name',
     'without_password',
     'login_url',
+    'is_loopback',
     'public_url',
     'run_link',
     'KEY_BYTES',
@@ -149,6 +151,16 @@ def public_url(text: str) -> str | None:
     if any(not character.isprintable() or character.isspace() for character in text):
         return None
     return text if text.endswith('/') else text + '/'
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reached from this machine only: `localhost`, `127.0.0.0/8` or `::1`."""
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host.strip('[]')).is_loopback
+    except ValueError:
+        return False
 
 
 def login_url(base: str, code: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import ipaddress
 import os
 import sys
 from collections.abc import Callable
@@ -21,10 +20,10 @@ from ..dbos import DBOSQuestionStore
 from .common import Store, dbos_source, fail, first_line, open_temporal_store
 from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .i18n import _
-from .inbox_keys import public_url
+from .inbox_keys import is_loopback, public_url
 from .install import install_hint
 
-__all__ = ('run_inbox', 'load_authorize', 'is_loopback')
+__all__ = ('run_inbox', 'load_authorize')
 
 
 def run_inbox(args: argparse.Namespace) -> int:
@@ -104,13 +103,3 @@ def load_authorize(spec: str, app_dir: str) -> Callable[..., Any] | str:
     if not callable(found):
         return _('--authorize: {spec} is not a function').format(spec=spec)
     return found
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reached from this machine only: `localhost`, `127.0.0.0/8` or `::1`."""
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host.strip('[]')).is_loopback
-    except ValueError:
-        return False

@@ -14,6 +14,7 @@ import socket
 import sys
 from collections.abc import Callable
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -32,7 +33,7 @@ from ..web import (
 from .common import Store, cannot_read_questions, where
 from .exit_codes import EXIT_CANNOT_ASK
 from .i18n import _
-from .inbox_keys import InboxKey, key_file, load_key, login_url, record_url, used_file, without_password
+from .inbox_keys import InboxKey, is_loopback, key_file, load_key, login_url, record_url, used_file, without_password
 from .install import install_hint
 
 __all__ = ('serve_inbox', 'LOGIN_HELP')
@@ -159,8 +160,7 @@ def _announce_links(args: argparse.Namespace, key: InboxKey, links: SignedLoginL
 
 def _local(url: str) -> bool:
     """Whether `url` names this machine's loopback address: only someone on this machine opens it."""
-    host = url.split('://', 1)[-1].split('/', 1)[0].rsplit(':', 1)[0].strip('[]')
-    return host in ('127.0.0.1', '::1', 'localhost') or host.startswith('127.')
+    return is_loopback(urlsplit(url).hostname or '')
 
 
 def _operator() -> str | None:
