@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,10 +48,13 @@ class Inbox:
 
 
 @asynccontextmanager
-async def inbox(tmp_path: Path, *args: str) -> AsyncIterator[Inbox]:
-    """`ask-user inbox ARGS --port 0` until it says it serves; stopped with SIGTERM after, which it must take calmly."""
+async def inbox(tmp_path: Path, *args: str, command: Sequence[str] = COMMAND) -> AsyncIterator[Inbox]:
+    """`ask-user inbox ARGS --port 0` until it says it serves; stopped with SIGTERM after, which it must take calmly.
+
+    `command` is the `ask-user` to run: this interpreter's by default, or an installed script.
+    """
     process = await anyio.open_process(
-        [*COMMAND, 'inbox', *args, '--port', '0'], stderr=subprocess.PIPE, env=_environment(tmp_path)
+        [*command, 'inbox', *args, '--port', '0'], stderr=subprocess.PIPE, env=_environment(tmp_path)
     )
     served = Inbox(process)
     ready = anyio.Event()
@@ -86,16 +89,16 @@ async def inbox(tmp_path: Path, *args: str) -> AsyncIterator[Inbox]:
     assert 'ask-user: stopped' in served.lines, served.lines
 
 
-def ask_user(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def ask_user(tmp_path: Path, *args: str, command: Sequence[str] = COMMAND) -> subprocess.CompletedProcess[str]:
     """`ask-user ARGS` in the test's environment, its output as text."""
     return subprocess.run(
-        [*COMMAND, *args], capture_output=True, text=True, timeout=WAIT, env=_environment(tmp_path), check=False
+        [*command, *args], capture_output=True, text=True, timeout=WAIT, env=_environment(tmp_path), check=False
     )
 
 
-def link(tmp_path: Path, *args: str) -> str:
+def link(tmp_path: Path, *args: str, command: Sequence[str] = COMMAND) -> str:
     """The sign-in link `ask-user inbox link ARGS` prints."""
-    done = ask_user(tmp_path, 'inbox', 'link', *args)
+    done = ask_user(tmp_path, 'inbox', 'link', *args, command=command)
     assert done.returncode == 0, done.stderr
     [printed] = done.stdout.splitlines()
     return printed
