@@ -311,6 +311,8 @@ CLI = (
     N_('cannot serve the inbox on {host}:{port}: {error}'),
     N_('listening on all interfaces, port {port} ({host} is this machine: {name})'),
     N_('signing in is up to {hook}'),
+    N_('give a whole number from 1 to 1000000, not {text!r}'),
+    N_('could not open a browser; open the link above yourself'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

@@ -384,6 +384,7 @@ options:
 usage: ask-user inbox [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--host HOST]
                       [--port PORT] [--url URL] [--title TITLE] [--key-file FILE]
                       [--authorize MODULE:FUNCTION] [--app-dir DIR] [--forwarded-allow-ips IPS]
+                      [--max-connections N] [--max-connections-per-ip N] [--open]
                       ACTION ...
 
 Serve the web inbox over the questions and tool approvals waiting in a DBOS database (--db) or in
@@ -426,6 +427,13 @@ options:
                         the proxies (comma-separated addresses, * for any) whose X-Forwarded-Proto
                         and X-Forwarded-For are believed, so that behind one that ends HTTPS the
                         cookies are Secure (default: 127.0.0.1)
+  --max-connections N   how many connections at once, at most (default: 512; each open page holds
+                        one)
+  --max-connections-per-ip N
+                        how many one client address may hold (default: 128; behind a proxy,
+                        everyone has its address)
+  --open                open the administrator's link in a browser on this machine (without
+                        --authorize, on a loopback address)
 """),
     'inbox link': snapshot("""\
 usage: ask-user inbox link [-h] [--group GROUP] [--admin] [--expires-in SECONDS]

@@ -74,6 +74,14 @@ def _link_seconds(text: str) -> float:
     return seconds
 
 
+def _connections(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:7]) <= 1_000_000:
+        raise argparse.ArgumentTypeError(
+            _('give a whole number from 1 to 1000000, not {text!r}').format(text=text[:20])
+        )
+    return int(text)
+
+
 def _add_accept_timeout(parser: argparse.ArgumentParser) -> None:
     """`--timeout`: how long `answer` or `resolve --temporal` waits for a worker to accept what it sends."""
     parser.add_argument(
@@ -289,6 +297,25 @@ def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
             'the proxies (comma-separated addresses, * for any) whose X-Forwarded-Proto and X-Forwarded-For are '
             'believed, so that behind one that ends HTTPS the cookies are Secure (default: 127.0.0.1)'
         ),
+    )
+    inbox.add_argument(
+        '--max-connections',
+        type=_connections,
+        metavar='N',
+        default=512,
+        help='how many connections at once, at most (default: %(default)s; each open page holds one)',
+    )
+    inbox.add_argument(
+        '--max-connections-per-ip',
+        type=_connections,
+        metavar='N',
+        default=128,
+        help='how many one client address may hold (default: %(default)s; behind a proxy, everyone has its address)',
+    )
+    inbox.add_argument(
+        '--open',
+        action='store_true',
+        help="open the administrator's link in a browser on this machine (without --authorize, on a loopback address)",
     )
     actions = inbox.add_subparsers(dest='inbox_action', metavar='ACTION')
     link = actions.add_parser(

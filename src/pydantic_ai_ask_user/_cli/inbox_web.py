@@ -12,6 +12,7 @@ import shlex
 import signal
 import socket
 import sys
+import webbrowser
 from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -89,8 +90,11 @@ async def _serve(
         app.login_help = LOGIN_HELP
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         try:
+            limits = ServerLimits(
+                max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip
+            )
             served = serve(
-                app, host=args.host, port=args.port, limits=ServerLimits(), forwarded_allow_ips=args.forwarded_allow_ips
+                app, host=args.host, port=args.port, limits=limits, forwarded_allow_ips=args.forwarded_allow_ips
             )
             base = await served.__aenter__()
         except OSError as error:
@@ -139,11 +143,14 @@ def _announce_links(args: argparse.Namespace, key: InboxKey, links: SignedLoginL
         _say(_('warning: cannot record the address in {path}: {error}').format(path=key.path, error=error))
     if _local(public):  # only someone on this machine opens it: the one who started the inbox
         code = links.code(Person(_operator(), sees_all=True))
+        admin = login_url(public, code)
         _say(
             _('sign in as an administrator, who sees every item (this link works once, within a day): {link}').format(
-                link=login_url(public, code)
+                link=admin
             )
         )
+        if args.open and not webbrowser.open(admin):
+            _say(_('could not open a browser; open the link above yourself'))
     # The database's password left out: the link command finds the key file by the URL without it.
     source = (
         ['--temporal', args.temporal, *(['--namespace', args.namespace] if args.namespace else [])]
