@@ -143,6 +143,21 @@ async def test_an_administrator_link_sees_everything_once_and_an_expired_link_is
         async with httpx.AsyncClient() as forged:
             assert (await forged.get(other)).status_code == 403
 
+        # Behind a proxy on this machine that ends HTTPS (believed by default: --forwarded-allow-ips 127.0.0.1),
+        # the session cookie is Secure, and host-only.
+        async with httpx.AsyncClient() as proxied:
+            signed = await proxied.get(link(tmp_path, 'dana', *source), headers={'x-forwarded-proto': 'https'})
+            assert signed.status_code == 303
+            port = served.base.rstrip('/').rsplit(':', 1)[1]
+            [session] = [c for c in signed.headers.get_list('set-cookie') if 'ask-user-session' in c]
+            assert session.startswith(f'__Host-ask-user-session-{port}=')
+            assert '; secure' in session.lower()
+
+        # A second inbox on the same port cannot serve there: one line, exit 4.
+        taken = await anyio.to_thread.run_sync(lambda: ask_user(tmp_path, 'inbox', *source, '--port', port))
+        assert taken.returncode == 4, taken.stderr
+        assert f'cannot serve the inbox on 127.0.0.1:{port}' in taken.stderr
+
 
 def test_bad_arguments_and_a_missing_database_are_said_in_one_line(tmp_path: Path) -> None:
     database = tmp_path / 'questions.sqlite'
