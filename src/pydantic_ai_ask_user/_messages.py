@@ -313,6 +313,10 @@ CLI = (
     N_('signing in is up to {hook}'),
     N_('give a whole number from 1 to 1000000, not {text!r}'),
     N_('could not open a browser; open the link above yourself'),
+    N_(
+        'warning: {path} may be read by other users of this machine, who could sign in as anyone with it: '
+        'chmod 600 {path}'
+    ),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

@@ -157,6 +157,14 @@ async def test_an_administrator_link_sees_everything_once_and_an_expired_link_is
         taken = await anyio.to_thread.run_sync(lambda: ask_user(tmp_path, 'inbox', *source, '--port', port))
         assert taken.returncode == 4, taken.stderr
         assert f'cannot serve the inbox on 127.0.0.1:{port}' in taken.stderr
+    assert not any('may be read by other users' in line for line in served.lines)
+
+    # A key file others may read is served, with a warning saying so.
+    shared = tmp_path / 'shared.json'
+    shared.write_text(json.dumps({'key': 'a-key-others-may-read-here'}))
+    shared.chmod(0o644)
+    async with inbox(tmp_path, *source, '--key-file', str(shared)) as served:
+        assert f'ask-user: warning: {shared} may be read by other users of this machine' in '\n'.join(served.lines)
 
 
 def test_bad_arguments_and_a_missing_database_are_said_in_one_line(tmp_path: Path) -> None:

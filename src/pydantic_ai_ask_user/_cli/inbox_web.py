@@ -85,6 +85,13 @@ async def _serve(
         except (OSError, ValueError) as error:
             _say(_('cannot read or make the inbox key: {error}').format(error=error))
             return EXIT_CANNOT_ASK
+        if _shared(key):
+            _say(
+                _(
+                    'warning: {path} may be read by other users of this machine, who could sign in as anyone with it: '
+                    'chmod 600 {path}'
+                ).format(path=key.path)
+            )
         links = SignedLoginLinks(key.key, used_file=used_file(key.path))
         app = create_app(store, login_links=links, **options)
         app.login_help = LOGIN_HELP
@@ -163,6 +170,14 @@ def _announce_links(args: argparse.Namespace, key: InboxKey, links: SignedLoginL
             source=shlex.join(source), file=' ' + shlex.join(file) if file else ''
         )
     )
+
+
+def _shared(key: InboxKey) -> bool:
+    """Whether users other than its owner may read the key file (its mode lets the group or others in)."""
+    try:
+        return sys.platform != 'win32' and bool(key.path.stat().st_mode & 0o077)
+    except OSError:
+        return False
 
 
 def _local(url: str) -> bool:
