@@ -1,17 +1,20 @@
-"""In a real Chromium: the tab title counts waiting questions, a browser notification, the time left, notes,
+"""In a real Chromium: the tab title counts waiting questions (and tool calls waiting for approval), a browser notification, the time left, notes,
 the recommended option, and the pages in Korean."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from web_support import ARTIFACTS, WAIT, ask_one, asking, single
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Question
+from pydantic_ai_ask_user.store import ApprovalDecision, PendingApproval
 from pydantic_ai_ask_user.web import WebAnswerer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
@@ -163,3 +166,27 @@ async def test_in_korean_the_recommended_option_has_the_focus_and_a_note_is_coun
         assert errors == []
     finally:
         await context.close()
+
+
+async def test_the_title_counts_tool_calls_waiting_for_approval_beside_the_questions(
+    watched: BrowserContext, web: WebAnswerer, live: str
+) -> None:
+    deploy = PendingApproval('wait-1', 'call_0', 'deploy_to', {'env': 'production'})
+    title = 'Waiting questions – Questions from your agent'
+    page = await watched.new_page()
+    async with anyio.create_task_group() as waits:
+        waits.start_soon(functools.partial(web.hub.ask_wait, 'wait-1', [], [deploy], timeout=None))
+        await page.goto(web.login_url(live))
+        await expect(page).to_have_title(f'(1) {title}')  # drawn by the server: one approval, no question
+        await expect(page.locator('#total')).to_be_hidden()  # the line under the list counts questions only
+        async with asking(web, ask_one(single('Cache'))) as job:
+            await expect(page).to_have_title(f'(2) {title}')
+            await expect(page.locator('#total')).to_have_text('1 question waiting')
+            form = await watched.new_page()
+            await form.goto(f'{live}requests/{job.request.key}')
+            await expect(form).to_have_title('(2) Cache – Questions from your agent')
+            await web.hub.decide(deploy.key, ApprovalDecision(approved=True))
+            await expect(page).to_have_title(f'(1) {title}')  # the event took one approval off
+            await expect(form).to_have_title('(1) Cache – Questions from your agent')
+            await form.close()
+        await expect(page).to_have_title(title)

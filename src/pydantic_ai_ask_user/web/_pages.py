@@ -92,7 +92,9 @@ class Pages:
             'inbox.html',
             200,
             rows=page.rows,
-            waiting=page.total,
+            # The tab title counts both kinds, as the page lists both: "(3)" is 2 questions and an approval.
+            waiting=page.total + approvals.total,
+            questions_waiting=page.total,
             next_cursor=page.next_cursor,
             limit=limit,
             approvals=approvals.records,
@@ -351,8 +353,12 @@ class Pages:
         )
 
     async def _waiting(self, request: Request) -> int:
-        """How many questions are waiting for the person, for the tab title: counted, never listed."""
-        return await count_pending(self.context.store, visible_to=person(request))
+        """How many questions and approvals are waiting for the person, for the tab title: counted, never listed (a
+        page of one approval carries their total).
+        """
+        who = person(request)
+        approvals = await approvals_for(self.context, who, limit=1)
+        return await count_pending(self.context.store, visible_to=who) + approvals.total
 
 
 def language(request: Request) -> Translator:

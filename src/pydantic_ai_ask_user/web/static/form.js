@@ -90,6 +90,10 @@
     live.arrived(JSON.parse(e.data).request);
     live.adjust(1);
   });
+  // Tool calls waiting for approval count in the title too (the stream tells this person only of their own).
+  events.addEventListener('approval_requested', function () { if (live) live.adjust(1, 'approval'); });
+  events.addEventListener('approval_decided', function () { if (live) live.adjust(-1, 'approval'); });
+  events.addEventListener('approval_withdrawn', function () { if (live) live.adjust(-1, 'approval'); });
   // What happened before the stream connected (between the page load and now) is asked once.
   events.addEventListener('open', function () {
     if (!window.fetch) return;

@@ -277,6 +277,9 @@
     const moreApprovals = document.getElementById('more-approvals');
     if (!box) return { add: function () {}, remove: function () {}, resync: function () {} };
     let after = box.dataset.cursor || null;
+    // How many wait for this person in all (the tab title counts them beside the questions): the server's total on
+    // each resync, one more or one fewer with each event in between.
+    let waiting = parseInt(box.dataset.total, 10) || 0;
     let busy = false;
     let changed = 0;
     let round = 0;
@@ -332,6 +335,7 @@
     }
 
     function shown() {
+      live.count(waiting, 'approval');
       wrap.hidden = box.children.length === 0;
       moreBox.hidden = after === null;
       if (after !== null) moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit;
@@ -375,6 +379,7 @@
           box.replaceChildren();
           appendAll(body.approvals);
           after = body.next_cursor;
+          waiting = body.total;
           shown();
         })
         .catch(failed);
@@ -383,6 +388,7 @@
     function addApproval(approval) {
       changed += 1;
       if (at.has(approval.id)) return;
+      waiting += 1;
       const li = draw(approval);
       const key = at.get(approval.id);
       let next = null;
@@ -397,6 +403,7 @@
 
     function removeApproval(id) {
       changed += 1;
+      waiting = Math.max(0, waiting - 1);
       const li = box.querySelector('li[data-id="' + CSS.escape(id) + '"]');
       if (li) li.remove();
       at.delete(id);

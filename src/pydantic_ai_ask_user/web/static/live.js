@@ -1,4 +1,4 @@
-// What every live page shares: the tab title counts the waiting questions, the time left counts down,
+// What every live page shares: the tab title counts the waiting questions and approvals, the time left counts down,
 // and, once the person allows it ("Notify me"), a browser notification says a new question is waiting.
 // The texts come from the page (a JSON data block in its language); model-written strings only ever
 // reach the page through textContent or a notification's plain-text body, never as HTML.
@@ -10,13 +10,21 @@
   const baseTitle = document.title.replace(/^\(\d+\) /, '');
   const drawn = /^\((\d+)\) /.exec(document.title);
 
-  let counted = drawn ? parseInt(drawn[1], 10) : 0;
-  function count(n) {
-    counted = Math.max(0, n);
-    document.title = (counted > 0 ? '(' + counted + ') ' : '') + baseTitle;
+  // The title counts what waits for the person: questions and tool calls waiting for approval, kept apart so that
+  // each list (or each kind of event) sets its own count; the page drew their sum.
+  const counted = { question: drawn ? parseInt(drawn[1], 10) : 0, approval: 0 };
+  function count(n, kind) {
+    counted[kind === 'approval' ? 'approval' : 'question'] = Math.max(0, n);
+    const total = counted.question + counted.approval;
+    document.title = (total > 0 ? '(' + total + ') ' : '') + baseTitle;
   }
   // A change the page heard about: one more or one fewer waiting, without asking the server.
-  function adjust(delta) { count(counted + delta); }
+  let changes = 0;
+  function adjust(delta, kind) {
+    const which = kind === 'approval' ? 'approval' : 'question';
+    changes += 1;
+    count(counted[which] + delta, which);
+  }
 
   function clock(seconds) {
     const total = Math.max(0, Math.floor(seconds));
@@ -71,14 +79,26 @@
     };
   }
 
-  // The waiting count, asked of the JSON API (when the event stream connects): a page of one, and its total.
+  // The waiting counts, asked of the JSON API (when the event stream connects): a page of one of each kind, and its
+  // total. Both answers land together, so the title never shows one kind's new count beside the other's old one; an
+  // event heard while they were on their way may or may not be in them, so the counts are asked again then.
   let asking = 0;
+  function total(url) {
+    return fetch(url + '?limit=1', { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (body) { return body.total; });
+  }
   function recount() {
     if (!window.fetch) return;
     const mine = ++asking;
-    fetch(texts.api + '?limit=1', { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-      .then(function (body) { if (mine === asking) count(body.total); })
+    const seen = changes;
+    Promise.all([total(texts.api), total(texts.approvals_api)])
+      .then(function (totals) {
+        if (mine !== asking) return;
+        if (changes !== seen) { recount(); return; }
+        counted.approval = totals[1];
+        count(totals[0], 'question');
+      })
       .catch(function () { /* the next connection asks again */ });
   }
 
