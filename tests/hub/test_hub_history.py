@@ -94,7 +94,8 @@ async def test_every_outcome_is_kept_with_who_when_and_what_newest_first() -> No
     await _decide(hub, _approval('a-withdrawn'), None)
 
     page = await hub.history_page()
-    assert page.total == 9 and page.next_cursor is None
+    assert page.total == 9
+    assert page.next_cursor is None
     outcomes = [(record.kind, record.outcome) for record in page.records]
     assert outcomes == [
         ('approval', 'withdrawn'),
@@ -116,13 +117,15 @@ async def test_every_outcome_is_kept_with_who_when_and_what_newest_first() -> No
         replace(PICK, answered_by='alice'),
         answered.request,
     )
-    assert answered.request is not None and answered.request.id == 'answered'
+    assert answered.request is not None
+    assert answered.request.id == 'answered'
     assert answered.asked_at <= answered.finished_at
     assert by_outcome['question', 'declined'].by == 'bob'
     withdrawn = by_outcome['question', 'withdrawn']
     assert (withdrawn.by, withdrawn.response) == (None, None)
     edited = by_outcome['approval', 'edited']
-    assert edited.decision is not None and edited.decision.override_args == {'env': 'staging'}
+    assert edited.decision is not None
+    assert edited.decision.override_args == {'env': 'staging'}
     assert (edited.by, edited.approval and edited.approval.tool_name) == ('ann', 'deploy')
     assert by_outcome['approval', 'responded'].decision == ApprovalDecision.respond('use staging')
     assert by_outcome['approval', 'withdrawn'].decision is None
@@ -225,4 +228,4 @@ async def test_history_ends_at_remember_finished_and_a_question_asked_again_leav
         await wait_pending(hub, 'again')
         assert [record.key for record in (await hub.history_page()).records] == ['q4', 'q3']
         hub.withdraw_all()
-    assert [(r.key, r.outcome) for r in (await hub.history_page()).records][0] == ('again', 'withdrawn')
+    assert next((r.key, r.outcome) for r in (await hub.history_page()).records) == ('again', 'withdrawn')
