@@ -196,6 +196,37 @@ WEB = (
     N_('Loading more questions…'),
     N_('This page of questions does not exist'),
     N_('The address of the page was changed or is too old. Start again from the first page.'),
+    # The History tab (`history.html`) and the tabs above the inbox.
+    N_('History'),
+    N_('Inbox'),
+    N_('Waiting'),
+    N_('Answered questions and decided tool calls, the latest first.'),
+    N_('All'),
+    N_('Questions'),
+    N_('Tool calls'),
+    N_('Nothing has finished yet.'),
+    N_('Answer'),
+    N_('note'),
+    N_('Arguments'),
+    N_('Approved with these arguments'),
+    N_('Reason'),
+    N_('Reply'),
+    N_('Asked'),
+    N_('For'),
+    N_('by {name}'),
+    N_('question'),
+    N_('Older'),
+    N_('Answered'),
+    N_('Declined'),
+    N_('Withdrawn'),
+    N_('Approved'),
+    N_('Approved with edited arguments'),
+    N_('Denied'),
+    N_('Replied instead'),
+    N_('Ignored'),
+    N_('No history here'),
+    N_('This inbox keeps no history of answered questions and decided tool calls.'),
+    N_('This page of the history does not exist'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -207,6 +238,7 @@ WEB_PLURALS = (
     Nn_('{count} hour ago', '{count} hours ago'),
     Nn_('{count} minute ago', '{count} minutes ago'),
     Nn_('{count} question waiting', '{count} questions waiting'),
+    Nn_('{count} finished item', '{count} finished items'),
 )
 """The web pages' texts that depend on a count."""
 
@@ -282,6 +314,26 @@ CLI = (
     N_('nothing waits under this token: the wait was decided already, is over, or is unknown here'),
     N_('{id} is a question: answer it with --json, or in the terminal menu'),
     N_('nothing was decided: the approval still waits'),
+    # `ask-user history`.
+    N_('the history of Temporal workflows is not available yet: ask-user history reads a DBOS database (--db)'),
+    N_('nothing has finished yet'),
+    N_('{shown} of {total} finished items shown'),
+    N_('{shown} of {total} finished items shown; the next ones: {command}'),
+    N_('answered'),
+    N_('declined'),
+    N_('withdrawn'),
+    N_('approved'),
+    N_('approved with edited arguments'),
+    N_('denied'),
+    N_('replied instead'),
+    N_('ignored'),
+    N_('by {name}'),
+    N_('{id}  {outcome}{by}  {finished}'),
+    N_('asked {asked}  workflow {workflow}'),
+    N_('note: {note}'),
+    N_('ran with: {args}'),
+    N_('reason: {reason}'),
+    N_('reply: {reply}'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 
