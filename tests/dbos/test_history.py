@@ -220,8 +220,32 @@ async def test_a_person_sees_what_was_addressed_to_them_or_what_they_finished(da
         assert await names(Person('a%', groups=['b_b'])) == (2, {'for-anyone', 'deploy-any'})
     # Where the addressees could not be made, the same history from the audience column.
     with shared_engine(database_url).connect() as conn:
-        plain = select_finished_questions(conn, before=None, limit=50, visible_to=Person('alice'), addressees=False)
+        plain, _ = select_finished_questions(conn, before=None, limit=50, visible_to=Person('alice'), addressees=False)
     assert {record.key for record in plain} == {'for-alice', 'for-bob', 'for-many', 'for-anyone'}
+
+
+async def test_a_damaged_row_is_left_out_and_the_pages_go_on_past_it(database_url: str) -> None:
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    for name in ('q0', 'q1', 'q2', 'q3'):
+        _answer(database_url, name)
+    with shared_engine(database_url).begin() as conn:
+        conn.execute(sa.text(f"UPDATE {TABLE_NAME} SET questions = 'not json' WHERE id IN ('q1', 'q2')"))
+    async with DBOSQuestionStore(database_url) as store:
+        first = await store.history_page(limit=1)
+        assert [record.key for record in first.records] == ['q3']
+        # A page of one reads two rows: q3 and q2, left out; the next page goes on after q2, never stops there.
+        second = await store.history_page(limit=1, cursor=first.next_cursor)
+        assert [record.key for record in second.records] == ['q0']
+        assert second.total == 4  # counted without decoding
+        assert await _all(store, 1) == ['q3', 'q0']
+        # Two damaged rows in a row: a page that reads only them comes empty, with a cursor past them, not the end.
+    with shared_engine(database_url).begin() as conn:
+        conn.execute(sa.text(f"UPDATE {TABLE_NAME} SET questions = 'not json' WHERE id = 'q3'"))
+    async with DBOSQuestionStore(database_url) as store:  # a new store: one remembers what it decoded
+        empty = await store.history_page(limit=1)
+        assert empty.records == []
+        assert empty.next_cursor is not None
+        assert await _all(store, 1) == ['q0']
 
 
 @pytest.mark.parametrize(

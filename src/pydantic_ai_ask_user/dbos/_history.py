@@ -164,9 +164,12 @@ def select_finished_questions(
     visible_to: Person | None = None,
     addressees: bool = True,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
-) -> list[FinishedRecord]:
+) -> tuple[list[FinishedRecord], _Before]:
     """At most `limit` finished questions after `before`, the newest first, decoded; only those `visible_to` may see
     (`visible_in_history`, applied again to the decoded rows). A damaged row is left out (and reported once).
+
+    With them, where the rows read end when `limit` were read (more may follow, even if some were left out), else
+    `None`: the table has no more.
 
     `addressees`: whether the database has them (`has_addressees`), which a person's history then reads.
     """
@@ -175,7 +178,8 @@ def select_finished_questions(
     )
     rows = execute(conn, statement, parameters).fetchall()
     records = [record for row in rows if (record := _question_record(row, decoded)) is not None]
-    return [record for record in records if visible_in_history(record, visible_to)]
+    last = (float(rows[-1][-1]), str(rows[-1][0])) if rows and len(rows) == limit else None
+    return [record for record in records if visible_in_history(record, visible_to)], last
 
 
 def _question_record(row: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> FinishedRecord | None:
@@ -229,10 +233,10 @@ def count_finished_statement(
 
 _APPROVAL_COLUMNS = (
     'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
-    'a.status, a.decision, 0, a.decided_by, a.updated_at'
+    'a.status, a.decision, 0, a.id, a.decided_by, a.updated_at'
 )
-"""The columns a finished approval is read back from: those `decode_approval` takes (its wait is over), then who
-decided it and when it finished."""
+"""The columns a finished approval is read back from: those `decode_approval` takes (its wait is over), then its
+key, who decided it and when it finished."""
 
 
 def _approval_conditions(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
@@ -273,16 +277,17 @@ def select_finished_approvals(
     limit: int,
     where: HistoryFilter = ALL_FINISHED,
     visible_to: Person | None = None,
-) -> list[FinishedRecord]:
+) -> tuple[list[FinishedRecord], _Before]:
     """At most `limit` decided or withdrawn approvals after `before`, the newest first; only those `visible_to` may
-    see (applied again to the decoded rows).
+    see (applied again to the decoded rows); with where the rows read end, as `select_finished_questions`.
     """
     statement, parameters = finished_approvals_statement(
         conn, before=before, limit=limit, where=where, visible_to=visible_to
     )
     records: list[FinishedRecord] = []
-    for row in execute(conn, statement, parameters).fetchall():
-        stored = decode_approval(row[:-2])
+    rows = execute(conn, statement, parameters).fetchall()
+    for row in rows:
+        stored = decode_approval(row[:-3])
         decision = stored.decision if stored.status == 'decided' else None
         record = FinishedRecord(
             kind='approval',
@@ -297,7 +302,8 @@ def select_finished_approvals(
         )
         if visible_in_history(record, visible_to):
             records.append(record)
-    return records
+    last = (float(rows[-1][-1]), str(rows[-1][-3])) if rows and len(rows) == limit else None
+    return records, last
 
 
 def count_finished_approvals(

@@ -375,10 +375,13 @@ class DBOSQuestionStore:
             return PendingPage((), None, 0)
         approvals = where.kind != 'question' and self._approvals_ready()
         records: list[FinishedRecord] = []
+        # Where each table's read stopped when it read all it was asked for (it may hold more): the page holds nothing
+        # below the highest of them, which nothing read yet of that table could come before.
+        ends: list[tuple[float, str]] = []
         total = 0
         with database.connect() as conn:
             if where.kind != 'approval':
-                records += select_finished_questions(
+                found, end = select_finished_questions(
                     conn,
                     before=before,
                     limit=limit + 1,
@@ -387,16 +390,26 @@ class DBOSQuestionStore:
                     addressees=self._has_addressees,
                     decoded=self._decoded,
                 )
+                records += found
+                ends += [] if end is None else [end]
                 total += count_finished_questions(conn, where, visible_to, addressees=self._has_addressees)
             if approvals:
-                records += select_finished_approvals(
+                found, end = select_finished_approvals(
                     conn, before=before, limit=limit + 1, where=where, visible_to=visible_to
                 )
+                records += found
+                ends += [] if end is None else [end]
                 total += count_finished_approvals(conn, where, visible_to)
-        records.sort(key=history_order, reverse=True)
-        page = records[:limit]
-        more = len(records) > limit
-        return PendingPage(page, encode_history_position(history_order(page[-1])) if more else None, total)
+        cutoff = max(ends, default=None)
+        known = sorted(
+            (record for record in records if cutoff is None or history_order(record) >= cutoff),
+            key=history_order,
+            reverse=True,
+        )
+        if len(known) > limit:
+            return PendingPage(known[:limit], encode_history_position(history_order(known[limit - 1])), total)
+        # A short page over a table that holds more (rows it left out: damaged, or not theirs after all): go on below.
+        return PendingPage(known, None if cutoff is None else encode_history_position(cutoff), total)
 
     async def prune_finished(self, *, older_than: float | None = None) -> int:
         """Delete the questions answered or withdrawn more than `older_than` seconds ago (by default
