@@ -120,7 +120,6 @@ def test_history_json_pages_with_a_trailer_and_narrows_by_person_and_kind(url: s
     ('argv', 'code', 'message'),
     [
         (['--cursor', 'nope'], 2, 'not one this server gave out'),
-        (['--group', 'team'], 2, '--group needs --for NAME'),
         (['--limit', '0'], 2, '1 to 500'),
         (['--kind', 'other'], 2, 'invalid choice'),
     ],
@@ -129,12 +128,3 @@ def test_history_refuses_what_it_cannot_use(url: str, argv: list[str], code: int
     done = run_cli_process('history', '--db', url, *argv)
     assert (done.returncode, done.stdout) == (code, '')
     assert message in done.stderr
-
-
-def test_history_of_temporal_is_not_available_yet_and_a_missing_database_is_exit_4(tmp_path: object) -> None:
-    done = run_cli_process('history', '--temporal', '127.0.0.1:7233')
-    assert done.returncode == 4
-    assert 'not available yet' in done.stderr
-    missing = run_cli_process('history', '--db', f'sqlite:///{tmp_path}/missing.sqlite')
-    assert missing.returncode == 4
-    assert missing.stdout == ''

@@ -20,7 +20,7 @@ from ._api import error_json
 from ._approvals import argument_rows
 from ._context import AppContext
 from ._pages import Pages, language
-from ._rows import BadPaging, ago, paging_from_query
+from ._rows import BadPaging, ago, limit_from_query
 from ._security import person
 
 __all__ = ('History', 'HistoryRow', 'OUTCOME_TEXTS', 'history_query')
@@ -98,7 +98,7 @@ def history_query(query: Mapping[str, str]) -> tuple[int, str | None, HistoryFil
     """The page size, cursor and filter of `?limit=&cursor=&kind=` (`question` or `approval`); `BadPaging` for a
     value that is not one.
     """
-    limit, cursor, _ = paging_from_query({'limit': query.get('limit', '')}, now=0.0)
+    limit = limit_from_query(query)
     kind = query.get('kind', '')
     if kind not in ('', 'question', 'approval'):
         raise BadPaging('kind must be question or approval')
