@@ -38,11 +38,15 @@ def cli_reference() -> str:
     """Markdown for `ask-user` and each of its commands: usage, description and a table of every argument."""
     from pydantic_ai_ask_user._cli import build_parser
 
-    parser = build_parser()
-    sections = [_command_section(parser, 'ask-user', level=3)]
+    return '\n\n'.join(_sections(build_parser(), 'ask-user'))
+
+
+def _sections(parser: argparse.ArgumentParser, title: str) -> list[str]:
+    """The section of `parser`, then those of its subcommands, and theirs (`ask-user inbox link`), in order."""
+    sections = [_command_section(parser, title, level=3)]
     for name, sub in _subcommands(parser).items():
-        sections.append(_command_section(sub, f'ask-user {name}', level=3))
-    return '\n\n'.join(sections)
+        sections += _sections(sub, f'{title} {name}')
+    return sections
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -73,7 +77,7 @@ def _command_section(parser: argparse.ArgumentParser, title: str, *, level: int)
 def _row(parser: argparse.ArgumentParser, action: argparse.Action) -> str | None:
     if isinstance(action, argparse._SubParsersAction):
         names = ', '.join(f'`{name}`' for name in action.choices)
-        return f'| `COMMAND` | one of {names} (each below) |'
+        return f'| `{action.metavar or "COMMAND"}` | one of {names} (each below) |'
     formatter = _formatter(parser)
     if action.option_strings:
         metavar = formatter._format_args(action, action.dest.upper()) if action.nargs != 0 else ''

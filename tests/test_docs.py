@@ -65,9 +65,18 @@ def _text(page: Path) -> str:
 def _parsers() -> dict[str, argparse.ArgumentParser]:
     from pydantic_ai_ask_user._cli import build_parser
 
-    parser = build_parser()
-    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
-    return {'ask-user': parser, **{f'ask-user {name}': sub for name, sub in commands.choices.items()}}
+    found: dict[str, argparse.ArgumentParser] = {}
+
+    def add(parser: argparse.ArgumentParser, title: str) -> None:
+        found[title] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    add(sub, f'{title} {name}')
+
+    add(build_parser(), 'ask-user')
+    assert 'ask-user inbox link' in found  # a command's own subcommands are documented too
+    return found
 
 
 def test_the_site_builds_with_every_page_of_the_nav(site: Path) -> None:

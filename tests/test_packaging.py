@@ -2,7 +2,9 @@
 
 The wheel is built from this tree with `uv build` and installed with `uv pip` into a fresh virtual environment,
 offline (from uv's cache, which `uv sync` filled); pyright then checks, in strict mode, a file that uses the library
-the way an application does. About ten seconds on an idle machine.
+the way an application does. `ask-user inbox` runs from the installed wheel: without its extras it names them (the
+wheel's own install), and with `[web,dbos]` (the lock's versions) it serves a database and signs a browser in.
+About twenty seconds on an idle machine.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
+import httpx
 import pytest
 import waits
 from ask_user_support import uv_command
+from inbox_support import ask_user, inbox, link
 from packaging.requirements import Requirement
+
+from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 """The repository: the project the wheel is built from."""
@@ -79,6 +85,37 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = venv / 'bin' / 'python'
     subprocess.run(
         [*uv, 'pip', 'install', '-q', '--python', str(python), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=waits.WAIT,
+        env=_offline(),
+    )
+    return python
+
+
+@pytest.fixture(scope='module')
+def installed_for_the_inbox(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the wheel and its `web` and `dbos` extras, what `ask-user inbox --db` needs."""
+    venv = tmp_path_factory.mktemp('venv-inbox') / 'env'
+    uv = uv_command()
+    subprocess.run(
+        [*uv, 'venv', '-q', str(venv), '--python', sys.executable], check=True, timeout=waits.WAIT, env=_offline()
+    )
+    python = venv / 'bin' / 'python'
+    # The lock's versions, which uv's cache holds: offline, the newest of each is not there to resolve to.
+    exported = subprocess.run(
+        [*uv, 'export', '--frozen', '--no-hashes', '--all-extras', '--no-emit-project', '-q'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=waits.WAIT,
+        env=_offline(),
+    )
+    constraints = venv.parent / 'constraints.txt'
+    constraints.write_text(exported.stdout, encoding='utf-8')
+    subprocess.run(
+        [*uv, 'pip', 'install', '-q', '--python', str(python), '-c', str(constraints), f'{wheel}[web,dbos]'],
         check=True,
         capture_output=True,
         timeout=waits.WAIT,
@@ -168,3 +205,38 @@ def test_the_install_section_names_every_extra(page: str) -> None:
     extras = tomllib.loads((ROOT / 'pyproject.toml').read_text(encoding='utf-8'))['project']['optional-dependencies']
     for extra in extras:
         assert f"'pydantic-ai-ask-user[{extra}]'" in install, extra
+
+
+def test_ask_user_inbox_without_its_extras_names_them_with_the_wheel(
+    installed: Path, wheel: Path, tmp_path: Path
+) -> None:
+    done = ask_user(
+        tmp_path, 'inbox', '--db', f'sqlite:///{tmp_path / "q.sqlite"}', command=[str(installed.with_name('ask-user'))]
+    )
+    assert done.returncode == 4, done.stderr
+    assert f"install the web extra: pip install '{wheel}[web]'" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_ask_user_inbox_serves_from_the_installed_wheel_with_web_and_dbos(
+    installed_for_the_inbox: Path, tmp_path: Path
+) -> None:
+    # Not from `examples/` nor this checkout: the installed script, its package and nothing else.
+    located = subprocess.run(
+        [str(installed_for_the_inbox), '-c', 'import pydantic_ai_ask_user; print(pydantic_ai_ask_user.__file__)'],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=waits.WAIT,
+    )
+    assert str(ROOT) not in located.stdout
+    database = f'sqlite:///{tmp_path / "questions.sqlite"}'
+    async with DBOSQuestionStore(database) as store:  # a question table, nothing waiting
+        assert await store.count_pending() == 0
+    command = [str(installed_for_the_inbox.with_name('ask-user'))]
+    async with inbox(tmp_path, '--db', database, command=command) as served, httpx.AsyncClient() as browser:
+        assert (await browser.get(served.admin_link)).status_code == 303
+        listed = await browser.get(served.base + 'api/requests')
+        assert listed.status_code == 200, listed.text
+        assert listed.json()['total'] == 0
+        assert link(tmp_path, 'alice', '--db', database, command=command).startswith(served.base + 'login?code=')

@@ -105,6 +105,7 @@ WEB = (
     N_('What you wrote, to keep:'),
     N_('For a new link, press Enter in the terminal where ask-user is running.'),
     N_('Use the browser you signed in with: this ask-user has no terminal to print a new link in.'),
+    N_('Ask whoever runs this inbox for a new link: ask-user inbox link YOUR-NAME prints one.'),
     N_('A question is waiting for you'),
     N_('Already answered'),
     N_('Ask whoever gave you the link for a new one, or use the browser you signed in with.'),
@@ -334,6 +335,40 @@ CLI = (
     N_('ran with: {args}'),
     N_('reason: {reason}'),
     N_('reply: {reply}'),
+    N_('give a number of seconds, more than 0 and at most {most}, not {text!r}'),
+    N_('the address of the inbox is not known yet: start ask-user inbox first, or give --url'),
+    N_('{path} holds no key: a JSON object with "key", 16 characters or more'),
+    N_('--url takes the address of the inbox, http(s)://HOST[:PORT]/, not {url!r}'),
+    N_('no inbox key at {path}: start ask-user inbox with the same --db or --temporal first, or give --key-file'),
+    N_('cannot read the inbox key: {error}'),
+    N_('--authorize takes MODULE:FUNCTION (for example myapp.auth:authorize), not {spec!r}'),
+    N_('--authorize: {spec} is not a function'),
+    N_('cannot import {module} for --authorize: {error}'),
+    N_(
+        '{host} is reached from other machines: give --url, the address people open (https://... behind a '
+        'proxy that ends HTTPS), for the sign-in links to name; or --authorize MODULE:FUNCTION'
+    ),
+    N_('--authorize: {module} has no {name}'),
+    N_('stopped'),
+    N_('press Ctrl-C to stop'),
+    N_('a sign-in link for a person: ask-user inbox link NAME [--group GROUP] {source}{file}'),
+    N_(
+        'warning: people reach this inbox over plain HTTP, where sign-in links and cookies can be read on the'
+        ' way; put a proxy that ends HTTPS in front of it and give --url https://...'
+    ),
+    N_('sign in as an administrator, who sees every item (this link works once, within a day): {link}'),
+    N_('the team inbox of {source} is at {url}'),
+    N_('warning: cannot record the address in {path}: {error}'),
+    N_('cannot read or make the inbox key: {error}'),
+    N_('cannot serve the inbox on {host}:{port}: {error}'),
+    N_('listening on all interfaces, port {port} ({host} is this machine: {name})'),
+    N_('signing in is up to {hook}'),
+    N_('give a whole number from 1 to 1000000, not {text!r}'),
+    N_('could not open a browser; open the link above yourself'),
+    N_(
+        'warning: {path} may be read by other users of this machine, who could sign in as anyone with it: '
+        'chmod 600 {path}'
+    ),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

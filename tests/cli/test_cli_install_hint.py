@@ -122,3 +122,25 @@ def test_ask_user_mcp_without_an_extra_gives_the_hint_every_command_gives(
     # The install that works where this ask-user came from (a clone here), not the registry's name.
     assert line.endswith(f'; {install_hint(extra)}'), line
     assert f"pip install 'pydantic-ai-ask-user[{extra}]'" not in line
+
+
+@pytest.mark.parametrize(
+    ('hidden', 'args', 'extra'),
+    [
+        pytest.param('starlette', ['--db', 'sqlite:///questions.sqlite'], 'web', id='web'),
+        pytest.param('uvicorn', ['--db', 'sqlite:///questions.sqlite'], 'web', id='uvicorn'),
+        pytest.param('sqlalchemy,psycopg', ['--db', 'postgresql://ask@127.0.0.1:1/app'], 'dbos', id='dbos'),
+        pytest.param('temporalio', ['--temporal', '127.0.0.1:1'], 'temporal', id='temporal'),
+    ],
+)
+def test_ask_user_inbox_without_an_extra_gives_the_hint_every_command_gives(
+    hidden: str, args: list[str], extra: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the missing SQLite file is never reached: the missing extra is said first
+    monkeypatch.setenv('XDG_CONFIG_HOME', str(tmp_path / 'config'))
+    done = run_without(hidden, 'inbox', *args, '--port', '0')
+    assert done.returncode == 4, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith('ask-user: ')
+    assert line.endswith(f'; {install_hint(extra)}'), line
+    assert not (tmp_path / 'config').exists()  # no key file made for an inbox that cannot start

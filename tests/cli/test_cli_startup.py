@@ -178,6 +178,20 @@ def test_resolve_reads_a_tool_result_object_with_pydantic_ai_but_not_dbos(record
     assert heavy == {'pydantic_ai'}
 
 
+def test_inbox_link_and_a_bad_authorize_load_no_web_server_and_no_database(record: Path, tmp_path: Path) -> None:
+    # A link is signed with the standard library: printing one loads no web server, and a hook that cannot be
+    # loaded is said before Starlette or uvicorn is imported.
+    key = tmp_path / 'key.json'
+    key.write_text(json.dumps({'key': 'k' * 32, 'url': 'http://127.0.0.1:8770/'}), encoding='utf-8')
+    done, heavy = run_recording(record, 'inbox', 'link', 'alice', '--key-file', str(key))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('http://127.0.0.1:8770/login?code=')
+    assert heavy == set()
+    done, heavy = run_recording(record, 'inbox', '--authorize', 'nothing-here', '--db', f'sqlite:///{key}')
+    assert done.returncode == 2, done.stderr
+    assert heavy == set()
+
+
 def test_the_command_list_reads_as_documented(record: Path) -> None:
     done, _ = run_recording(record, '--help')
     assert done.stdout == snapshot("""\
@@ -195,6 +209,7 @@ positional arguments:
     answer    answer a waiting question in the terminal menu, or from JSON
     resolve   resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal
               workflow from here
+    inbox     serve the team inbox in a browser, over a DBOS database or Temporal workflows
     mcp       serve ask_user_question to an MCP host (Claude Code, Cursor, ...) over stdio or HTTP
 
 options:
@@ -211,6 +226,8 @@ options:
         pytest.param('answer', id='answer'),
         pytest.param('resolve', id='resolve'),
         pytest.param('demo', id='demo'),
+        pytest.param('inbox', id='inbox'),
+        pytest.param('inbox link', id='inbox-link'),
     ],
 )
 def test_each_command_help_reads_as_documented(
@@ -218,7 +235,7 @@ def test_each_command_help_reads_as_documented(
 ) -> None:
     monkeypatch.setenv('COLUMNS', '100')
     with pytest.raises(SystemExit) as exited:
-        main([command, '--help'])
+        main([*command.split(), '--help'])
     assert exited.value.code == 0
     assert capsys.readouterr().out == HELP[command]
 
@@ -363,5 +380,90 @@ options:
   -h, --help    show this help message and exit
   --model NAME  a Pydantic AI model name, e.g. 'openai:gpt-5' (needs its key)
   --scripted    let a scripted person answer even in a terminal
+"""),
+    'inbox': snapshot("""\
+usage: ask-user inbox [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--host HOST]
+                      [--port PORT] [--url URL] [--title TITLE] [--key-file FILE]
+                      [--authorize MODULE:FUNCTION] [--app-dir DIR] [--forwarded-allow-ips IPS]
+                      [--max-connections N] [--max-connections-per-ip N] [--open]
+                      ACTION ...
+
+Serve the web inbox over the questions and tool approvals waiting in a DBOS database (--db) or in
+the workflows of a Temporal namespace (--temporal), until Ctrl-C or SIGTERM: the pages, the JSON
+API, the event stream and the approvals, each person seeing only what is addressed to them. People
+sign in with one-time links that ask-user inbox link NAME prints, or through your own --authorize
+hook. Without --authorize, on a loopback address, an administrator link is printed at start; on
+any other address give --url, the address people open. Needs the web extra and the dbos or
+temporal extra. Exit codes: 0 stopped, 2 invalid arguments or a --authorize hook that cannot be
+loaded, 4 the store cannot be read, the address cannot be served or an extra is missing. Creates
+no database or table.
+
+positional arguments:
+  ACTION
+    link                print a one-time sign-in link for a person
+
+options:
+  -h, --help            show this help message and exit
+  --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                        (default: sqlite:///ask_user.sqlite)
+  --temporal HOST:PORT  the questions and approvals waiting in Temporal workflows, on this
+                        Temporal server, instead
+  --namespace NAME      the Temporal namespace (default: default)
+  --host HOST           the address to serve on (default: 127.0.0.1)
+  --port PORT           the port (default: 8770; 0: any free one)
+  --url URL             the address people open, which the sign-in links name
+                        (https://inbox.example.com/ behind a proxy); default: http://HOST:PORT/
+  --title TITLE         the name in each page's title and header bar
+  --key-file FILE       the file holding the key that signs the sign-in links, and the address the
+                        links name; shared by ask-user inbox and ask-user inbox link (default: a
+                        file per --db or --temporal under ~/.config/ask-user/inbox, made with mode
+                        0600)
+  --authorize MODULE:FUNCTION
+                        your own sign-in instead of links: FUNCTION(request) of MODULE returns a
+                        Person, a name, True or False (the Authorize hook of create_app), imported
+                        from --app-dir
+  --app-dir DIR         with --authorize: the directory MODULE is imported from, first (default:
+                        the current directory)
+  --forwarded-allow-ips IPS
+                        the proxies (comma-separated addresses, * for any) whose X-Forwarded-Proto
+                        and X-Forwarded-For are believed, so that behind one that ends HTTPS the
+                        cookies are Secure (default: 127.0.0.1)
+  --max-connections N   how many connections at once, at most (default: 512; each open page holds
+                        one)
+  --max-connections-per-ip N
+                        how many one client address may hold (default: 128; behind a proxy,
+                        everyone has its address)
+  --open                open the administrator's link in a browser on this machine (without
+                        --authorize, on a loopback address)
+"""),
+    'inbox link': snapshot("""\
+usage: ask-user inbox link [-h] [--group GROUP] [--admin] [--expires-in SECONDS]
+                           [--db URL | --temporal HOST:PORT] [--namespace NAME] [--key-file FILE]
+                           [--url URL]
+                           NAME
+
+Print a link that signs one browser in to the inbox ask-user inbox serves (the same --db or
+--temporal, or --key-file) as NAME, with the groups given, or with --admin as someone who sees
+every item. Each link works once, until it expires; the server remembers the links used (in the
+key file's .used file beside it). Exit codes: 0 printed, 2 invalid arguments, 4 no key file or no
+address known yet (start ask-user inbox first, or give --url).
+
+positional arguments:
+  NAME                  who the link signs in: the name their questions are addressed to
+
+options:
+  -h, --help            show this help message and exit
+  --group GROUP         a group NAME belongs to, whose items they see too (repeat for several)
+  --admin               sign in someone who sees and may answer every item
+  --expires-in SECONDS  how long the link works, unused (default: a day, 86400)
+  --db URL              the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB
+                        (default: sqlite:///ask_user.sqlite)
+  --temporal HOST:PORT  the inbox serving the Temporal workflows of this Temporal server
+  --namespace NAME      the Temporal namespace (default: default)
+  --key-file FILE       the file holding the key that signs the sign-in links, and the address the
+                        links name; shared by ask-user inbox and ask-user inbox link (default: a
+                        file per --db or --temporal under ~/.config/ask-user/inbox, made with mode
+                        0600)
+  --url URL             the address of the inbox (default: the one ask-user inbox recorded)
 """),
 }

@@ -157,6 +157,32 @@ async def accepted_updates(handle: WorkflowHandle[Any, Any]) -> int:
     return (await history_kinds(handle)).count('workflow_execution_update_accepted_event_attributes')
 
 
+async def events_delivered(handle: WorkflowHandle[Any, Any], tmp_path: Path, key: str) -> None:
+    """Return once the run's event stream handler was given the question `key` and the server recorded every one of
+    its activities as completed. The handler runs in an activity, which Temporal runs at least once: a worker killed
+    before the server recorded it complete (the question already waits by then) has it run again by the next one.
+    """
+
+    async def settled() -> bool:
+        if key not in asked(tmp_path):
+            return False
+        history = await handle.fetch_history()
+        handlers = {
+            event.event_id
+            for event in history.events
+            if event.HasField('activity_task_scheduled_event_attributes')
+            and event.activity_task_scheduled_event_attributes.activity_type.name.endswith('__event_stream_handler')
+        }
+        completed = {
+            event.activity_task_completed_event_attributes.scheduled_event_id
+            for event in history.events
+            if event.HasField('activity_task_completed_event_attributes')
+        }
+        return bool(handlers) and handlers <= completed
+
+    await wait_until(settled, "the event stream handler's activities to be recorded complete")
+
+
 async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> None:
     """The run completed once: one execution of the workflow, and one accepted Update in its history."""
     kinds = await history_kinds(handle)

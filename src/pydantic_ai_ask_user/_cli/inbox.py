@@ -13,16 +13,19 @@ database, a namespace without the search attribute `AskUserQuestions`), 5 no que
 6 already answered, 7 no longer waiting (its run timed out or was cancelled), 8 not accepted in time, 9 an id
 that means several items. `pending` exits 0, or 4.
 None creates a database or a table: a typo in `--db` is an error (exit 4), not an empty list.
+
+`inbox` serves the web inbox over the same store (`inbox_serve`, then `inbox_web` once the web extra is found), and
+`inbox link NAME` prints a sign-in link for it (`inbox_keys`): the two share a key file.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from .arguments import command, later
+from .arguments import command, later, port
 from .i18n import _
 
-__all__ = ('register', 'DEFAULT_PENDING_LIMIT')
+__all__ = ('register', 'DEFAULT_PENDING_LIMIT', 'DEFAULT_INBOX_PORT', 'MAX_LINK_SECONDS')
 
 _DB_HELP = (
     'the DBOS system database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (default: sqlite:///ask_user.sqlite)'
@@ -33,6 +36,12 @@ _TEMPORAL_HELP = (
     'the questions (TemporalAnswerer) and approvals (TemporalExternalEvents) waiting in Temporal workflows, on this '
     'Temporal server, instead'
 )
+
+DEFAULT_INBOX_PORT = 8770
+"""The port `ask-user inbox` serves on unless `--port` says: fixed, so its links name the same address each time."""
+
+MAX_LINK_SECONDS = 30 * 24 * 3600
+"""The longest a sign-in link may work: 30 days."""
 
 DEFAULT_PENDING_LIMIT = 10
 """How many questions `ask-user pending` prints unless `--limit` says: about a screenful (each takes a few lines)."""
@@ -52,6 +61,25 @@ def _seconds(text: str) -> float:
     if not (seconds >= 0 and seconds != float('inf')):
         raise argparse.ArgumentTypeError(_('give a number of seconds, 0 or more, not {text!r}').format(text=text[:20]))
     return seconds
+
+
+def _link_seconds(text: str) -> float:
+    seconds = _seconds(text)
+    if not 0 < seconds <= MAX_LINK_SECONDS:
+        raise argparse.ArgumentTypeError(
+            _('give a number of seconds, more than 0 and at most {most}, not {text!r}').format(
+                most=MAX_LINK_SECONDS, text=text[:20]
+            )
+        )
+    return seconds
+
+
+def _connections(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:7]) <= 1_000_000:
+        raise argparse.ArgumentTypeError(
+            _('give a whole number from 1 to 1000000, not {text!r}').format(text=text[:20])
+        )
+    return int(text)
 
 
 def _add_accept_timeout(parser: argparse.ArgumentParser) -> None:
@@ -243,3 +271,123 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     decision = resolve.add_mutually_exclusive_group(required=True)
     decision.add_argument('--json', metavar='FILE|-', dest='json_file', help='the DeferredToolResults as JSON')
     decision.add_argument('--fail', metavar='REASON', help='end the wait without results, for this reason')
+
+    _register_inbox(subparsers)
+
+
+_KEY_FILE_HELP = (
+    'the file holding the key that signs the sign-in links, and the address the links name; shared by ask-user '
+    'inbox and ask-user inbox link (default: a file per --db or --temporal under ~/.config/ask-user/inbox, made '
+    'with mode 0600)'
+)
+"""The help of `--key-file`, which `inbox` and `inbox link` both take."""
+
+
+def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    """Add `inbox` and its `inbox link` to the `ask-user` command line."""
+    inbox = command(
+        subparsers,
+        'inbox',
+        later('inbox_serve', 'run_inbox'),
+        summary='serve the team inbox in a browser, over a DBOS database or Temporal workflows',
+        description=(
+            'Serve the web inbox over the questions and tool approvals waiting in a DBOS database (--db) or in the '
+            'workflows of a Temporal namespace (--temporal), until Ctrl-C or SIGTERM: the pages, the JSON API, the '
+            'event stream and the approvals, each person seeing only what is addressed to them. People sign in with '
+            'one-time links that ask-user inbox link NAME prints, or through your own --authorize hook. Without '
+            '--authorize, on a loopback address, an administrator link is printed at start; on any other address '
+            'give --url, the address people open. Needs the web extra and the dbos or temporal extra. Exit codes: 0 '
+            'stopped, 2 invalid arguments or a --authorize hook that cannot be loaded, 4 the store cannot be read, '
+            'the address cannot be served or an extra is missing. Creates no database or table.'
+        ),
+    )
+    _add_source(inbox, 'the questions and approvals waiting in Temporal workflows, on this Temporal server, instead')
+    inbox.add_argument('--host', default='127.0.0.1', help='the address to serve on (default: %(default)s)')
+    inbox.add_argument(
+        '--port', type=port, default=DEFAULT_INBOX_PORT, help='the port (default: %(default)s; 0: any free one)'
+    )
+    inbox.add_argument(
+        '--url',
+        metavar='URL',
+        help=(
+            'the address people open, which the sign-in links name (https://inbox.example.com/ behind a proxy); '
+            'default: http://HOST:PORT/'
+        ),
+    )
+    inbox.add_argument('--title', help="the name in each page's title and header bar")
+    inbox.add_argument('--key-file', metavar='FILE', help=_KEY_FILE_HELP)
+    inbox.add_argument(
+        '--authorize',
+        metavar='MODULE:FUNCTION',
+        help=(
+            'your own sign-in instead of links: FUNCTION(request) of MODULE returns a Person, a name, True or False '
+            '(the Authorize hook of create_app), imported from --app-dir'
+        ),
+    )
+    inbox.add_argument(
+        '--app-dir',
+        metavar='DIR',
+        default='.',
+        help='with --authorize: the directory MODULE is imported from, first (default: the current directory)',
+    )
+    inbox.add_argument(
+        '--forwarded-allow-ips',
+        metavar='IPS',
+        help=(
+            'the proxies (comma-separated addresses, * for any) whose X-Forwarded-Proto and X-Forwarded-For are '
+            'believed, so that behind one that ends HTTPS the cookies are Secure (default: 127.0.0.1)'
+        ),
+    )
+    inbox.add_argument(
+        '--max-connections',
+        type=_connections,
+        metavar='N',
+        default=512,
+        help='how many connections at once, at most (default: %(default)s; each open page holds one)',
+    )
+    inbox.add_argument(
+        '--max-connections-per-ip',
+        type=_connections,
+        metavar='N',
+        default=128,
+        help='how many one client address may hold (default: %(default)s; behind a proxy, everyone has its address)',
+    )
+    inbox.add_argument(
+        '--open',
+        action='store_true',
+        help="open the administrator's link in a browser on this machine (without --authorize, on a loopback address)",
+    )
+    actions = inbox.add_subparsers(dest='inbox_action', metavar='ACTION')
+    link = actions.add_parser(
+        'link',
+        help='print a one-time sign-in link for a person',
+        description=(
+            'Print a link that signs one browser in to the inbox ask-user inbox serves (the same --db or '
+            '--temporal, or --key-file) as NAME, with the groups given, or with --admin as someone who sees every '
+            "item. Each link works once, until it expires; the server remembers the links used (in the key file's "
+            '.used file beside it). Exit codes: 0 printed, 2 invalid arguments, 4 no key file or no address '
+            'known yet (start ask-user inbox first, or give --url).'
+        ),
+    )
+    link.set_defaults(func=later('inbox_keys', 'run_link'))
+    link.add_argument('name', metavar='NAME', help='who the link signs in: the name their questions are addressed to')
+    link.add_argument(
+        '--group',
+        metavar='GROUP',
+        action='append',
+        default=[],
+        help='a group NAME belongs to, whose items they see too (repeat for several)',
+    )
+    link.add_argument('--admin', action='store_true', help='sign in someone who sees and may answer every item')
+    link.add_argument(
+        '--expires-in',
+        type=_link_seconds,
+        metavar='SECONDS',
+        default=24 * 3600.0,
+        help='how long the link works, unused (default: a day, 86400)',
+    )
+    _add_source(link, 'the inbox serving the Temporal workflows of this Temporal server')
+    link.add_argument('--key-file', metavar='FILE', help=_KEY_FILE_HELP)
+    link.add_argument(
+        '--url', metavar='URL', help='the address of the inbox (default: the one ask-user inbox recorded)'
+    )

@@ -19,8 +19,7 @@ import anyio
 from .._answers import Answerer, AskUserRequest, AskUserResponse, CannotAskError
 from .._text import printable
 from .._webhooks import WebhookNotifier
-from ..web import WebAnswerer, serve
-from ..web._serve import WILDCARD_HOSTS, reachable_host
+from ..web import WebAnswerer, listens_everywhere, reachable_host, serve
 
 __all__ = (
     'open_web_answerer',
@@ -84,7 +83,7 @@ async def open_web_answerer(
 
         async def ask(request: AskUserRequest) -> AskUserResponse:
             nonlocal answered
-            if host in WILDCARD_HOSTS:
+            if listens_everywhere(host):
                 bound = base.rstrip('/').rsplit(':', 1)[1]
                 say(
                     f"listening on all interfaces, port {bound}; from another machine, put this machine's name "

@@ -7,6 +7,7 @@ from .. import _module_names
 from .._asgi import DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BODY_LIMIT_SECONDS, BodyLimit
 from ._answerer import WebAnswerer
 from ._app import AskUserApp, create_app
+from ._links import DEFAULT_LINK_SECONDS, SignedLoginLinks
 from ._options import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, DEFAULT_TITLE, WebOptions
 from ._options import deprecated_name as _deprecated_name
 from ._security import (
@@ -18,7 +19,7 @@ from ._security import (
     TOKEN_HEADER,
     Authorize,
 )
-from ._serve import ServerLimits, serve
+from ._serve import ServerLimits, listens_everywhere, reachable_host, serve
 
 __all__ = (
     'WebAnswerer',
@@ -27,6 +28,10 @@ __all__ = (
     'create_app',
     'serve',
     'ServerLimits',
+    'reachable_host',
+    'listens_everywhere',
+    'SignedLoginLinks',
+    'DEFAULT_LINK_SECONDS',
     'BodyLimit',
     'DEFAULT_BODY_LIMIT_BYTES',
     'DEFAULT_BODY_LIMIT_SECONDS',

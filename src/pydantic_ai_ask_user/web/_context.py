@@ -65,7 +65,10 @@ class AppContext:
         self.options = options
         """How the pages and the API behave."""
         self.gate = Gate(
-            authorize=options.authorize, access_token=options.access_token, default_name=options.answered_by
+            authorize=options.authorize,
+            access_token=options.access_token,
+            default_name=options.answered_by,
+            links=options.login_links,
         )
         """Who may see and answer the questions."""
         self.login_help = DEFAULT_LOGIN_HELP

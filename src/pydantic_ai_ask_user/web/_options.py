@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 
+from ._links import SignedLoginLinks
 from ._security import DEFAULT_BODY_SECONDS, DEFAULT_MAX_BODY_BYTES, Authorize
 
 __all__ = ('WebOptions', 'DEFAULT_TITLE', 'DEFAULT_MAX_CUSTOM_ANSWER_LENGTH', 'web_options', 'deprecated_name')
@@ -42,6 +43,11 @@ class WebOptions:
 
     access_token: str | None = None
     """The API access token to use instead of a random one; must be `None` with `authorize`."""
+
+    login_links: SignedLoginLinks | None = None
+    """Sign-in links made elsewhere with a shared key (`SignedLoginLinks`), accepted besides the app's own one-time
+    links: each signs one browser in as the person it names, once, until it expires. Not with `authorize`.
+    """
 
     answered_by: str | None = None
     """Who an answer is recorded as (`AskUserResponse.answered_by`) when the gate knows no name for the sender.

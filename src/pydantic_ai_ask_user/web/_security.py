@@ -27,6 +27,8 @@ from pydantic_ai_ask_user._asgi import BodyLimit
 from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._text import printable
 
+from ._links import SignedLoginLinks
+
 __all__ = (
     'Authorize',
     'Gate',
@@ -106,10 +108,19 @@ class Gate:
     """Access control: a random access token with one-time login links, or the user's own `authorize` hook."""
 
     def __init__(
-        self, *, authorize: Authorize | None = None, access_token: str | None = None, default_name: str | None = None
+        self,
+        *,
+        authorize: Authorize | None = None,
+        access_token: str | None = None,
+        default_name: str | None = None,
+        links: SignedLoginLinks | None = None,
     ) -> None:
         if authorize is not None and access_token is not None:
             raise ValueError('give either authorize= or access_token=, not both')
+        if authorize is not None and links is not None:
+            raise ValueError('give either authorize= or login_links=, not both: with authorize, nobody logs in here')
+        self.links = links
+        """Login links signed by another process with a shared key, accepted besides this gate's own."""
         self.authorize = authorize
         """The user's hook; when set, it alone decides, and no token or cookie is used."""
         self.access_token: str | None = None if authorize is not None else (access_token or secrets.token_urlsafe(32))
@@ -142,12 +153,16 @@ class Gate:
     def peek(self, code: str) -> Redeemed | None:
         """Who a login code is for (a `Redeemed`), or `None` when it is not valid; the code stays usable."""
         found = self._codes.get(code)
+        if found is None and self.links is not None:
+            return _redeemed(self.links.peek(code))
         if found is None or time.monotonic() >= found[0]:
             return None
         return found[1]
 
     def redeem(self, code: str) -> Redeemed | None:
         """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
+        if code not in self._codes and self.links is not None:
+            return _redeemed(self.links.redeem(code))
         redeemed = self.peek(code)
         self._codes.pop(code, None)
         return redeemed
@@ -219,7 +234,7 @@ class Gate:
         identity = self.identity(request)
         if identity is None:
             return 'forbidden', None
-        return 'allowed', Person(identity.name or self.default_name, groups=identity.groups)
+        return 'allowed', Person(identity.name or self.default_name, groups=identity.groups, sees_all=identity.sees_all)
 
     def identity(self, request: Request) -> Redeemed | None:
         """Who the browser's session cookie signs it in as (a `Redeemed`), or `None` when it has no live session."""
@@ -243,7 +258,7 @@ class Gate:
         """
         identity = self.identity(request)
         if identity is not None:
-            who = [identity.name or '', *sorted(identity.groups)]
+            who = [identity.name or '', str(identity.sees_all), *sorted(identity.groups)]
         else:
             who = [answered_by(request) or ''] if self.authorize is not None else []
         message = '\0'.join([cookie, str(identity is not None), *who]).encode()
@@ -264,6 +279,16 @@ class Redeemed:
 
     groups: frozenset[str] = frozenset()
     """The groups bound to the link (`new_login_code(groups=...)`)."""
+
+    sees_all: bool = False
+    """Whether the link signs in someone who sees every item (a signed administrator's link)."""
+
+
+def _redeemed(person: Person | None) -> Redeemed | None:
+    """A signed link's person as the gate keeps who a session is; `None` stays `None`."""
+    if person is None:
+        return None
+    return Redeemed(person.name, frozenset(person.groups), person.sees_all)
 
 
 def _let_in(request: Request, who: Person) -> None:

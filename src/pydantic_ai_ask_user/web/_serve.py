@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from .._serving import GuardedServer, ServerLimits, Trusted, bind
 from ._app import AskUserApp
 
-__all__ = ('serve', 'ServerLimits', 'reachable_host')
+__all__ = ('serve', 'ServerLimits', 'reachable_host', 'listens_everywhere', 'WILDCARD_HOSTS')
 
 SHUTDOWN_SECONDS = 2
 """How long open connections (a live inbox stream) may delay the server's shutdown."""
@@ -29,12 +29,17 @@ async def serve(
     port: int = 0,
     limits: ServerLimits | None = None,
     trusted: Trusted | None = None,
+    forwarded_allow_ips: str | None = None,
 ) -> AsyncGenerator[str]:
     """Serve `app` with uvicorn on `host:port` (0: any free port) while the block runs; yields the base URL.
 
     `limits` bound slow and idle connections (by default `ServerLimits()`). Raises `OSError` when the
     address cannot be bound. On a wildcard host (`0.0.0.0`, `::`), which no browser can open, the URL
     names the loopback address instead (`http://127.0.0.1:8000/`).
+
+    `forwarded_allow_ips`: the addresses of the proxies whose `X-Forwarded-Proto` and `X-Forwarded-For` are believed
+    (uvicorn's option of that name: comma-separated, `*` for any); by default uvicorn's, `127.0.0.1` (or
+    `$FORWARDED_ALLOW_IPS`). Behind a proxy that ends HTTPS, the app then sets its cookies `Secure`.
     """
     sock = bind(host, port)
     bound_port: int = sock.getsockname()[1]
@@ -48,6 +53,7 @@ async def serve(
         log_level='warning',
         lifespan='off',
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        **({} if forwarded_allow_ips is None else {'forwarded_allow_ips': forwarded_allow_ips}),
     )
     reachable = reachable_host(host)
     shown_host = f'[{reachable}]' if ':' in reachable else reachable
@@ -77,6 +83,11 @@ class _Server(GuardedServer):
 def reachable_host(host: str) -> str:
     """The address a browser on this machine opens for a server on `host`: loopback for a wildcard host."""
     return WILDCARD_HOSTS.get(host, host)
+
+
+def listens_everywhere(host: str) -> bool:
+    """Whether a server on `host` listens on every interface (`0.0.0.0`, `::`), which no browser can open as such."""
+    return host in WILDCARD_HOSTS
 
 
 async def _serve_until_exit(server: uvicorn.Server) -> None:
