@@ -356,7 +356,12 @@ async def test_the_history_reads_ranges_of_its_indexes_never_every_row(database_
     assert 'ix_ask_user_event_approvals_finished' in approvals, approvals
 
 
-async def test_a_database_of_an_earlier_version_gets_the_history_indexes_at_start_up(database_url: str) -> None:
+@pytest.mark.parametrize('pooled', [False, True], ids=['bare driver', 'sqlalchemy'])
+async def test_a_database_of_an_earlier_version_gets_the_history_indexes_at_start_up(
+    database_url: str, pooled: bool
+) -> None:
+    """Opened by `ask-user` (`create_table=False`: no table made, the indexes added) or by an inbox (SQLAlchemy's
+    engine on PostgreSQL; SQLite is read through `sqlite3` either way)."""
     dbos_workflows(database_url, {'wf': 'PENDING'})
     _answer(database_url, 'q')
     _decide(database_url, 'a', ApprovalDecision.approve())
@@ -365,7 +370,7 @@ async def test_a_database_of_an_earlier_version_gets_the_history_indexes_at_star
     with engine.begin() as conn:
         for name in ours:
             conn.execute(sa.text(f'DROP INDEX {name}'))
-    async with DBOSQuestionStore(database_url, create_table=False, pooled=False) as store:
+    async with DBOSQuestionStore(database_url, create_table=not pooled, pooled=pooled) as store:
         assert (await store.history_page()).total == 2
     inspector = sa.inspect(engine)
     names = {
