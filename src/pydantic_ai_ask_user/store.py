@@ -13,12 +13,16 @@ The rules every front end follows over a store are here too: what a typed id mea
 call id, or a unique beginning of a key) how a whole wait is decided from JSON (`read_wait_decision`: every
 item, or none), and one listing of everything that waits, approvals and questions under one cursor and one total
 (`page_inbox`).
+
+What finished is history (`page_history`, `HistoryStore`): each answered, declined, decided or withdrawn item
+(`FinishedRecord`), newest first, for as long as its store keeps it.
 """
 
 from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
+from ._history import FinishedRecord, HistoryFilter, HistoryStore, NoHistoryError, page_history
 from ._inbox_page import InboxPage, page_inbox
 from ._lookup import MIN_PREFIX, WaitingMatches, find_waiting
 from ._question_store import (
@@ -70,4 +74,9 @@ __all__ = (
     'read_wait_decision',
     'InboxPage',
     'page_inbox',
+    'FinishedRecord',
+    'HistoryFilter',
+    'HistoryStore',
+    'NoHistoryError',
+    'page_history',
 )

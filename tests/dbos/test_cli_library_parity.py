@@ -134,6 +134,25 @@ async def test_pending_lists_what_the_store_pages(twins: tuple[str, str]) -> Non
     assert page.next_cursor is not None
 
 
+async def test_history_lists_what_the_store_pages_as_history(twins: tuple[str, str]) -> None:
+    _, command = twins
+    store = DBOSQuestionStore(command, create_table=False)
+    try:
+        for request in QUESTIONS[:2]:
+            await store.respond(request.key, AskUserResponse(cancelled=True, answered_by='ann'))
+        page = await store.history_page(limit=1)
+    finally:
+        store.close()
+    code, out, err = await ask_user('history', '--json', '--limit', '1', '--db', command)
+    assert code == 0, err
+    *records, trailer = [json.loads(line) for line in out.splitlines()]
+    assert [(record['id'], record['outcome'], record['by']) for record in records] == [
+        (record.key, record.outcome, record.by) for record in page.records
+    ]
+    assert (trailer['total'], trailer.get('next_cursor')) == (page.total, page.next_cursor) == (2, page.next_cursor)
+    assert page.next_cursor is not None
+
+
 async def test_answer_by_a_unique_beginning_records_what_the_library_lookup_and_respond_record(
     twins: tuple[str, str],
 ) -> None:

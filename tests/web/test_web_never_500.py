@@ -178,6 +178,7 @@ def test_arbitrary_strings_in_every_parameter_of_every_route_are_never_a_500(
 
 
 def test_the_fuzzed_routes_are_every_route_of_the_app() -> None:
-    assert len(ROUTES) == 17
+    assert len(ROUTES) == 19
     assert ('GET', '/api/events') in ROUTES
+    assert ('GET', '/api/history') in ROUTES
     assert ('POST', '/approvals/{id}') in ROUTES

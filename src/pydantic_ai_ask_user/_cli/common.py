@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 import anyio
 
 from .._answers import AskUserRequest, AskUserResponse, CannotAskError
-from .._audience import QuestionContext
+from .._audience import Person, QuestionContext
 from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
 from .._text import printable
 from ..dbos import DBOSQuestionStore, shown_database_url
@@ -54,6 +55,8 @@ __all__ = (
     'run_on',
     'ask_in_terminal',
     'print_addressing',
+    'person_asked_for',
+    'next_page_command',
 )
 
 DEFAULT_DB = 'sqlite:///ask_user.sqlite'
@@ -315,3 +318,36 @@ def print_addressing(audience: tuple[str, ...] | None, context: QuestionContext 
     for line in (context.summary or '').split('\n'):
         if line.strip():
             print('  | ' + printable(line, allow_newline=False))
+
+
+def person_asked_for(args: argparse.Namespace) -> Person | str | None:
+    """Whom `--for NAME` (with each `--group NAME`) narrows a listing to (`None`: everyone), or the usage error."""
+    try:
+        who = None if args.for_name is None else Person(args.for_name, groups=args.group)
+    except (TypeError, ValueError) as error:
+        return str(error)
+    if who is None and args.group:
+        return _('--group needs --for NAME: the groups are those of the person named')
+    return who
+
+
+def next_page_command(
+    args: argparse.Namespace, command: str, cursor: str | None, *, default_limit: int, options: list[str]
+) -> str | None:
+    """The command that lists the next page: `command` with this run's options again (so that it can be pasted),
+    `options` (the command's own, as words) and `cursor`; `None` on the last page.
+
+    A database URL's password is not repeated: the command shows where to put it back (`***`).
+    """
+    if cursor is None:
+        return None
+    words = ['ask-user', command]
+    if args.temporal is not None:
+        words += ['--temporal', args.temporal, *(['--namespace', args.namespace] if args.namespace else [])]
+    elif args.db != DEFAULT_DB:
+        words += ['--db', shown(args.db)]
+    if args.for_name is not None:
+        words += ['--for', args.for_name, *(word for group in args.group for word in ('--group', group))]
+    if args.limit != default_limit:
+        words += ['--limit', str(args.limit)]
+    return shlex.join([*words, *options, '--cursor', cursor])

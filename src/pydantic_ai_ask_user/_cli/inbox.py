@@ -102,7 +102,7 @@ def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    """Add `pending` and `answer` to the `ask-user` command line."""
+    """Add `pending`, `history`, `answer` and `resolve` to the `ask-user` command line."""
     pending = command(
         subparsers,
         'pending',
@@ -149,6 +149,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pending.add_argument(
         '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
     )
+
+    history = command(
+        subparsers,
+        'history',
+        later('history', 'run_history'),
+        summary='list the questions and approvals that finished in a DBOS database, the latest first',
+        description=(
+            'List the questions answered, declined or withdrawn and the tool approvals decided or withdrawn in the '
+            'database, across all workflows, the latest first, a page at a time: with the outcome, who answered or '
+            'decided, when, and what (the answers; the arguments, the edited ones, the reason or the reply). History '
+            'ends where the finished items are pruned (a week after they finished, by default). A line on stderr '
+            'says how many there are in all and how to see the next page (--cursor); with --json the last line is '
+            '{"total": N, "next_cursor": ...}. Administrative access, as pending: --for only narrows the list to what '
+            'NAME may see (addressed to NAME or a --group, or to anyone, or answered by NAME). --temporal is not '
+            'available yet (exit 4).'
+        ),
+    )
+    _add_source(history, 'not available yet: the history of Temporal workflows (exit 4)')
+    history.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
+    history.add_argument(
+        '--for',
+        metavar='NAME',
+        dest='for_name',
+        help=(
+            'only what NAME may see: addressed to NAME (or to one of the --group names), unaddressed, or answered '
+            'or decided by NAME. A filter, not access control'
+        ),
+    )
+    history.add_argument(
+        '--group', metavar='NAME', action='append', default=[], help='with --for: a group NAME belongs to (repeat)'
+    )
+    history.add_argument(
+        '--limit',
+        type=_page_size,
+        default=DEFAULT_PENDING_LIMIT,
+        metavar='N',
+        help=f'show at most N items, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
+    )
+    history.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
+    history.add_argument('--kind', choices=('question', 'approval'), help='only questions, or only tool approvals')
 
     answer = command(
         subparsers,

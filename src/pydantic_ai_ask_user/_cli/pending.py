@@ -5,7 +5,6 @@ Temporal namespace, a page at a time, as text for a person or as one JSON object
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from .._audience import Person, addressing_json
+from .._audience import addressing_json
 from .._json import questions_to_json
 from .._text import printable, terminal_json
 from .._tool_args import approval_args
@@ -21,13 +20,13 @@ from ..dbos import on_unreadable_row
 from ..store import BadCursorError, PendingFilter, PendingRecord, page_inbox
 from .approvals import approval_json, approval_lines
 from .common import (
-    DEFAULT_DB,
     cannot_read_questions,
     clipped,
     fail,
+    next_page_command,
     open_store,
+    person_asked_for,
     print_addressing,
-    shown,
     timestamp,
     without_nulls,
 )
@@ -46,13 +45,9 @@ __all__ = ('run_pending',)
 
 def run_pending(args: argparse.Namespace) -> int:
     """List what waits: approvals, then questions (and, with `--temporal`, the other waits), a page at a time."""
-    try:
-        who = None if args.for_name is None else Person(args.for_name, groups=args.group)
-    except (TypeError, ValueError) as error:
-        fail(str(error))
-        return EXIT_INVALID  # a usage error, as argparse exits
-    if who is None and args.group:
-        fail(_('--group needs --for NAME: the groups are those of the person named'))
+    who = person_asked_for(args)
+    if isinstance(who, str):
+        fail(who)
         return EXIT_INVALID  # a usage error, as argparse exits
     store = open_store(args)
     if isinstance(store, str):
@@ -141,25 +136,12 @@ def _print_count(shown: int, total: int, next_page: str | None) -> None:
 
 
 def _next_page(args: argparse.Namespace, cursor: str | None) -> str | None:
-    """The command that lists the next page: this one's options again (so that it can be pasted), with `cursor`.
-
-    A database URL's password is not repeated: the command shows where to put it back (`***`).
-    """
-    if cursor is None:
-        return None
-    words = ['ask-user', 'pending']
-    if args.temporal is not None:
-        words += ['--temporal', args.temporal, *(['--namespace', args.namespace] if args.namespace else [])]
-    elif args.db != DEFAULT_DB:
-        words += ['--db', shown(args.db)]
-    if args.for_name is not None:
-        words += ['--for', args.for_name, *(word for group in args.group for word in ('--group', group))]
-    if args.limit != DEFAULT_PENDING_LIMIT:
-        words += ['--limit', str(args.limit)]
+    """The command that lists the next page: this one's options again (so that it can be pasted), with `cursor`."""
+    ages: list[str] = []
     for option, seconds in (('--older-than', args.older_than), ('--newer-than', args.newer_than)):
         if seconds is not None:
-            words += [option, f'{seconds:g}']
-    return shlex.join([*words, '--cursor', cursor])
+            ages += [option, f'{seconds:g}']
+    return next_page_command(args, 'pending', cursor, default_limit=DEFAULT_PENDING_LIMIT, options=ages)
 
 
 def _pending_json(record: PendingRecord) -> dict[str, Any]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = (
+    'decode_approval',
     'ApprovalStatus',
     'StoredApproval',
     'insert_approval',
@@ -86,7 +87,7 @@ _APPROVAL_COLUMNS = (
     'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
     "a.status, a.decision, CASE WHEN w.status = 'pending' THEN 1 ELSE 0 END"
 )
-"""The columns an approval is read back from, with whether its wait is open, in the order `_decode_approval` takes."""
+"""The columns an approval is read back from, with whether its wait is open, in the order `decode_approval` takes."""
 
 
 def select_approvals(
@@ -128,7 +129,7 @@ def select_approvals(
     if limit is not None:
         query += ' LIMIT :limit'
         parameters['limit'] = limit
-    return [_decode_approval(row) for row in execute(conn, query, parameters).fetchall()]
+    return [decode_approval(row) for row in execute(conn, query, parameters).fetchall()]
 
 
 _PENDING_APPROVAL = "a.status = 'pending' AND w.status = 'pending'"
@@ -188,7 +189,8 @@ def _json_or_null(data: dict[str, Any]) -> str | None:
     return json.dumps(data, ensure_ascii=False) if data else None
 
 
-def _decode_approval(row: Sequence[Any]) -> StoredApproval:
+def decode_approval(row: Sequence[Any]) -> StoredApproval:
+    """One row of the approval columns (`_APPROVAL_COLUMNS`, whether its wait is open last) decoded."""
     (
         token,
         workflow_id,

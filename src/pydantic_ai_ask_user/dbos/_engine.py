@@ -23,6 +23,7 @@ from ._connection import BUSY_TIMEOUT_SECONDS
 from ._schema import (
     ADDED_COLUMNS,
     DBOS_TABLE,
+    EVENT_APPROVALS_TABLE_NAME,
     TABLE_NAME,
     add_column_statement,
     backfill_statement,
@@ -123,24 +124,26 @@ def ensure_columns(engine: sa.Engine, *, creating: bool = False) -> None:
 
 
 def ensure_indexes(engine: sa.Engine) -> None:
-    """Create the questions table's indexes where an earlier version made the table without them; idempotent.
+    """Create the questions table's indexes (and the approvals table's) where an earlier version made the table
+    without them; idempotent.
 
     `CREATE INDEX IF NOT EXISTS` on both databases, so processes starting together do not collide. A database user who
     may not create them (not the table's owner) gets a warning naming the statement, and the store works on, slower.
     """
-    for name, statement in index_statements():
-        if _has_index(engine, name):
+    approvals = sa.inspect(engine).has_table(EVENT_APPROVALS_TABLE_NAME)
+    for name, table, statement in index_statements(approvals=approvals):
+        if _has_index(engine, table, name):
             continue  # a read: a database user who may not write indexes is not warned at every start
         try:
             with engine.begin() as conn:
                 conn.execute(sa.text(statement))
         except exc.DBAPIError as error:
-            if not _has_index(engine, name):
+            if not _has_index(engine, table, name):
                 warn_missing_index(name, statement, str(error.orig))
 
 
-def _has_index(engine: sa.Engine, name: str) -> bool:
-    return any(found['name'] == name for found in sa.inspect(engine).get_indexes(TABLE_NAME))
+def _has_index(engine: sa.Engine, table: str, name: str) -> bool:
+    return any(found['name'] == name for found in sa.inspect(engine).get_indexes(table))
 
 
 def _has_column(engine: sa.Engine, name: str) -> bool:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = (
+    'report_unreadable',
     'insert_pending',
     'insert_encoded',
     'REQUEST_COLUMNS',
@@ -163,7 +164,7 @@ def _decode_rows(
         except UnreadableRowError as error:
             if strict:
                 raise
-            _report_unreadable(error)
+            report_unreadable(error)
             continue
         stored.append(one)
         if decoded is not None:
@@ -178,7 +179,7 @@ _reported: dict[str, None] = {}
 """The keys of the damaged rows this process logged, oldest first (at most `_REPORTED_LIMIT`)."""
 
 
-def _report_unreadable(error: UnreadableRowError) -> None:
+def report_unreadable(error: UnreadableRowError) -> None:
     if error.request_id in _reported:
         return
     if len(_reported) >= _REPORTED_LIMIT:

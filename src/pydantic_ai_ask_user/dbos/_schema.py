@@ -24,6 +24,8 @@ __all__ = (
     'DBOS_TABLE',
     'ADDED_COLUMNS',
     'INDEXES',
+    'APPROVAL_INDEXES',
+    'FINISHED',
     'index_statements',
     'PENDING_ORDER',
     'after_position',
@@ -87,18 +89,54 @@ INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
     # (and count) that is everyone's, read without passing the addressed ones (theirs come from the addressees).
     # It holds `audience` (`NULL` in each of its rows) so that SQLite reads it alone, without the table's rows.
     ('ix_ask_user_requests_unaddressed', ('status', 'due_at', 'created_at', 'id', 'audience'), 'audience IS NULL'),
+    # The history, newest first (`ORDER BY updated_at DESC, id DESC`, read backwards): every finished question; those
+    # addressed to nobody in particular (the part of a person's history that is everyone's); and each person's own
+    # answers (`answered_by`). Partial, so that the pending rows, which change most, are in none of them.
+    ('ix_ask_user_requests_finished', ('updated_at', 'id'), "status <> 'pending'"),
+    (
+        # `audience` first (`NULL` in each row): `audience IS NULL` is then a key of the index, which SQLite prefers
+        # to the range of every finished question's for a person's unaddressed branch.
+        'ix_ask_user_requests_finished_unaddressed',
+        ('audience', 'updated_at', 'id'),
+        "status <> 'pending' AND audience IS NULL",
+    ),
+    (
+        'ix_ask_user_requests_finished_by',
+        ('answered_by', 'updated_at', 'id'),
+        "status <> 'pending' AND answered_by IS NOT NULL",
+    ),
 )
 """The indexes of the questions table, by name, columns and the rows they hold (`None`: all; else a `WHERE`, a
 partial index, which SQLite and PostgreSQL both use for a query whose conditions include it): `_tables.requests_table`
 declares them (so a new table has them), and `index_statements` adds them to a table an earlier version made without
 them."""
 
+FINISHED = "status <> 'pending'"
+"""The rows of the history: answered (or declined) and withdrawn questions, decided and withdrawn approvals. Written
+exactly as the partial indexes' `WHERE` begins, so that both databases see that a query's conditions imply it."""
 
-def index_statements() -> list[tuple[str, str]]:
-    """Each index's name and the `CREATE INDEX IF NOT EXISTS` that makes it (the same on SQLite and PostgreSQL)."""
+APPROVAL_INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
+    # The approvals' history, newest first, as the questions' (`ix_ask_user_requests_finished`), and who decided.
+    ('ix_ask_user_event_approvals_finished', ('updated_at', 'id'), "status <> 'pending'"),
+    (
+        'ix_ask_user_event_approvals_finished_by',
+        ('decided_by', 'updated_at', 'id'),
+        "status <> 'pending' AND decided_by IS NOT NULL",
+    ),
+)
+"""The indexes of the approvals table that `_tables.event_approvals_table` declares and `index_statements` adds to a
+table an earlier version made without them (as `INDEXES` for the questions)."""
+
+
+def index_statements(*, approvals: bool) -> list[tuple[str, str, str]]:
+    """Each index's name, table and the `CREATE INDEX IF NOT EXISTS` that makes it (the same on SQLite and
+    PostgreSQL): the questions table's, and with `approvals` (the database has that table) the approvals table's.
+    """
+    tables = [(TABLE_NAME, INDEXES), *([(EVENT_APPROVALS_TABLE_NAME, APPROVAL_INDEXES)] if approvals else [])]
     return [
-        (name, f'CREATE INDEX IF NOT EXISTS {name} ON {TABLE_NAME} ({", ".join(columns)})' + _where(rows))
-        for name, columns, rows in INDEXES
+        (name, table, f'CREATE INDEX IF NOT EXISTS {name} ON {table} ({", ".join(columns)})' + _where(rows))
+        for table, indexes in tables
+        for name, columns, rows in indexes
     ]
 
 

@@ -17,6 +17,14 @@ import anyio.to_thread
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, audience_includes
+from .._history import (
+    ALL_FINISHED,
+    FinishedRecord,
+    HistoryFilter,
+    decode_history_position,
+    encode_history_position,
+    history_order,
+)
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -67,6 +75,12 @@ from ._encoding import (
     answer_message,
     encode_response,
     message_topic,
+)
+from ._history import (
+    count_finished_approvals,
+    count_finished_questions,
+    select_finished_approvals,
+    select_finished_questions,
 )
 from ._inbox import completed_results, event_topic
 from ._questions import (
@@ -154,6 +168,8 @@ class DBOSQuestionStore:
     finished_retention_seconds: float | None = DEFAULT_FINISHED_RETENTION_SECONDS
     """How long answered and withdrawn questions are kept before `prune_finished` (run by `events()` once an hour,
     so by every web inbox on this store) deletes them; `None` keeps them forever.
+
+    It is where the history (`history_page`) ends: a question or approval finished longer ago than this is gone.
     """
 
     create_table: bool = True
@@ -330,6 +346,70 @@ class DBOSQuestionStore:
             next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
             total = count_pending_rows(conn, where, visible_to, addressees=self._has_addressees)
         return PendingPage(page, next_cursor, total)
+
+    async def history_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: HistoryFilter = ALL_FINISHED,
+        visible_to: Person | None = None,
+    ) -> PendingPage[FinishedRecord]:
+        """At most `limit` finished questions and approvals after `cursor`, the newest first, and how many there are
+        (the `HistoryStore` contract); with `visible_to`, only what that person may see, in the page and the count.
+
+        Each table is read as one range of an index of its finished rows (a person's questions: a range for the
+        unaddressed ones, one for their own answers, and one per name through the addressees), at most `limit` + 1
+        rows each, and the two merged. History ends where `prune_finished` deleted the rows
+        (`finished_retention_seconds`).
+        """
+        check_limit(limit)
+        before = None if cursor is None else decode_history_position(cursor)
+        return await self._in_thread(partial(self._history, limit, before, where, visible_to))
+
+    def _history(
+        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
+    ) -> PendingPage[FinishedRecord]:
+        database = self._connect()
+        if not self._table_ready(database):
+            return PendingPage((), None, 0)
+        approvals = where.kind != 'question' and self._approvals_ready()
+        records: list[FinishedRecord] = []
+        # Where each table's read stopped when it read all it was asked for (it may hold more): the page holds nothing
+        # below the highest of them, which nothing read yet of that table could come before.
+        ends: list[tuple[float, str]] = []
+        total = 0
+        with database.connect() as conn:
+            if where.kind != 'approval':
+                found, end = select_finished_questions(
+                    conn,
+                    before=before,
+                    limit=limit + 1,
+                    where=where,
+                    visible_to=visible_to,
+                    addressees=self._has_addressees,
+                    decoded=self._decoded,
+                )
+                records += found
+                ends += [] if end is None else [end]
+                total += count_finished_questions(conn, where, visible_to, addressees=self._has_addressees)
+            if approvals:
+                found, end = select_finished_approvals(
+                    conn, before=before, limit=limit + 1, where=where, visible_to=visible_to
+                )
+                records += found
+                ends += [] if end is None else [end]
+                total += count_finished_approvals(conn, where, visible_to)
+        cutoff = max(ends, default=None)
+        known = sorted(
+            (record for record in records if cutoff is None or history_order(record) >= cutoff),
+            key=history_order,
+            reverse=True,
+        )
+        if len(known) > limit:
+            return PendingPage(known[:limit], encode_history_position(history_order(known[limit - 1])), total)
+        # A short page over a table that holds more (rows it left out: damaged, or not theirs after all): go on below.
+        return PendingPage(known, None if cutoff is None else encode_history_position(cutoff), total)
 
     async def prune_finished(self, *, older_than: float | None = None) -> int:
         """Delete the questions answered or withdrawn more than `older_than` seconds ago (by default

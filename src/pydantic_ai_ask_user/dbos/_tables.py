@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from .._question_store import NO_DEADLINE_ORDER
 from ._schema import (
     ANSWERED_BY_LENGTH,
+    APPROVAL_INDEXES,
     EVENT_APPROVALS_TABLE_NAME,
     EVENT_CALLS_TABLE_NAME,
     EVENT_TABLE_NAME,
@@ -146,6 +147,8 @@ event_approvals_table = sa.Table(
     sa.Column('updated_at', sa.Float(), nullable=False, index=True),
     # The inbox's order of the approvals, keyset-paged (`status = 'pending' AND (created_at, id) > cursor`).
     sa.Index('ix_ask_user_event_approvals_pending_order', 'status', 'created_at', 'id'),
+    # The history of the approvals (`_schema.APPROVAL_INDEXES`).
+    *(_index(name, columns, rows) for name, columns, rows in APPROVAL_INDEXES),
 )
 """One row per tool call a waiting handler's wait needs approved, published by `ask_through_store` with the wait's
 questions: the tool, the model's arguments (JSON), the tool's parameters JSON schema recorded then (edited

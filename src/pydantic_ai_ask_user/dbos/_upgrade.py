@@ -16,6 +16,7 @@ from ._changes import ensure_change_log
 from ._connection import Database, execute
 from ._schema import (
     ADDED_COLUMNS,
+    EVENT_APPROVALS_TABLE_NAME,
     add_column_statement,
     backfill_statement,
     index_statements,
@@ -75,7 +76,7 @@ def _add_missing_indexes(database: Database, has_index: Callable[[str], bool], e
     """Create the questions table's indexes an earlier version did not make (`IF NOT EXISTS`); a database user who
     may not (a read-only file) gets a warning naming the statement, and the store works on, slower.
     """
-    for name, statement in index_statements():
+    for name, _, statement in index_statements(approvals=database.has_table(EVENT_APPROVALS_TABLE_NAME)):
         if has_index(name):
             continue  # a read, so a store that may not write (ask-user pending) takes no write lock for it
         try:

@@ -17,6 +17,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, check_decision
 from pydantic_ai_ask_user._audience import audience_includes
+from pydantic_ai_ask_user._history import (
+    ALL_FINISHED,
+    FinishedRecord,
+    HistoryFilter,
+    approval_outcome,
+    page_history_in_memory,
+    question_outcome,
+)
 from pydantic_ai_ask_user._question_store import (
     EVERYTHING,
     approval_order,
@@ -43,7 +51,8 @@ from pydantic_ai_ask_user.store import (
 __all__ = ('QuestionHub', 'HubRecord', 'DEFAULT_REMEMBER_FINISHED', 'DEFAULT_SUBSCRIBER_BUFFER')
 
 DEFAULT_REMEMBER_FINISHED = 1000
-"""How many finished questions a hub remembers, so that a late answer gets 409 or 410 instead of 404."""
+"""How many finished questions and approvals a hub remembers, so that a late answer gets 409 or 410 instead of 404;
+its history (`history_page`) holds the same ones, so this is also where a hub's history ends."""
 
 DEFAULT_SUBSCRIBER_BUFFER = 256
 """How many events an `events()` subscriber may fall behind before it is dropped (its iteration then ends)."""
@@ -93,6 +102,10 @@ class QuestionHub:
     declined, or withdrawn (its asker was cancelled: a timeout, a cancelled run); the hub then only
     remembers it, in a bounded list, to tell a late answer that it came too late.
 
+    That list is its history too (`history_page`, a `HistoryStore`): the last `remember_finished` items finished
+    (questions and approvals together), each with what was asked, the answer or decision, who gave it and when; an
+    older one is forgotten, and a hub forgets them all when its process ends.
+
     Everything is keyed by `AskUserRequest.key`, the question's run and tool call: providers repeat tool
     call ids across runs (`call_0`), and two runs that do are two questions, each waiting for its own answer.
 
@@ -117,6 +130,8 @@ class QuestionHub:
         # Whom the remembered finished questions were for (the audience only, not the request: it is kept for
         # as long as the outcome), so an error about one can say so and a front end hide it from anyone else.
         self._finished_audiences: dict[str, tuple[str, ...] | None] = {}
+        # What each remembered finished item was, who finished it and when: the history (`history_page`).
+        self._history: dict[str, FinishedRecord] = {}
         self._remember = remember_finished
         self._buffer = subscriber_buffer
         self._subscribers: set[MemoryObjectSendStream[StoreEvent]] = set()
@@ -152,8 +167,7 @@ class QuestionHub:
                 stored, response = answered
                 check_same_questions(request, stored)
                 return response
-            self._finished.pop(key, None)
-            self._finished_audiences.pop(key, None)
+            self._forget(key)
             waiting = _Waiting(request)
             self._pending[key] = waiting
             bisect.insort(self._order, waiting.order)
@@ -171,7 +185,7 @@ class QuestionHub:
             waiting.askers -= 1
             if waiting.response is None and waiting.withdrawn is None and not waiting.askers:
                 self._remove(waiting)
-                self._finish(key, 'withdrawn', waiting.request)
+                self._finish(waiting, 'withdrawn')
         if waiting.withdrawn is not None:
             raise QuestionWithdrawn(waiting.withdrawn)
         response = waiting.response
@@ -242,7 +256,7 @@ class QuestionHub:
         check_response(waiting.request, response)
         waiting.response = response
         self._remove(waiting)
-        self._finish(key, 'answered', waiting.request, response)
+        self._finish(waiting, 'answered', response)
         waiting.done.set()
 
     def withdraw_all(self, reason: str = 'the server is shutting down') -> int:
@@ -259,7 +273,7 @@ class QuestionHub:
         self._order.clear()
         for waiting in withdrawn:
             waiting.withdrawn = reason
-            self._finish(waiting.request.key, 'withdrawn', waiting.request)
+            self._finish(waiting, 'withdrawn')
             waiting.done.set()
         undecided = tuple(self._approvals.values())
         for deciding in undecided:  # their waits go on at once, each undecided call denied
@@ -310,20 +324,25 @@ class QuestionHub:
             raise _with_audience(WithdrawnError(request_id), self._finished_audiences, request_id)
         raise UnknownRequestError(request_id)
 
-    def _finish(
-        self,
-        request_id: str,
-        outcome: _Outcome,
-        request: AskUserRequest | None = None,
-        response: AskUserResponse | None = None,
-    ) -> None:
+    def _finish(self, waiting: _Waiting, outcome: _Outcome, response: AskUserResponse | None = None) -> None:
+        request = waiting.request
+        request_id = request.key
         if self._remember:
             self._finished[request_id] = outcome
-            if request is not None:
-                self._finished_audiences[request_id] = request.audience
-            if request is not None and response is not None:
+            self._finished_audiences[request_id] = request.audience
+            if response is not None:
                 # With the request it answers: a replay asking other questions under this key is refused, not answered.
                 self._answered[request_id] = (request, response)
+            self._history[request_id] = FinishedRecord(
+                kind='question',
+                key=request_id,
+                outcome=question_outcome(response),
+                by=None if response is None else response.answered_by,
+                asked_at=waiting.created_at,
+                finished_at=time.time(),
+                request=request,
+                response=response,
+            )
             self._forget_oldest()
         # With its request, so each stream decides from the event who may hear of it (no list of keys per stream).
         self._publish(StoreEvent(outcome, request_id, request))
@@ -333,6 +352,28 @@ class QuestionHub:
             forgotten, _ = self._finished.popitem(last=False)
             self._answered.pop(forgotten, None)
             self._finished_audiences.pop(forgotten, None)
+            self._history.pop(forgotten, None)
+
+    def _forget(self, key: str) -> None:
+        """Forget that `key` finished: it waits again (asked again after it was withdrawn, a replay)."""
+        self._finished.pop(key, None)
+        self._finished_audiences.pop(key, None)
+        self._history.pop(key, None)
+
+    async def history_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: HistoryFilter = ALL_FINISHED,
+        visible_to: Person | None = None,
+    ) -> PendingPage[FinishedRecord]:
+        """A page of the finished questions and approvals this hub remembers (its last `remember_finished`), the
+        newest first (the `HistoryStore` contract); with `visible_to`, only what that person may see.
+        """
+        return page_history_in_memory(
+            tuple(self._history.values()), limit=limit, cursor=cursor, where=where, visible_to=visible_to
+        )
 
     # The tool approvals (`ApprovalStore`).
 
@@ -387,8 +428,7 @@ class QuestionHub:
         key = approval.key
         if (deciding := self._approvals.get(key)) is not None:
             return deciding
-        self._finished.pop(key, None)
-        self._finished_audiences.pop(key, None)
+        self._forget(key)
         deciding = _Deciding(approval if approval.created_at else replace(approval, created_at=time.time()))
         self._approvals[key] = deciding
         bisect.insort(self._approval_order, approval_order(deciding.approval))
@@ -405,6 +445,17 @@ class QuestionHub:
         if self._remember:
             self._finished[key] = outcome
             self._finished_audiences[key] = deciding.approval.audience
+            decision = deciding.decision if outcome == 'answered' else None
+            self._history[key] = FinishedRecord(
+                kind='approval',
+                key=key,
+                outcome=approval_outcome(decision),
+                by=None if decision is None else decision.decided_by,
+                asked_at=deciding.approval.created_at,
+                finished_at=time.time(),
+                approval=deciding.approval,
+                decision=decision,
+            )
             self._forget_oldest()
         deciding.done.set()
         self._publish(StoreEvent(outcome, key, item='approval', approval=deciding.approval))

@@ -20,6 +20,7 @@ from . import _api
 from ._api import Api
 from ._approvals import Approvals
 from ._context import DEFAULT_LOGIN_HELP, AppContext, is_api, log_unreachable, unreachable
+from ._history import History
 from ._options import DEFAULT_TITLE, WebOptions, deprecated_name, web_options
 from ._pages import FAVICON, FINISHED, Pages, favicon
 from ._security import BodyGuard, CatchAll, SecurityHeaders, internal_error
@@ -45,6 +46,7 @@ class AskUserApp:
         pages = Pages(self._context)
         api = Api(self._context)
         approvals = Approvals(self._context, pages)
+        history = History(self._context, pages)
         guarded = self._guarded
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
@@ -63,6 +65,8 @@ class AskUserApp:
             Route('/api/requests/{id}/answer', guarded(api.answer), methods=['POST']),
             Route('/api/requests/{id}/decline', guarded(api.decline), methods=['POST']),
             Route('/api/events', guarded(api.events), methods=['GET']),
+            Route('/history', guarded(history.page), methods=['GET'], name='history'),
+            Route('/api/history', guarded(history.json), methods=['GET']),
             Mount('/static', StaticFiles(directory=STATIC_DIR), name='static'),
         ]
         self._pages = pages

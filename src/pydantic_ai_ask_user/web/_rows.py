@@ -26,6 +26,7 @@ __all__ = (
     'PendingRecord',
     'inbox_page',
     'paging_from_query',
+    'limit_from_query',
     'BadPaging',
     'ago',
     'SHORT_ID_LENGTH',
@@ -136,13 +137,7 @@ def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str
 
     Raises `BadPaging`, whose message says what is wrong, for a value that is not one.
     """
-    text = query.get('limit', '')
-    limit = DEFAULT_PAGE_SIZE
-    if text:
-        digits = text.lstrip('0')  # read whole: `000001000` is 1000, not the 1 its first six digits say
-        if not (text.isascii() and text.isdigit()) or len(digits) > 3 or not 1 <= int(digits or 0) <= MAX_PAGE_SIZE:
-            raise BadPaging(f'limit must be a whole number from 1 to {MAX_PAGE_SIZE}')
-        limit = int(digits)
+    limit = limit_from_query(query)
     ages: dict[str, float | None] = {}
     for name in ('older_than', 'newer_than'):
         text = query.get(name, '')
@@ -157,6 +152,17 @@ def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str
             ages[name] = now - seconds
     cursor = query.get('cursor') or None
     return limit, cursor, PendingFilter(asked_before=ages['older_than'], asked_after=ages['newer_than'])
+
+
+def limit_from_query(query: Mapping[str, str]) -> int:
+    """The page size of `?limit=` (`DEFAULT_PAGE_SIZE` when not given); `BadPaging` for one that is not 1 to 500."""
+    text = query.get('limit', '')
+    if not text:
+        return DEFAULT_PAGE_SIZE
+    digits = text.lstrip('0')  # read whole: `000001000` is 1000, not the 1 its first six digits say
+    if not (text.isascii() and text.isdigit()) or len(digits) > 3 or not 1 <= int(digits or 0) <= MAX_PAGE_SIZE:
+        raise BadPaging(f'limit must be a whole number from 1 to {MAX_PAGE_SIZE}')
+    return int(digits)
 
 
 def ago(seconds: float, language: Translator | None = None) -> str:

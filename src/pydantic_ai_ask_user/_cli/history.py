@@ -1,0 +1,161 @@
+"""`ask-user history`: the questions and approvals that finished in a DBOS database (answered, declined, decided,
+withdrawn), the latest first, a page at a time, as text for a person or as one JSON object per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import anyio
+
+from .._history import FinishedRecord, finished_json
+from .._i18n import N_
+from .._text import printable, terminal_json
+from ..dbos import on_unreadable_row
+from ..store import BadCursorError, HistoryFilter, NoHistoryError, page_history
+from .common import (
+    cannot_read_questions,
+    clipped,
+    fail,
+    next_page_command,
+    open_store,
+    person_asked_for,
+    print_addressing,
+    timestamp,
+    without_nulls,
+)
+from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
+from .i18n import _
+from .inbox import DEFAULT_PENDING_LIMIT
+
+__all__ = ('run_history',)
+
+_OUTCOMES = {
+    'answered': N_('answered'),
+    'declined': N_('declined'),
+    'withdrawn': N_('withdrawn'),
+    'approved': N_('approved'),
+    'edited': N_('approved with edited arguments'),
+    'denied': N_('denied'),
+    'responded': N_('replied instead'),
+    'ignored': N_('ignored'),
+}
+"""How each outcome (`FinishedRecord.outcome`) is printed (in the terminal's language, `_` when printed)."""
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """List what finished, the latest first, a page at a time; exit 0, 2 for a bad cursor, 4 when it cannot read."""
+    who = person_asked_for(args)
+    if isinstance(who, str):
+        fail(who)
+        return EXIT_INVALID  # a usage error, as argparse exits
+    if args.temporal is not None:
+        fail(_('the history of Temporal workflows is not available yet: ask-user history reads a DBOS database (--db)'))
+        return EXIT_CANNOT_ASK
+    store = open_store(args)
+    if isinstance(store, str):
+        fail(store)
+        return EXIT_CANNOT_ASK
+    # One damaged row is left out, named on stderr, and the rest listed.
+    stop_warning = on_unreadable_row(lambda error: fail(_('warning: {problem}; it is left out').format(problem=error)))
+
+    async def list_them() -> int:
+        try:
+            page = await page_history(
+                store, limit=args.limit, cursor=args.cursor, where=HistoryFilter(kind=args.kind), visible_to=who
+            )
+        except BadCursorError as error:
+            fail(str(error))
+            return EXIT_INVALID
+        except NoHistoryError as error:
+            fail(str(error))
+            return EXIT_CANNOT_ASK
+        except Exception as error:  # the database is unreachable or not a DBOS database
+            fail(cannot_read_questions(args, error))
+            return EXIT_CANNOT_ASK
+        finally:
+            store.close()
+        for record in page.records:
+            if args.json:
+                print(terminal_json(_record_json(record)))
+            else:
+                _print_record(record)
+        if args.json:
+            print(terminal_json(without_nulls({'total': page.total, 'next_cursor': page.next_cursor})))
+            return 0
+        sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
+        if not page.records:
+            print(_('nothing has finished yet'), file=sys.stderr)
+            return 0
+        options = [] if args.kind is None else ['--kind', args.kind]
+        following = next_page_command(
+            args, 'history', page.next_cursor, default_limit=DEFAULT_PENDING_LIMIT, options=options
+        )
+        shown, total = len(page.records), page.total
+        if following is None:
+            print(_('{shown} of {total} finished items shown').format(shown=shown, total=total), file=sys.stderr)
+        else:
+            print(
+                _('{shown} of {total} finished items shown; the next ones: {command}').format(
+                    shown=shown, total=total, command=following
+                ),
+                file=sys.stderr,
+            )
+        return 0
+
+    try:
+        return anyio.run(list_them)
+    finally:
+        stop_warning()
+
+
+def _record_json(record: FinishedRecord) -> dict[str, Any]:
+    """One line of `history --json`: `finished_json`, its times as the commands print them, absent fields left out."""
+    line = finished_json(record) | {
+        'asked_at': timestamp(record.asked_at),
+        'finished_at': timestamp(record.finished_at),
+    }
+    return without_nulls(line)
+
+
+def _print_record(record: FinishedRecord) -> None:
+    """One finished item as `history` shows it to a person, every string from the model made printable."""
+    outcome = _(_OUTCOMES[record.outcome])
+    by = '' if record.by is None else ' ' + _('by {name}').format(name=printable(record.by))
+    print(
+        _('{id}  {outcome}{by}  {finished}').format(
+            id=printable(record.key), outcome=outcome, by=by, finished=timestamp(record.finished_at)
+        )
+    )
+    print(
+        '  '
+        + _('asked {asked}  workflow {workflow}').format(
+            asked=timestamp(record.asked_at), workflow=printable(record.workflow_id or '-')
+        )
+    )
+    print_addressing(record.audience, record.context)
+    if record.request is not None:
+        answers = {} if record.response is None else {answer.header: answer for answer in record.response.answers}
+        for question in record.request.questions:
+            text = ' '.join(question.question.split())
+            print(f'  [{printable(question.header)}] {printable(text)}')
+            answer = answers.get(question.header)
+            if answer is None:
+                continue
+            picked = [answer.custom_answer] if answer.custom_answer is not None else list(answer.selected)
+            print('    -> ' + printable(', '.join(picked), allow_newline=False))
+            if answer.note:
+                print('       ' + _('note: {note}').format(note=printable(answer.note, allow_newline=False)))
+    elif record.approval is not None:
+        approval = record.approval
+        print('  ' + clipped(printable(f'{approval.tool_name} {terminal_json(approval.args)}', allow_newline=False)))
+        decision = record.decision
+        if decision is not None and decision.override_args is not None:
+            edited = printable(terminal_json(decision.override_args), allow_newline=False)
+            print('    ' + _('ran with: {args}').format(args=clipped(edited)))
+        if decision is not None and decision.reason:
+            print('    ' + _('reason: {reason}').format(reason=printable(decision.reason, allow_newline=False)))
+        if decision is not None and decision.response is not None:
+            print('    ' + _('reply: {reply}').format(reply=printable(decision.response, allow_newline=False)))

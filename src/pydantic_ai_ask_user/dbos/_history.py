@@ -1,0 +1,316 @@
+"""The history's statements: the finished questions and approvals, newest first, a page at a time, and their count.
+
+Finished rows are those whose `status` is no longer `pending` (`_schema.FINISHED`); when they finished is their
+`updated_at`, which nothing changes afterwards. Each table is read in the history's order, `(updated_at, id)`
+descending, as a range of a partial index that holds only finished rows (`_schema.INDEXES`, `APPROVAL_INDEXES`), read
+backwards; the two tables' pages are merged by the store (`DBOSQuestionStore.history_page`).
+
+A person's questions are, as in the pending list, the unaddressed ones (their own index), the ones addressed to one of
+their names (through the addressees, which are kept until the question is pruned), and, in the history only, those
+they answered (`answered_by`, its own index): each a branch of at most `limit` rows, merged. A person's approvals are
+read in order with the approvals' audience condition (there are no addressees of approvals): a person who may see few
+of many finished approvals has more rows read before the page is full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._answers import AskUserRequest
+from .._audience import Person
+from .._history import (
+    ALL_FINISHED,
+    FinishedRecord,
+    HistoryFilter,
+    approval_outcome,
+    question_outcome,
+    visible_in_history,
+)
+from ._addressees import ADDRESSEES_TABLE_NAME
+from ._approvals import approval_audience_condition, decode_approval
+from ._connection import dialect_of, execute, fetch_one
+from ._encoding import UnreadableRowError, decode_row
+from ._questions import REQUEST_COLUMNS, audience_condition, names_found, report_unreadable
+from ._schema import EVENT_APPROVALS_TABLE_NAME, FINISHED, TABLE_NAME
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = (
+    'finished_questions_statement',
+    'count_finished_statement',
+    'finished_approvals_statement',
+    'select_finished_questions',
+    'count_finished_questions',
+    'select_finished_approvals',
+    'count_finished_approvals',
+)
+
+_ORDER = 'updated_at DESC, id DESC'
+"""The history's order of one table's rows: the latest finished first, then by key (descending, as the cursor)."""
+
+_Before = tuple[float, str] | None
+"""The `history_order` position a page continues after (rows sorting before it in `_ORDER`), or `None` for the first."""
+
+
+def _conditions(where: HistoryFilter, before: _Before, prefix: str = '') -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where`'s times and of the cursor on rows (of the table aliased `prefix`), and parameters."""
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    if where.finished_before is not None:
+        conditions.append(f'{prefix}updated_at < :finished_before')
+        parameters['finished_before'] = where.finished_before
+    if where.finished_after is not None:
+        conditions.append(f'{prefix}updated_at >= :finished_after')
+        parameters['finished_after'] = where.finished_after
+    if before is not None:
+        # A row value, which both databases seek by in an index of `(updated_at, id)`.
+        conditions.append(f'({prefix}updated_at, {prefix}id) < (:before_at, :before_id)')
+        parameters |= {'before_at': before[0], 'before_id': before[1]}
+    return conditions, parameters
+
+
+def _question_branches(
+    conn: Connection, visible_to: Person | None, addressees: bool
+) -> tuple[list[tuple[str, str]], dict[str, Any]] | None:
+    """For a person's history of questions: each branch as `(FROM ... WHERE ...)` over the questions as `q` (without
+    the conditions of times and cursor) and its alias prefix, and their parameters; `None` for the administrator, or
+    where the addressees are missing (then the audience condition is read over the finished index instead).
+    """
+    if visible_to is None or visible_to.sees_all or not addressees:
+        return None
+    parameters: dict[str, Any] = {}
+    branches = [(f'{TABLE_NAME} WHERE {FINISHED} AND audience IS NULL', '')]
+    if visible_to.name is not None:
+        branches.append((f'{TABLE_NAME} WHERE {FINISHED} AND answered_by IS NOT NULL AND answered_by = :by', ''))
+        parameters['by'] = visible_to.name
+    found, values = names_found(visible_to, dialect_of(conn), 'q.audience')
+    parameters |= values
+    for index, name in enumerate(sorted(visible_to.names)):
+        parameters[f'name_{index}'] = name
+        # `CROSS JOIN`: SQLite reads the name's addressee rows first, then each one's question by its key.
+        branches.append(
+            (
+                f'{ADDRESSEES_TABLE_NAME} AS a CROSS JOIN {TABLE_NAME} AS q WHERE q.id = a.request_id AND '
+                f"a.name = :name_{index} AND q.status <> 'pending' AND ({' OR '.join(found)})",
+                'q.',
+            )
+        )
+    return branches, parameters
+
+
+def _plain_conditions(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
+    """The conditions on finished questions of a history read over the finished index alone: every one for the
+    administrator; for a person (where the addressees are missing), their audience's or their own answers.
+    """
+    condition = audience_condition(visible_to, dialect_of(conn))
+    if condition is None or visible_to is None:
+        return [FINISHED], {}
+    text, parameters = condition
+    if visible_to.name is not None:
+        text = f'({text} OR answered_by = :by)'
+        parameters = parameters | {'by': visible_to.name}
+    return [FINISHED, text], parameters
+
+
+def finished_questions_statement(
+    conn: Connection,
+    *,
+    before: _Before,
+    limit: int,
+    where: HistoryFilter = ALL_FINISHED,
+    visible_to: Person | None = None,
+    addressees: bool = True,
+) -> tuple[str, dict[str, Any]]:
+    """The statement of `select_finished_questions` and its parameters: for everyone, a range of the finished index;
+    for a person, the first `limit` of a range per branch (`_question_branches`), merged, each row once.
+    """
+    columns = f'{REQUEST_COLUMNS}, updated_at'
+    branches = _question_branches(conn, visible_to, addressees)
+    if branches is None:
+        conditions, parameters = _plain_conditions(conn, visible_to)
+        times, values = _conditions(where, before)
+        query = (
+            f'SELECT {columns} FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *times])} '
+            f'ORDER BY {_ORDER} LIMIT :limit'
+        )
+        parameters |= values
+    else:
+        selects: list[str] = []
+        parameters = dict(branches[1])
+        for index, (rows, prefix) in enumerate(branches[0]):
+            times, values = _conditions(where, before, prefix)
+            parameters |= values
+            selects.append(
+                f'SELECT * FROM (SELECT {prefix}updated_at AS updated_at, {prefix}id AS id FROM {rows}'
+                f'{"".join(" AND " + each for each in times)} '
+                f'ORDER BY {prefix}updated_at DESC, {prefix}id DESC LIMIT :limit) AS b{index}'
+            )
+        qualified = ', '.join(f'q.{column.strip()}' for column in columns.split(','))
+        query = (
+            f'SELECT {qualified} FROM ({" UNION ".join(selects)}) AS page JOIN {TABLE_NAME} AS q ON q.id = page.id '
+            'ORDER BY page.updated_at DESC, page.id DESC LIMIT :limit'
+        )
+    return query, parameters | {'limit': limit}
+
+
+def select_finished_questions(
+    conn: Connection,
+    *,
+    before: _Before,
+    limit: int,
+    where: HistoryFilter = ALL_FINISHED,
+    visible_to: Person | None = None,
+    addressees: bool = True,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> tuple[list[FinishedRecord], _Before]:
+    """At most `limit` finished questions after `before`, the newest first, decoded; only those `visible_to` may see
+    (`visible_in_history`, applied again to the decoded rows). A damaged row is left out (and reported once).
+
+    With them, where the rows read end when `limit` were read (more may follow, even if some were left out), else
+    `None`: the table has no more.
+
+    `addressees`: whether the database has them (`has_addressees`), which a person's history then reads.
+    """
+    statement, parameters = finished_questions_statement(
+        conn, before=before, limit=limit, where=where, visible_to=visible_to, addressees=addressees
+    )
+    rows = execute(conn, statement, parameters).fetchall()
+    records = [record for row in rows if (record := _question_record(row, decoded)) is not None]
+    last = (float(rows[-1][-1]), str(rows[-1][0])) if rows and len(rows) == limit else None
+    return [record for record in records if visible_in_history(record, visible_to)], last
+
+
+def _question_record(row: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> FinishedRecord | None:
+    """A finished question's row (`REQUEST_COLUMNS` and `updated_at`) as a history record; `None` when damaged."""
+    try:
+        stored = decode_row(row[:-1], None if decoded is None else decoded.get(row[0]))
+    except UnreadableRowError as error:
+        report_unreadable(error)
+        return None
+    if decoded is not None:
+        decoded[stored.key] = stored.request
+    response = stored.response if stored.status == 'answered' else None
+    return FinishedRecord(
+        kind='question',
+        key=stored.key,
+        outcome=question_outcome(response),
+        by=None if response is None else stored.answered_by,
+        asked_at=stored.created_at,
+        finished_at=float(row[-1]),
+        request=stored.request,
+        response=response,
+        workflow_id=stored.workflow_id,
+    )
+
+
+def count_finished_questions(
+    conn: Connection, where: HistoryFilter = ALL_FINISHED, visible_to: Person | None = None, *, addressees: bool = True
+) -> int:
+    """How many finished questions `where` takes and `visible_to` may see, each once, without decoding them."""
+    statement, parameters = count_finished_statement(conn, where, visible_to, addressees=addressees)
+    return int(fetch_one(conn, statement, parameters)[0])
+
+
+def count_finished_statement(
+    conn: Connection, where: HistoryFilter = ALL_FINISHED, visible_to: Person | None = None, *, addressees: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """The statement of `count_finished_questions` and its parameters: the finished index, or a person's branches."""
+    branches = _question_branches(conn, visible_to, addressees)
+    times, values = _conditions(where, None)
+    if branches is None:
+        conditions, parameters = _plain_conditions(conn, visible_to)
+        query = f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *times])}'
+        return query, parameters | values
+    selects: list[str] = []
+    for rows, prefix in branches[0]:
+        own_times = _conditions(where, None, prefix)[0]
+        selects.append(f'SELECT {prefix}id AS id FROM {rows}{"".join(" AND " + each for each in own_times)}')
+    query = f'SELECT count(*) FROM ({" UNION ".join(selects)}) AS finished'
+    return query, branches[1] | values
+
+
+_APPROVAL_COLUMNS = (
+    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
+    'a.status, a.decision, 0, a.id, a.decided_by, a.updated_at'
+)
+"""The columns a finished approval is read back from: those `decode_approval` takes (its wait is over), then its
+key, who decided it and when it finished."""
+
+
+def _approval_conditions(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
+    """The conditions on finished approvals that `visible_to` may see: their audience's, or decided by them."""
+    conditions = ["a.status <> 'pending'"]
+    condition = approval_audience_condition(visible_to, dialect_of(conn))
+    if condition is None or visible_to is None:
+        return conditions, {}
+    text, parameters = condition
+    if visible_to.name is not None:
+        text = f'({text} OR a.decided_by = :by)'
+        parameters = parameters | {'by': visible_to.name}
+    return [*conditions, text], parameters
+
+
+def finished_approvals_statement(
+    conn: Connection,
+    *,
+    before: _Before,
+    limit: int,
+    where: HistoryFilter = ALL_FINISHED,
+    visible_to: Person | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The statement of `select_finished_approvals` and its parameters: a range of the approvals' finished index."""
+    conditions, parameters = _approval_conditions(conn, visible_to)
+    times, values = _conditions(where, before, 'a.')
+    query = (
+        f'SELECT {_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a '
+        f'WHERE {" AND ".join([*conditions, *times])} ORDER BY a.updated_at DESC, a.id DESC LIMIT :limit'
+    )
+    return query, parameters | values | {'limit': limit}
+
+
+def select_finished_approvals(
+    conn: Connection,
+    *,
+    before: _Before,
+    limit: int,
+    where: HistoryFilter = ALL_FINISHED,
+    visible_to: Person | None = None,
+) -> tuple[list[FinishedRecord], _Before]:
+    """At most `limit` decided or withdrawn approvals after `before`, the newest first; only those `visible_to` may
+    see (applied again to the decoded rows); with where the rows read end, as `select_finished_questions`.
+    """
+    statement, parameters = finished_approvals_statement(
+        conn, before=before, limit=limit, where=where, visible_to=visible_to
+    )
+    records: list[FinishedRecord] = []
+    rows = execute(conn, statement, parameters).fetchall()
+    for row in rows:
+        stored = decode_approval(row[:-3])
+        decision = stored.decision if stored.status == 'decided' else None
+        record = FinishedRecord(
+            kind='approval',
+            key=stored.key,
+            outcome=approval_outcome(decision),
+            by=None if decision is None else row[-2],
+            asked_at=stored.approval.created_at,
+            finished_at=float(row[-1]),
+            approval=stored.approval,
+            decision=decision,
+            workflow_id=stored.approval.workflow_id,
+        )
+        if visible_in_history(record, visible_to):
+            records.append(record)
+    last = (float(rows[-1][-1]), str(rows[-1][-3])) if rows and len(rows) == limit else None
+    return records, last
+
+
+def count_finished_approvals(
+    conn: Connection, where: HistoryFilter = ALL_FINISHED, visible_to: Person | None = None
+) -> int:
+    """How many decided or withdrawn approvals `where` takes and `visible_to` may see."""
+    conditions, parameters = _approval_conditions(conn, visible_to)
+    times, values = _conditions(where, None, 'a.')
+    query = f'SELECT count(*) FROM {EVENT_APPROVALS_TABLE_NAME} AS a WHERE {" AND ".join([*conditions, *times])}'
+    return int(fetch_one(conn, query, parameters | values)[0])

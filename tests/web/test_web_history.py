@@ -1,0 +1,224 @@
+"""The history in the web inbox: `GET /api/history` and the History tab, over the answerer's own hub.
+
+Each person sees what was addressed to them (or to anyone) and what they answered or decided themselves, never anybody
+else's; the administrator (the access token) sees all. Answered over HTTP, so `by` is who was signed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from ask_user_support import ask_one, wait_pending, wait_until
+from playwright.async_api import BrowserContext, expect
+from starlette.requests import Request
+from waits import WAIT
+from web_support import answer_body, asgi_client, bearer
+
+from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionContext
+from pydantic_ai_ask_user.hub import QuestionHub
+from pydantic_ai_ask_user.store import PendingApproval
+from pydantic_ai_ask_user.web import WebAnswerer, create_app, serve
+
+pytestmark = pytest.mark.anyio
+
+expect.set_options(timeout=WAIT * 1000)
+
+HOSTILE = '<script>alert(1)</script>'
+"""Model text that must be drawn as text."""
+
+
+def who(request: Request) -> Person | bool:
+    """The app's sign-in: a header its proxy sets; `admin` sees everything."""
+    name = request.headers.get('x-user')
+    if name == 'admin':
+        return Person('admin', sees_all=True)
+    return Person(name) if name in ('alice', 'bob') else False
+
+
+def _question(name: str, audience: tuple[str, ...] | None) -> AskUserRequest:
+    context = QuestionContext(title=f'{HOSTILE} {name}', agent_name='support-bot')
+    return replace(ask_one(), id=name, run_id=None, audience=audience, context=context)
+
+
+@asynccontextmanager
+async def _asking(hub: QuestionHub, *requests: AskUserRequest) -> AsyncIterator[None]:
+    """`requests` waiting in `hub` while the block runs (each withdrawn when it ends unanswered)."""
+    async with anyio.create_task_group() as group:
+        for request in requests:
+            group.start_soon(hub.ask, request)
+            await wait_pending(hub, request.id)
+        yield
+        group.cancel_scope.cancel()
+
+
+def _client(web: WebAnswerer, user: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=web.app), base_url='http://testserver', headers={'x-user': user}
+    )
+
+
+async def test_the_api_lists_what_each_person_may_see_newest_first_with_who_and_what() -> None:
+    web = WebAnswerer(authorize=who)
+    hub = web.hub
+    schema = {'type': 'object', 'properties': {'amount': {'type': 'integer'}}, 'required': ['amount']}
+    approval = PendingApproval('w1', 'call_0', 'refund', {'amount': 30}, parameters=schema, audience=('bob',))
+    async with _client(web, 'alice') as alice, _client(web, 'bob') as bob, _client(web, 'admin') as admin:
+        async with _asking(hub, _question('for-alice', ('alice',)), _question('for-bob', ('bob',))):
+            sent = await alice.post('/api/requests/for-alice/answer', json=answer_body(custom=HOSTILE))
+            assert sent.status_code == 200, sent.text
+            assert (await bob.post('/api/requests/for-bob/decline', json={})).status_code == 200
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: hub.ask_wait('w1', [], [approval]))
+
+            async def waiting() -> bool:
+                return bool(await hub.pending_approvals())
+
+            await wait_until(waiting, 'the approval to wait')
+            decided = await bob.post(f'/api/approvals/{approval.key}/decide', json={'args': {'amount': 20}})
+            assert decided.status_code == 200, decided.text
+
+        mine = (await alice.get('/api/history')).json()
+        assert (mine['total'], mine['next_cursor']) == (1, None)
+        [record] = mine['history']
+        assert {key: record[key] for key in ('kind', 'id', 'outcome', 'by', 'workflow_id')} == {
+            'kind': 'question',
+            'id': 'for-alice',
+            'outcome': 'answered',
+            'by': 'alice',
+            'workflow_id': None,
+        }
+        assert record['response']['answers'] == [{'header': 'Database', 'custom_answer': HOSTILE}]
+        assert record['questions'][0]['header'] == 'Database'
+        assert record['audience'] == ['alice']
+        assert record['context']['title'] == f'{HOSTILE} for-alice'
+        assert record['asked_at'] <= record['finished_at']
+
+        bobs = (await bob.get('/api/history')).json()
+        assert [(each['kind'], each['outcome'], each['by']) for each in bobs['history']] == [
+            ('approval', 'edited', 'bob'),
+            ('question', 'declined', 'bob'),
+        ]
+        edited = bobs['history'][0]
+        assert (edited['tool_name'], edited['args'], edited['decision']) == (
+            'refund',
+            {'amount': 30},
+            {'approved': True, 'override_args': {'amount': 20}},
+        )
+        everything = (await admin.get('/api/history')).json()
+        assert everything['total'] == 3
+        assert [each['id'] for each in (await admin.get('/api/history?kind=question')).json()['history']] == [
+            'for-bob',
+            'for-alice',
+        ]
+        first = (await admin.get('/api/history?limit=2')).json()
+        second = (await admin.get(f'/api/history?limit=2&cursor={first["next_cursor"]}')).json()
+        assert [each['id'] for each in first['history'] + second['history']] == [
+            each['id'] for each in everything['history']
+        ]
+        assert second['next_cursor'] is None
+
+        for query, code in (('limit=0', 'bad_query'), ('kind=other', 'bad_query'), ('cursor=nope', 'bad_cursor')):
+            response = await alice.get(f'/api/history?{query}')
+            assert (response.status_code, response.json()['error']) == (400, code)
+        pending_cursor = httpx.QueryParams({'cursor': (await hub.pending_page(limit=1)).next_cursor or 'x'})
+        assert (await alice.get(f'/api/history?{pending_cursor}')).status_code == 400
+        # Someone the sign-in refuses gets no history either.
+        async with _client(web, 'mallory') as mallory:
+            assert (await mallory.get('/api/history')).status_code in (401, 403)
+
+
+async def test_a_store_without_history_says_so() -> None:
+    class Earlier:
+        """A `QuestionStore` written before the history: no `history_page`."""
+
+        async def pending(self, *, visible_to: Person | None = None) -> list[AskUserRequest]:
+            return []
+
+        async def get(self, key: str) -> AskUserRequest:
+            raise KeyError(key)
+
+        async def respond(self, key: str, response: AskUserResponse) -> None:
+            raise KeyError(key)
+
+        def events(self) -> Any:
+            return QuestionHub().events()
+
+    app = create_app(Earlier(), access_token='t' * 32)  # pyright: ignore[reportArgumentType]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url='http://testserver') as client:
+        headers = {'authorization': 'Bearer ' + 't' * 32}
+        response = await client.get('/api/history', headers=headers)
+        assert (response.status_code, response.json()['error']) == (501, 'no_history')
+        page = await client.get('/history', headers=headers)
+        assert page.status_code == 501
+        assert 'keeps no history' in page.text
+
+
+async def test_the_history_page_escapes_model_text_and_pages_with_a_link(web: WebAnswerer) -> None:
+    async with asgi_client(web) as client:
+        client.headers.update(bearer(web))
+        async with _asking(web.hub, _question('one', None), _question('two', None)):
+            for name in ('one', 'two'):
+                answered = await client.post(f'/api/requests/{name}/answer', json=answer_body(custom=HOSTILE))
+                assert answered.status_code == 200
+        page = await client.get('/history?limit=1')
+        assert page.status_code == 200
+        assert HOSTILE not in page.text
+        assert '&lt;script&gt;alert(1)&lt;/script&gt;' in page.text
+        assert 'data-id="two"' in page.text
+        assert 'data-id="one"' not in page.text
+        assert 'id="more"' in page.text
+        assert (await client.get('/history?cursor=bad')).status_code == 400
+
+
+async def test_the_history_tab_in_chromium(web: WebAnswerer, context: BrowserContext) -> None:
+    approval = PendingApproval('w1', 'call_0', 'refund', {'amount': 30})
+    async with serve(web.app) as base, asgi_client(web) as client:
+        client.headers.update(bearer(web))
+        page = await context.new_page()
+        await page.goto(web.login_url(base, name='alice'))
+        await expect(page.locator('#live-status')).to_contain_text('appear here')
+        async with _asking(web.hub, _question('first', None), _question('second', ('alice',))):
+            for name in ('first', 'second'):
+                answered = await client.post(f'/api/requests/{name}/answer', json=answer_body(selected=['SQLite']))
+                assert answered.status_code == 200
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: web.hub.ask_wait('w1', [], [approval]))
+
+            async def waiting() -> bool:
+                return bool(await web.hub.pending_approvals())
+
+            await wait_until(waiting, 'the approval to wait')
+            decided = await client.post(f'/api/approvals/{approval.key}/decide', json={'deny': 'too much'})
+            assert decided.status_code == 200
+
+        await page.get_by_role('link', name='History', exact=True).click()
+        await expect(page).to_have_url(f'{base}history')
+        rows = page.locator('#history > li')
+        await expect(rows).to_have_count(3)
+        await expect(rows.nth(0)).to_have_attribute('data-outcome', 'denied')
+        await expect(rows.nth(0).locator('.outcome')).to_have_text('Denied')
+        await expect(rows.nth(1).locator('.outcome')).to_have_text('Answered')
+        await expect(rows.nth(1).locator('.title')).to_have_text(f'{HOSTILE} second')
+        # The details open on a click: the answer, and for the denial its reason.
+        await expect(rows.nth(1).get_by_text('Database: SQLite')).to_be_hidden()
+        await rows.nth(1).locator('summary').click()
+        await expect(rows.nth(1).get_by_text('Database: SQLite')).to_be_visible()
+        await rows.nth(0).locator('summary').click()
+        await expect(rows.nth(0).get_by_text('too much')).to_be_visible()
+        # Only the questions; then a page of one, and the link to the next.
+        await page.get_by_role('link', name='Questions', exact=True).click()
+        await expect(rows).to_have_count(2)
+        await page.goto(f'{base}history?limit=1')
+        await expect(rows).to_have_count(1)
+        await page.locator('#more').click()
+        await expect(rows).to_have_count(1)
+        await expect(rows.nth(0)).to_have_attribute('data-outcome', 'answered')
+        # And back to what waits.
+        await page.get_by_role('link', name='Waiting', exact=True).click()
+        await expect(page.locator('h1')).to_have_text('Waiting for you')
