@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
+from uuid import uuid4
 
 from pydantic import ValidationError
 
@@ -116,9 +117,6 @@ An answer is the list of labels picked (or a one-item list of the person's own w
 
 
 def _new_request_id() -> str:
-    # Here, not at the top: `uuid` imports `platform` (some 5 ms), and most requests have the tool call's id.
-    from uuid import uuid4
-
     return uuid4().hex
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from typing import Annotated, Any
@@ -282,6 +281,8 @@ def did_you_mean(name: object, fields: Collection[str]) -> str | None:
     """
     if not isinstance(name, str) or len(name) > 100:
         return None
+    import difflib  # here, not at the top: only a misspelt field needs it, and every command that asks imports this
+
     by_form = {_normalized(field): field for field in fields}
     close = difflib.get_close_matches(_normalized(name), list(by_form), n=1, cutoff=0.75)
     return by_form[close[0]] if close else None
