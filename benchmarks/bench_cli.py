@@ -113,30 +113,38 @@ BASE_MODEL = 'from pydantic import BaseModel\nclass A(BaseModel):\n    x: int'
 """Where the time goes, 1: a fresh interpreter that defines one pydantic model, the least any validation costs."""
 
 
+MENU_LIBRARIES = 'import pydantic_core, prompt_toolkit.application, anyio._backends._asyncio, wcwidth'
+"""Where the time goes, 2: only the libraries the menu draws with (prompt_toolkit, asyncio under anyio, wcwidth) and
+pydantic-core, which checks the file: the least a first frame drawn by prompt_toolkit costs, none of this package."""
+
 MODELS_AND_MENU = 'import pydantic_ai_ask_user._answers, pydantic_ai_ask_user._asking, pydantic_ai_ask_user.terminal'
-"""Where the time goes, 2: the question models and the terminal menu imported, nothing drawn."""
+"""Where the time goes, 3: the question models and the terminal menu imported, nothing drawn."""
 
 
 def main() -> None:
     floor_argv = [sys.executable, '-c', 'import pydantic']
     help_argv = [ASK_USER, '--help']
     model_argv = [sys.executable, '-c', BASE_MODEL]
+    libraries_argv = [sys.executable, '-c', MENU_LIBRARIES]
     imports_argv = [sys.executable, '-c', MODELS_AND_MENU]
     with tempfile.TemporaryDirectory() as folder:
         questions = Path(folder) / 'questions.json'
         questions.write_text(json.dumps(QUESTIONS), encoding='utf-8')
         # Warm-up: writes the bytecode caches, as installing the package does.
-        _run(floor_argv), _run(help_argv), _run(model_argv), _run(imports_argv), _first_frame(questions)
+        _run(floor_argv), _run(help_argv), _run(model_argv), _run(libraries_argv), _run(imports_argv)
+        _first_frame(questions)
         floors: list[float] = []
         helps: list[float] = []
         frames: list[float] = []
         models: list[float] = []
+        libraries: list[float] = []
         imports: list[float] = []
         for _ in range(ROUNDS):
             floors.append(_run(floor_argv))
             helps.append(_run(help_argv))
             frames.append(_first_frame(questions))
             models.append(_run(model_argv))
+            libraries.append(_run(libraries_argv))
             imports.append(_run(imports_argv))
     print(f'floor, python -c "import pydantic": median {statistics.median(floors) * 1000:.0f} ms over {ROUNDS} rounds')
     print('bytecode cached, as installed; each round interleaves the floor and every figure')
@@ -144,6 +152,8 @@ def main() -> None:
     print(_summary('ask-user ask, start to first frame in a pty', _ratios(frames, floors), frames, FIRST_FRAME_GOAL))
     print('where the first frame goes (no goal):')
     print(_summary('  a fresh interpreter defining one pydantic model', _ratios(models, floors), models, None))
+    menu_only = "  only the menu's libraries imported (no pydantic model)"
+    print(_summary(menu_only, _ratios(libraries, floors), libraries, None))
     print(_summary('  the question models and the terminal menu imported', _ratios(imports, floors), imports, None))
     _durable_commands()
 

@@ -9,6 +9,8 @@ reads the requests the tool made in the run instead of validating their calls ag
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from typing import Any
@@ -417,12 +419,33 @@ def test_what_the_fast_path_is_stricter_about_still_validates_exactly(call: dict
 def test_the_fast_schema_is_its_own_not_the_models_validators() -> None:
     # pydantic-core reuses a complete model's own validator for a model schema of its class (shown as `Prebuilt`):
     # that one calls the exact rules' Python functions for every string, which the fast path is there to avoid.
+    # The models build their validators on first use (`defer_build`): built here, as a run's tool has them.
+    Question.model_rebuild(force=True)
+    QuestionOption.model_rebuild(force=True)
+    fast_module._fast_validator.cache_clear()  # pyright: ignore[reportPrivateUsage]
     for recommending in (False, True):
         shown = repr(fast_module._fast_validator(recommending))  # pyright: ignore[reportPrivateUsage]
         assert 'Prebuilt' not in shown
         assert 'Function' not in shown
     assert Question.__pydantic_complete__
     assert QuestionOption.__pydantic_complete__
+
+
+def test_the_fast_path_leaves_the_models_unbuilt() -> None:
+    # `ask-user ask` validates its file by the fast path before its first frame: that builds neither model's own
+    # validator (nor loads pydantic's plugins, which look through every installed distribution's entry points).
+    script = (
+        'import sys\n'
+        'from pydantic_ai_ask_user._fast_questions import fast_questions\n'
+        'from pydantic_ai_ask_user._questions import Question, QuestionOption\n'
+        f'assert fast_questions({json.dumps(json.dumps({"questions": [question("Database")]}))}, recommending=True)\n'
+        'assert not Question.__pydantic_complete__ and not QuestionOption.__pydantic_complete__\n'
+        "assert 'pydantic.plugin._loader' not in sys.modules, 'plugins loaded'\n"
+        'Question(header="H", question="Q?", options=[{"label": "a"}, {"label": "b"}])\n'
+        'assert Question.__pydantic_complete__\n'
+    )
+    done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_tool_s_validator_keeps_the_exact_errors() -> None:

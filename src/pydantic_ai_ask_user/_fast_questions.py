@@ -263,15 +263,18 @@ def _fast_validator(recommending: bool) -> SchemaValidator:
         extra_behavior='forbid',
     )
     # pydantic-core reuses a complete model's own validator (the exact one, with its Python calls) for a model
-    # schema of that class: marked incomplete while this one is built, the classes get the schema above.
+    # schema of that class: marked incomplete while this one is built, the classes get the schema above. Each is
+    # left as it was: the models build their own validators when first used (`defer_build`), which `ask-user ask`
+    # never needs before its first frame.
     models = (Question, QuestionOption)
+    complete = [model.__pydantic_complete__ for model in models]
     try:
         for model in models:
             model.__pydantic_complete__ = False
         return SchemaValidator(schema)
     finally:
-        for model in models:
-            model.__pydantic_complete__ = True
+        for model, was_complete in zip(models, complete, strict=True):
+            model.__pydantic_complete__ = was_complete
 
 
 def fast_questions(

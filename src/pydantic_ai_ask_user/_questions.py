@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from typing import Annotated, Any
@@ -144,7 +143,7 @@ _Description = Annotated[
 class QuestionOption(BaseModel):
     """One choice the user can pick."""
 
-    model_config = ConfigDict(extra='forbid', frozen=True)
+    model_config = ConfigDict(extra='forbid', frozen=True, defer_build=True)
 
     label: _Label = Field(description='What the user picks: 1-50 characters, one line, unique within the question.')
     """What the user picks and what the model gets back: one line, unique within its question."""
@@ -191,7 +190,7 @@ class _Spec:
     class Question(BaseModel):
         """One multiple-choice question."""
 
-        model_config = ConfigDict(extra='forbid', frozen=True)
+        model_config = ConfigDict(extra='forbid', frozen=True, defer_build=True)
 
         header: _Header = Field(
             description='A short title, 1-25 characters, one line, unique in the call; the answer is keyed by it.'
@@ -220,7 +219,7 @@ _SpecQuestion = _Spec.Question
 class Question(_SpecQuestion):
     """One multiple-choice question."""
 
-    model_config = ConfigDict(extra='forbid', frozen=True)
+    model_config = ConfigDict(extra='forbid', frozen=True, defer_build=True)
 
     recommended: _Label | None = Field(
         default=None,
@@ -282,6 +281,8 @@ def did_you_mean(name: object, fields: Collection[str]) -> str | None:
     """
     if not isinstance(name, str) or len(name) > 100:
         return None
+    import difflib  # here, not at the top: only a misspelt field needs it, and every command that asks imports this
+
     by_form = {_normalized(field): field for field in fields}
     close = difflib.get_close_matches(_normalized(name), list(by_form), n=1, cutoff=0.75)
     return by_form[close[0]] if close else None
@@ -352,7 +353,7 @@ Validated as the specification's question (no `recommended`), then made public `
 class ToolArguments(BaseModel):
     """The whole argument object of one `ask_user_question` call, validated exactly as the tool does."""
 
-    model_config = ConfigDict(extra='forbid', frozen=True)
+    model_config = ConfigDict(extra='forbid', frozen=True, defer_build=True)
 
     questions: RecommendingQuestions
     """The validated questions, in the order the model asked them.
@@ -369,7 +370,7 @@ class PlainToolArguments(BaseModel):
     and `model_validate` refuses what the default tool refuses, `recommended` included.
     """
 
-    model_config = ConfigDict(extra='forbid', frozen=True)
+    model_config = ConfigDict(extra='forbid', frozen=True, defer_build=True)
 
     questions: Questions
     """The validated questions, in the order the model asked them."""

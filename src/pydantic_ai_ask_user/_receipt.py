@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -10,6 +9,7 @@ from typing import Any, cast
 from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_answered_by, check_response
 from ._audience import addressing_json
 from ._json import questions_to_json, response_to_json
+from ._os_user import os_user_at_host
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
 from ._text import printable
 
@@ -337,23 +337,3 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
         signature=fields['signature'],
         addressing=cast('dict[str, Any] | None', addressing),
     )
-
-
-def os_user_at_host() -> str:
-    """Who answers from this process, as `user@host`: the OS login name and the host name, filtered.
-
-    Characters other than letters, digits and `._-` become `_`; an unknown user or host is `unknown`.
-    """
-    import getpass
-
-    try:
-        user = getpass.getuser()
-    except (OSError, KeyError):
-        user = ''
-    host = socket.gethostname()
-    return f'{_name_part(user)}@{_name_part(host)}'
-
-
-def _name_part(value: str) -> str:
-    cleaned = ''.join(char if (char.isalnum() and char.isascii()) or char in '._-' else '_' for char in value)[:64]
-    return cleaned or 'unknown'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,8 @@ def test_an_install_record_that_says_nothing_usable_falls_back_to_the_registry(
         def read_text(self, name: str) -> str | None:
             return text
 
-    monkeypatch.setattr(cli_install, 'distribution', lambda name: Distribution())
+    # The install hint imports `importlib.metadata` when it is given (not at start-up), and reads it there.
+    monkeypatch.setattr(importlib.metadata, 'distribution', lambda name: Distribution())
     assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
 
 
@@ -91,7 +93,7 @@ def test_without_an_installed_distribution_the_hint_is_the_registry(monkeypatch:
     def not_installed(name: str) -> Any:
         raise PackageNotFoundError(name)
 
-    monkeypatch.setattr(cli_install, 'distribution', not_installed)
+    monkeypatch.setattr(importlib.metadata, 'distribution', not_installed)
     assert install_hint('web') == "install the web extra: pip install 'pydantic-ai-ask-user[web]'"
 
 

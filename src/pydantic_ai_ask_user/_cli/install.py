@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -15,6 +14,10 @@ __all__ = ('install_hint', 'DISTRIBUTION')
 
 def _direct_url() -> dict[str, Any] | None:
     """PEP 610's record of a distribution installed from a directory or a file; `None` from a registry."""
+    # Here, not at the top: `importlib.metadata` costs some 15 ms, and `ask-user ask` imports this module to say how
+    # to install a missing extra, which it rarely has to.
+    from importlib.metadata import PackageNotFoundError, distribution
+
     try:
         text = distribution(DISTRIBUTION).read_text('direct_url.json')
     except PackageNotFoundError:  # run from a source tree on sys.path, not installed

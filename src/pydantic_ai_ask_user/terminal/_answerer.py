@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .._answers import MAX_CUSTOM_ANSWER_LENGTH, AskUserRequest, AskUserResponse, check_answered_by
 from .._i18n import N_, negotiate_terminal
-from .._receipt import os_user_at_host
+from .._os_user import os_user_at_host
 from ._app import run_menu
 from ._bell import notification_sequences
 from ._menu import DEFAULT_MAX_CUSTOM_ANSWER_LENGTH, Menu, RenamedCustomOptions, renamed_custom_options
