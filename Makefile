@@ -26,13 +26,12 @@ docs:
 	NO_MKDOCS_2_WARNING=1 $(RUN) mkdocs build --strict
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist): most tests wait on real processes (a pty, Chromium,
-# PostgreSQL, DBOS workers, a Temporal worker killed and its task timing out), so more workers than the 2 cores keep
-# both busy (with 4, the run's processes used about three quarters of the two cores: 1,130 s of CPU in 747 s).
-# Whole files are handed to idle workers, the longest first (tests/durations.json, by tests/conftest.py): the
-# minutes-long files start at once and the last ones take seconds, and a file's module fixtures are made once.
-# Coverage is measured in every process and checked package by package. pyright and the floor run (test-floor) go on
-# beside the suite, niced: they take the CPU it leaves and never slow a test; their output is shown after its own,
-# and any of the four failing fails `make test`.
+# PostgreSQL, DBOS workers), so more workers than the 2 cores keep both busy. Whole files are handed to idle
+# workers, the longest first (tests/durations.json, by tests/conftest.py): the minutes-long files start at once and
+# the last ones take seconds, and a file's module fixtures are made once. Coverage is measured in every process and
+# checked package by package. pyright and the floor run (test-floor) go on beside the suite, niced: they take the
+# CPU it leaves and never slow a test; their output is shown after its own, and any of the four failing fails
+# `make test`.
 #
 # pytest runs under a PATH on which no `uv` is found (scripts/path_without_uv.py): what a fresh machine has once
 # scripts/bootstrap.sh installed uv with `pip install --user`, which puts `uv` in ~/.local/bin, often not on PATH.
@@ -42,7 +41,7 @@ docs:
 # failed on such machines. A whole-suite run, rather than one dedicated test, because any test may start uv.
 # A directory holding `uv` is replaced by a copy of links to all else in it, not dropped: `python3`, git and the
 # other tools often live beside `uv`. Where `python3` has no uv module (uv installed on its own), PATH is kept.
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 LOGS := test-artifacts/logs
 NO_UV_PATH := test-artifacts/path-without-uv
 test:
