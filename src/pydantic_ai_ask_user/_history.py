@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from ._answers import AskUserRequest, AskUserResponse
 from ._approvals import ApprovalDecision, PendingApproval
-from ._audience import Person, QuestionContext, addressing_json, audience_includes
+from ._audience import Person, QuestionContext, addressing_json, audience_includes, check_audience
 from ._json import questions_to_json, response_to_json
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -30,6 +30,10 @@ from ._question_store import (
 )
 
 __all__ = (
+    'Handoff',
+    'MAX_NOTE_LENGTH',
+    'check_handoff',
+    'handoff_json',
     'FinishedRecord',
     'HistoryFilter',
     'ALL_FINISHED',
@@ -80,6 +84,65 @@ class NoHistoryError(TypeError):
         super().__init__(f'this store ({type(store).__name__}) keeps no history of finished questions and approvals')
 
 
+MAX_NOTE_LENGTH = 2000
+"""The longest note of a hand-off (`Handoff.note`), in characters."""
+
+_NOTE_CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
+"""What a note may not hold: control characters (but the line feed and the tab) and the bidirectional overrides."""
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """One hand-off of a waiting question or approval (`forward`): who passed it on, when, from whom to whom, and
+    why. Kept with the item, and shown with it while it waits and in the history after.
+    """
+
+    at: float
+    """When it was handed on, in seconds since the epoch."""
+
+    by: str | None
+    """Who handed it on (the login, the CLI's user); `None` when the front end did not say (an administrator's
+    access token, a library call without `by`)."""
+
+    from_audience: tuple[str, ...] | None
+    """Whom it was addressed to before (`None`: anyone)."""
+
+    to_audience: tuple[str, ...]
+    """Whom it is addressed to after: the names given, or (`replace=False`) those added to the ones before."""
+
+    note: str = ''
+    """The note for the new addressees (may be empty; several lines allowed)."""
+
+
+def check_handoff(to: object, note: object) -> tuple[tuple[str, ...], str]:
+    """The names (`to`, as an audience: sorted, each once) and the note of a hand-off, checked: `ValueError` (or
+    `TypeError`) for no names, a bad name (see `check_audience`), or a note too long or holding control characters.
+    """
+    names = check_audience(to)
+    if names is None:
+        raise ValueError('a hand-off names at least one person or group')
+    if not isinstance(note, str):
+        raise TypeError(f'a note must be a string, not {type(note).__name__}')
+    note = note.strip()
+    if len(note) > MAX_NOTE_LENGTH:
+        raise ValueError(f'a note holds at most {MAX_NOTE_LENGTH} characters, not {len(note)}')
+    if _NOTE_CONTROL.search(note):
+        raise ValueError('a note may not hold control characters')
+    return names, note
+
+
+def handoff_json(handoff: Handoff) -> dict[str, Any]:
+    """A hand-off as the JSON API and `ask-user history --json` show it: `at`, `by`, `from` (`null`: anyone), `to`,
+    `note`."""
+    return {
+        'at': handoff.at,
+        'by': handoff.by,
+        'from': None if handoff.from_audience is None else list(handoff.from_audience),
+        'to': list(handoff.to_audience),
+        'note': handoff.note,
+    }
+
+
 @dataclass(frozen=True)
 class FinishedRecord:
     """One finished item of the history: a question answered, declined or withdrawn, or a tool approval decided or
@@ -123,6 +186,9 @@ class FinishedRecord:
 
     workflow_id: str | None = None
     """The durable workflow (the run) that waited for it; `None` where there is none (the in-process hub)."""
+
+    handoffs: tuple[Handoff, ...] = ()
+    """Its hand-offs while it waited (`forward`), the oldest first: its audience is the one after the last."""
 
     @property
     def audience(self) -> tuple[str, ...] | None:
@@ -289,6 +355,7 @@ def finished_json(record: FinishedRecord) -> dict[str, Any]:
     `questions` (in the model's shape) and `response` (`{"answers": [...], "cancelled": ...}`, `null` when
     withdrawn); an approval adds the call (`token`, `tool_call_id`, `tool_name`, `args`, `run_id`) and `decision`
     (`{"approved": ..., "reason", "override_args", "response", "ignored"}` as each applies, `null` when withdrawn).
+    An item handed on while it waited adds `handoffs` (each as `handoff_json` shows it, the oldest first).
     """
     data: dict[str, Any] = {
         'kind': record.kind,
@@ -313,4 +380,6 @@ def finished_json(record: FinishedRecord) -> dict[str, Any]:
             decision.pop('decided_by', None)  # it is `by`
         data['decision'] = decision
         data |= record.approval.addressing_json()
+    if record.handoffs:
+        data['handoffs'] = [handoff_json(handoff) for handoff in record.handoffs]
     return data

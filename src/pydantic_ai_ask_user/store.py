@@ -22,7 +22,17 @@ from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
-from ._history import FinishedRecord, HistoryFilter, HistoryStore, NoHistoryError, page_history
+from ._history import (
+    MAX_NOTE_LENGTH,
+    FinishedRecord,
+    Handoff,
+    HistoryFilter,
+    HistoryStore,
+    NoHistoryError,
+    finished_json,
+    handoff_json,
+    page_history,
+)
 from ._inbox_page import InboxPage, page_inbox
 from ._lookup import MIN_PREFIX, WaitingMatches, find_waiting
 from ._question_store import (
@@ -75,6 +85,10 @@ __all__ = (
     'InboxPage',
     'page_inbox',
     'FinishedRecord',
+    'Handoff',
+    'MAX_NOTE_LENGTH',
+    'finished_json',
+    'handoff_json',
     'HistoryFilter',
     'HistoryStore',
     'NoHistoryError',

@@ -9,6 +9,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from dataclasses import replace as replace_item
 from typing import Literal
 
 import anyio
@@ -16,12 +17,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, check_decision
-from pydantic_ai_ask_user._audience import audience_includes
+from pydantic_ai_ask_user._audience import audience_includes, check_audience
 from pydantic_ai_ask_user._history import (
     ALL_FINISHED,
     FinishedRecord,
+    Handoff,
     HistoryFilter,
     approval_outcome,
+    check_handoff,
     page_history_in_memory,
     question_outcome,
 )
@@ -145,6 +148,8 @@ class QuestionHub:
         self._approval_order: list[tuple[float, str]] = []
         # The question keys of each open `ask_wait`, by its token: what `wait_items` and `decide_wait` take together.
         self._wait_questions: dict[str, tuple[str, ...]] = {}
+        # The hand-offs of each pending item that has any (`forward`), the oldest first: moved into its history.
+        self._handoffs: dict[str, list[Handoff]] = {}
 
     async def ask(self, request: AskUserRequest) -> AskUserResponse:
         """Publish `request` and wait until a person answers or declines it.
@@ -342,8 +347,10 @@ class QuestionHub:
                 finished_at=time.time(),
                 request=request,
                 response=response,
+                handoffs=tuple(self._handoffs.pop(request_id, ())),
             )
             self._forget_oldest()
+        self._handoffs.pop(request_id, None)
         # With its request, so each stream decides from the event who may hear of it (no list of keys per stream).
         self._publish(StoreEvent(outcome, request_id, request))
 
@@ -374,6 +381,47 @@ class QuestionHub:
         return page_history_in_memory(
             tuple(self._history.values()), limit=limit, cursor=cursor, where=where, visible_to=visible_to
         )
+
+    # Hand-offs.
+
+    async def forward(
+        self, key: str, to: Sequence[str], *, note: str = '', by: str | None = None, replace: bool = True
+    ) -> Handoff:
+        """Hand the pending question or approval `key` on to `to` (names or groups, as an audience), with `note`.
+
+        `replace=True` addresses it to `to` alone; `replace=False` adds `to` to whom it is addressed (one addressed
+        to anyone stays so). The run waiting for it is not touched: it still gets one answer, from whoever answers.
+        Returns the `Handoff`, kept with the item (`handoffs`) and in its history. `ValueError` for bad names or a
+        bad note (`check_handoff`); the store errors when it is not pending. A `withdrawn` event with the item as
+        it was addressed (its former addressees drop it) and a `requested` event as it is now are sent.
+        """
+        names, note = check_handoff(to, note)
+        if (waiting := self._pending.get(key)) is not None:
+            before = waiting.request.audience
+            after = _audience_after(before, names, replace=replace)
+            previous = waiting.request
+            waiting.request = replace_item(previous, audience=after)
+            handoff = Handoff(time.time(), by, before, after if after is not None else names, note)
+            self._handoffs.setdefault(key, []).append(handoff)
+            self._publish(StoreEvent('withdrawn', key, previous))
+            self._publish(StoreEvent('requested', key, waiting.request))
+            return handoff
+        if (deciding := self._approvals.get(key)) is not None:
+            before = deciding.approval.audience
+            after = _audience_after(before, names, replace=replace)
+            previous_approval = deciding.approval
+            deciding.approval = replace_item(previous_approval, audience=after)
+            handoff = Handoff(time.time(), by, before, after if after is not None else names, note)
+            self._handoffs.setdefault(key, []).append(handoff)
+            self._publish(StoreEvent('withdrawn', key, item='approval', approval=previous_approval))
+            self._publish(StoreEvent('requested', key, item='approval', approval=deciding.approval))
+            return handoff
+        self._waiting(key)  # raises the store error of a finished (or unknown) item
+        raise UnknownRequestError(key)  # pragma: no cover - `_waiting` raised
+
+    async def handoffs(self, key: str) -> Sequence[Handoff]:
+        """The hand-offs of the pending question or approval `key`, the oldest first (none if it has none)."""
+        return tuple(self._handoffs.get(key, ()))
 
     # The tool approvals (`ApprovalStore`).
 
@@ -455,8 +503,10 @@ class QuestionHub:
                 finished_at=time.time(),
                 approval=deciding.approval,
                 decision=decision,
+                handoffs=tuple(self._handoffs.pop(key, ())),
             )
             self._forget_oldest()
+        self._handoffs.pop(key, None)
         deciding.done.set()
         self._publish(StoreEvent(outcome, key, item='approval', approval=deciding.approval))
 
@@ -573,6 +623,15 @@ class _Deciding:
         self.approval = approval
         self.decision: ApprovalDecision | None = None
         self.done = anyio.Event()
+
+
+def _audience_after(before: tuple[str, ...] | None, names: tuple[str, ...], *, replace: bool) -> tuple[str, ...] | None:
+    """The audience after a hand-off to `names`: them alone, or (not `replace`) them added to `before`."""
+    if replace:
+        return names
+    if before is None:
+        return None  # anyone may answer it already
+    return check_audience([*before, *names])
 
 
 def _with_audience(error: StoreError, audiences: dict[str, tuple[str, ...] | None], request_id: str) -> StoreError:
