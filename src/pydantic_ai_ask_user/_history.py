@@ -133,7 +133,8 @@ def check_handoff(to: object, note: object) -> tuple[tuple[str, ...], str]:
 
 def handoff_json(handoff: Handoff) -> dict[str, Any]:
     """A hand-off as the JSON API and `ask-user history --json` show it: `at`, `by`, `from` (`null`: anyone), `to`,
-    `note`."""
+    `note`.
+    """
     return {
         'at': handoff.at,
         'by': handoff.by,

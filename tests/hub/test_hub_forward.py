@@ -53,14 +53,17 @@ async def test_forward_replaces_the_audience_and_the_answer_comes_back_once() ->
         await wait_pending(hub, request.id)
         assert [each.key for each in await hub.pending(visible_to=ALICE)] == [request.key]
         handoff = await hub.forward(request.key, ['team:oncall'], note='Carol knows\nthe database', by='alice')
-        assert handoff.from_audience == ('alice',) and handoff.to_audience == ('team:oncall',)
-        assert handoff.note == 'Carol knows\nthe database' and handoff.by == 'alice'
+        assert handoff.from_audience == ('alice',)
+        assert handoff.to_audience == ('team:oncall',)
+        assert handoff.note == 'Carol knows\nthe database'
+        assert handoff.by == 'alice'
         assert await hub.pending(visible_to=ALICE) == ()
         (shown,) = await hub.pending(visible_to=CAROL)
         assert shown.audience == ('team:oncall',)
         assert [each.note for each in await hub.handoffs(request.key)] == ['Carol knows\nthe database']
         await hub.respond(request.key, _answer_for(request, 'carol'))
-    assert len(answers) == 1 and answers[0].answered_by == 'carol'
+    assert len(answers) == 1
+    assert answers[0].answered_by == 'carol'
     async for event in stream:
         events.append(event)
         if event.kind == 'answered':
@@ -73,7 +76,8 @@ async def test_forward_replaces_the_audience_and_the_answer_comes_back_once() ->
         ('answered', ('team:oncall',)),
     ]
     (record,) = (await hub.history_page()).records
-    assert record.by == 'carol' and len(record.handoffs) == 1
+    assert record.by == 'carol'
+    assert len(record.handoffs) == 1
     data = finished_json(record)
     assert data['handoffs'] == [
         {
@@ -95,7 +99,8 @@ async def test_forward_adds_and_is_refused_once_answered() -> None:
         await wait_pending(hub, request.id)
         handoff = await hub.forward(request.key, ['bob'], replace=False)
         assert handoff.to_audience == ('alice', 'bob')
-        assert len(await hub.pending(visible_to=ALICE)) == 1 and len(await hub.pending(visible_to=BOB)) == 1
+        assert len(await hub.pending(visible_to=ALICE)) == 1
+        assert len(await hub.pending(visible_to=BOB)) == 1
         await hub.respond(request.key, _answer_for(request, 'bob'))
     with pytest.raises(AlreadyAnsweredError):
         await hub.forward(request.key, ['carol'])
@@ -104,16 +109,22 @@ async def test_forward_adds_and_is_refused_once_answered() -> None:
 
 
 @pytest.mark.parametrize(
-    'to, note',
-    [([], ''), (['bad\nname'], ''), (['x' * 201], ''), (['bob'], 'a\x1b[31mred'), (['bob'], 'x' * 2001)],
+    ('to', 'note', 'match'),
+    [
+        ([], '', 'at least one'),
+        (['bad\nname'], '', 'control'),
+        (['x' * 201], '', '200'),
+        (['bob'], 'a\x1b[31mred', 'control'),
+        (['bob'], 'x' * 2001, 'at most'),
+    ],
 )
-async def test_bad_names_and_notes_are_refused(to: list[str], note: str) -> None:
+async def test_bad_names_and_notes_are_refused(to: list[str], note: str, match: str) -> None:
     hub = QuestionHub()
     request = _question(('alice',))
     async with anyio.create_task_group() as group:
         group.start_soon(hub.ask, request)
         await wait_pending(hub, request.id)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=match):
             await hub.forward(request.key, to, note=note)
         assert (await hub.get(request.key)).audience == ('alice',)
         assert await hub.handoffs(request.key) == ()
@@ -140,7 +151,8 @@ async def test_forward_an_approval() -> None:
         assert shown.audience == ('bob',)
         await hub.decide(approval.key, ApprovalDecision.approve(decided_by='bob'))
     (_, [(_, decision)]) = results[0]
-    assert decision is not None and decision.decided_by == 'bob'
+    assert decision is not None
+    assert decision.decided_by == 'bob'
     (record,) = (await hub.history_page(visible_to=BOB)).records
     assert [each.to_audience for each in record.handoffs] == [('bob',)]
     assert (await hub.history_page(visible_to=ALICE)).records == []
