@@ -140,6 +140,10 @@ def _decode_row(row: Sequence[Any], request: AskUserRequest | None) -> StoredReq
     decoded = decode_response(response) if response is not None else None
     if decoded is not None and decoded.answered_by is None and answered_by is not None:
         decoded = replace(decoded, answered_by=answered_by)  # written by a version that kept it in the column only
+    if request is not None and request.audience != (
+        None if audience is None else audience_from_json(json_value(audience))
+    ):
+        request = replace(request, audience=None if audience is None else audience_from_json(json_value(audience)))
     if request is None:
         # Rows of earlier versions have neither: their id is the tool call id, and the request belongs to no run.
         request = decode_request(questions, tool_call_id or request_id, run_id=run_id or None)

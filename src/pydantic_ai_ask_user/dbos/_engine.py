@@ -20,6 +20,7 @@ from sqlalchemy import event, exc
 from ._addressees import ensure_addressees
 from ._changes import ensure_change_log
 from ._connection import BUSY_TIMEOUT_SECONDS
+from ._handoffs import ensure_handoffs
 from ._schema import (
     ADDED_COLUMNS,
     DBOS_TABLE,
@@ -121,6 +122,7 @@ def ensure_columns(engine: sa.Engine, *, creating: bool = False) -> None:
     ensure_addressees(EngineDatabase(engine), exc.DBAPIError, required=creating)
     ensure_indexes(engine)
     ensure_change_log(EngineDatabase(engine), exc.DBAPIError)
+    ensure_handoffs(EngineDatabase(engine), exc.DBAPIError)
 
 
 def ensure_indexes(engine: sa.Engine) -> None:

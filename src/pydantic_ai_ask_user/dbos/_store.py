@@ -20,7 +20,9 @@ from .._audience import Person, audience_includes
 from .._history import (
     ALL_FINISHED,
     FinishedRecord,
+    Handoff,
     HistoryFilter,
+    check_handoff,
     decode_history_position,
     encode_history_position,
     history_order,
@@ -65,7 +67,7 @@ from ._changes import (
     last_change_ids,
     prune_changes,
 )
-from ._connection import Database
+from ._connection import Database, execute
 from ._db import DEFAULT_DATABASE_URL, check_sqlite_file, open_database
 from ._encoding import (
     WITHDRAWN_MESSAGE,
@@ -76,6 +78,7 @@ from ._encoding import (
     encode_response,
     message_topic,
 )
+from ._handoffs import forward_item, select_handoffs
 from ._history import (
     count_finished_approvals,
     count_finished_questions,
@@ -93,7 +96,7 @@ from ._questions import (
     select_requests,
     withdraw_pending,
 )
-from ._schema import EVENT_APPROVALS_TABLE_NAME, EVENT_TABLE_NAME
+from ._schema import EVENT_APPROVALS_TABLE_NAME, EVENT_TABLE_NAME, TABLE_NAME
 from ._sqlite import check_plain_sqlite_file
 from ._waits import claim_wait, lock_event_token, lock_token, token_requests
 from ._workflows import active_workflows, send_message
@@ -400,6 +403,12 @@ class DBOSQuestionStore:
                 records += found
                 ends += [] if end is None else [end]
                 total += count_finished_approvals(conn, where, visible_to)
+            handoffs = select_handoffs(conn, [record.key for record in records])
+        if handoffs:
+            records = [
+                replace(record, handoffs=handoffs[record.key]) if record.key in handoffs else record
+                for record in records
+            ]
         cutoff = max(ends, default=None)
         known = sorted(
             (record for record in records if cutoff is None or history_order(record) >= cutoff),
@@ -539,6 +548,40 @@ class DBOSQuestionStore:
 
     def _respond(self, request_id: str, response: AskUserResponse) -> None:
         self._decide({}, {request_id: response})
+
+    async def forward(
+        self, key: str, to: Sequence[str], *, note: str = '', by: str | None = None, replace: bool = True
+    ) -> Handoff:
+        """Hand the pending question or approval `key` on to `to` (names or groups), with `note`: the `QuestionHub`
+        contract. In one transaction: the item's audience (its column and, for a question, its addressee rows), the
+        hand-off's row (`ask_user_handoffs`), and a change of the log, which open inboxes read as the item requested
+        anew. The workflow waiting for it is not touched. `ValueError` for bad names or a bad note; the store errors
+        when it is not pending.
+        """
+        names, checked = check_handoff(to, note)
+        return await self._in_thread(partial(self._forward, key, names, checked, by, replace))
+
+    def _forward(self, key: str, names: tuple[str, ...], note: str, by: str | None, replace: bool) -> Handoff:
+        database = self._connect()
+        if not self._table_ready(database):
+            raise UnknownRequestError(key)
+        with database.begin() as conn:
+            found = execute(conn, f'SELECT 1 FROM {TABLE_NAME} WHERE id = :id', {'id': key}).fetchone()
+            item: Literal['question', 'approval'] = (
+                'question' if found is not None or not self._approvals_ready() else 'approval'
+            )
+            handoff = forward_item(conn, item, key, names, note, by, replace=replace)
+        self._decoded.pop(key, None)
+        return handoff
+
+    async def handoffs(self, key: str) -> Sequence[Handoff]:
+        """The hand-offs of the question or approval `key`, the oldest first (none if it has none)."""
+
+        def read() -> Sequence[Handoff]:
+            with self._connect().connect() as conn:
+                return select_handoffs(conn, [key]).get(key, ())
+
+        return await self._in_thread(read)
 
     async def pending_approvals(self, *, visible_to: Person | None = None) -> Sequence[PendingApproval]:
         """Every tool call waiting for approval, across all workflows, oldest first (its wait still open, its
