@@ -17,7 +17,7 @@ from pydantic_ai_ask_user import AskUserResponse, Person
 from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user.store import BadCursorError, StoreError, StoreEvent, addressed_to
 
-from ._context import AppContext, log_unreachable, unreachable
+from ._context import AppContext, handoffs_of, log_unreachable, unreachable
 from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query
 from ._security import answered_by, person
 from ._wire import BadBody, event_json, event_name, parse_json_body, parse_response, request_json
@@ -65,7 +65,10 @@ class Api:
     async def get(self, request: Request) -> Response:
         """`GET /api/requests/<id>`: one waiting request."""
         try:
-            return JSONResponse(request_json(await self.context.get(request.path_params['id'], person(request))))
+            data = request_json(await self.context.get(request.path_params['id'], person(request)))
+            if handoffs := await handoffs_of(self.context.store, request.path_params['id']):
+                data['handoffs'] = handoffs
+            return JSONResponse(data)
         except StoreError as error:
             return store_error(error)
 

@@ -20,6 +20,7 @@ from . import _api
 from ._api import Api
 from ._approvals import Approvals
 from ._context import DEFAULT_LOGIN_HELP, AppContext, is_api, log_unreachable, unreachable
+from ._forward import Forwarding
 from ._history import History
 from ._options import DEFAULT_TITLE, WebOptions, deprecated_name, web_options
 from ._pages import FAVICON, FINISHED, Pages, favicon
@@ -47,6 +48,7 @@ class AskUserApp:
         api = Api(self._context)
         approvals = Approvals(self._context, pages)
         history = History(self._context, pages)
+        forwarding = Forwarding(self._context, pages)
         guarded = self._guarded
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
@@ -65,6 +67,10 @@ class AskUserApp:
             Route('/api/requests/{id}/answer', guarded(api.answer), methods=['POST']),
             Route('/api/requests/{id}/decline', guarded(api.decline), methods=['POST']),
             Route('/api/events', guarded(api.events), methods=['GET']),
+            Route('/requests/{id}/forward', guarded(forwarding.question_form), methods=['POST']),
+            Route('/approvals/{id}/forward', guarded(forwarding.approval_form), methods=['POST']),
+            Route('/api/requests/{id}/forward', guarded(forwarding.question_json), methods=['POST']),
+            Route('/api/approvals/{id}/forward', guarded(forwarding.approval_json), methods=['POST']),
             Route('/history', guarded(history.page), methods=['GET'], name='history'),
             Route('/api/history', guarded(history.json), methods=['GET']),
             Mount('/static', StaticFiles(directory=STATIC_DIR), name='static'),

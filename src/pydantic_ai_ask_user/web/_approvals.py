@@ -14,6 +14,7 @@ shown) is the page again with the reason as a message.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -23,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
 from pydantic_ai_ask_user._audience import Person, audience_includes
+from pydantic_ai_ask_user._history import Handoff
 from pydantic_ai_ask_user._question_store import ApprovalStore
 from pydantic_ai_ask_user.store import (
     BadCursorError,
@@ -31,7 +33,7 @@ from pydantic_ai_ask_user.store import (
 )
 
 from ._api import error_json, store_error
-from ._context import AppContext, approval_store, approvals_for, cookie_options, seen_by
+from ._context import AppContext, approval_store, approvals_for, cookie_options, handoffs_of, pending_handoffs, seen_by
 from ._forms import FIELDS
 from ._pages import Pages, language
 from ._rows import BadPaging, paging_from_query
@@ -89,7 +91,7 @@ class Approvals:
             approval = await self._get(request.path_params['id'], person(request))
         except StoreError as error:
             return self.pages.store_error(request, error)
-        return self._form(request, approval, 200)
+        return self._form(request, approval, 200, handoffs=await pending_handoffs(self.context.store, approval.key))
 
     async def submit(self, request: Request) -> Response:
         """`POST /approvals/<id>`: approve, approve with edited arguments, reply instead, ignore, or deny (with a
@@ -165,7 +167,14 @@ class Approvals:
         )
 
     def _form(
-        self, request: Request, approval: PendingApproval, status: int, *, error: str | None = None, **given: str
+        self,
+        request: Request,
+        approval: PendingApproval,
+        status: int,
+        *,
+        error: str | None = None,
+        handoffs: Sequence[Handoff] = (),
+        **given: str,
     ) -> Response:
         cookie = csrf_cookie(request) or new_csrf_cookie()
         response = self.pages.page(
@@ -184,6 +193,7 @@ class Approvals:
             form_error=error,
             csrf=self.context.gate.csrf_token(request, cookie),
             fields=FIELDS,
+            handoffs=handoffs,
         )
         if csrf_cookie(request) != cookie:
             response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **cookie_options(request))
@@ -212,7 +222,10 @@ class Approvals:
     async def get_json(self, request: Request) -> Response:
         """`GET /api/approvals/<id>`: one waiting approval."""
         try:
-            return JSONResponse(approval_json(await self._get(request.path_params['id'], person(request))))
+            data = approval_json(await self._get(request.path_params['id'], person(request)))
+            if handoffs := await handoffs_of(self.context.store, request.path_params['id']):
+                data['handoffs'] = handoffs
+            return JSONResponse(data)
         except StoreError as error:
             return store_error(error)
 

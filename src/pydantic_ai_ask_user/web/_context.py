@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import audience_includes
+from pydantic_ai_ask_user._history import Handoff, handoff_json
 from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._question_store import ApprovalStore, PendingPage, page_approvals
 from pydantic_ai_ask_user._text import printable
@@ -22,6 +23,8 @@ from ._options import WebOptions
 from ._security import Gate, wants_json
 
 __all__ = (
+    'handoffs_of',
+    'pending_handoffs',
     'AppContext',
     'DEFAULT_LOGIN_HELP',
     'ID',
@@ -162,3 +165,16 @@ async def approvals_for(
         return PendingPage([], None, 0)
     page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
     return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])
+
+
+async def pending_handoffs(store: object, key: str) -> Sequence[Handoff]:
+    """The hand-offs of the pending item `key`, the oldest first, where its store keeps them (`handoffs`: the hub,
+    DBOS); none otherwise.
+    """
+    read = cast('Callable[[str], Awaitable[Sequence[Handoff]]] | None', getattr(store, 'handoffs', None))
+    return () if read is None else await read(key)
+
+
+async def handoffs_of(store: object, key: str) -> list[dict[str, Any]]:
+    """`pending_handoffs` as the API shows them (`handoff_json`)."""
+    return [handoff_json(each) for each in await pending_handoffs(store, key)]

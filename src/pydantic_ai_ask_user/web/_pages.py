@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
+from pydantic_ai_ask_user._history import Handoff
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, StoreError, count_pending
 
-from ._context import ID, AppContext, approvals_for, base_path, cookie_options
+from ._context import ID, AppContext, approvals_for, base_path, cookie_options, pending_handoffs
 from ._forms import FIELDS, Entered, read_form
 from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, time_left
 from ._security import (
@@ -198,7 +200,12 @@ class Pages:
         except StoreError as error:
             return self.store_error(request, error)
         return self.form_page(
-            request, asked, [Entered() for _ in asked.questions], 200, waiting=await self._waiting(request)
+            request,
+            asked,
+            [Entered() for _ in asked.questions],
+            200,
+            waiting=await self._waiting(request),
+            handoffs=await pending_handoffs(self.context.store, asked.key),
         )
 
     async def submit(self, request: Request) -> Response:
@@ -262,6 +269,7 @@ class Pages:
         *,
         form_error: str | None = None,
         waiting: int = 1,
+        handoffs: Sequence[Handoff] = (),
     ) -> Response:
         """The form of `asked`, showing what was `entered` and what is wrong with it; `waiting` questions in all."""
         cookie = csrf_cookie(request) or new_csrf_cookie()
@@ -285,6 +293,7 @@ class Pages:
             time_left=time_left(asked.deadline, time.time()),
             waiting=waiting,
             live=live_texts(request),
+            handoffs=handoffs,
         )
         if csrf_cookie(request) != cookie:
             response.set_cookie(cookie_name(CSRF_COOKIE, request), cookie, **cookie_options(request))
