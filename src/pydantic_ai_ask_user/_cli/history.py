@@ -159,3 +159,9 @@ def _print_record(record: FinishedRecord) -> None:
             print('    ' + _('reason: {reason}').format(reason=printable(decision.reason, allow_newline=False)))
         if decision is not None and decision.response is not None:
             print('    ' + _('reply: {reply}').format(reply=printable(decision.response, allow_newline=False)))
+    for handoff in record.handoffs:
+        names = printable(', '.join(handoff.to_audience), allow_newline=False)
+        who = printable(handoff.by or '-', allow_newline=False)
+        print('  ' + _('handed on to {names} by {name}  {at}').format(names=names, name=who, at=timestamp(handoff.at)))
+        if handoff.note:
+            print('    ' + _('note: {note}').format(note=printable(handoff.note, allow_newline=False)))

@@ -102,7 +102,7 @@ def _add_source(parser: argparse.ArgumentParser, temporal_help: str = _TEMPORAL_
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
-    """Add `pending`, `history`, `answer` and `resolve` to the `ask-user` command line."""
+    """Add `pending`, `history`, `answer`, `forward` and `resolve` to the `ask-user` command line."""
     pending = command(
         subparsers,
         'pending',
@@ -247,6 +247,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     given.add_argument(
         '--ignore', action='store_true', help='dismiss the tool call ID: it does not run, and the model is told so'
     )
+
+    forward = command(
+        subparsers,
+        'forward',
+        later('forward', 'run_forward'),
+        summary='hand a waiting question or approval on to other people or groups, with a note',
+        description=(
+            'Hand the waiting question or tool approval ID on to the people or groups --to names: they alone may '
+            'answer it now (with --add, they as well as those before). The run waiting for it is not told: it gets '
+            'its one answer, from whoever answers. The hand-off (who, when, from whom to whom, the note) is kept '
+            'with the item and in its history. Prints the hand-off as JSON. Administrative access, as answer. '
+            'Exit codes: 0 forwarded, 2 a bad name or note, 4 cannot forward here (--temporal is not available '
+            'yet), 5 unknown id, 6 already answered, 7 no longer waiting, 9 the id means several waiting items.'
+        ),
+    )
+    forward.add_argument('item', metavar='ID', help="the id `ask-user pending` shows (a question's or an approval's)")
+    forward.add_argument(
+        '--to',
+        metavar='NAME',
+        action='append',
+        required=True,
+        help='a person or group (team:oncall) to hand it to (repeat for several)',
+    )
+    forward.add_argument('--note', metavar='TEXT', default='', help='a note for them (kept in the history)')
+    forward.add_argument('--add', action='store_true', help='add them to whom it is addressed instead of replacing')
+    _add_source(forward, 'not available yet: forwarding in Temporal workflows (exit 4)')
 
     resolve = command(
         subparsers,
