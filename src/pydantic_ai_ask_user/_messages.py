@@ -228,6 +228,21 @@ WEB = (
     N_('No history here'),
     N_('This inbox keeps no history of answered questions and decided tool calls.'),
     N_('This page of the history does not exist'),
+    # Forwarding (`forward.html`, `web/_forward.py`).
+    N_('Handed on'),
+    N_('{by} to {to}'),
+    N_('someone'),
+    N_('Forward'),
+    N_('To (names or groups, separated by commas)'),
+    N_('Note for them (optional)'),
+    N_('Keep the present addressees too'),
+    N_('Forwarded'),
+    N_('It now waits for {names}.'),
+    N_('Not forwarded'),
+    N_('The forward was refused: {reason}'),
+    N_('Cannot forward'),
+    N_('This inbox cannot forward questions.'),
+    N_('The page was not sent by this server, or it is too old. Reload it and forward again.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -369,6 +384,11 @@ CLI = (
         'warning: {path} may be read by other users of this machine, who could sign in as anyone with it: '
         'chmod 600 {path}'
     ),
+    # `ask-user forward` and the hand-offs `ask-user history` shows.
+    N_('forwarding on Temporal is not available yet: ask-user forward works on a DBOS database (--db)'),
+    N_('cannot forward: {error}'),
+    N_('this store cannot forward questions or approvals'),
+    N_('handed on to {names} by {name}  {at}'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

@@ -207,6 +207,7 @@ positional arguments:
     pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
     history   list the questions and approvals that finished in a DBOS database, the latest first
     answer    answer a waiting question in the terminal menu, or from JSON
+    forward   hand a waiting question or approval on to other people or groups, with a note
     resolve   resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal
               workflow from here
     inbox     serve the team inbox in a browser, over a DBOS database or Temporal workflows
