@@ -33,7 +33,21 @@ pytestmark = pytest.mark.no_cover
 QUERY = ('limit', 'cursor', 'older_than', 'newer_than', 'approval_cursor', 'code', 'next')
 """Every query parameter a route of the app reads."""
 
-FORM = (FIELDS.action, 'args', 'reason', 'code', 'next', 'q0', 'q1', 'other', FIELDS.other_text(0), FIELDS.note(0))
+FORM = (
+    FIELDS.action,
+    'args',
+    'reason',
+    'code',
+    'next',
+    'q0',
+    'q1',
+    'other',
+    FIELDS.other_text(0),
+    FIELDS.note(0),
+    'to',
+    'note',
+    'add',
+)
 """Every form field a route of the app reads, but the CSRF token (sent valid, or arbitrary)."""
 
 EXAMPLES = max(20, settings.default.max_examples // 5)
@@ -178,7 +192,9 @@ def test_arbitrary_strings_in_every_parameter_of_every_route_are_never_a_500(
 
 
 def test_the_fuzzed_routes_are_every_route_of_the_app() -> None:
-    assert len(ROUTES) == 19
+    assert len(ROUTES) == 23
+    assert ('POST', '/api/requests/{id}/forward') in ROUTES
+    assert ('POST', '/approvals/{id}/forward') in ROUTES
     assert ('GET', '/api/events') in ROUTES
     assert ('GET', '/api/history') in ROUTES
     assert ('POST', '/approvals/{id}') in ROUTES
