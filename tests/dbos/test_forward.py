@@ -154,3 +154,15 @@ async def test_the_waiting_run_gets_one_answer_from_the_new_addressee(launched: 
     assert len(got) == 1
     assert got[0].answered_by == 'bob'
     assert got[0].answers == PICK.answers
+
+
+async def test_a_database_of_an_earlier_version_gets_the_handoffs_table(database_url: str) -> None:
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    _ask(database_url, 'old', ('alice',))
+    with shared_engine(database_url).begin() as conn:
+        conn.exec_driver_sql('DROP TABLE ask_user_handoffs')
+    async with DBOSQuestionStore(database_url, create_table=False, pooled=False) as store:
+        assert await store.handoffs('old') == ()
+        assert (await store.history_page()).records == []
+        await store.forward('old', ['bob'], note='still works')
+        assert [each.note for each in await store.handoffs('old')] == ['still works']

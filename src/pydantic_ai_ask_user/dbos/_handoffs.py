@@ -105,8 +105,9 @@ def forward_item(
     """Hand the pending `item` `key` on to `names` (checked), in the transaction of `conn`: its audience, its
     addressee rows, the hand-off's row, and a change of the log. The store errors when it is not pending.
     """
-    for statement in handoffs_statements():
-        execute(conn, statement)  # a no-op where it is there: a database that no start-up brought up to date
+    if not _has_table(conn, HANDOFFS_TABLE_NAME):  # a database that no start-up brought up to date
+        for statement in handoffs_statements():
+            execute(conn, statement)
     lock = ' FOR UPDATE' if dialect_of(conn) == 'postgresql' else ''
     if item == 'question':
         row = execute(
@@ -173,7 +174,7 @@ def forward_item(
             'note': note,
         },
     )
-    if _has_changes(conn):
+    if _has_table(conn, CHANGES_TABLE_NAME):
         # Status stays pending, so no trigger fires: logged here, it reaches every open inbox as the item requested
         # again, addressed anew.
         execute(
@@ -185,12 +186,13 @@ def forward_item(
     return handoff
 
 
-def _has_changes(conn: Connection) -> bool:
+def _has_table(conn: Connection, name: str) -> bool:
+    """Whether the table `name` is there (PostgreSQL checks the right to create before `IF NOT EXISTS`)."""
     if dialect_of(conn) == 'postgresql':
         query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
     else:
         query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    return execute(conn, query, {'name': CHANGES_TABLE_NAME}).fetchone() is not None
+    return execute(conn, query, {'name': name}).fetchone() is not None
 
 
 def select_handoffs(conn: Connection, keys: Sequence[str]) -> dict[str, tuple[Handoff, ...]]:
@@ -199,11 +201,7 @@ def select_handoffs(conn: Connection, keys: Sequence[str]) -> dict[str, tuple[Ha
     """
     if not keys:
         return {}
-    if dialect_of(conn) == 'postgresql':
-        exists = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    if execute(conn, exists, {'name': HANDOFFS_TABLE_NAME}).fetchone() is None:
+    if not _has_table(conn, HANDOFFS_TABLE_NAME):
         return {}
     found: dict[str, list[Handoff]] = {}
     for start in range(0, len(keys), 500):
