@@ -20,7 +20,7 @@ from ._api import error_json
 from ._approvals import argument_rows
 from ._context import AppContext
 from ._pages import Pages, language
-from ._rows import BadPaging, ago, limit_from_query
+from ._rows import BadPaging, ago, kind_from_query, limit_from_query, search_from_query
 from ._security import person
 
 __all__ = ('History', 'HistoryRow', 'OUTCOME_TEXTS', 'history_query')
@@ -95,15 +95,26 @@ class HistoryRow:
 
 
 def history_query(query: Mapping[str, str]) -> tuple[int, str | None, HistoryFilter]:
-    """The page size, cursor and filter of `?limit=&cursor=&kind=` (`question` or `approval`); `BadPaging` for a
+    """The page size, cursor and filter of `?limit=&cursor=&kind=` (`question` or `approval`) and
+    of the search (`?agent=&title=&conversation=&addressee=&q=`); `BadPaging` for a
     value that is not one.
     """
     limit = limit_from_query(query)
-    kind = query.get('kind', '')
-    if kind not in ('', 'question', 'approval'):
-        raise BadPaging('kind must be question or approval')
+    kind = kind_from_query(query)
+    search = search_from_query(query)
     cursor = query.get('cursor') or None
-    return limit, cursor, HistoryFilter(kind=kind or None)  # pyright: ignore[reportArgumentType]
+    return (
+        limit,
+        cursor,
+        HistoryFilter(
+            kind=kind,
+            agent=search['agent'],
+            title=search['title'],
+            conversation=search['conversation'],
+            addressee=search['addressee'],
+            text=search['text'],
+        ),
+    )
 
 
 class History:
