@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,6 +33,7 @@ __all__ = (
     'search_from_query',
     'kind_from_query',
     'search_query',
+    'search_link',
     'SEARCH_PARAMETERS',
     'limit_from_query',
     'BadPaging',
@@ -198,6 +200,14 @@ def kind_from_query(query: Mapping[str, str]) -> Literal['question', 'approval']
     if kind:
         raise BadPaging('kind must be question or approval')
     return None
+
+
+def search_link(where: PendingFilter | HistoryFilter) -> str:
+    """`where`'s search and kind as the end of a query string (`&agent=...&q=...`, URL-encoded; empty when none), for
+    the links to the next page: the page keeps the filter it was drawn with.
+    """
+    kept = search_query(where)
+    return '&' + urllib.parse.urlencode(kept) if kept else ''
 
 
 def search_query(where: PendingFilter | HistoryFilter) -> dict[str, str]:
