@@ -5,6 +5,7 @@ the filter kept, and refuse a bad value with a 400 `bad_query`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -13,14 +14,19 @@ import anyio
 import httpx
 import pytest
 from ask_user_support import ask_one, wait_pending, wait_until
+from playwright.async_api import BrowserContext, expect
 from starlette.requests import Request
+from waits import WAIT
+from web_support import asgi_client, bearer
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
 from pydantic_ai_ask_user.hub import QuestionHub
 from pydantic_ai_ask_user.store import PendingApproval, PendingFilter
-from pydantic_ai_ask_user.web import WebAnswerer
+from pydantic_ai_ask_user.web import WebAnswerer, serve
 
 pytestmark = pytest.mark.anyio
+
+expect.set_options(timeout=WAIT * 1000)
 
 
 def who(request: Request) -> Person | bool:
@@ -145,5 +151,46 @@ async def test_the_api_filters_requests_approvals_and_history() -> None:
             ):
                 response = await alice.get(path, params=query)
                 assert (response.status_code, response.json()['error']) == (400, 'bad_query'), (path, query)
-                assert '\x1b' not in response.text and '\u202e' not in response.text
+                assert '\x1b' not in response.text
+                assert '\u202e' not in response.text
             assert (await alice.get(path, params={'q': '   '})).status_code == 200  # blank: no search
+
+
+async def test_the_filter_form_in_chromium(web: WebAnswerer, context: BrowserContext) -> None:
+    hostile = '<b>"x"</b>'
+    async with serve(web.app) as base, asgi_client(web) as client:
+        client.headers.update(bearer(web))
+        page = await context.new_page()
+        await page.goto(web.login_url(base, name='alice'))
+        await expect(page.locator('#live-status')).to_contain_text('appear here')
+        async with _asking(web.hub, *QUESTIONS):
+            rows = page.locator('#pending > li')
+            await expect(rows).to_have_count(2)  # r3 is bob's, d1 team:ops's
+            await page.locator('#search input[name="agent"]').fill('refunds')
+            await page.locator('#search input[name="q"]').fill(hostile)
+            await page.locator('#search button[type="submit"]').click()
+            await expect(page.locator('#filtered')).to_be_visible()
+            await expect(rows).to_have_count(0)
+            # The value is kept in the form, as text.
+            await expect(page.locator('#search input[name="q"]')).to_have_value(hostile)
+            await page.locator('#search input[name="q"]').fill('')
+            await page.locator('#search button[type="submit"]').click()
+            await expect(rows).to_have_count(2)
+            await expect(page.locator('#filtered')).to_be_visible()
+            # A question that arrives while the filter is active is not added, even one that would match.
+            async with _asking(web.hub, _question('late', 'refunds', 'Refund late', 'c1', None)):
+                await page.reload()
+                await expect(rows).to_have_count(3)
+                await page.goto(f'{base}?agent=refunds&limit=1')
+                await expect(rows).to_have_count(1)
+                more = page.locator('#more')
+                await expect(more).to_have_attribute('href', re.compile(r'agent=refunds'))
+            for key in ('r1', 'r2'):
+                assert (await client.post(f'/api/requests/{key}/decline', json={})).status_code == 200
+        await page.goto(f'{base}history')
+        await page.locator('#search input[name="title"]').fill('REFUND 1042')
+        await page.locator('#search button[type="submit"]').click()
+        history = page.locator('#history > li')
+        await expect(history).to_have_count(1)
+        await expect(history.nth(0)).to_have_attribute('data-id', 'r1')
+        await expect(page.locator('#search input[name="title"]')).to_have_value('REFUND 1042')
