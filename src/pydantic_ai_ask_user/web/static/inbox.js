@@ -53,9 +53,6 @@
   const NO_DEADLINE = 1e12; // where a question without a deadline sorts, as the server sorts it
   // The cursor of the next page not loaded yet; null once every page is loaded.
   let cursor = list.dataset.cursor || null;
-  // The active search and filter, as the end of a query string (`&agent=...`), repeated in every page fetched.
-  const search = list.dataset.search || '';
-  const filtered = list.dataset.filtered !== undefined;
   let total = parseInt(list.dataset.total, 10) || 0;
   // Where each loaded row sorts: [deadline, asked at, id], as the server orders the pages.
   const order = new Map();
@@ -163,13 +160,13 @@
     totalLine.hidden = total === 0;
     totalLine.textContent = plural(texts.waiting, total);
     moreWrap.hidden = cursor === null;
-    if (cursor !== null) moreLink.href = base + '?cursor=' + encodeURIComponent(cursor) + '&limit=' + limit + search;
+    if (cursor !== null) moreLink.href = base + '?cursor=' + encodeURIComponent(cursor) + '&limit=' + limit;
     live.count(total);
     live.tick();
   }
 
   function page(after) {
-    let url = list.dataset.api + '?limit=' + limit + search;
+    let url = list.dataset.api + '?limit=' + limit;
     if (after !== null) url += '&cursor=' + encodeURIComponent(after);
     return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
@@ -236,9 +233,6 @@
   }
 
   function add(request) {
-    // With a search or filter active the page adds no arriving row (it could not tell whether it matches: the
-    // server's search is the one rule); removals still apply, and a reload searches again.
-    if (filtered) return;
     changes += 1;
     if (seenAt[request.id] === undefined) seenAt[request.id] = Date.now() / 1000;
     if (order.has(request.id)) return;
@@ -344,13 +338,11 @@
       live.count(waiting, 'approval');
       wrap.hidden = box.children.length === 0;
       moreBox.hidden = after === null;
-      if (after !== null) {
-        moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit + search;
-      }
+      if (after !== null) moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit;
     }
 
     function fetchPage(cursorAfter) {
-      let url = texts.approvals_api + '?limit=' + limit + search;
+      let url = texts.approvals_api + '?limit=' + limit;
       if (cursorAfter !== null) url += '&cursor=' + encodeURIComponent(cursorAfter);
       return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
         .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
@@ -394,7 +386,6 @@
     }
 
     function addApproval(approval) {
-      if (filtered) return;
       changed += 1;
       if (at.has(approval.id)) return;
       waiting += 1;
