@@ -23,17 +23,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
-from pydantic_ai_ask_user._audience import Person, audience_includes
+from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._history import Handoff
 from pydantic_ai_ask_user._question_store import ApprovalStore
 from pydantic_ai_ask_user.store import (
     BadCursorError,
     StoreError,
-    UnknownRequestError,
 )
 
 from ._api import error_json, store_error
-from ._context import AppContext, approval_store, approvals_for, cookie_options, handoffs_of, pending_handoffs, seen_by
+from ._context import AppContext, approvals_for, cookie_options, handoffs_of, pending_handoffs
 from ._forms import FIELDS
 from ._pages import Pages, language
 from ._rows import BadPaging, paging_from_query
@@ -73,17 +72,7 @@ class Approvals:
 
     async def _get(self, key: str, who: Person) -> PendingApproval:
         """The pending approval `key` if `who` may see it; someone else's, or an odd key, is unknown (404)."""
-        self.context.check_id(key)
-        store = approval_store(self.context)
-        if store is None:
-            raise UnknownRequestError(key)
-        try:
-            approval = await store.get_approval(key)
-        except StoreError as error:
-            raise seen_by(who, error, key) from None
-        if not audience_includes(approval.audience, who):
-            raise UnknownRequestError(key)
-        return approval
+        return await self.context.get_approval(key, who)
 
     async def page(self, request: Request) -> Response:
         """`GET /approvals/<id>`: the tool call, its arguments, and the forms that decide it."""

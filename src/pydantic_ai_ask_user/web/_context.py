@@ -96,6 +96,22 @@ class AppContext:
             raise UnknownRequestError(request_id)
         return request
 
+    async def get_approval(self, key: str, who: Person) -> PendingApproval:
+        """The pending approval `key` if `who` may see it, as `get` finds a question: someone else's, an odd key, or
+        any key over a store without approvals is unknown (404).
+        """
+        self.check_id(key)
+        store = approval_store(self)
+        if store is None:
+            raise UnknownRequestError(key)
+        try:
+            approval = await store.get_approval(key)
+        except StoreError as error:
+            raise seen_by(who, error, key) from None
+        if not audience_includes(approval.audience, who):
+            raise UnknownRequestError(key)
+        return approval
+
     @staticmethod
     def check_id(request_id: str) -> None:
         """`UnknownRequestError` for an id no store could hold, without asking the store."""

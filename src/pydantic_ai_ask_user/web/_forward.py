@@ -13,12 +13,12 @@ from typing import Any, Literal, cast
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pydantic_ai_ask_user._audience import Person, audience_includes
+from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._history import Handoff, check_handoff, handoff_json
-from pydantic_ai_ask_user.store import StoreError, UnknownRequestError
+from pydantic_ai_ask_user.store import StoreError
 
 from ._api import error_json, store_error
-from ._context import AppContext, approval_store, seen_by
+from ._context import AppContext
 from ._forms import FIELDS
 from ._pages import Pages, language
 from ._security import answered_by, person
@@ -50,16 +50,7 @@ class Forwarding:
         if kind == 'question':
             await self.context.get(key, who)
             return
-        self.context.check_id(key)
-        store = approval_store(self.context)
-        if store is None:
-            raise UnknownRequestError(key)
-        try:
-            approval = await store.get_approval(key)
-        except StoreError as error:
-            raise seen_by(who, error, key) from None
-        if not audience_includes(approval.audience, who):
-            raise UnknownRequestError(key)
+        await self.context.get_approval(key, who)
 
     async def _forward(
         self, request: Request, kind: Literal['question', 'approval'], to: object, note: object, add: bool
