@@ -22,7 +22,7 @@ SOURCE = Path(__file__).resolve().parent.parent / 'src' / PACKAGE
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ('core', ('',)),
     ('stores and engines', ('hub', 'dbos', 'temporal', 'prefect')),
-    ('front ends', ('testing', 'terminal', 'web', 'ui', 'mcp')),
+    ('front ends', ('testing', 'terminal', 'web', 'ui', 'mcp', 'notify')),
     ('command line', ('_cli',)),
 )
 """The layers, lowest first, each named by the module prefixes it holds (`''`: the package's own modules). A module
