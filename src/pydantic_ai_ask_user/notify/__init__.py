@@ -15,6 +15,7 @@ from ._notifier import (
     Directory,
     NotificationFailure,
     Notifier,
+    ReceivingChannel,
     StaticDirectory,
     UpdatingChannel,
 )
@@ -23,6 +24,7 @@ __all__ = (
     'Notifier',
     'Channel',
     'UpdatingChannel',
+    'ReceivingChannel',
     'DeliveryRefused',
     'Directory',
     'StaticDirectory',

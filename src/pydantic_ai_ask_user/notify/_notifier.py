@@ -37,6 +37,7 @@ from ._links import InboxLinks
 __all__ = (
     'Channel',
     'UpdatingChannel',
+    'ReceivingChannel',
     'DeliveryRefused',
     'Directory',
     'StaticDirectory',
@@ -87,6 +88,19 @@ class UpdatingChannel(Channel, Protocol):
 
     async def finished(self, entry: LedgerEntry, finished: Finished) -> None:
         """Update the message `entry.ref` refers to: its item finished as `finished` says."""
+        ...
+
+
+@runtime_checkable
+class ReceivingChannel(Channel, Protocol):
+    """A channel people answer on (Slack's buttons): it has an HTTP endpoint that records what they do.
+
+    `ask-user inbox --notify` mounts each one's `endpoint(store)` at `notify/<name>` under the inbox (Slack's
+    Request URL is then `https://<inbox>/notify/slack`); an application mounts it where it likes.
+    """
+
+    def endpoint(self, store: QuestionStore) -> Callable[..., Awaitable[None]]:
+        """An ASGI app that receives the channel's callbacks and records answers and decisions in `store`."""
         ...
 
 
