@@ -270,3 +270,24 @@ def _unquote(text: str) -> str:
     from urllib.parse import unquote
 
     return unquote(text)
+
+
+async def test_an_item_seen_by_the_event_and_by_every_resync_at_once_is_told_once() -> None:
+    hub = QuestionHub()
+    channel = Recording()
+    notifier = _notifier(hub, channel, gather_seconds=0)
+    request = _request('seen-often', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_until(lambda: len(hub) == 1, 'the question to wait')
+        item = WaitingItem.of_question(request)
+        for _ in range(20):
+            group.start_soon(notifier.waiting, item)
+            group.start_soon(notifier.sync)
+        await wait_until(lambda: channel.sent, 'alice to be told')
+        await notifier.drain()
+        for _ in range(5):
+            await notifier.sync()
+        await notifier.drain()
+        assert channel.sent == [('alice', (request.key,))]
+        group.cancel_scope.cancel()
