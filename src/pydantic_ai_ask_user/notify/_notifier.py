@@ -259,7 +259,10 @@ class Notifier:
         watching = asyncio.create_task(self._watch(events))
         try:
             while True:
-                await self.sync()
+                try:
+                    await self.sync()
+                except Exception:  # the store or the ledger could not be read: the next resync tries again
+                    logger.exception('reading the waiting items failed; trying again in %s s', self.resync_seconds)
                 await asyncio.sleep(self.resync_seconds)
         finally:
             watching.cancel()
@@ -472,7 +475,8 @@ class Notifier:
         await self.ledger.put(closed)
 
     async def _how_finished(self, entry: LedgerEntry, kind: str) -> Finished:
-        outcome = 'withdrawn' if kind == 'withdrawn' else 'finished'
+        # What the event says, when the store keeps no history: answered (a question), decided (an approval).
+        outcome = 'withdrawn' if kind == 'withdrawn' else 'decided' if entry.kind == 'approval' else 'answered'
         if isinstance(self.store, HistoryStore):
             with contextlib.suppress(Exception):  # a history that cannot be read: the plain outcome
                 page = await self.store.history_page(limit=50)
