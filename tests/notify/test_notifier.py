@@ -314,3 +314,31 @@ async def test_a_store_that_cannot_be_read_for_a_while_stops_nothing(caplog: pyt
         broken[0] = False
         await wait_until(lambda: channel.told('alice') == [request.key], 'alice to be told once it can be read')
         group.cancel_scope.cancel()
+
+
+async def test_a_directory_that_fails_for_one_item_does_not_stop_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    hub = QuestionHub()
+    channel = Recording()
+
+    def directory(audience: tuple[str, ...] | None) -> list[Recipient]:
+        if audience == ('nobody-known',):
+            raise LookupError('the user directory is down for this team')
+        return [ALICE]
+
+    notifier = Notifier(
+        hub,
+        channels=[channel],
+        directory=directory,
+        links=InboxLinks('https://inbox.example/'),
+        gather_seconds=0,
+        digest_seconds=0,
+    )
+    failing, fine = _request('failing', ('nobody-known',)), _request('fine', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(notifier.run)
+        await notifier.wait_synced()
+        group.start_soon(hub.ask, failing)
+        await wait_until(lambda: 'could not tell of' in caplog.text, 'the failure to be logged')
+        group.start_soon(hub.ask, fine)
+        await wait_until(lambda: channel.told('alice') == [fine.key], 'alice to be told of the other one')
+        group.cancel_scope.cancel()

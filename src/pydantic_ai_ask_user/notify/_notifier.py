@@ -51,6 +51,9 @@ logger = logging.getLogger('pydantic_ai_ask_user.notify')
 _PAGE = 200
 """How many waiting items a resync reads per page."""
 
+_NOT_HANDLED = ('',)
+"""What `_handled` gives for an item this notifier has not handled: no audience is this (names are never empty)."""
+
 _REMEMBER_FINISHED = 10_000
 """How many finished keys the notifier remembers, so as not to tell anyone of an item that just finished."""
 
@@ -203,7 +206,7 @@ class Notifier:
         gather_seconds: float = 2.0,
         retries: int = 4,
         backoff: float = 5.0,
-        resync_seconds: float = 60.0,
+        resync_seconds: float = 300.0,
         concurrency: int = 8,
         keep_seconds: float = 8 * 24 * 3600.0,
         on_error: Callable[[NotificationFailure], Awaitable[None] | None] | None = None,
@@ -249,6 +252,8 @@ class Notifier:
         self._sending = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._synced = asyncio.Event()
+        self._recovered = False
+        self._handled: dict[str, tuple[str, ...] | None] = {}
 
     def __repr__(self) -> str:
         return f'Notifier({", ".join(c.name for c in self.channels)}; {self.ledger!r})'
@@ -283,15 +288,24 @@ class Notifier:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
 
     async def sync(self) -> None:
-        """Read every waiting item and tell who was not told yet; update the messages of items that finished."""
-        for entry in await self.ledger.in_state('sent'):
-            if entry.key not in self._finished and not await self._waiting(entry.kind, entry.key):
-                await self._finish(entry.key, 'withdrawn')
+        """Read every waiting item and tell who was not told yet.
+
+        The first sync of a notifier also reads its ledger's open messages and updates those whose item finished
+        while it was down; later ones skip the items this notifier already handled (a forward is an event of its
+        own), so a resync over 100,000 waiting items costs a listing, not a ledger read each.
+        """
+        if not self._recovered:
+            for entry in await self.ledger.in_state('sent'):
+                if entry.key not in self._finished and not await self._waiting(entry.kind, entry.key):
+                    await self._finish(entry.key, 'withdrawn')
+            self._recovered = True
+        seen: set[str] = set()
         cursor: str | None = None
         while True:
             page = await page_pending(self.store, limit=_PAGE, cursor=cursor)
             for record in page.records:
-                await self.waiting(WaitingItem.of_question(record.request))
+                seen.add(record.request.key)
+                await self._consider(WaitingItem.of_question(record.request))
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -300,16 +314,19 @@ class Notifier:
             while True:
                 approvals = await page_approvals(self.store, limit=_PAGE, cursor=cursor)
                 for approval in approvals.records:
-                    await self.waiting(WaitingItem.of_approval(approval))
+                    seen.add(approval.key)
+                    await self._consider(WaitingItem.of_approval(approval))
                 cursor = approvals.next_cursor
                 if cursor is None:
                     break
+        for key in self._handled.keys() - seen:  # finished while no event said so
+            del self._handled[key]
         await self.ledger.prune(time.time() - self.keep_seconds)
         self._synced.set()
 
     async def waiting(self, item: WaitingItem) -> None:
         """Tell `item`'s recipients who were not told of it yet (gathered into their next message)."""
-        if item.key in self._finished:
+        if item.key in self._finished or self._handled.get(item.key, _NOT_HANDLED) == item.audience:
             return
         for recipient in await self._recipients(item.audience):
             for channel in self.channels:
@@ -328,6 +345,16 @@ class Notifier:
                 box.items[item.key] = item
                 if box.task is None:
                     box.task = self._spawn(self._flush(box))
+        self._handled[item.key] = item.audience
+
+    async def _consider(self, item: WaitingItem) -> None:
+        """`waiting(item)`, with a failure (your directory raised, the ledger could not be read) logged: the item is
+        considered again at the next resync, and the others go on.
+        """
+        try:
+            await self.waiting(item)
+        except Exception:
+            logger.exception('could not tell of %s; trying again at the next resync', printable(item.key))
 
     def _queued(self, recipient: Recipient, channel: Channel, key: str) -> bool:
         box = self._outboxes.get((recipient.name, channel.name))
@@ -436,7 +463,7 @@ class Notifier:
         if event.kind == 'requested':
             item = WaitingItem.of_event(event)
             if item is not None:
-                await self.waiting(item)
+                await self._consider(item)
             return
         # A hand-off withdraws an item and asks it again of others: finished only when it no longer waits.
         if await self._waiting(event.item, event.request_id):
@@ -486,6 +513,7 @@ class Notifier:
         return Finished(entry.kind, entry.key, outcome)
 
     def _remember_finished(self, key: str) -> None:
+        self._handled.pop(key, None)
         if key in self._finished:
             return
         self._finished.add(key)
