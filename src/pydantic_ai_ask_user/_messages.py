@@ -331,7 +331,6 @@ CLI = (
     N_('{id} is a question: answer it with --json, or in the terminal menu'),
     N_('nothing was decided: the approval still waits'),
     # `ask-user history`.
-    N_('the history of Temporal workflows is not available yet: ask-user history reads a DBOS database (--db)'),
     N_('nothing has finished yet'),
     N_('{shown} of {total} finished items shown'),
     N_('{shown} of {total} finished items shown; the next ones: {command}'),

@@ -1,5 +1,5 @@
-"""`ask-user history`: the questions and approvals that finished in a DBOS database (answered, declined, decided,
-withdrawn), the latest first, a page at a time, as text for a person or as one JSON object per line.
+"""`ask-user history`: the questions and approvals that finished in a DBOS database or Temporal's workflows (answered,
+declined, decided, withdrawn), the latest first, a page at a time, as text for a person or as one JSON object per line.
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ def run_history(args: argparse.Namespace) -> int:
     if isinstance(who, str):
         fail(who)
         return EXIT_INVALID  # a usage error, as argparse exits
-    if args.temporal is not None:
-        fail(_('the history of Temporal workflows is not available yet: ask-user history reads a DBOS database (--db)'))
-        return EXIT_CANNOT_ASK
     store = open_store(args)
     if isinstance(store, str):
         fail(store)

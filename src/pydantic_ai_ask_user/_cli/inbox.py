@@ -154,7 +154,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'history',
         later('history', 'run_history'),
-        summary='list the questions and approvals that finished in a DBOS database, the latest first',
+        summary='list the questions and approvals that finished (a DBOS database, or Temporal), the latest first',
         description=(
             'List the questions answered, declined or withdrawn and the tool approvals decided or withdrawn in the '
             'database, across all workflows, the latest first, a page at a time: with the outcome, who answered or '
@@ -162,11 +162,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             'ends where the finished items are pruned (a week after they finished, by default). A line on stderr '
             'says how many there are in all and how to see the next page (--cursor); with --json the last line is '
             '{"total": N, "next_cursor": ...}. Administrative access, as pending: --for only narrows the list to what '
-            'NAME may see (addressed to NAME or a --group, or to anyone, or answered by NAME). --temporal is not '
-            'available yet (exit 4).'
+            'NAME may see (addressed to NAME or a --group, or to anyone, or answered by NAME). With --temporal, read '
+            'from the event histories of the workflows, a page of workflows at a time, in the order Temporal lists '
+            'them (running ones first, then the most recently closed).'
         ),
     )
-    _add_source(history, 'not available yet: the history of Temporal workflows (exit 4)')
+    _add_source(history, 'the Temporal server whose workflows to read the history of')
     history.add_argument('--json', action='store_true', help='print one JSON object per line instead of text')
     history.add_argument(
         '--for',

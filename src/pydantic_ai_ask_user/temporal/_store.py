@@ -7,7 +7,7 @@ import binascii
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
 import anyio
@@ -23,9 +23,10 @@ from temporalio.client import (
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
-from .._answers import TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result, check_response
+from .._answers import AskUserRequest, AskUserResponse, ask_user_result, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
+from .._history import ALL_FINISHED, FinishedRecord, HistoryFilter, history_order, visible_in_history
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -43,8 +44,8 @@ from .._question_store import (
     order_key,
     page_approvals_in_memory,
 )
-from .._tool_args import approval_args
 from ._events import NotATemporalTokenError, pending_temporal_events, resolve_temporal_event, token_workflow_id
+from ._history import HISTORY_QUERY, finished_in, history_cursor, read_history_cursor
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE,
@@ -55,7 +56,10 @@ from ._visibility import (
     ListedEvent,
     WaitingEvent,
     WaitingQuestion,
+    addressed,
     entry,
+    wait_approvals,
+    wait_questions,
 )
 from ._workflow import UPDATE_NAME, QuestionAnswer
 
@@ -235,7 +239,7 @@ class TemporalQuestionStore:
         return [
             approval
             for record in await self.pending_events(visible_to=visible_to)
-            for approval in _approvals_of(record)
+            for approval in wait_approvals(record.event, record.workflow_id, record.created_at)
         ]
 
     async def pending_approvals_page(
@@ -260,7 +264,7 @@ class TemporalQuestionStore:
         """The approvals and AskUser questions of the wait of `token`, as its workflow lists them (none when over)."""
         for record in await self.pending_events():
             if record.key == token:
-                return _approvals_of(record), _questions_of(record.event)
+                return wait_approvals(record.event, record.workflow_id, record.created_at), wait_questions(record.event)
         return [], []
 
     async def decide(self, key: str, decision: ApprovalDecision) -> None:
@@ -282,8 +286,11 @@ class TemporalQuestionStore:
             raise ValueError('nothing to decide: give at least one approval or answer')
         wanted = {*approvals, *answers}
         for record in await self.pending_events():
-            items = {approval.key: approval for approval in _approvals_of(record)}
-            questions = {request.key: request for request in _questions_of(record.event)}
+            items = {
+                approval.key: approval
+                for approval in wait_approvals(record.event, record.workflow_id, record.created_at)
+            }
+            questions = {request.key: request for request in wait_questions(record.event)}
             if wanted.isdisjoint(items.keys() | questions.keys()):
                 continue
             if not wanted <= items.keys() | questions.keys():
@@ -357,6 +364,50 @@ class TemporalQuestionStore:
         next_cursor = None if not following else encode_cursor(['temporal', base64.b64encode(following).decode()])
         total = await self.count_pending(where, visible_to=visible_to)
         return PendingPage(records, next_cursor, total, total_exact=not _sees_all(visible_to))
+
+    async def history_page(
+        self,
+        *,
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        where: HistoryFilter = ALL_FINISHED,
+        visible_to: Person | None = None,
+    ) -> PendingPage[FinishedRecord]:
+        """A page of what finished (questions answered, declined or withdrawn; approvals decided or withdrawn), read
+        back from the event histories of the workflows that listed them (`_history`).
+
+        Temporal lists workflows in its own order (running ones first, then the most recently closed) and cannot
+        sort items across them by when they finished: a page holds at most `limit` items, newest first among the
+        `limit` workflows it reads, and the next page goes on from there. `total` counts the items found up to the
+        end of this page, and is exact (`total_exact`) only on a listing that fits one page. With `visible_to`,
+        only what that person may see (`visible_in_history`). `BadCursorError` for a cursor it did not write.
+        """
+        check_limit(limit)
+        token, skip = (None, 0) if cursor is None else read_history_cursor(cursor)
+        async with _reaching(self):
+            client = await self.connected()
+            listing = client.list_workflows(HISTORY_QUERY, page_size=limit, next_page_token=token)
+            try:
+                await listing.fetch_next_page()
+            except RPCError as error:
+                if token is not None and error.status == RPCStatusCode.INVALID_ARGUMENT:
+                    raise BadCursorError(
+                        'the cursor is not one this server gave out; start again from the first page'
+                    ) from None
+                raise
+            found = await finished_in(client, list(listing.current_page or ()))
+        taken = [record for record in found if where.takes(record) and visible_in_history(record, visible_to)]
+        taken.sort(key=history_order, reverse=True)
+        page = taken[skip : skip + limit]
+        following = listing.next_page_token
+        if skip + limit < len(taken):
+            next_cursor: str | None = history_cursor(token, skip + limit)
+        elif following:
+            next_cursor = history_cursor(following, 0)
+        else:
+            next_cursor = None
+        total = skip + len(page) + (0 if next_cursor is None else 1)
+        return PendingPage(page, next_cursor, total, total_exact=next_cursor is None and cursor is None)
 
     async def count_pending(self, where: PendingFilter = EVERYTHING, *, visible_to: Person | None = None) -> int:
         """How many workflows wait for an answer (Temporal counts workflows; ages are not applied to a count).
@@ -533,48 +584,6 @@ def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
         if record.key == key:
             return error.for_audience(record.request.audience)
     return error  # unaddressed, or settled before this version kept audiences: anyone's to be told
-
-
-def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
-    """The AskUser questions among the calls a waiting handler's wait decides (none for another wait)."""
-    if event.requests is None:
-        return []
-    calls = [call for call in event.requests.calls if call.tool_name == TOOL_NAME]
-    return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
-
-
-def addressed(event: WaitingEvent) -> WaitingEvent:
-    """`event` with whom it (its approvals, and its listing) is for and where it comes from: as it was addressed when
-    it opened, or, for a wait opened by an earlier version, as its first AskUser question is (anyone's without one).
-    """
-    if event.addressed:
-        return event
-    questions = _questions_of(event)
-    if not questions:
-        return replace(event, addressed=True)
-    return replace(event, audience=questions[0].audience, context=questions[0].context, addressed=True)
-
-
-def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
-    """The approvals a listed wait holds, as pending items, addressed and in context as the wait is."""
-    event = addressed(record.event)
-    if event.requests is None:
-        return []
-    parameters = event.parameters or {}
-    return [
-        PendingApproval(
-            token=event.token,
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            args=approval_args(event.requests, call),
-            parameters=parameters.get(call.tool_name),
-            workflow_id=record.workflow_id,
-            created_at=record.created_at,
-            audience=event.audience,
-            context=event.context,
-        )
-        for call in event.requests.approvals
-    ]
 
 
 def waiting_events(execution: WorkflowExecution) -> Iterable[TemporalEventRecord]:

@@ -23,15 +23,17 @@ decides with (is it waiting, answered, withdrawn) is read from the workflow itse
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic_ai.tools import DeferredToolRequests
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
-from .._answers import AskUserRequest
+from .._answers import TOOL_NAME, AskUserRequest
+from .._approvals import PendingApproval
 from .._audience import QuestionContext
+from .._tool_args import approval_args
 
 __all__ = (
     'QUESTIONS_ATTRIBUTE',
@@ -40,11 +42,15 @@ __all__ = (
     'EVENTS_MEMO',
     'SETTLED_MEMO',
     'WAITING',
+    'LISTED',
     'SETTLED_KEPT',
     'WaitingQuestion',
     'WaitingEvent',
     'ListedEvent',
     'publish_waits',
+    'wait_questions',
+    'wait_approvals',
+    'addressed',
     'entry',
 )
 
@@ -71,6 +77,12 @@ SETTLED_PATCH = 'ask_user.settled_audiences'
 
 WAITING = 'waiting'
 """The entry of `AskUserQuestions` present while the workflow waits for any answer (or listed external event)."""
+
+LISTED = 'listed'
+"""The entry of `AskUserQuestions` a workflow that listed an external event keeps for good: `HISTORY_QUERY` finds it."""
+
+LISTED_PATCH = 'ask_user.listed_entry'
+"""The patch id (`workflow.patched`) under which a workflow keeps `LISTED`."""
 
 SETTLED_KEPT = 10
 """How many answered or withdrawn questions `AskUserQuestions` keeps, newest last, so that a late answer is told
@@ -159,6 +171,10 @@ def publish_waits(
     kept = kept[-SETTLED_KEPT:]
     entries = [WAITING] if pending or events else []
     entries += [entry('waiting', key) for key in pending] + kept
+    # A workflow that listed an external event keeps `LISTED` once its waits are over, so the history still finds it
+    # (a question's workflow keeps its `answered:KEY`). Guarded as new commands are: an older history replays as it ran.
+    if events is not None and workflow.patched(LISTED_PATCH):
+        entries.append(LISTED)
     workflow.upsert_search_attributes([QUESTIONS_ATTRIBUTE.value_set(entries)])  # pyright: ignore[reportUnknownMemberType]
     now = workflow.now().timestamp()
     none: dict[str, WaitingQuestion] = {}
@@ -184,3 +200,47 @@ def publish_waits(
         }
         fields[EVENTS_MEMO] = listed or None
     workflow.upsert_memo(fields)
+
+
+def wait_questions(event: WaitingEvent) -> list[AskUserRequest]:
+    """The AskUser questions among the calls a waiting handler's wait decides (none for another wait)."""
+    if event.requests is None:
+        return []
+    calls = [call for call in event.requests.calls if call.tool_name == TOOL_NAME]
+    return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
+
+
+def addressed(event: WaitingEvent) -> WaitingEvent:
+    """`event` with whom it (its approvals, and its listing) is for and where it comes from: as it was addressed when
+    it opened, or, for a wait opened by an earlier version, as its first AskUser question is (anyone's without one).
+    """
+    if event.addressed:
+        return event
+    questions = wait_questions(event)
+    if not questions:
+        return replace(event, addressed=True)
+    return replace(event, audience=questions[0].audience, context=questions[0].context, addressed=True)
+
+
+def wait_approvals(event: WaitingEvent, workflow_id: str, created_at: float) -> list[PendingApproval]:
+    """The approvals a listed wait of `workflow_id` (opened at `created_at`) holds, as pending items, addressed and in
+    context as the wait is.
+    """
+    event = addressed(event)
+    if event.requests is None:
+        return []
+    parameters = event.parameters or {}
+    return [
+        PendingApproval(
+            token=event.token,
+            tool_call_id=call.tool_call_id,
+            tool_name=call.tool_name,
+            args=approval_args(event.requests, call),
+            parameters=parameters.get(call.tool_name),
+            workflow_id=workflow_id,
+            created_at=created_at,
+            audience=event.audience,
+            context=event.context,
+        )
+        for call in event.requests.approvals
+    ]
