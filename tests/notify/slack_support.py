@@ -61,7 +61,9 @@ class SlackAPI:
             channel = str(params.get('channel', ''))
             dm = 'D' + channel[1:] if channel.startswith('U') else channel
             with self._lock:
-                self.posted.append({'channel': dm, 'ts': ts, 'text': params.get('text'), 'blocks': params.get('blocks')})
+                self.posted.append(
+                    {'channel': dm, 'ts': ts, 'text': params.get('text'), 'blocks': params.get('blocks')}
+                )
             return 200, {'ok': True, 'channel': dm, 'ts': ts, 'message': {'ts': ts, 'blocks': params.get('blocks')}}
         if method == 'chat.update':
             return 200, {'ok': True, 'channel': params.get('channel'), 'ts': params.get('ts')}
