@@ -9,18 +9,22 @@ payloads are shaped as Slack sends them, form-encoded as `payload=<JSON>`, and s
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Generator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import httpx
+import uvicorn
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 from slack_sdk.signature import SignatureVerifier
+from waits import WAIT
 
 SECRET = 'e3b0c44298fc1c149afbf4c8996fb924'
 """The signing secret of the test app."""
@@ -267,3 +271,27 @@ def texts(blocks: list[dict[str, Any]]) -> list[str]:
 
     walk(blocks)
     return found
+
+
+class _Quiet(uvicorn.Server):
+    @contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
+@asynccontextmanager
+async def served(app: Any) -> AsyncIterator[str]:
+    """`app` served by uvicorn on 127.0.0.1 until the block ends; its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(('127.0.0.1', 0))
+    server = _Quiet(uvicorn.Config(app, log_level='warning', lifespan='off'))
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [sock])
+            with anyio.fail_after(WAIT):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            yield f'http://127.0.0.1:{sock.getsockname()[1]}'
+            server.should_exit = True
+    finally:
+        sock.close()

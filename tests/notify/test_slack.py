@@ -22,6 +22,7 @@ from slack_support import (
     checked_view,
     form_body,
     post,
+    served,
     signed_headers,
     slack_api,
     texts,
@@ -483,3 +484,51 @@ def test_slack_channel_needs_its_secrets_and_reaches_slack_users() -> None:
     assert channel.name == 'slack'
     assert channel.reaches(ALICE)
     assert not channel.reaches(Recipient('carol', email='c@example.com'))
+
+
+async def test_over_real_http_under_a_starlette_route_the_inbox_path_takes_slack_s_post() -> None:
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    hub = QuestionHub()
+    approval = PendingApproval(token='t9', tool_call_id='c9', tool_name='deploy', args={'to': 'prod'}, run_id='r9')
+    result: list[Any] = []
+    with slack_api() as api:
+        channel = _channel(api)
+        inbox = Starlette(routes=[Route('/notify/slack', channel.endpoint(hub), methods=['POST'])])
+
+        async def wait() -> None:
+            result.append(await hub.ask_wait('t9', [], [approval]))
+
+        async with anyio.create_task_group() as group, served(inbox) as base:
+            group.start_soon(_notifier(hub, channel).run)
+            group.start_soon(wait)
+            await wait_until(lambda: api.posted, 'the DM to be posted')
+            message = api.posted[0]
+            block_id, approve = action_of(message['blocks'], 'ask_user:approve')
+            body = form_body(button_click(message, 'U0BOB', block_id, approve))
+            async with httpx.AsyncClient() as client:
+                forged = await client.post(
+                    f'{base}/notify/slack', content=body, headers=signed_headers(body, secret='x')
+                )
+                assert forged.status_code == 401
+                response = await client.post(f'{base}/notify/slack', content=body, headers=signed_headers(body))
+                assert response.status_code == 200
+            await wait_until(lambda: result, 'the wait to end')
+            decision = result[0][1][0][1]
+            assert decision.approved
+            assert decision.decided_by == 'bob'
+            await wait_until(lambda: api.called('chat.update'), 'the message to be updated')
+            assert 'Approved by bob' in texts(api.called('chat.update')[0]['blocks'])
+            group.cancel_scope.cancel()
+
+
+async def test_a_recipient_s_language_draws_the_message() -> None:
+    request = _request('korean', single())
+    with slack_api() as api:
+        channel = _channel(api)
+        message = await _posted(api, channel, replace(ALICE, language='ko'), WaitingItem.of_question(request))
+    shown = texts(message['blocks'])
+    assert '받은편지함에서 열기' in shown
+    assert '기타…' in shown

@@ -198,19 +198,11 @@ class SlackChannel:
         """The ASGI app Slack's Interactivity Request URL points at, recording answers and decisions in `store`.
 
         It takes Slack's POSTs (`payload=` form), refuses any whose signature or timestamp is not Slack's (401),
-        or larger than `max_payload_bytes` (413), and handles button clicks, selects and modal submissions.
+        or larger than `max_payload_bytes` (413), and handles button clicks, selects and modal submissions. It
+        answers at any path: mount it with `Route('/notify/slack', endpoint)` (a `Mount` answers a POST to the path
+        without its trailing slash with a redirect, which Slack does not follow).
         """
-
-        async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope['type'] == 'lifespan':
-                await _lifespan(receive, send)
-                return
-            if scope['type'] != 'http':
-                return
-            response = await self._handle(Request(scope, receive), store)
-            await response(scope, receive, send)
-
-        return app
+        return _Endpoint(self, store)
 
     # Calling Slack.
 
@@ -508,6 +500,23 @@ class SlackChannel:
         if errors:
             return errors
         return AskUserResponse(answers=tuple(answers), answered_by=person.name)
+
+
+class _Endpoint:
+    """The ASGI app of `SlackChannel.endpoint`: an object, not a function, so a Starlette `Route` serves it as one."""
+
+    def __init__(self, channel: SlackChannel, store: QuestionStore) -> None:
+        self._channel = channel
+        self._store = store
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope['type'] == 'lifespan':
+            await _lifespan(receive, send)
+            return
+        if scope['type'] != 'http':
+            return
+        response = await self._channel._handle(Request(scope, receive), self._store)  # pyright: ignore[reportPrivateUsage]
+        await response(scope, receive, send)
 
 
 def _picked(request: AskUserRequest, value: str, person: Person) -> AskUserResponse | None:
