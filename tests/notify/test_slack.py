@@ -532,3 +532,58 @@ async def test_a_recipient_s_language_draws_the_message() -> None:
     shown = texts(message['blocks'])
     assert '받은편지함에서 열기' in shown
     assert '기타…' in shown
+
+
+def test_the_notifier_imports_without_slack_and_only_notify_slack_brings_it() -> None:
+    import subprocess
+    import sys
+
+    def loaded(module: str) -> list[str]:
+        code = (
+            f'import json, sys, {module}; '
+            'print(json.dumps(sorted({k.split(".")[0] for k in sys.modules} & {"slack_sdk", "starlette", "uvicorn"})))'
+        )
+        done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(done.stdout)
+
+    assert loaded('pydantic_ai_ask_user.notify') == []
+    assert loaded('pydantic_ai_ask_user.notify.slack') == ['slack_sdk', 'starlette']
+
+
+async def test_a_digest_s_item_is_updated_alone_and_a_digest_this_process_never_saw_gets_a_reply() -> None:
+    from pydantic_ai_ask_user.notify import Finished, LedgerEntry
+
+    hub = QuestionHub()
+    first, second = _request('first', single()), _request('second', single('Other'))
+    with slack_api() as api:
+        channel = _channel(api)
+        notifier = Notifier(
+            hub, channels=[channel], directory=DIRECTORY, links=LINKS, gather_seconds=2.0, digest_seconds=0
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(notifier.run)
+            await notifier.wait_synced()
+            group.start_soon(hub.ask, first)
+            group.start_soon(hub.ask, second)
+            await wait_until(lambda: api.posted, 'the digest to be posted')
+            await notifier.drain()
+            assert len(api.posted) == 1  # both in one message
+            digest = api.posted[0]
+            assert digest['blocks'][0]['type'] == 'header'
+            await hub.respond(first.key, AskUserResponse(answers=(replace_answer(first, 'MySQL'),), answered_by='bob'))
+            await wait_until(lambda: api.called('chat.update'), 'the digest to be updated')
+            blocks = api.called('chat.update')[0]['blocks']
+            checked_blocks(blocks)
+            assert 'Answered by bob' in texts(blocks)
+            block_id, _ = action_of(blocks, 'ask_user:answer:0')  # the second item's buttons stay
+            assert block_id.endswith(second.key)
+            group.cancel_scope.cancel()
+
+        # Another process (the ledger survived, this channel's memory did not): a reply under the digest.
+        fresh = _channel(api)
+        entry = LedgerEntry(
+            key=second.key, kind='question', recipient='alice', channel='slack', state='sent', ref='D0X:1.2#1'
+        )
+        await fresh.finished(entry, Finished('question', second.key, 'withdrawn', headline='Pick one'))
+        reply = api.called('chat.postMessage')[-1]
+        assert (reply['channel'], reply['thread_ts'], reply['text']) == ('D0X', '1.2', 'Pick one: No longer waiting')
