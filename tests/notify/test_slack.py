@@ -587,3 +587,119 @@ async def test_a_digest_s_item_is_updated_alone_and_a_digest_this_process_never_
         await fresh.finished(entry, Finished('question', second.key, 'withdrawn', headline='Pick one'))
         reply = api.called('chat.postMessage')[-1]
         assert (reply['channel'], reply['thread_ts'], reply['text']) == ('D0X', '1.2', 'Pick one: No longer waiting')
+
+
+async def test_the_endpoint_s_edges_refuse_politely_and_record_nothing_wrong() -> None:
+    hub = QuestionHub()
+    request = _request('edges', single(), multi(), audience=('alice',))
+    approval = PendingApproval(
+        token='te', tool_call_id='ce', tool_name='drop', args={}, run_id='re', audience=('alice',)
+    )
+    answers: list[AskUserResponse] = []
+    with slack_api() as api:
+        channel = _channel(api)
+        app = channel.endpoint(hub)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_asking, hub, request, answers)
+            group.start_soon(hub.ask_wait, 'te', [], [approval])
+            await wait_until(lambda: hub.pending_approvals(), 'the approval to wait')
+            await wait_until(lambda: hub.pending(), 'the question to wait')
+            message = await _posted(
+                api, channel, ALICE, WaitingItem.of_question(request), WaitingItem.of_approval(approval)
+            )
+            async with __import__('httpx').AsyncClient(
+                transport=__import__('httpx').ASGITransport(app=app), base_url='http://inbox.test'
+            ) as client:
+                assert (await client.get('/notify/slack')).status_code == 405
+            for body in (b'nothing=here', form_body({'type': 'block_actions'}).replace(b'%7B', b'%5B', 1)):
+                assert (await post(app, body, signed_headers(body))).status_code == 400
+            assert (await _signed_post(app, {'type': 'shortcut', 'user': {'id': 'U0ALICE'}})).status_code == 200
+            block_id, link = action_of(message['blocks'], 'ask_user:link')
+            assert (await _signed_post(app, button_click(message, 'U0ALICE', block_id, link))).status_code == 200
+            # Bob may not approve what is addressed to alice.
+            approve_block, approve = action_of(message['blocks'], 'ask_user:approve')
+            await _signed_post(app, button_click(message, 'U0BOB', approve_block, approve))
+            await wait_until(lambda: api.called('chat.postEphemeral'), 'bob to be told')
+            assert api.called('chat.postEphemeral')[0]['text'] == 'This is not addressed to you.'
+
+            # A button the message never had, with an option the question does not have.
+            question_block, _ = action_of(message['blocks'], 'ask_user:open')
+            crafted = {'action_id': 'ask_user:answer:0', 'type': 'button', 'text': {'type': 'plain_text', 'text': 'x'}}
+            await _signed_post(app, button_click(message, 'U0ALICE', question_block, crafted | {'value': '0:9'}))
+            await wait_until(lambda: len(api.called('chat.postEphemeral')) == 2, 'alice to be told')
+            assert api.called('chat.postEphemeral')[1]['text'] == 'That is not one of the options.'
+            assert len(await hub.pending()) == 1
+
+            # The modal: unknown people, people not addressed, answers that do not fit.
+            opener_block, opener = action_of(message['blocks'], 'ask_user:open')
+            await _signed_post(app, button_click(message, 'U0ALICE', opener_block, opener))
+            await wait_until(lambda: api.called('views.open'), 'the modal to open')
+            view = api.called('views.open')[0]['view']
+            for user, said in (
+                ('U0MALLORY', 'Your Slack account is not linked to anyone this inbox knows.'),
+                ('U0BOB', 'This is not addressed to you.'),
+            ):
+                refused = (await _signed_post(app, view_submission(view, user, {}))).json()
+                assert refused['response_action'] == 'update'
+                assert texts(refused['view']['blocks']) == [said]
+                checked_view(refused['view'])
+            radio = {
+                'type': 'radio_buttons',
+                'selected_option': {'value': '9', 'text': {'type': 'plain_text', 'text': 'x'}},
+            }
+            values: dict[str, dict[str, Any]] = {
+                'q0': {'choice': radio},
+                'q1': {
+                    'choice': {'type': 'checkboxes', 'selected_options': [view['blocks'][2]['element']['options'][0]]}
+                },
+                'q1-other': {'other': {'type': 'plain_text_input', 'value': 'both'}},
+            }
+            errors = (await _signed_post(app, view_submission(view, 'U0ALICE', values))).json()['errors']
+            assert errors == {
+                'q0': 'That is not one of the options.',
+                'q1-other': 'Pick an option or write your own answer, not both.',
+            }
+            assert len(await hub.pending()) == 1
+            values = {
+                'q0-other': {'other': {'type': 'plain_text_input', 'value': 'x\u0007'}},
+                'q1-other': {'other': {'type': 'plain_text_input', 'value': 'fine'}},
+            }
+            refused = (await _signed_post(app, view_submission(view, 'U0ALICE', values))).json()
+            assert refused['response_action'] == 'errors'
+            assert 'control' in refused['errors']['q0'] or 'U+0007' in refused['errors']['q0']
+            assert len(await hub.pending()) == 1
+            values['q0-other'] = {'other': {'type': 'plain_text_input', 'value': 'my own'}}
+            assert (await _signed_post(app, view_submission(view, 'U0ALICE', values))).status_code == 200
+            await wait_until(lambda: answers, 'the answer')
+            # Too late: the modal again says so, and so does a click.
+            again = form_body(view_submission(view, 'U0ALICE', values))  # the same, signed a second before
+            late = (await post(app, again, signed_headers(again, timestamp=int(time.time()) - 1))).json()
+            assert texts(late['view']['blocks']) == ['This has been answered already.']
+            group.cancel_scope.cancel()
+    assert answers[0].answers[0].custom_answer == 'my own'
+
+
+async def test_a_click_on_a_withdrawn_question_says_it_no_longer_waits() -> None:
+    hub = QuestionHub()
+    request = _request('withdrawn', single())
+    with slack_api() as api:
+        channel = _channel(api)
+        app = channel.endpoint(hub)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_withdrawn, hub, request)
+            await wait_until(lambda: hub.pending(), 'the question to wait')
+            message = await _posted(api, channel, ALICE, WaitingItem.of_question(request))
+            hub.withdraw_all('the server is shutting down')
+            block_id, button = action_of(message['blocks'], 'ask_user:answer:0')
+            await _signed_post(app, button_click(message, 'U0ALICE', block_id, button))
+            await wait_until(lambda: api.called('chat.update'), 'the message to be updated')
+            assert api.called('chat.postEphemeral')[0]['text'] == 'This is no longer waiting.'
+            assert 'No longer waiting' in texts(api.called('chat.update')[0]['blocks'])
+            group.cancel_scope.cancel()
+
+
+async def _withdrawn(hub: QuestionHub, request: AskUserRequest) -> None:
+    from pydantic_ai_ask_user import QuestionWithdrawn
+
+    with pytest.raises(QuestionWithdrawn):
+        await hub.ask(request)

@@ -478,13 +478,11 @@ class SlackChannel:
         for i, question in enumerate(request.questions):
             state = cast('dict[str, Any]', values.get(f'q{i}', {}).get('choice') or {})
             chosen = [state['selected_option']] if state.get('selected_option') else state.get('selected_options') or []
-            picked: list[str] = []
-            for option in cast('list[dict[str, Any]]', chosen):
-                index = str(option.get('value', ''))
-                if not index.isdigit() or int(index) >= len(question.options):
-                    errors[f'q{i}'] = _('That is not one of the options.')
-                    break
-                picked.append(question.options[int(index)].label)
+            indices = [str(option.get('value', '')) for option in cast('list[dict[str, Any]]', chosen)]
+            if not all(index.isdigit() and int(index) < len(question.options) for index in indices):
+                errors[f'q{i}'] = _('That is not one of the options.')
+                continue
+            picked = [question.options[int(index)].label for index in indices]
             other = _text_value(values, f'q{i}-other', 'other') if self.drawing.allow_custom_answers else None
             note = _text_value(values, f'q{i}-note', 'note') if request.notes else None
             if other is not None and picked:
