@@ -31,7 +31,16 @@ from slack_support import (
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionContext
 from pydantic_ai_ask_user.hub import QuestionHub
-from pydantic_ai_ask_user.notify import DeliveryRefused, InboxLinks, Notifier, Recipient, StaticDirectory, WaitingItem
+from pydantic_ai_ask_user.notify import (
+    DeliveryRefused,
+    InboxLinks,
+    Notifier,
+    ReceivingChannel,
+    Recipient,
+    StaticDirectory,
+    UpdatingChannel,
+    WaitingItem,
+)
 from pydantic_ai_ask_user.notify.slack import SlackChannel
 from pydantic_ai_ask_user.store import ApprovalDecision, PendingApproval
 
@@ -482,6 +491,10 @@ def test_slack_channel_needs_its_secrets_and_reaches_slack_users() -> None:
         SlackChannel(token='xoxb-1', signing_secret=' ', person_for={})
     channel = SlackChannel(token='xoxb-1', signing_secret='s', person_for={})
     assert channel.name == 'slack'
+    assert isinstance(channel, ReceivingChannel)
+    assert isinstance(channel, UpdatingChannel)
+    with pytest.raises(ValueError, match='max_payload_bytes'):
+        SlackChannel(token='xoxb-1', signing_secret='s', person_for={}, max_payload_bytes=10)
     assert channel.reaches(ALICE)
     assert not channel.reaches(Recipient('carol', email='c@example.com'))
 
