@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
+import anyio
 import anyio.to_thread
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
@@ -139,6 +140,7 @@ class SlackChannel:
         """The largest interaction payload the endpoint reads."""
         self._messages: OrderedDict[str, list[Block]] = OrderedDict()
         self._seen: dict[str, float] = {}
+        self._updating: anyio.Lock | None = None
 
     def __repr__(self) -> str:
         return f'SlackChannel(base_url={self._client.base_url!r})'
@@ -183,16 +185,11 @@ class SlackChannel:
         channel, _, ts = message.partition(':')
         n = int(place) if place.isdigit() else 0
         status = finished_text(finished, self.drawing)
-        known = self._messages.get(message)
-        if known is not None:
-            blocks = finished_blocks(known, n, status)
-        elif not place:
-            blocks = lone_finished_blocks(finished.headline, status)
-        else:  # a digest this process did not send or see: a reply under it rather than losing its other items
+        fallback = None if place else lone_finished_blocks(finished.headline, status)
+        if not await self._update_item(channel, ts, n, status, fallback):
+            # A digest this process did not send or see: a reply under it, rather than lose its other items.
             text = mrkdwn_escape(f'{finished.headline}: {status}' if finished.headline else status)
             await self._call('chat.postMessage', channel=channel, thread_ts=ts, text=text)
-            return
-        await self._update(channel, ts, blocks, status)
 
     def endpoint(self, store: QuestionStore) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
         """The ASGI app Slack's Interactivity Request URL points at, recording answers and decisions in `store`.
@@ -220,9 +217,20 @@ class SlackChannel:
 
         return await anyio.to_thread.run_sync(call)
 
-    async def _update(self, channel: str, ts: str, blocks: list[Block], text: str) -> None:
-        self._remember(f'{channel}:{ts}', blocks)
-        await self._call('chat.update', channel=channel, ts=ts, blocks=blocks, text=mrkdwn_escape(text))
+    async def _update_item(self, channel: str, ts: str, n: int, status: str, fallback: list[Block] | None) -> bool:
+        """Replace the `n`-th item of message `channel:ts` with `status` (the message as last seen, else `fallback`);
+        `False` when there is neither. One update at a time, so that two items finishing at once both show.
+        """
+        if self._updating is None:
+            self._updating = anyio.Lock()
+        async with self._updating:
+            known = self._messages.get(f'{channel}:{ts}')
+            blocks = finished_blocks(known, n, status) if known is not None else fallback
+            if blocks is None:
+                return False
+            self._remember(f'{channel}:{ts}', blocks)
+            await self._call('chat.update', channel=channel, ts=ts, blocks=blocks, text=mrkdwn_escape(status))
+        return True
 
     def _remember(self, message: str, blocks: list[Block]) -> None:
         self._messages[message] = blocks
@@ -349,8 +357,7 @@ class SlackChannel:
 
         def update(outcome: str, by: str | None) -> Callable[[], Awaitable[None]]:
             async def call() -> None:
-                if channel and ts:
-                    await self._update_item(channel, ts, n, Finished(kind, key, outcome, by))
+                await self._finish_item(channel, ts, n, Finished(kind, key, outcome, by))
 
             return call
 
@@ -407,11 +414,9 @@ class SlackChannel:
 
         return call
 
-    async def _update_item(self, channel: str, ts: str, n: int, finished: Finished) -> None:
-        status = finished_text(finished, self.drawing)
-        known = self._messages.get(f'{channel}:{ts}')
-        if known is not None:
-            await self._update(channel, ts, finished_blocks(known, n, status), status)
+    async def _finish_item(self, channel: str, ts: str, n: int, finished: Finished) -> None:
+        if channel and ts:
+            await self._update_item(channel, ts, n, finished_text(finished, self.drawing), None)
 
     async def _view_submission(self, payload: dict[str, Any], store: QuestionStore) -> Response:
         _ = self.drawing.gettext
@@ -462,10 +467,10 @@ class SlackChannel:
             finished = Finished(kind, key, outcome)
             return JSONResponse(
                 {'response_action': 'update', 'view': notice_modal(text, self.drawing)},
-                background=BackgroundTask(self._after, [lambda: self._update_item(channel, ts, n, finished)]),
+                background=BackgroundTask(self._after, [lambda: self._finish_item(channel, ts, n, finished)]),
             )
         finished = Finished(kind, key, outcome, person.name)
-        update = BackgroundTask(self._after, [lambda: self._update_item(channel, ts, n, finished)])
+        update = BackgroundTask(self._after, [lambda: self._finish_item(channel, ts, n, finished)])
         return Response(status_code=200, background=update)
 
     def _from_view(
