@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from ._i18n import N_, Nn_
 
-__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI', 'SLACK', 'SLACK_PLURALS')
+__all__ = (
+    'TERMINAL',
+    'TERMINAL_PLURALS',
+    'WEB',
+    'WEB_PLURALS',
+    'CLI',
+    'NOTIFY',
+    'NOTIFY_PLURALS',
+    'SLACK',
+    'SLACK_PLURALS',
+)
 
 TERMINAL = (
     N_('Type my own answer'),
@@ -395,6 +405,22 @@ CLI = (
 Babel skips directories whose names start with `_`, so `make messages` finds them here; a test checks
 that this tuple holds every message `_cli` looks up.
 """
+
+
+NOTIFY = (
+    N_('{count} more in the inbox.'),
+    N_('Open the inbox: {link}'),
+    N_('Asked by {agent}'),
+    N_('Answer in the inbox: {link}'),
+    N_('Tool call waiting for approval: {tool}'),
+    N_('Approve: {link}'),
+    N_('Deny: {link}'),
+    N_('See the arguments and decide: {link}'),
+)
+"""What the notification channels write (`pydantic_ai_ask_user.notify`)."""
+
+NOTIFY_PLURALS = (Nn_('{count} item waits for you', '{count} items wait for you'),)
+"""The notification channels' messages that depend on a count."""
 
 SLACK = (
     N_('Open the inbox'),

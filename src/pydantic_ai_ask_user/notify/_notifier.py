@@ -165,6 +165,8 @@ class _Outbox:
     recipient: Recipient
     channel: Channel
     items: dict[str, WaitingItem] = field(default_factory=dict[str, WaitingItem])
+    sending: set[str] = field(default_factory=set[str])
+    """The keys of the message being sent now: recorded `sending` in the ledger, but in flight, not interrupted."""
     last_sent: float = float('-inf')
     task: asyncio.Task[None] | None = None
 
@@ -257,7 +259,10 @@ class Notifier:
         watching = asyncio.create_task(self._watch(events))
         try:
             while True:
-                await self.sync()
+                try:
+                    await self.sync()
+                except Exception:  # the store or the ledger could not be read: the next resync tries again
+                    logger.exception('reading the waiting items failed; trying again in %s s', self.resync_seconds)
                 await asyncio.sleep(self.resync_seconds)
         finally:
             watching.cancel()
@@ -310,18 +315,23 @@ class Notifier:
             for channel in self.channels:
                 if not recipient.wants(channel.name) or not channel.reaches(recipient):
                     continue
-                box = self._outboxes.get((recipient.name, channel.name))
-                if box is not None and item.key in box.items:
+                if self._queued(recipient, channel, item.key):
                     continue
                 entry = await self.ledger.get(item.key, recipient.name, channel.name)
-                if entry is not None and entry.state != 'sending':
+                # `sending` in the ledger but not in flight here: a send a crash interrupted, so sent again.
+                if (entry is not None and entry.state != 'sending') or self._queued(recipient, channel, item.key):
                     continue
+                box = self._outboxes.get((recipient.name, channel.name))
                 if box is None:
                     box = self._outboxes[recipient.name, channel.name] = _Outbox(recipient, channel)
                 box.recipient = recipient
                 box.items[item.key] = item
                 if box.task is None:
                     box.task = self._spawn(self._flush(box))
+
+    def _queued(self, recipient: Recipient, channel: Channel, key: str) -> bool:
+        box = self._outboxes.get((recipient.name, channel.name))
+        return box is not None and (key in box.items or key in box.sending)
 
     async def _recipients(self, audience: tuple[str, ...] | None) -> Sequence[Recipient]:
         directory = self._directory
@@ -349,7 +359,11 @@ class Notifier:
                 items = [item for item in box.items.values() if item.key not in self._finished]
                 box.items.clear()
                 if items:
-                    await self._deliver(box.recipient, box.channel, items)
+                    box.sending.update(item.key for item in items)
+                    try:
+                        await self._deliver(box.recipient, box.channel, items)
+                    finally:
+                        box.sending.difference_update(item.key for item in items)
                     box.last_sent = time.time()
                 if not box.items:
                     break
@@ -461,7 +475,8 @@ class Notifier:
         await self.ledger.put(closed)
 
     async def _how_finished(self, entry: LedgerEntry, kind: str) -> Finished:
-        outcome = 'withdrawn' if kind == 'withdrawn' else 'finished'
+        # What the event says, when the store keeps no history: answered (a question), decided (an approval).
+        outcome = 'withdrawn' if kind == 'withdrawn' else 'decided' if entry.kind == 'approval' else 'answered'
         if isinstance(self.store, HistoryStore):
             with contextlib.suppress(Exception):  # a history that cannot be read: the plain outcome
                 page = await self.store.history_page(limit=50)
