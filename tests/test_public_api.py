@@ -40,6 +40,7 @@ HEAVY = ['prompt_toolkit', 'starlette', 'uvicorn', 'sse_starlette', 'jinja2', 'm
 HEAVY += ['temporalio']  # imported only by `pydantic_ai_ask_user.temporal`
 HEAVY += ['prefect']  # imported only by `pydantic_ai_ask_user.prefect`
 HEAVY += ['ag_ui']  # the `ag-ui` extra's protocol package, imported only by `pydantic_ai_ask_user.ui.ag_ui`
+HEAVY += ['slack_sdk']  # the `slack` extra's, imported only by `pydantic_ai_ask_user.notify.slack`
 
 
 CORE_MODULES = ['deferred', 'checks', 'json', 'store', 'webhooks', 'receipts', 'i18n', 'limits']

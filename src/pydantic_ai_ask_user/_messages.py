@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from ._i18n import N_, Nn_
 
-__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI', 'NOTIFY', 'NOTIFY_PLURALS')
+__all__ = (
+    'TERMINAL',
+    'TERMINAL_PLURALS',
+    'WEB',
+    'WEB_PLURALS',
+    'CLI',
+    'NOTIFY',
+    'NOTIFY_PLURALS',
+    'SLACK',
+    'SLACK_PLURALS',
+)
 
 TERMINAL = (
     N_('Type my own answer'),
@@ -410,3 +420,54 @@ NOTIFY = (
 
 NOTIFY_PLURALS = (Nn_('{count} item waits for you', '{count} items wait for you'),)
 """The notification channels' messages that depend on a count."""
+
+SLACK = (
+    N_('Open the inbox'),
+    N_('A tool call waits for your approval: {tool}'),
+    N_('A question waits for you: {headline}'),
+    N_('Approve'),
+    N_('Deny…'),
+    N_('Open in the inbox'),
+    N_('Answer…'),
+    N_('Choose an option'),
+    N_('Other…'),
+    N_('Tool call waiting for approval: {tool}'),
+    N_('The arguments are shortened here; the inbox shows them all.'),
+    N_('Answered by {name}'),
+    N_('Answered'),
+    N_('Declined by {name}'),
+    N_('Declined'),
+    N_('Approved by {name}'),
+    N_('Approved'),
+    N_('Denied by {name}'),
+    N_('Denied'),
+    N_('No longer waiting'),
+    N_('Finished by {name}'),
+    N_('Finished'),
+    N_('Or in your own words'),
+    N_('Note (optional)'),
+    N_('Answer'),
+    N_('Send'),
+    N_('Cancel'),
+    N_('Deny the call'),
+    N_('Deny'),
+    N_('Why (told to the model; optional)'),
+    N_('Close'),
+    N_('This has been answered already.'),
+    N_('This is no longer waiting.'),
+    N_('Nothing is waiting here any more.'),
+    N_('Your Slack account is not linked to anyone this inbox knows.'),
+    N_('This is not addressed to you.'),
+    N_('That is not one of the options.'),
+    N_('The answer was not taken: {reason}'),
+    N_('Pick an option or write your own answer, not both.'),
+    N_('Pick an option or write your own answer.'),
+    N_('That is too long.'),
+)
+"""What `SlackChannel` writes in Slack: its messages, buttons, modals and the replies to a click."""
+
+SLACK_PLURALS = (
+    Nn_('{count} item waits for you', '{count} items wait for you'),
+    Nn_('…and {count} more in the inbox', '…and {count} more in the inbox'),
+)
+"""`SlackChannel`'s texts that depend on a count."""
