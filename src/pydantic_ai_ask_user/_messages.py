@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._i18n import N_, Nn_
 
-__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI')
+__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI', 'EMAIL', 'EMAIL_PLURALS')
 
 TERMINAL = (
     N_('Type my own answer'),
@@ -243,6 +243,16 @@ WEB = (
     N_('Cannot forward'),
     N_('This inbox cannot forward questions.'),
     N_('The page was not sent by this server, or it is too old. Reload it and forward again.'),
+    # The confirmation page of a one-click link from a message (`act.html`, `_act.py`).
+    N_('Send this answer?'),
+    N_('Deny {tool}?'),
+    N_('Your answer:'),
+    N_('It is recorded as given by {name}.'),
+    N_('Nothing is recorded until you confirm.'),
+    N_('Send this answer'),
+    N_('Open the link in the message again, and confirm on the page it shows.'),
+    N_('Open the question from the inbox and answer it there.'),
+    N_('It has expired, was changed on the way, or was not made for this inbox. Open the question from the inbox.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -395,3 +405,30 @@ CLI = (
 Babel skips directories whose names start with `_`, so `make messages` finds them here; a test checks
 that this tuple holds every message `_cli` looks up.
 """
+
+EMAIL = (
+    N_('A question waits for your answer.'),
+    N_('A tool call waits for your approval.'),
+    N_('From {agent}'),
+    N_('To answer in your own words or add a note:'),
+    N_('Open the question'),
+    N_('Answer on its page:'),
+    N_('Answer the question'),
+    N_('The agent wants to run {tool}.'),
+    N_('With the arguments:'),
+    N_('To change the arguments or give a reason:'),
+    N_('Open it'),
+    N_('These links work until {when}.'),
+    N_('Everything that waits for you:'),
+    N_('Open the inbox'),
+    N_('Each link asks you to confirm before anything is recorded, and works for you only.'),
+    N_('Replies to this message are not read.'),
+)
+"""What the messages of `notify.EmailChannel` say, beside the words they share with the web pages (Approve, Deny)."""
+
+EMAIL_PLURALS = (
+    Nn_('{count} item waits for you.', '{count} items wait for you.'),
+    Nn_('{count} question waits for you', '{count} questions wait for you'),
+    Nn_('{count} item waits for you', '{count} items wait for you'),
+)
+"""The messages' texts that depend on a count: the first line of a digest, and its subject."""

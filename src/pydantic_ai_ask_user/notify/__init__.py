@@ -6,6 +6,7 @@ gathered into digests, retried with backoff, never blocking or failing a run. Me
 through `InboxLinks`: signed in, and with one-click actions that land on a confirmation page.
 """
 
+from ._email import EmailChannel
 from ._items import Finished, ItemKind, Recipient, WaitingItem
 from ._ledger import EntryState, LedgerEntry, MemoryLedger, NotificationLedger, SQLiteLedger
 from ._links import DEFAULT_LINK_SECONDS, InboxLinks
@@ -25,6 +26,7 @@ __all__ = (
     'Channel',
     'UpdatingChannel',
     'ReceivingChannel',
+    'EmailChannel',
     'DeliveryRefused',
     'Directory',
     'StaticDirectory',
