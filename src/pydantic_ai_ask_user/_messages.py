@@ -366,14 +366,18 @@ CLI = (
     N_('--url takes the address of the inbox, http(s)://HOST[:PORT]/, not {url!r}'),
     N_('no inbox key at {path}: start ask-user inbox with the same --db or --temporal first, or give --key-file'),
     N_('cannot read the inbox key: {error}'),
-    N_('--authorize takes MODULE:FUNCTION (for example myapp.auth:authorize), not {spec!r}'),
-    N_('--authorize: {spec} is not a function'),
-    N_('cannot import {module} for --authorize: {error}'),
+    N_('{option} takes MODULE:FUNCTION (for example {example}), not {spec!r}'),
+    N_('{option}: {spec} is not a function'),
+    N_('cannot import {module} for {option}: {error}'),
     N_(
         '{host} is reached from other machines: give --url, the address people open (https://... behind a '
         'proxy that ends HTTPS), for the sign-in links to name; or --authorize MODULE:FUNCTION'
     ),
-    N_('--authorize: {module} has no {name}'),
+    N_('{option}: {module} has no {name}'),
+    N_('--notify: {spec} returned {what}, not a Notifier'),
+    N_('--notify: {spec} failed: {error}'),
+    N_('telling people on {channels}; a channel that answers is at {url}'),
+    N_('telling people on {channels}'),
     N_('stopped'),
     N_('press Ctrl-C to stop'),
     N_('a sign-in link for a person: ask-user inbox link NAME [--group GROUP] {source}{file}'),
