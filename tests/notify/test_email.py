@@ -339,3 +339,29 @@ def test_without_a_key_a_mail_links_to_the_page_and_has_no_one_click_links() -> 
     assert 'http://testserver/requests/' in text
     assert 'Each link asks you to confirm' not in text
     assert '<a href="http://testserver/requests/' in body
+
+
+async def test_the_inbox_serves_a_receiving_channel_at_notify_its_name() -> None:
+    from pydantic_ai_ask_user._cli.inbox_web import WithChannels
+
+    seen: list[tuple[str, str]] = []
+
+    class Answering(EmailChannel):
+        def endpoint(self, store: Any) -> Any:
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                seen.append((scope['root_path'], scope['path']))
+                await send({'type': 'http.response.start', 'status': 204, 'headers': []})
+                await send({'type': 'http.response.body', 'body': b''})
+
+            return app
+
+    hub = QuestionHub()
+    channel = Answering('127.0.0.1', 2525, sender='a@example.com', name='chat')
+    notifier = Notifier(hub, channels=[channel], directory=StaticDirectory([ALICE]), links=InboxLinks(BASE))
+    served = WithChannels(create_app(hub))
+    assert served.mount(notifier, hub) == ['notify/chat']
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url=BASE) as client:
+        assert (await client.post('/notify/chat/events')).status_code == 204
+        assert (await client.post('/notify/chatter')).status_code != 204  # the inbox's, not the channel's
+        assert (await client.get('/favicon.ico')).status_code == 200
+    assert seen == [('/notify/chat', '/events')]
