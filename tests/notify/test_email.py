@@ -218,6 +218,10 @@ async def test_links_of_someone_else_expired_changed_or_without_the_key_are_refu
             assert (await keyless.get(alices)).status_code == 403
         await hub.get(request.key)  # nothing was recorded
         group.cancel_scope.cancel()
+    async with _client(hub) as browser:  # the run stopped waiting: its question was withdrawn
+        withdrawn = await browser.get(alices)
+    assert withdrawn.status_code == 410, withdrawn.text
+    assert 'This question is no longer waiting' in withdrawn.text
 
 
 async def test_an_approval_is_mailed_and_approved_by_its_link() -> None:
@@ -285,20 +289,23 @@ async def test_several_items_are_one_digest_mail() -> None:
 async def test_a_refused_address_is_a_failed_entry_without_retries() -> None:
     hub = QuestionHub()
     nobody = Recipient('nobody', email='nobody@example.com')
+    eve = Recipient('eve', email='eve@example.com, all@example.com')  # not one address: nothing is sent
     with smtp_server() as (inbox, port):
         inbox.refuse.add('nobody@example.com')
         async with anyio.create_task_group() as group:
-            group.start_soon(hub.ask, _request('r1', audience=('nobody',)))
-            async with notifying(hub, port, [nobody], retries=5) as (notifier, failures):
-                await wait_until(lambda: len(failures) == 1, 'the failure to be reported')
+            group.start_soon(hub.ask, _request('r1', audience=('nobody', 'eve')))
+            async with notifying(hub, port, [nobody, eve], retries=5) as (notifier, failures):
+                await wait_until(lambda: len(failures) == 2, 'both failures to be reported')
                 await notifier.drain()
-                entry = await notifier.ledger.get('r1', 'nobody', 'email')
+                entries = [await notifier.ledger.get('r1', name, 'email') for name in ('nobody', 'eve')]
             group.cancel_scope.cancel()
-    assert entry is not None
-    assert entry.state == 'failed'
-    assert failures[0].attempts == 1
-    assert '550' in failures[0].reason
-    assert inbox.attempts == 1  # given up at once: no retry storm
+    assert [entry.state if entry else None for entry in entries] == ['failed', 'failed']
+    reasons = {failure.recipient: failure for failure in failures}
+    assert (reasons['nobody'].attempts, reasons['eve'].attempts) == (1, 1)  # given up at once: no retry storm
+    assert '550' in reasons['nobody'].reason
+    assert 'cannot write the message to eve' in reasons['eve'].reason
+    assert inbox.attempts == 1  # one RCPT TO, refused; nothing at all for eve
+    assert inbox.messages == []
 
 
 async def test_a_korean_recipient_reads_korean() -> None:
