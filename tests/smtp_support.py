@@ -19,11 +19,13 @@ from aiosmtpd.controller import Controller
 
 
 class SMTPInbox:
-    """The aiosmtpd handler: what was delivered, to whom, and the addresses to refuse."""
+    """The aiosmtpd handler: what was delivered, to whom, the addresses to refuse (550, for good), and the ones to
+    put off (451, a passing refusal) so many times first (`busy`)."""
 
     def __init__(self) -> None:
         self.messages: list[tuple[list[str], EmailMessage]] = []
         self.refuse: set[str] = set()
+        self.busy: dict[str, int] = {}
         self.attempts = 0
         self._lock = threading.Lock()
 
@@ -32,6 +34,10 @@ class SMTPInbox:
             self.attempts += 1
         if address in self.refuse:
             return '550 5.1.1 no such mailbox here'
+        with self._lock:
+            if self.busy.get(address, 0) > 0:
+                self.busy[address] -= 1
+                return '451 4.3.0 busy, try again later'
         envelope.rcpt_tos.append(address)
         return '250 OK'
 

@@ -308,20 +308,47 @@ async def test_a_refused_address_is_a_failed_entry_without_retries() -> None:
     assert inbox.messages == []
 
 
+async def test_a_passing_refusal_is_retried_until_it_goes_through() -> None:
+    hub = QuestionHub()
+    with smtp_server() as (inbox, port):
+        inbox.busy['alice@example.com'] = 2
+        async with anyio.create_task_group() as group:
+            group.start_soon(hub.ask, _request('t1'))
+            async with notifying(hub, port, [ALICE], retries=3) as (notifier, failures):
+                await _mail(inbox, 'alice@example.com')
+                await notifier.drain()
+                entry = await notifier.ledger.get('t1', 'alice', 'email')
+            group.cancel_scope.cancel()
+    assert failures == []
+    assert entry is not None
+    assert (entry.state, entry.attempts) == ('sent', 3)
+    assert len(inbox.to('alice@example.com')) == 1
+
+
 async def test_a_korean_recipient_reads_korean() -> None:
     hub = QuestionHub()
+    korean = {'accept-language': 'ko-KR,ko;q=0.9'}
     with smtp_server() as (inbox, port):
         async with anyio.create_task_group() as group:
             group.start_soon(hub.ask, _request('k1', audience=('minji',), title='배포 확인'))
             async with notifying(hub, port, [MINJI]):
                 message = await _mail(inbox, 'minji@example.com')
+            text, body = parts(message)
+            [link, *_] = ACT.findall(text)
+            async with _client(hub) as browser:
+                page = await browser.get(link, headers=korean)
+                done = await browser.post('/act', data={'code': _code(link), 'csrf': _csrf(page.text)}, headers=korean)
             group.cancel_scope.cancel()
-    text, body = parts(message)
     assert message['Content-Language'] == 'ko'
     assert message['Subject'] == '배포 확인'
+    assert '질문 하나가 답을 기다리고 있습니다.' in text
     assert '이 메일에 회신해도 읽지 않습니다.' in text
     assert 'lang="ko"' in body
     assert 'Replies to this message' not in text
+    assert '이 답을 보낼까요?' in page.text
+    assert 'minji의 응답으로 기록됩니다.' in page.text
+    assert done.status_code == 200, done.text
+    assert 'lang="ko"' in done.text
 
 
 def test_an_address_that_is_none_is_refused_clearly() -> None:
