@@ -399,3 +399,21 @@ async def test_the_inbox_serves_a_receiving_channel_at_notify_its_name() -> None
         assert (await client.post('/notify/chatter')).status_code != 204  # the inbox's, not the channel's
         assert (await client.get('/favicon.ico')).status_code == 200
     assert seen == [('/notify/chat', '/events')]
+
+
+async def test_a_server_that_cannot_do_what_the_channel_needs_is_a_refusal() -> None:
+    item = WaitingItem.of_question(_request('s1'))
+    links = InboxLinks(BASE, key=KEY)
+    with smtp_server() as (inbox, port):
+        tls = EmailChannel('127.0.0.1', port, sender='a@example.com', starttls=True, timeout=10)
+        with pytest.raises(DeliveryRefused, match='cannot do what the channel is set up for'):
+            await tls.send(ALICE, [item], links)
+        login = EmailChannel('127.0.0.1', port, sender='a@example.com', username='u', password='p', timeout=10)
+        with pytest.raises(DeliveryRefused, match='cannot do what the channel is set up for'):
+            await login.send(ALICE, [item], links)
+        plain = EmailChannel('127.0.0.1', port, sender='a@example.com', timeout=10)
+        refs = await plain.send(ALICE, [item], links)
+        assert refs == {item.key: str(inbox.to('alice@example.com')[0]['Message-ID'])}
+    closed = EmailChannel('127.0.0.1', port, sender='a@example.com', timeout=10)
+    with pytest.raises(ConnectionRefusedError):  # nobody listens any more: worth retrying, not a refusal
+        await closed.send(ALICE, [item], links)
