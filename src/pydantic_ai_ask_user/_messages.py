@@ -376,6 +376,7 @@ CLI = (
     N_('{option}: {module} has no {name}'),
     N_('--notify: {spec} returned {what}, not a Notifier'),
     N_('--notify: {spec} failed: {error}'),
+    N_('the notifier failed, starting it again in {seconds} s: {error}'),
     N_('telling people on {channels}; a channel that answers is at {url}'),
     N_('telling people on {channels}'),
     N_('stopped'),

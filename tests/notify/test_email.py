@@ -21,6 +21,7 @@ import httpx
 import pytest
 from ask_user_support import ask_one, wait_until
 from smtp_support import SMTPInbox, parts, smtp_server
+from waits import WAIT
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionContext
 from pydantic_ai_ask_user._action_codes import sign_action_code
@@ -417,3 +418,32 @@ async def test_a_server_that_cannot_do_what_the_channel_needs_is_a_refusal() -> 
     closed = EmailChannel('127.0.0.1', port, sender='a@example.com', timeout=10)
     with pytest.raises(ConnectionRefusedError):  # nobody listens any more: worth retrying, not a refusal
         await closed.send(ALICE, [item], links)
+
+
+async def test_the_inbox_starts_a_failed_notifier_again(capsys: pytest.CaptureFixture[str]) -> None:
+    from pydantic_ai_ask_user._cli.inbox_web import _keep_notifying  # pyright: ignore[reportPrivateUsage]
+
+    class Flaky(QuestionHub):
+        failures = 1
+
+        async def pending_page(self, *args: Any, **kwargs: Any) -> Any:
+            if self.failures:
+                self.failures -= 1
+                raise ConnectionError('the database went away')
+            return await super().pending_page(*args, **kwargs)
+
+    hub = Flaky()
+    notifier = Notifier(
+        hub,
+        channels=[EmailChannel('127.0.0.1', 2525, sender='a@example.com')],
+        directory=StaticDirectory([ALICE]),
+        links=InboxLinks(BASE),
+        resync_seconds=0.05,
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(_keep_notifying, notifier)
+        with anyio.fail_after(WAIT):
+            await notifier.wait_synced()
+        group.cancel_scope.cancel()
+    said = capsys.readouterr().err
+    assert 'ask-user: the notifier failed, starting it again in 0 s: ConnectionError: the database went away' in said

@@ -163,7 +163,7 @@ async def _serve(
             _say(_('press Ctrl-C to stop'))
             async with anyio.create_task_group() as group:
                 if notifier is not None:
-                    group.start_soon(notifier.run)
+                    group.start_soon(_keep_notifying, notifier)
                 async for _signal in signals:
                     break
                 group.cancel_scope.cancel()  # the notifier stops; what it had not sent is sent at the next start
@@ -195,6 +195,22 @@ async def _notifier(
         _say(_('--notify: {spec} returned {what}, not a Notifier').format(spec=args.notify, what=type(made).__name__))
         return None
     return made
+
+
+async def _keep_notifying(notifier: Notifier) -> None:
+    """Run `notifier` until cancelled; when it fails (a store that cannot be read at a resync), say so and start it
+    again after its `resync_seconds`: the inbox goes on serving, and its ledger keeps anyone from being told twice.
+    """
+    while True:
+        try:
+            await notifier.run()
+        except Exception as error:
+            _say(
+                _('the notifier failed, starting it again in {seconds} s: {error}').format(
+                    seconds=round(notifier.resync_seconds), error=f'{type(error).__name__}: {first_line(error)}'
+                )
+            )
+            await anyio.sleep(notifier.resync_seconds)
 
 
 class WithChannels:
