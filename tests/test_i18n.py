@@ -15,7 +15,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 from pydantic_ai_ask_user._i18n import DOMAIN, LOCALE_DIR
-from pydantic_ai_ask_user._messages import CLI, EMAIL, EMAIL_PLURALS, TERMINAL, TERMINAL_PLURALS, WEB, WEB_PLURALS
+from pydantic_ai_ask_user._messages import CLI, NOTIFY, NOTIFY_PLURALS, TERMINAL, TERMINAL_PLURALS, WEB, WEB_PLURALS
 from pydantic_ai_ask_user.i18n import available_languages, negotiate_http, negotiate_terminal, translator
 
 PO_FILES = sorted(LOCALE_DIR.glob(f'*/LC_MESSAGES/{DOMAIN}.po'))
@@ -55,7 +55,7 @@ def test_the_template_holds_every_marked_message_in_src(tmp_path: Path) -> None:
             return {message.id if isinstance(message.id, str) else tuple(message.id) for message in read_po(file)}
 
     assert ids(extracted) == ids(POT)
-    marked = {*TERMINAL, *TERMINAL_PLURALS, *WEB, *WEB_PLURALS, *CLI, *EMAIL, *EMAIL_PLURALS}
+    marked = {*TERMINAL, *TERMINAL_PLURALS, *WEB, *WEB_PLURALS, *CLI, *NOTIFY, *NOTIFY_PLURALS}
     assert ids(POT) - {''} == marked
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._i18n import N_, Nn_
 
-__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI', 'EMAIL', 'EMAIL_PLURALS')
+__all__ = ('TERMINAL', 'TERMINAL_PLURALS', 'WEB', 'WEB_PLURALS', 'CLI', 'NOTIFY', 'NOTIFY_PLURALS')
 
 TERMINAL = (
     N_('Type my own answer'),
@@ -411,7 +411,17 @@ Babel skips directories whose names start with `_`, so `make messages` finds the
 that this tuple holds every message `_cli` looks up.
 """
 
-EMAIL = (
+
+NOTIFY = (
+    N_('{count} more in the inbox.'),
+    N_('Open the inbox: {link}'),
+    N_('Asked by {agent}'),
+    N_('Answer in the inbox: {link}'),
+    N_('Tool call waiting for approval: {tool}'),
+    N_('Approve: {link}'),
+    N_('Deny: {link}'),
+    N_('See the arguments and decide: {link}'),
+    # `EmailChannel`, beside the words it shares with the web pages (Approve, Deny).
     N_('A question waits for your answer.'),
     N_('A tool call waits for your approval.'),
     N_('From {agent}'),
@@ -429,11 +439,11 @@ EMAIL = (
     N_('Each link asks you to confirm before anything is recorded, and works for you only.'),
     N_('Replies to this message are not read.'),
 )
-"""What the messages of `notify.EmailChannel` say, beside the words they share with the web pages (Approve, Deny)."""
+"""What the notification channels write (`pydantic_ai_ask_user.notify`)."""
 
-EMAIL_PLURALS = (
+NOTIFY_PLURALS = (
+    Nn_('{count} item waits for you', '{count} items wait for you'),
     Nn_('{count} item waits for you.', '{count} items wait for you.'),
     Nn_('{count} question waits for you', '{count} questions wait for you'),
-    Nn_('{count} item waits for you', '{count} items wait for you'),
 )
-"""The messages' texts that depend on a count: the first line of a digest, and its subject."""
+"""The notification channels' messages that depend on a count."""

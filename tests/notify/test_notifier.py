@@ -270,3 +270,75 @@ def _unquote(text: str) -> str:
     from urllib.parse import unquote
 
     return unquote(text)
+
+
+async def test_an_item_seen_by_the_event_and_by_every_resync_at_once_is_told_once() -> None:
+    hub = QuestionHub()
+    channel = Recording()
+    notifier = _notifier(hub, channel, gather_seconds=0)
+    request = _request('seen-often', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        await wait_until(lambda: len(hub) == 1, 'the question to wait')
+        item = WaitingItem.of_question(request)
+        for _ in range(20):
+            group.start_soon(notifier.waiting, item)
+            group.start_soon(notifier.sync)
+        await wait_until(lambda: channel.sent, 'alice to be told')
+        await notifier.drain()
+        for _ in range(5):
+            await notifier.sync()
+        await notifier.drain()
+        assert channel.sent == [('alice', (request.key,))]
+        group.cancel_scope.cancel()
+
+
+async def test_a_store_that_cannot_be_read_for_a_while_stops_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    hub = QuestionHub()
+    channel = Recording()
+    notifier = _notifier(hub, channel, resync_seconds=0.05)
+    broken = [True]
+    real = hub.pending_page
+
+    async def flaky(**arguments: Any) -> Any:
+        if broken[0]:
+            raise ConnectionError('the database is restarting')
+        return await real(**arguments)
+
+    hub.pending_page = flaky  # type: ignore[method-assign]
+    request = _request('later', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, request)
+        group.start_soon(notifier.run)
+        await wait_until(lambda: 'reading the waiting items failed' in caplog.text, 'the failure to be logged')
+        broken[0] = False
+        await wait_until(lambda: channel.told('alice') == [request.key], 'alice to be told once it can be read')
+        group.cancel_scope.cancel()
+
+
+async def test_a_directory_that_fails_for_one_item_does_not_stop_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    hub = QuestionHub()
+    channel = Recording()
+
+    def directory(audience: tuple[str, ...] | None) -> list[Recipient]:
+        if audience == ('nobody-known',):
+            raise LookupError('the user directory is down for this team')
+        return [ALICE]
+
+    notifier = Notifier(
+        hub,
+        channels=[channel],
+        directory=directory,
+        links=InboxLinks('https://inbox.example/'),
+        gather_seconds=0,
+        digest_seconds=0,
+    )
+    failing, fine = _request('failing', ('nobody-known',)), _request('fine', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(notifier.run)
+        await notifier.wait_synced()
+        group.start_soon(hub.ask, failing)
+        await wait_until(lambda: 'could not tell of' in caplog.text, 'the failure to be logged')
+        group.start_soon(hub.ask, fine)
+        await wait_until(lambda: channel.told('alice') == [fine.key], 'alice to be told of the other one')
+        group.cancel_scope.cancel()

@@ -28,14 +28,31 @@ WEB_PAGE = Path(__file__).resolve().parents[2] / 'docs' / 'answerers' / 'web.md'
 """The web inbox's page of the documentation site, where the example is."""
 
 LAUNCHER = """\
+import asyncio
+import faulthandler
 import logging
+import signal
+import sys
 
 import uvicorn
 
+
+def dump_tasks(signum, frame):
+    # Where a server that does not stop is stuck: every thread, and every task of the running loop.
+    faulthandler.dump_traceback(all_threads=True)
+    loop = asyncio._get_running_loop()
+    for task in [] if loop is None else asyncio.all_tasks(loop):
+        print('task', task, file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    print('dumped', file=sys.stderr, flush=True)
+
+
+signal.signal(signal.SIGUSR1, dump_tasks)
 logging.basicConfig(level=logging.INFO, format='%(name)s %(levelname)s %(message)s')
 uvicorn.run('app:api', host='127.0.0.1', port=0)
 """
-"""How a user starts it (`uvicorn app:api`), with the application's own log lines shown too."""
+"""How a user starts it (`uvicorn app:api`), with the application's own log lines shown too, and (SIGUSR1) a dump of
+where it stands, for a shutdown that does not end."""
 
 WIDTHS = [pytest.param(390, id='phone'), pytest.param(1280, id='desktop')]
 
@@ -125,8 +142,15 @@ async def test_a_shutdown_mid_question_withdraws_it_and_the_model_is_told_withdr
         # The question is open in a browser and followed by another page: the server is told to stop.
         server.process.send_signal(signal.SIGTERM)
         # AskUser's timeout is 600 s: had the shutdown waited for it, this bound would run out first.
-        with anyio.fail_after(min(WAIT, 300)):
-            returncode = await server.process.wait()
+        with anyio.move_on_after(min(WAIT, 300)):
+            await server.process.wait()
+        if server.process.returncode is None:  # say where it is stuck, then fail
+            server.process.send_signal(signal.SIGUSR1)
+            with anyio.move_on_after(30):
+                while 'dumped' not in server.log:
+                    await anyio.sleep(0.1)
+            pytest.fail(f'the server did not stop within {min(WAIT, 300):.0f} s of SIGTERM:\n{server.log}')
+        returncode = server.process.returncode
     # uvicorn ends by re-raising the signal it caught, as a process killed by it would end.
     assert returncode in (0, -signal.SIGTERM), server.log
     log = server.log

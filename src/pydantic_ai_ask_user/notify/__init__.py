@@ -6,6 +6,7 @@ gathered into digests, retried with backoff, never blocking or failing a run. Me
 through `InboxLinks`: signed in, and with one-click actions that land on a confirmation page.
 """
 
+from ._apprise import AppriseChannel, plain_message
 from ._email import EmailChannel
 from ._items import Finished, ItemKind, Recipient, WaitingItem
 from ._ledger import EntryState, LedgerEntry, MemoryLedger, NotificationLedger, SQLiteLedger
@@ -23,6 +24,8 @@ from ._notifier import (
 
 __all__ = (
     'Notifier',
+    'AppriseChannel',
+    'plain_message',
     'Channel',
     'UpdatingChannel',
     'ReceivingChannel',

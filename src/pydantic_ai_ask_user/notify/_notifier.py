@@ -51,6 +51,9 @@ logger = logging.getLogger('pydantic_ai_ask_user.notify')
 _PAGE = 200
 """How many waiting items a resync reads per page."""
 
+_NOT_HANDLED = ('',)
+"""What `_handled` gives for an item this notifier has not handled: no audience is this (names are never empty)."""
+
 _REMEMBER_FINISHED = 10_000
 """How many finished keys the notifier remembers, so as not to tell anyone of an item that just finished."""
 
@@ -165,6 +168,8 @@ class _Outbox:
     recipient: Recipient
     channel: Channel
     items: dict[str, WaitingItem] = field(default_factory=dict[str, WaitingItem])
+    sending: set[str] = field(default_factory=set[str])
+    """The keys of the message being sent now: recorded `sending` in the ledger, but in flight, not interrupted."""
     last_sent: float = float('-inf')
     task: asyncio.Task[None] | None = None
 
@@ -201,7 +206,7 @@ class Notifier:
         gather_seconds: float = 2.0,
         retries: int = 4,
         backoff: float = 5.0,
-        resync_seconds: float = 60.0,
+        resync_seconds: float = 300.0,
         concurrency: int = 8,
         keep_seconds: float = 8 * 24 * 3600.0,
         on_error: Callable[[NotificationFailure], Awaitable[None] | None] | None = None,
@@ -247,6 +252,8 @@ class Notifier:
         self._sending = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._synced = asyncio.Event()
+        self._recovered = False
+        self._handled: dict[str, tuple[str, ...] | None] = {}
 
     def __repr__(self) -> str:
         return f'Notifier({", ".join(c.name for c in self.channels)}; {self.ledger!r})'
@@ -257,7 +264,10 @@ class Notifier:
         watching = asyncio.create_task(self._watch(events))
         try:
             while True:
-                await self.sync()
+                try:
+                    await self.sync()
+                except Exception:  # the store or the ledger could not be read: the next resync tries again
+                    logger.exception('reading the waiting items failed; trying again in %s s', self.resync_seconds)
                 await asyncio.sleep(self.resync_seconds)
         finally:
             watching.cancel()
@@ -278,15 +288,24 @@ class Notifier:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
 
     async def sync(self) -> None:
-        """Read every waiting item and tell who was not told yet; update the messages of items that finished."""
-        for entry in await self.ledger.in_state('sent'):
-            if entry.key not in self._finished and not await self._waiting(entry.kind, entry.key):
-                await self._finish(entry.key, 'withdrawn')
+        """Read every waiting item and tell who was not told yet.
+
+        The first sync of a notifier also reads its ledger's open messages and updates those whose item finished
+        while it was down; later ones skip the items this notifier already handled (a forward is an event of its
+        own), so a resync over 100,000 waiting items costs a listing, not a ledger read each.
+        """
+        if not self._recovered:
+            for entry in await self.ledger.in_state('sent'):
+                if entry.key not in self._finished and not await self._waiting(entry.kind, entry.key):
+                    await self._finish(entry.key, 'withdrawn')
+            self._recovered = True
+        seen: set[str] = set()
         cursor: str | None = None
         while True:
             page = await page_pending(self.store, limit=_PAGE, cursor=cursor)
             for record in page.records:
-                await self.waiting(WaitingItem.of_question(record.request))
+                seen.add(record.request.key)
+                await self._consider(WaitingItem.of_question(record.request))
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -295,33 +314,51 @@ class Notifier:
             while True:
                 approvals = await page_approvals(self.store, limit=_PAGE, cursor=cursor)
                 for approval in approvals.records:
-                    await self.waiting(WaitingItem.of_approval(approval))
+                    seen.add(approval.key)
+                    await self._consider(WaitingItem.of_approval(approval))
                 cursor = approvals.next_cursor
                 if cursor is None:
                     break
+        for key in self._handled.keys() - seen:  # finished while no event said so
+            del self._handled[key]
         await self.ledger.prune(time.time() - self.keep_seconds)
         self._synced.set()
 
     async def waiting(self, item: WaitingItem) -> None:
         """Tell `item`'s recipients who were not told of it yet (gathered into their next message)."""
-        if item.key in self._finished:
+        if item.key in self._finished or self._handled.get(item.key, _NOT_HANDLED) == item.audience:
             return
         for recipient in await self._recipients(item.audience):
             for channel in self.channels:
                 if not recipient.wants(channel.name) or not channel.reaches(recipient):
                     continue
-                box = self._outboxes.get((recipient.name, channel.name))
-                if box is not None and item.key in box.items:
+                if self._queued(recipient, channel, item.key):
                     continue
                 entry = await self.ledger.get(item.key, recipient.name, channel.name)
-                if entry is not None and entry.state != 'sending':
+                # `sending` in the ledger but not in flight here: a send a crash interrupted, so sent again.
+                if (entry is not None and entry.state != 'sending') or self._queued(recipient, channel, item.key):
                     continue
+                box = self._outboxes.get((recipient.name, channel.name))
                 if box is None:
                     box = self._outboxes[recipient.name, channel.name] = _Outbox(recipient, channel)
                 box.recipient = recipient
                 box.items[item.key] = item
                 if box.task is None:
                     box.task = self._spawn(self._flush(box))
+        self._handled[item.key] = item.audience
+
+    async def _consider(self, item: WaitingItem) -> None:
+        """`waiting(item)`, with a failure (your directory raised, the ledger could not be read) logged: the item is
+        considered again at the next resync, and the others go on.
+        """
+        try:
+            await self.waiting(item)
+        except Exception:
+            logger.exception('could not tell of %s; trying again at the next resync', printable(item.key))
+
+    def _queued(self, recipient: Recipient, channel: Channel, key: str) -> bool:
+        box = self._outboxes.get((recipient.name, channel.name))
+        return box is not None and (key in box.items or key in box.sending)
 
     async def _recipients(self, audience: tuple[str, ...] | None) -> Sequence[Recipient]:
         directory = self._directory
@@ -349,7 +386,11 @@ class Notifier:
                 items = [item for item in box.items.values() if item.key not in self._finished]
                 box.items.clear()
                 if items:
-                    await self._deliver(box.recipient, box.channel, items)
+                    box.sending.update(item.key for item in items)
+                    try:
+                        await self._deliver(box.recipient, box.channel, items)
+                    finally:
+                        box.sending.difference_update(item.key for item in items)
                     box.last_sent = time.time()
                 if not box.items:
                     break
@@ -422,7 +463,7 @@ class Notifier:
         if event.kind == 'requested':
             item = WaitingItem.of_event(event)
             if item is not None:
-                await self.waiting(item)
+                await self._consider(item)
             return
         # A hand-off withdraws an item and asks it again of others: finished only when it no longer waits.
         if await self._waiting(event.item, event.request_id):
@@ -461,7 +502,8 @@ class Notifier:
         await self.ledger.put(closed)
 
     async def _how_finished(self, entry: LedgerEntry, kind: str) -> Finished:
-        outcome = 'withdrawn' if kind == 'withdrawn' else 'finished'
+        # What the event says, when the store keeps no history: answered (a question), decided (an approval).
+        outcome = 'withdrawn' if kind == 'withdrawn' else 'decided' if entry.kind == 'approval' else 'answered'
         if isinstance(self.store, HistoryStore):
             with contextlib.suppress(Exception):  # a history that cannot be read: the plain outcome
                 page = await self.store.history_page(limit=50)
@@ -471,6 +513,7 @@ class Notifier:
         return Finished(entry.kind, entry.key, outcome)
 
     def _remember_finished(self, key: str) -> None:
+        self._handled.pop(key, None)
         if key in self._finished:
             return
         self._finished.add(key)
