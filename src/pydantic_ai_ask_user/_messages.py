@@ -253,6 +253,16 @@ WEB = (
     N_('Cannot forward'),
     N_('This inbox cannot forward questions.'),
     N_('The page was not sent by this server, or it is too old. Reload it and forward again.'),
+    # The confirmation page of a one-click link from a message (`act.html`, `_act.py`).
+    N_('Send this answer?'),
+    N_('Deny {tool}?'),
+    N_('Your answer:'),
+    N_('It is recorded as given by {name}.'),
+    N_('Nothing is recorded until you confirm.'),
+    N_('Send this answer'),
+    N_('Open the link in the message again, and confirm on the page it shows.'),
+    N_('Open the question from the inbox and answer it there.'),
+    N_('It has expired, was changed on the way, or was not made for this inbox. Open the question from the inbox.'),
 )
 """Every string the web pages draw: from the templates (which `pybabel extract` does not read), from
 `_cli/web_answerer.py` (in a directory it skips), and from the `web` package's code."""
@@ -365,14 +375,19 @@ CLI = (
     N_('--url takes the address of the inbox, http(s)://HOST[:PORT]/, not {url!r}'),
     N_('no inbox key at {path}: start ask-user inbox with the same --db or --temporal first, or give --key-file'),
     N_('cannot read the inbox key: {error}'),
-    N_('--authorize takes MODULE:FUNCTION (for example myapp.auth:authorize), not {spec!r}'),
-    N_('--authorize: {spec} is not a function'),
-    N_('cannot import {module} for --authorize: {error}'),
+    N_('{option} takes MODULE:FUNCTION (for example {example}), not {spec!r}'),
+    N_('{option}: {spec} is not a function'),
+    N_('cannot import {module} for {option}: {error}'),
     N_(
         '{host} is reached from other machines: give --url, the address people open (https://... behind a '
         'proxy that ends HTTPS), for the sign-in links to name; or --authorize MODULE:FUNCTION'
     ),
-    N_('--authorize: {module} has no {name}'),
+    N_('{option}: {module} has no {name}'),
+    N_('--notify: {spec} returned {what}, not a Notifier'),
+    N_('--notify: {spec} failed: {error}'),
+    N_('the notifier failed, starting it again in {seconds} s: {error}'),
+    N_('telling people on {channels}; a channel that answers is at {url}'),
+    N_('telling people on {channels}'),
     N_('stopped'),
     N_('press Ctrl-C to stop'),
     N_('a sign-in link for a person: ask-user inbox link NAME [--group GROUP] {source}{file}'),
@@ -415,10 +430,31 @@ NOTIFY = (
     N_('Approve: {link}'),
     N_('Deny: {link}'),
     N_('See the arguments and decide: {link}'),
+    # `EmailChannel`, beside the words it shares with the web pages (Approve, Deny).
+    N_('A question waits for your answer.'),
+    N_('A tool call waits for your approval.'),
+    N_('From {agent}'),
+    N_('To answer in your own words or add a note:'),
+    N_('Open the question'),
+    N_('Answer on its page:'),
+    N_('Answer the question'),
+    N_('The agent wants to run {tool}.'),
+    N_('With the arguments:'),
+    N_('To change the arguments or give a reason:'),
+    N_('Open it'),
+    N_('These links work until {when}.'),
+    N_('Everything that waits for you:'),
+    N_('Open the inbox'),
+    N_('Each link asks you to confirm before anything is recorded, and works for you only.'),
+    N_('Replies to this message are not read.'),
 )
 """What the notification channels write (`pydantic_ai_ask_user.notify`)."""
 
-NOTIFY_PLURALS = (Nn_('{count} item waits for you', '{count} items wait for you'),)
+NOTIFY_PLURALS = (
+    Nn_('{count} item waits for you', '{count} items wait for you'),
+    Nn_('{count} item waits for you.', '{count} items wait for you.'),
+    Nn_('{count} question waits for you', '{count} questions wait for you'),
+)
 """The notification channels' messages that depend on a count."""
 
 SLACK = (

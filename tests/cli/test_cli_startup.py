@@ -385,8 +385,9 @@ options:
     'inbox': snapshot("""\
 usage: ask-user inbox [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--host HOST]
                       [--port PORT] [--url URL] [--title TITLE] [--key-file FILE]
-                      [--authorize MODULE:FUNCTION] [--app-dir DIR] [--forwarded-allow-ips IPS]
-                      [--max-connections N] [--max-connections-per-ip N] [--open]
+                      [--authorize MODULE:FUNCTION] [--notify MODULE:FUNCTION] [--app-dir DIR]
+                      [--forwarded-allow-ips IPS] [--max-connections N]
+                      [--max-connections-per-ip N] [--open]
                       ACTION ...
 
 Serve the web inbox over the questions and tool approvals waiting in a DBOS database (--db) or in
@@ -394,10 +395,11 @@ the workflows of a Temporal namespace (--temporal), until Ctrl-C or SIGTERM: the
 API, the event stream and the approvals, each person seeing only what is addressed to them. People
 sign in with one-time links that ask-user inbox link NAME prints, or through your own --authorize
 hook. Without --authorize, on a loopback address, an administrator link is printed at start; on
-any other address give --url, the address people open. Needs the web extra and the dbos or
-temporal extra. Exit codes: 0 stopped, 2 invalid arguments or a --authorize hook that cannot be
-loaded, 4 the store cannot be read, the address cannot be served or an extra is missing. Creates
-no database or table.
+any other address give --url, the address people open. With --notify, a Notifier you make tells
+people of what waits for them (by e-mail, Slack, ...) beside the inbox. Needs the web extra and
+the dbos or temporal extra. Exit codes: 0 stopped, 2 invalid arguments, or a --authorize or
+--notify function that cannot be loaded or fails, 4 the store cannot be read, the address cannot
+be served or an extra is missing. Creates no database or table.
 
 positional arguments:
   ACTION
@@ -423,8 +425,13 @@ options:
                         your own sign-in instead of links: FUNCTION(request) of MODULE returns a
                         Person, a name, True or False (the Authorize hook of create_app), imported
                         from --app-dir
-  --app-dir DIR         with --authorize: the directory MODULE is imported from, first (default:
-                        the current directory)
+  --notify MODULE:FUNCTION
+                        tell people where they are while the inbox serves: FUNCTION(store, links)
+                        of MODULE returns a Notifier (with EmailChannel, say); links (an
+                        InboxLinks) name --url and sign with the inbox key. A channel people
+                        answer on is served at notify/NAME under the inbox
+  --app-dir DIR         with --authorize or --notify: the directory MODULE is imported from, first
+                        (default: the current directory)
   --forwarded-allow-ips IPS
                         the proxies (comma-separated addresses, * for any) whose X-Forwarded-Proto
                         and X-Forwarded-For are believed, so that behind one that ends HTTPS the

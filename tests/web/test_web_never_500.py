@@ -192,7 +192,9 @@ def test_arbitrary_strings_in_every_parameter_of_every_route_are_never_a_500(
 
 
 def test_the_fuzzed_routes_are_every_route_of_the_app() -> None:
-    assert len(ROUTES) == 23
+    assert len(ROUTES) == 25
+    assert ('GET', '/act') in ROUTES
+    assert ('POST', '/act') in ROUTES
     assert ('POST', '/api/requests/{id}/forward') in ROUTES
     assert ('POST', '/approvals/{id}/forward') in ROUTES
     assert ('GET', '/api/events') in ROUTES

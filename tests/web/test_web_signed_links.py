@@ -116,7 +116,9 @@ async def test_through_the_app_a_person_sees_their_question_and_an_administrator
     async with asking(web, theirs) as job:
         async with asgi_client(web) as alice, asgi_client(web) as bob, asgi_client(web) as ops:
             for client, person in ((alice, Person('alice')), (bob, Person('bob')), (ops, Person(sees_all=True))):
-                signed = await client.get('/login', params={'code': links.code(person)})
+                # A browser opening a link from a mail program says `Sec-Fetch-Site: none`: signed in at once.
+                opened = {'sec-fetch-site': 'none'}
+                signed = await client.get('/login', params={'code': links.code(person)}, headers=opened)
                 assert signed.status_code == 303, signed.text
             assert [r['id'] for r in (await alice.get('/api/requests')).json()['requests']] == [job.request.key]
             assert (await bob.get('/api/requests')).json()['requests'] == []
@@ -128,6 +130,26 @@ async def test_through_the_app_a_person_sees_their_question_and_an_administrator
             assert posted.status_code == 200, posted.text
         response = await job.response()
     assert response.answered_by == 'alice'
+
+
+async def test_a_mail_scanner_that_fetches_a_signed_link_leaves_it_unused() -> None:
+    links = SignedLoginLinks(KEY)
+    web = WebAnswerer(login_links=links)
+    code = links.code(Person('alice'))
+    async with asgi_client(web) as scanner:
+        for _ in range(2):  # no `Sec-Fetch-Site`, as a scanner (or curl) sends
+            fetched = await scanner.get('/login', params={'code': code, 'next': 'approvals/abc'})
+            assert fetched.status_code == 200
+            assert 'This link signs this browser in as alice.' in fetched.text
+            assert 'value="approvals/abc"' in fetched.text
+    assert links.peek(code) is not None
+    async with asgi_client(web) as browser:
+        opened = await browser.get(
+            '/login', params={'code': code, 'next': 'approvals/abc'}, headers={'sec-fetch-site': 'none'}
+        )
+        assert opened.status_code == 303
+        assert opened.headers['location'] == '/approvals/abc'
+    assert links.peek(code) is None
 
 
 async def test_a_signed_link_another_site_opens_asks_first_then_signs_in_once() -> None:

@@ -322,10 +322,12 @@ def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
             'workflows of a Temporal namespace (--temporal), until Ctrl-C or SIGTERM: the pages, the JSON API, the '
             'event stream and the approvals, each person seeing only what is addressed to them. People sign in with '
             'one-time links that ask-user inbox link NAME prints, or through your own --authorize hook. Without '
-            '--authorize, on a loopback address, an administrator link is printed at start; on any other address '
-            'give --url, the address people open. Needs the web extra and the dbos or temporal extra. Exit codes: 0 '
-            'stopped, 2 invalid arguments or a --authorize hook that cannot be loaded, 4 the store cannot be read, '
-            'the address cannot be served or an extra is missing. Creates no database or table.'
+            '--authorize, on a loopback address, an administrator link is printed at start; on any other address give'
+            ' --url, the address people open. With --notify, a Notifier you make tells people of what waits for them '
+            '(by e-mail, Slack, ...) beside the inbox. Needs the web extra and the dbos or temporal extra. Exit '
+            'codes: 0 stopped, 2 invalid arguments, or a --authorize or --notify function that cannot be loaded or '
+            'fails, 4 the store cannot be read, the address cannot be served or an extra is missing. Creates no '
+            'database or table.'
         ),
     )
     _add_source(inbox, 'the questions and approvals waiting in Temporal workflows, on this Temporal server, instead')
@@ -352,10 +354,22 @@ def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         ),
     )
     inbox.add_argument(
+        '--notify',
+        metavar='MODULE:FUNCTION',
+        help=(
+            'tell people where they are while the inbox serves: FUNCTION(store, links) of MODULE returns a Notifier '
+            '(with EmailChannel, say); links (an InboxLinks) name --url and sign with the inbox key. A channel '
+            'people answer on is served at notify/NAME under the inbox'
+        ),
+    )
+    inbox.add_argument(
         '--app-dir',
         metavar='DIR',
         default='.',
-        help='with --authorize: the directory MODULE is imported from, first (default: the current directory)',
+        help=(
+            'with --authorize or --notify: the directory MODULE is imported from, first (default: the current '
+            'directory)'
+        ),
     )
     inbox.add_argument(
         '--forwarded-allow-ips',

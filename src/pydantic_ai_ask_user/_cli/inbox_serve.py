@@ -23,7 +23,7 @@ from .i18n import _
 from .inbox_keys import is_loopback, public_url
 from .install import install_hint
 
-__all__ = ('run_inbox', 'load_authorize')
+__all__ = ('run_inbox', 'load_authorize', 'load_function')
 
 
 def run_inbox(args: argparse.Namespace) -> int:
@@ -40,6 +40,12 @@ def run_inbox(args: argparse.Namespace) -> int:
         authorize = load_authorize(args.authorize, args.app_dir)
         if isinstance(authorize, str):
             fail(authorize)
+            return EXIT_INVALID
+    notify = None
+    if args.notify is not None:
+        notify = load_function(args.notify, args.app_dir, option='--notify', example='myapp.mail:notifier')
+        if isinstance(notify, str):
+            fail(notify)
             return EXIT_INVALID
     elif url is None and not is_loopback(args.host):
         # A link must name an address people can open, and the default one names this very host as --host gave it.
@@ -61,7 +67,7 @@ def run_inbox(args: argparse.Namespace) -> int:
         fail(store)
         return EXIT_CANNOT_ASK
     try:
-        return serve_inbox(args, store, authorize=authorize, url=url)
+        return serve_inbox(args, store, authorize=authorize, url=url, notify=notify)
     finally:
         store.close()
 
@@ -82,24 +88,33 @@ def load_authorize(spec: str, app_dir: str) -> Callable[..., Any] | str:
     """The function `MODULE:FUNCTION` names (`FUNCTION` may be dotted: `Auth.check`), imported with `app_dir` first
     on the path; or what stops it, in one line.
     """
+    return load_function(spec, app_dir, option='--authorize', example='myapp.auth:authorize')
+
+
+def load_function(spec: str, app_dir: str, *, option: str, example: str) -> Callable[..., Any] | str:
+    """The function `MODULE:FUNCTION` names for `option` (`--authorize`, `--notify`), imported with `app_dir` first
+    on the path; or what stops it, in one line.
+    """
     module_name, colon, attribute = spec.partition(':')
     names = attribute.split('.')
     if not colon or not module_name or not all(name.isidentifier() for name in names):
-        return _('--authorize takes MODULE:FUNCTION (for example myapp.auth:authorize), not {spec!r}').format(spec=spec)
+        return _('{option} takes MODULE:FUNCTION (for example {example}), not {spec!r}').format(
+            option=option, example=example, spec=spec
+        )
     directory = os.path.abspath(app_dir)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     try:
         found: Any = importlib.import_module(module_name)
     except Exception as error:  # the module's own code may raise anything: said, not a traceback
-        return _('cannot import {module} for --authorize: {error}').format(
-            module=module_name, error=f'{type(error).__name__}: {first_line(error)}'
+        return _('cannot import {module} for {option}: {error}').format(
+            module=module_name, option=option, error=f'{type(error).__name__}: {first_line(error)}'
         )
     for name in names:
         try:
             found = getattr(found, name)
         except AttributeError:
-            return _('--authorize: {module} has no {name}').format(module=module_name, name=attribute)
+            return _('{option}: {module} has no {name}').format(option=option, module=module_name, name=attribute)
     if not callable(found):
-        return _('--authorize: {spec} is not a function').format(spec=spec)
+        return _('{option}: {spec} is not a function').format(option=option, spec=spec)
     return found

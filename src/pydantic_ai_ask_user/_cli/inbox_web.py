@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import inspect
 import shlex
 import signal
 import socket
@@ -18,11 +19,14 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 import anyio
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._audience import Person
 from .._text import printable
+from ..notify import InboxLinks, Notifier, ReceivingChannel
 from ..store import page_inbox
 from ..web import (
+    AskUserApp,
     Authorize,
     ServerLimits,
     SignedLoginLinks,
@@ -31,8 +35,8 @@ from ..web import (
     reachable_host,
     serve,
 )
-from .common import Store, cannot_read_questions, where
-from .exit_codes import EXIT_CANNOT_ASK
+from .common import Store, cannot_read_questions, first_line, where
+from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .i18n import _
 from .inbox_keys import InboxKey, is_loopback, key_file, load_key, login_url, record_url, used_file, without_password
 from .install import install_hint
@@ -53,11 +57,12 @@ def serve_inbox(
     *,
     authorize: Callable[..., Any] | None,
     url: str | None,
+    notify: Callable[..., Any] | None = None,
 ) -> int:
-    """Serve the inbox over `store` until a signal stops it; 0, or 4 when the store cannot be read or the address
-    cannot be served.
+    """Serve the inbox over `store` until a signal stops it; 0, 2 when the `--notify` function fails or returns no
+    `Notifier`, or 4 when the store cannot be read or the address cannot be served.
     """
-    return anyio.run(_serve, args, store, authorize, url)
+    return anyio.run(_serve, args, store, authorize, url, notify)
 
 
 async def _serve(
@@ -65,6 +70,7 @@ async def _serve(
     store: Store,
     authorize: Callable[..., Any] | None,
     url: str | None,
+    notify: Callable[..., Any] | None = None,
 ) -> int:
     try:
         await page_inbox(store, limit=1)  # the store answers, and holds questions, before anyone is told to come
@@ -95,13 +101,19 @@ async def _serve(
         links = SignedLoginLinks(key.key, used_file=used_file(key.path))
         app = create_app(store, login_links=links, **options)
         app.login_help = LOGIN_HELP
+    served_app = WithChannels(app)
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         try:
             limits = ServerLimits(
                 max_connections=args.max_connections, max_connections_per_ip=args.max_connections_per_ip
             )
             served = serve(
-                app, host=args.host, port=args.port, limits=limits, forwarded_allow_ips=args.forwarded_allow_ips
+                served_app,
+                host=args.host,
+                port=args.port,
+                limits=limits,
+                trusted=app.recognizes,
+                forwarded_allow_ips=args.forwarded_allow_ips,
             )
             base = await served.__aenter__()
         except OSError as error:
@@ -132,14 +144,101 @@ async def _serve(
                         'on the way; put a proxy that ends HTTPS in front of it and give --url https://...'
                     )
                 )
+            notifier = None
+            if notify is not None:
+                inbox_links = InboxLinks(public, key=None if key is None else key.key)
+                notifier = await _notifier(args, notify, store, inbox_links)
+                if notifier is None:
+                    return EXIT_INVALID
+                mounted = served_app.mount(notifier, store)
+                names = ', '.join(channel.name for channel in notifier.channels)
+                if mounted:
+                    _say(
+                        _('telling people on {channels}; a channel that answers is at {url}').format(
+                            channels=names, url=', '.join(public + path for path in mounted)
+                        )
+                    )
+                else:
+                    _say(_('telling people on {channels}').format(channels=names))
             _say(_('press Ctrl-C to stop'))
-            async for _signal in signals:
-                break
+            async with anyio.create_task_group() as group:
+                if notifier is not None:
+                    group.start_soon(_keep_notifying, notifier)
+                async for _signal in signals:
+                    break
+                group.cancel_scope.cancel()  # the notifier stops; what it had not sent is sent at the next start
             app.finish()  # every open page is told the server has finished
         finally:
             await served.__aexit__(None, None, None)
     _say(_('stopped'))
     return 0
+
+
+async def _notifier(
+    args: argparse.Namespace, notify: Callable[..., Any], store: Store, links: InboxLinks
+) -> Notifier | None:
+    """The `Notifier` the `--notify` function makes of the store and the links (it may be async); `None`, said, when
+    it raises or returns something else.
+    """
+    try:
+        made = notify(store, links)
+        if inspect.isawaitable(made):
+            made = await made
+    except Exception as error:  # the application's code may raise anything: said in a line, not a traceback
+        _say(
+            _('--notify: {spec} failed: {error}').format(
+                spec=args.notify, error=f'{type(error).__name__}: {first_line(error)}'
+            )
+        )
+        return None
+    if not isinstance(made, Notifier):
+        _say(_('--notify: {spec} returned {what}, not a Notifier').format(spec=args.notify, what=type(made).__name__))
+        return None
+    return made
+
+
+async def _keep_notifying(notifier: Notifier) -> None:
+    """Run `notifier` until cancelled; when it fails (a store that cannot be read at a resync), say so and start it
+    again after its `resync_seconds`: the inbox goes on serving, and its ledger keeps anyone from being told twice.
+    """
+    while True:
+        try:
+            await notifier.run()
+        except Exception as error:
+            _say(
+                _('the notifier failed, starting it again in {seconds} s: {error}').format(
+                    seconds=round(notifier.resync_seconds), error=f'{type(error).__name__}: {first_line(error)}'
+                )
+            )
+            await anyio.sleep(notifier.resync_seconds)
+
+
+class WithChannels:
+    """The inbox app, with the endpoint of each `ReceivingChannel` of the notifier at `notify/<name>` beside it."""
+
+    def __init__(self, app: AskUserApp) -> None:
+        self.app = app
+        """The inbox."""
+        self.endpoints: dict[str, ASGIApp] = {}
+        """The channels' endpoints, by the path under the inbox they are served at (`/notify/slack`)."""
+
+    def mount(self, notifier: Notifier, store: Store) -> list[str]:
+        """Serve each receiving channel's endpoint at `notify/<name>`; those paths, relative to the inbox."""
+        for channel in notifier.channels:
+            if isinstance(channel, ReceivingChannel):
+                self.endpoints[f'/notify/{channel.name}'] = cast(ASGIApp, channel.endpoint(store))
+        return [path.lstrip('/') for path in self.endpoints]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one connection: a channel's endpoint under its path, else the inbox."""
+        if scope['type'] == 'http':
+            path: str = scope.get('path', '')
+            for prefix, endpoint in self.endpoints.items():
+                if path == prefix or path.startswith(prefix + '/'):
+                    inner = {**scope, 'root_path': scope.get('root_path', '') + prefix, 'path': path[len(prefix) :]}
+                    await endpoint(inner, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 def _announce_links(args: argparse.Namespace, key: InboxKey, links: SignedLoginLinks, public: str) -> None:

@@ -7,6 +7,7 @@ through `InboxLinks`: signed in, and with one-click actions that land on a confi
 """
 
 from ._apprise import AppriseChannel, plain_message
+from ._email import EmailChannel
 from ._items import Finished, ItemKind, Recipient, WaitingItem
 from ._ledger import EntryState, LedgerEntry, MemoryLedger, NotificationLedger, SQLiteLedger
 from ._links import DEFAULT_LINK_SECONDS, InboxLinks
@@ -28,6 +29,7 @@ __all__ = (
     'Channel',
     'UpdatingChannel',
     'ReceivingChannel',
+    'EmailChannel',
     'DeliveryRefused',
     'Directory',
     'StaticDirectory',

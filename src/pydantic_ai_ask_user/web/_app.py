@@ -17,6 +17,7 @@ from starlette.types import Receive, Scope, Send
 from pydantic_ai_ask_user.store import QuestionStore
 
 from . import _api
+from ._act import Actions
 from ._api import Api
 from ._approvals import Approvals
 from ._context import DEFAULT_LOGIN_HELP, AppContext, is_api, log_unreachable, unreachable
@@ -49,12 +50,16 @@ class AskUserApp:
         approvals = Approvals(self._context, pages)
         history = History(self._context, pages)
         forwarding = Forwarding(self._context, pages)
+        actions = Actions(self._context, pages, approvals)
         guarded = self._guarded
         routes = [
             Route('/', guarded(pages.inbox), methods=['GET'], name='inbox'),
             Route('/login', pages.login, methods=['GET'], name='login'),
             Route('/login', pages.confirm_login, methods=['POST']),
             Route('/favicon.ico', favicon, methods=['GET']),
+            # One-click links from a message: the code is the credential, for one action (no session needed).
+            Route('/act', self._reaching(actions.confirm), methods=['GET'], name='act'),
+            Route('/act', self._reaching(actions.record), methods=['POST']),
             Route('/requests/{id}', guarded(pages.form), methods=['GET'], name='form'),
             Route('/requests/{id}', guarded(pages.submit), methods=['POST'], name='submit'),
             Route('/approvals/{id}', guarded(approvals.page), methods=['GET'], name='approval'),
@@ -175,6 +180,20 @@ class AskUserApp:
         self._context.finished = True
         for end in tuple(self._context.finish_waiters):
             end()
+
+    def _reaching(self, endpoint: Endpoint) -> Endpoint:
+        """`endpoint` as is, but with a 503 page when the store cannot be reached (what `_guarded` adds besides)."""
+
+        async def reaching(request: Request) -> Response:
+            try:
+                return await endpoint(request)
+            except Exception as error:
+                if not unreachable(error):
+                    raise
+                log_unreachable(request, error)
+                return self._pages.unreachable(request)
+
+        return reaching
 
     def _guarded(self, endpoint: Endpoint) -> Endpoint:
         """`endpoint` behind the gate, with a 503 (page or JSON) when the store cannot be reached."""

@@ -128,9 +128,9 @@ class Approvals:
             return self._form(
                 request, approval, 422, error=message, edited=edited, reason=reason, response=reply, opened=action or ''
             )
-        return self._decided(request, approval, decision)
+        return self.decided(request, approval, decision)
 
-    def _decided(self, request: Request, approval: PendingApproval, decision: ApprovalDecision) -> Response:
+    def decided(self, request: Request, approval: PendingApproval, decision: ApprovalDecision) -> Response:
         """The page after a decision: what was decided, and what runs (the tool and its arguments, edited or not)
         or what the agent is told instead.
         """

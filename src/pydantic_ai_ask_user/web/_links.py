@@ -18,6 +18,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import IO
 
+from pydantic_ai_ask_user._action_codes import ActionCode, read_action_code
 from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._login_links import SignedLogin, read_login_code, sign_login_code
 from pydantic_ai_ask_user._signing import check_key
@@ -61,6 +62,12 @@ class SignedLoginLinks:
         if login is None or login.nonce in self._used:
             return None
         return login.person
+
+    def read_action(self, code: str) -> ActionCode | None:
+        """What a one-click action code (`InboxLinks.action`, signed with the same key) says, when it is signed with
+        the key and not expired; `None` otherwise. Reading it uses nothing up: the item it acts on is answered once.
+        """
+        return read_action_code(self._key, code, now=time.time())
 
     def redeem(self, code: str) -> Person | None:
         """Use `code` up: who it signs in, or `None` when it is not valid (or was used, here or in `used_file`)."""

@@ -107,13 +107,15 @@ class Pages:
         )
 
     async def login(self, request: Request) -> Response:
-        """`GET /login?code=...[&next=requests/<id>]`: redeem a one-time link, set the session cookie, redirect.
+        """`GET /login?code=...[&next=requests/<id> or approvals/<id>]`: redeem a one-time link, set the session
+        cookie, redirect.
 
         Only a navigation the person started (typed, pasted, opened from another program: `Sec-Fetch-Site:
-        none`, or a client that sends no such header) signs in at once, and only when it replaces no other
-        identity. A navigation another page started, or a link for someone other than the browser is signed
-        in as, gets a page asking "Sign in?", whose form posts the code back with a CSRF token: a page on
-        another site cannot sign the person in as someone else (login CSRF).
+        none`, or, for the app's own links, a client that sends no such header) signs in at once, and only when it
+        replaces no other identity. A navigation another page started, or a link for someone other than the browser
+        is signed in as, gets a page asking "Sign in?", whose form posts the code back with a CSRF token: a page on
+        another site cannot sign the person in as someone else (login CSRF). A signed link (`SignedLoginLinks`, as
+        mailed) fetched without `Sec-Fetch-Site` (a mail scanner) gets that page too, and stays unused.
         """
         gate = self.context.gate
         code = request.query_params.get('code', '')
@@ -122,7 +124,10 @@ class Pages:
             return self._link_refused(request)
         target = _login_target(request.query_params.get('next', ''))
         current = gate.identity(request)
-        started_here = request.headers.get('sec-fetch-site', 'none') == 'none'
+        # A signed link may have been mailed: a mail scanner that fetches it (and sends no `Sec-Fetch-Site`, as
+        # browsers do) gets the page that asks, and leaves the link unused for the person.
+        fetch_site = request.headers.get('sec-fetch-site')
+        started_here = fetch_site == 'none' or (fetch_site is None and not gate.signed(code))
         if started_here and (current is None or current == found):
             redeemed = gate.redeem(code)
             return self._link_refused(request) if redeemed is None else self._signed_in(request, redeemed, target)
@@ -443,9 +448,12 @@ async def favicon(request: Request) -> Response:
 
 
 def _login_target(target: str) -> str:
-    """Where a login goes next: a request's form (`requests/<id>`), or else the inbox."""
-    if target.startswith('requests/') and ID.fullmatch(target[len('requests/') :]):
-        return target
+    """Where a login goes next: a request's form (`requests/<id>`), an approval's page (`approvals/<id>`), or else
+    the inbox.
+    """
+    for prefix in ('requests/', 'approvals/'):
+        if target.startswith(prefix) and ID.fullmatch(target[len(prefix) :]):
+            return target
     return ''
 
 

@@ -159,6 +159,10 @@ class Gate:
             return None
         return found[1]
 
+    def signed(self, code: str) -> bool:
+        """Whether `code` is not one of this gate's own codes but one a `SignedLoginLinks` would read (mailed, say)."""
+        return code not in self._codes and self.links is not None
+
     def redeem(self, code: str) -> Redeemed | None:
         """Use up a login code: who it is for (a `Redeemed`), or `None` when it was not valid."""
         if code not in self._codes and self.links is not None:
