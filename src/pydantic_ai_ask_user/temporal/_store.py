@@ -16,6 +16,7 @@ from temporalio.client import (
     Client,
     RPCTimeoutOrCancelledError,
     WorkflowExecution,
+    WorkflowExecutionAsyncIterator,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
@@ -342,17 +343,7 @@ class TemporalQuestionStore:
         check_limit(limit)
         token = None if cursor is None else _page_token(cursor)
         async with _reaching(self):
-            client = await self.connected()
-            listing = client.list_workflows(_WAITING_QUERY, page_size=limit, next_page_token=token)
-            try:
-                await listing.fetch_next_page()
-            except RPCError as error:
-                if token is not None and error.status == RPCStatusCode.INVALID_ARGUMENT:
-                    # A token Temporal did not write (the cursor was edited): the caller's mistake, not the server's.
-                    raise BadCursorError(
-                        'the cursor is not one this server gave out; start again from the first page'
-                    ) from None
-                raise
+            listing = await _listed(await self.connected(), _WAITING_QUERY, limit, token)
         records = [
             record
             for execution in listing.current_page or ()
@@ -386,15 +377,7 @@ class TemporalQuestionStore:
         token, skip = (None, 0) if cursor is None else read_history_cursor(cursor)
         async with _reaching(self):
             client = await self.connected()
-            listing = client.list_workflows(HISTORY_QUERY, page_size=limit, next_page_token=token)
-            try:
-                await listing.fetch_next_page()
-            except RPCError as error:
-                if token is not None and error.status == RPCStatusCode.INVALID_ARGUMENT:
-                    raise BadCursorError(
-                        'the cursor is not one this server gave out; start again from the first page'
-                    ) from None
-                raise
+            listing = await _listed(client, HISTORY_QUERY, limit, token)
             found = await finished_in(client, list(listing.current_page or ()))
         taken = [record for record in found if where.takes(record) and visible_in_history(record, visible_to)]
         taken.sort(key=history_order, reverse=True)
@@ -543,6 +526,26 @@ class TemporalQuestionStore:
 
 _WAITING_QUERY = f'{QUESTIONS_ATTRIBUTE_NAME} = "{WAITING}" AND ExecutionStatus = "Running"'
 """The visibility query of the workflows waiting for an answer."""
+
+
+_BAD_CURSOR = 'the cursor is not one this server gave out; start again from the first page'
+"""What `BadCursorError` says for a cursor Temporal or this store did not write."""
+
+
+async def _listed(client: Client, query: str, limit: int, token: bytes | None) -> WorkflowExecutionAsyncIterator:
+    """One page of the workflows `query` finds, from `token` on; `BadCursorError` for a token Temporal did not write
+    (the cursor was edited: the caller's mistake, not the server's).
+    """
+    listing = client.list_workflows(query, page_size=limit, next_page_token=token)
+    try:
+        await listing.fetch_next_page()
+    except RPCError as error:
+        if token is not None and error.status == RPCStatusCode.INVALID_ARGUMENT:
+            raise BadCursorError(
+                'the cursor is not one this server gave out; start again from the first page'
+            ) from None
+        raise
+    return listing
 
 
 def _page_token(cursor: str) -> bytes:
