@@ -381,6 +381,31 @@ async def test_a_person_hook_may_be_async_and_a_late_click_is_told_it_was_answer
             group.cancel_scope.cancel()
 
 
+async def test_a_person_hook_that_raises_refuses_the_click_with_a_message_not_a_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hub = QuestionHub()
+    request = _request('directory-down', single())
+
+    def person_for(user_id: str) -> Person | None:
+        raise ConnectionError('the user directory is down')
+
+    with slack_api() as api:
+        channel = SlackChannel(token=TOKEN, signing_secret=SECRET, person_for=person_for, base_url=api.url)
+        app = channel.endpoint(hub)
+        async with anyio.create_task_group() as group:
+            group.start_soon(hub.ask, request)
+            await wait_until(lambda: hub.pending(), 'the question to wait')
+            message = await _posted(api, channel, ALICE, WaitingItem.of_question(request))
+            block_id, button = action_of(message['blocks'], 'ask_user:answer:0')
+            assert (await _signed_post(app, button_click(message, 'U0ALICE', block_id, button))).status_code == 200
+            await wait_until(lambda: api.called('chat.postEphemeral'), 'told')
+            assert 'not linked' in api.called('chat.postEphemeral')[0]['text']
+            assert len(await hub.pending()) == 1
+            assert 'person_for raised' in caplog.text
+            group.cancel_scope.cancel()
+
+
 async def test_answered_in_the_web_inbox_the_slack_message_says_by_whom() -> None:
     hub = QuestionHub()
     request = _request('elsewhere', single())

@@ -315,8 +315,12 @@ class SlackChannel:
             found = cast('Mapping[str, Person | Recipient]', hook).get(user_id)
             person = found.person if isinstance(found, Recipient) else found
         else:
-            result = hook(user_id)
-            person = await result if inspect.isawaitable(result) else result
+            try:
+                result = hook(user_id)
+                person = await result if inspect.isawaitable(result) else result
+            except Exception:  # your directory failed: this click is refused as from someone unknown, and logged
+                logger.exception('person_for raised for the Slack user %s; the click is refused', printable(user_id))
+                return None
         if person is None or not person.name:
             return None
         return person
