@@ -115,6 +115,8 @@ def _seed(database_url: str, count: int) -> None:
                         'audience': json.dumps([f'person-{n % ADDRESSEES}']),
                         # Where it comes from, for the filtered pages: one agent of `AGENTS`, and a title to search.
                         'context': json.dumps({'agent_name': f'agent-{n % AGENTS}', 'title': f'Ticket {n}'}),
+                        # As the store writes it too: the agent again, in the column its filter reads.
+                        'agent_name': f'agent-{n % AGENTS}',
                     }
                 )
             conn.execute(sa.insert(requests_table), rows)

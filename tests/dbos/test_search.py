@@ -6,19 +6,28 @@ Each test runs on a real SQLite file and on the private PostgreSQL server (`data
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from ask_user_support import make_request
 from durable_support import dbos_workflows
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person, QuestionContext
+from pydantic_ai_ask_user._question_store import NO_DEADLINE_ORDER
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
-from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending
+from pydantic_ai_ask_user.dbos._questions import (
+    claim_answer,
+    count_pending_statement,
+    insert_pending,
+    pending_page_statement,
+)
+from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
 from pydantic_ai_ask_user.dbos._waits import open_wait_row
 from pydantic_ai_ask_user.store import (
     ApprovalDecision,
@@ -162,3 +171,97 @@ async def test_history_by_filter_across_pages_and_kinds(database_url: str) -> No
         assert await _history(store, HistoryFilter(text='1042')) == ['r1']
         assert await _history(store, HistoryFilter(text='deploy'), visible_to=ALICE) == ['a1', 'd1']
         assert await _history(store, HistoryFilter(agent='refunds'), limit=1, visible_to=ALICE) == ['r1', 'r2']
+
+
+def _plan(url: str, statement: str, parameters: dict[str, Any]) -> str:
+    """The query plan of the SQL text (as `test_paging` reads it: on PostgreSQL, with scans of the table and sorts
+    made dear, since on a small table they are cheaper; what is checked is that the index serves the query)."""
+    engine = shared_engine(url)
+    with engine.begin() as conn:
+        if engine.dialect.name == 'postgresql':
+            conn.execute(sa.text('SET LOCAL enable_seqscan = off'))
+            conn.execute(sa.text('SET LOCAL enable_sort = off'))
+            rows = conn.execute(sa.text(f'EXPLAIN {statement}'), parameters).scalars().all()
+        else:
+            rows = [row[-1] for row in conn.execute(sa.text(f'EXPLAIN QUERY PLAN {statement}'), parameters).all()]
+    return '\n'.join(str(row) for row in rows)
+
+
+async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_their_own_indexes(
+    database_url: str,
+) -> None:
+    """Everyone's page filtered by agent (or conversation) is a range of that column's index, in the inbox's order,
+    and its total one exact count: not a read of every waiting question's context."""
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    for item in ITEMS:
+        _ask(database_url, *item)
+    engine = shared_engine(database_url)
+    with engine.begin() as conn:
+        # 600 more, of 20 other agents and 600 conversations: what the pending order's index would read through.
+        for index in range(600):
+            context = _context(f'agent-{index % 20}', f'Other {index}', f'c-{index}')
+            insert_pending(conn, replace(make_request(id=f'o{index}'), context=context), 'wf')
+    with engine.begin() as conn:
+        written = conn.execute(sa.text(f'SELECT id, agent_name, conversation_id FROM {TABLE_NAME}')).all()
+        if engine.dialect.name == 'postgresql':
+            conn.execute(sa.text('ANALYZE'))
+    assert {key: (agent, conversation) for key, agent, conversation in written if key in ('r1', 'd1')} == {
+        'r1': ('refunds', 'c1'),
+        'd1': ('deploys', 'c3'),
+    }
+    with engine.begin() as conn:
+        for where, index in (
+            (PendingFilter(agent='refunds'), 'ix_ask_user_requests_pending_agent'),
+            (PendingFilter(conversation='c1'), 'ix_ask_user_requests_pending_conversation'),
+        ):
+            for statement in (
+                pending_page_statement(conn, after=None, limit=50, where=where),
+                pending_page_statement(conn, after=(NO_DEADLINE_ORDER, 0.0, ''), limit=50, where=where),
+                count_pending_statement(conn, where),
+            ):
+                plan = _plan(database_url, *statement)
+                assert index in plan, (where, plan)
+                assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
+                assert 'Sort' not in plan, plan
+    async with DBOSQuestionStore(database_url) as store:
+        page = await store.pending_page(limit=2, where=PendingFilter(agent='refunds'))
+        assert (len(page.records), page.total, page.total_exact) == (2, 3, True)
+        page = await store.pending_page(limit=50, where=PendingFilter(conversation='c1'), visible_to=ALICE)
+        assert (sorted(record.key for record in page.records), page.total, page.total_exact) == (['d2', 'r1'], 2, True)
+
+
+@pytest.mark.parametrize('pooled', [False, True], ids=['bare driver', 'sqlalchemy'])
+async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_columns_filled_from_the_context(
+    database_url: str, pooled: bool
+) -> None:
+    """Opened by `ask-user` (`create_table=False`, the bare driver on SQLite) or by an inbox (SQLAlchemy's engine)."""
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    for item in ITEMS:
+        _ask(database_url, *item)
+    engine = shared_engine(database_url)
+    with engine.begin() as conn:
+        # The table as the version before this one left it: no agent or conversation column, nor their indexes; and a
+        # row whose context is not what this version writes (a number for the agent).
+        for name in ('ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'):
+            conn.execute(sa.text(f'DROP INDEX {name}'))
+        for column in ('agent_name', 'conversation_id'):
+            conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} DROP COLUMN {column}'))
+        conn.execute(
+            sa.text(f"UPDATE {TABLE_NAME} SET context = :context WHERE id = 'd2'"),
+            {'context': json.dumps({'agent_name': 7, 'conversation_id': 'c1'})},
+        )
+    async with DBOSQuestionStore(database_url, create_table=not pooled, pooled=pooled) as store:
+        assert await _keys(store, PendingFilter(agent='refunds')) == ['r1', 'r2', 'r3']
+        assert await _keys(store, PendingFilter(conversation='c1')) == ['d2', 'r1', 'r3']
+        assert await _keys(store, PendingFilter(agent='7')) == []  # a number is no agent's name
+    with engine.connect() as conn:
+        rows = conn.execute(sa.text(f'SELECT id, agent_name, conversation_id FROM {TABLE_NAME}')).all()
+    assert {key: (agent, conversation) for key, agent, conversation in rows} == {
+        'r1': ('refunds', 'c1'),
+        'r2': ('refunds', 'c2'),
+        'r3': ('refunds', 'c1'),
+        'd1': ('deploys', 'c3'),
+        'd2': (None, 'c1'),
+    }
+    names = {index['name'] for index in sa.inspect(engine).get_indexes(TABLE_NAME)}
+    assert {'ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'} <= names

@@ -89,6 +89,7 @@ from ._inbox import completed_results, event_topic
 from ._questions import (
     changes_since,
     claim_answer,
+    columns_decide,
     count_pending_rows,
     prune_finished,
     request_status,
@@ -116,8 +117,8 @@ over a weekend, is told "already answered" or "no longer waiting" rather than "n
 """
 
 _SEARCH_BATCH = 200
-"""How many candidate rows a searched page reads at least per statement: a search (`PendingFilter.searching`) narrows
-after the SQL, so a range of the page's size alone could take many round trips to fill a page."""
+"""How many candidate rows a searched page reads at least per statement: a title, an addressee or free text narrow
+after the SQL (`columns_decide`), so a range of the page's size alone could take many round trips to fill a page."""
 
 SEARCH_COUNT_ROWS = 5000
 """How many candidate rows the total of a searched page reads at most (`PendingFilter.searching`,
@@ -333,7 +334,7 @@ class DBOSQuestionStore:
         with database.connect() as conn:
             while len(live) <= limit:
                 # A search narrows after the SQL (`_search`): read wider ranges, so a page takes fewer round trips.
-                wanted = max(limit + 1 - len(live), _SEARCH_BATCH if where.searching else 0)
+                wanted = max(limit + 1 - len(live), 0 if columns_decide(where) else _SEARCH_BATCH)
                 rows = select_pending_page(
                     conn,
                     after=position,
@@ -364,11 +365,12 @@ class DBOSQuestionStore:
         return PendingPage(page, next_cursor, total, total_exact=exact)
 
     def _count_in(self, conn: Connection, where: PendingFilter, visible_to: Person | None) -> tuple[int, bool]:
-        """How many waiting questions `where` takes and `visible_to` sees, and whether exactly: one SQL count, or with
-        a search, a read of the person's candidate rows (those the SQL narrows to), each matched in memory
-        (`_search`), at most `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
+        """How many waiting questions `where` takes and `visible_to` sees, and whether exactly: one SQL count (the
+        agent, the conversation and the kind are columns' conditions), or with a title, an addressee or free text, a
+        read of the person's candidate rows (those the SQL narrows to), each matched in memory (`_search`), at most
+        `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
         """
-        if not where.searching:
+        if columns_decide(where):  # nothing to match on the decoded rows: one SQL count
             return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees), True
         counted = 0
         read = 0
