@@ -127,6 +127,8 @@ async def test_pending_questions_by_each_filter_and_their_combinations(database_
         assert await _keys(store, PendingFilter(addressee='bob'), visible_to=ALICE) == []
         assert await _keys(store, PendingFilter(conversation='c1'), limit=1, visible_to=ALICE) == ['d2', 'r1']
         assert await store.count_pending(PendingFilter(agent='refunds'), visible_to=ALICE) == 2
+        assert await _keys(store, PendingFilter(kind='approval'), visible_to=ALICE) == []
+        assert await store.count_pending(PendingFilter(kind='approval'), visible_to=ALICE) == 0
 
 
 async def test_pending_approvals_by_filter(database_url: str) -> None:
@@ -223,6 +225,14 @@ async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_the
                 assert index in plan, (where, plan)
                 assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
                 assert 'Sort' not in plan, plan
+            # A person's page reads her own ranges (her names', the unaddressed: `test_paging`), never the agent's
+            # every question by its index.
+            for statement in (
+                pending_page_statement(conn, after=None, limit=50, where=where, visible_to=ALICE),
+                count_pending_statement(conn, where, visible_to=ALICE),
+            ):
+                plan = _plan(database_url, *statement)
+                assert index not in plan, plan
     async with DBOSQuestionStore(database_url) as store:
         page = await store.pending_page(limit=2, where=PendingFilter(agent='refunds'))
         assert (len(page.records), page.total, page.total_exact) == (2, 3, True)

@@ -275,29 +275,38 @@ def _ages(where: PendingFilter, column: str) -> tuple[list[str], dict[str, Any]]
     return conditions, parameters
 
 
-def _columns_searched(where: PendingFilter, table: str = '') -> tuple[list[str], dict[str, Any]]:
-    """The conditions of `where`'s search that columns decide (of the questions table, as `table` when given), and
-    their parameters: the agent and the conversation (`agent_name`, `conversation_id`, each with its index), and a kind
-    of `approval`, which no question is. The other search fields are matched on the decoded rows
-    (`PendingFilter.takes_item`), as these are too.
+def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where`'s search that columns decide, and their parameters: the agent and the conversation
+    (`agent_name`, `conversation_id`, each with its index), and a kind of `approval`, which no question is. The other
+    search fields are matched on the decoded rows (`PendingFilter.takes_item`), as these are too.
+
+    Not on a person's own ranges (`_person_page_statement`): SQLite would read the agent's every waiting question by
+    its index, everybody's, for the few that are theirs, rather than their ranges of the unaddressed questions' and
+    the addressees' indexes; their rows are matched on the decoded rows, as every search field once was.
     """
-    conditions: list[str] = []
+    conditions = _no_question(where)
     parameters: dict[str, Any] = {}
-    if where.kind == 'approval':
-        conditions.append('1 = 0')
     for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
         value = getattr(where, field)
         if value is not None:
-            conditions.append(f'{table}{column} = :search_{field}')
+            conditions.append(f'{column} = :search_{field}')
             parameters[f'search_{field}'] = value
     return conditions, parameters
 
 
-def columns_decide(where: PendingFilter) -> bool:
-    """Whether the SQL decides all of `where` (no title, addressee or free text to match on the decoded rows): its
-    pages then read only the rows they show, and its count is one SQL count.
+def _no_question(where: PendingFilter) -> list[str]:
+    """A condition no row meets when `where` takes only approvals (`kind='approval'`), else none."""
+    return ['1 = 0'] if where.kind == 'approval' else []
+
+
+def columns_decide(where: PendingFilter, visible_to: Person | None = None, *, addressees: bool = True) -> bool:
+    """Whether the SQL decides all of `where` for `visible_to` (nothing left to match on the decoded rows: no title,
+    addressee or free text, and no agent or conversation on a person's own ranges, `_columns_searched`): its pages then
+    read only the rows they show, and its count is one SQL count. `addressees` as for `select_pending_page`.
     """
-    return where.title is None and where.addressee is None and where.text is None
+    if where.title is not None or where.addressee is not None or where.text is not None:
+        return False
+    return not _addressed_names(visible_to, addressees) or (where.agent is None and where.conversation is None)
 
 
 def _pending_where(
@@ -394,16 +403,11 @@ def _person_page_statement(
 ) -> tuple[str, dict[str, Any]]:
     rows, _, parameters = _theirs(conn, visible_to, names)  # `name_0`, `name_1`, ... in `parameters`, one a range
     ages, values = _ages(where, 'created_at')
-    searched, found = _columns_searched(where)
     later, cursor = after_position(PENDING_ORDER, after)
-    parameters |= values | found | cursor | {'limit': limit}
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages, *searched, *later])
+    parameters |= values | cursor | {'limit': limit}
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages, *later])
     branches = [f'SELECT {PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {PENDING_ORDER} LIMIT :limit']
-    by_name = [
-        *_ages(where, 'a.created_at')[0],
-        *_columns_searched(where, 'q.')[0],
-        *after_position(_ADDRESSEES_ORDER, after)[0],
-    ]
+    by_name = [*_no_question(where), *_ages(where, 'a.created_at')[0], *after_position(_ADDRESSEES_ORDER, after)[0]]
     for index in range(len(names)):
         branches.append(
             f'SELECT {_ADDRESSEES_ORDER} FROM {rows} AND {" AND ".join([f"a.name = :name_{index}", *by_name])} '
@@ -451,16 +455,13 @@ def count_pending_statement(
         return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
     rows, listed, parameters = _theirs(conn, visible_to, names)
     ages, values = _ages(where, 'created_at')
-    searched, found = _columns_searched(where)
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages, *searched])
-    by_name = ' AND '.join(
-        [f'a.name IN {listed}', *_ages(where, 'a.created_at')[0], *_columns_searched(where, 'q.')[0]]
-    )
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages])
+    by_name = ' AND '.join([f'a.name IN {listed}', *_no_question(where), *_ages(where, 'a.created_at')[0]])
     query = (
         f'SELECT (SELECT count(*) FROM {TABLE_NAME} WHERE {everyone}) '
         f'+ (SELECT count(DISTINCT a.request_id) FROM {rows} AND {by_name})'
     )
-    return query, parameters | values | found
+    return query, parameters | values
 
 
 def count_pending_rows(

@@ -330,11 +330,13 @@ class DBOSQuestionStore:
             return PendingPage((), None, 0)
         live: list[StoredRequest] = []
         position = after
+        # A search the SQL does not decide narrows after it (`_search`): read wider ranges, so a page takes fewer
+        # round trips.
+        batch = 0 if columns_decide(where, visible_to, addressees=self._has_addressees) else _SEARCH_BATCH
         # One connection for the page, its workflows' check and the count: a round trip saved is a few ms on a server.
         with database.connect() as conn:
             while len(live) <= limit:
-                # A search narrows after the SQL (`_search`): read wider ranges, so a page takes fewer round trips.
-                wanted = max(limit + 1 - len(live), 0 if columns_decide(where) else _SEARCH_BATCH)
+                wanted = max(limit + 1 - len(live), batch)
                 rows = select_pending_page(
                     conn,
                     after=position,
@@ -370,7 +372,7 @@ class DBOSQuestionStore:
         read of the person's candidate rows (those the SQL narrows to), each matched in memory (`_search`), at most
         `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
         """
-        if columns_decide(where):  # nothing to match on the decoded rows: one SQL count
+        if columns_decide(where, visible_to, addressees=self._has_addressees):  # nothing to match: one SQL count
             return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees), True
         counted = 0
         read = 0
