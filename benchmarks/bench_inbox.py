@@ -6,7 +6,8 @@ of its own (as a web server is), the web app (`create_app` on a `DBOSQuestionSto
 first page of `/api/requests` (with its total) and a question's form, and questions are answered through the store.
 
 Every question is addressed to one of 1,000 people, and a person's own first page (signed in as them, seeing
-their 100) is measured too.
+their 100) is measured too; and that person's first page filtered (search and filter, `?agent=` of one of 10 agents,
+and `?q=` free text), each question having a context (agent and title).
 
 Goals, printed beside each figure: the first page p95 at most 50 ms (everyone's, and a person's own) and an
 answer p50 at most 20 ms with 100,000 waiting; the web process's memory is printed per waiting question (its peak RSS
@@ -41,6 +42,9 @@ PAGE_SAMPLES = sized(40, 2)
 
 ANSWER_SAMPLES = sized(40, 2)
 """How many questions are answered one at a time, for the p50 (2 in quick mode)."""
+
+AGENTS = 10
+"""How many agents the questions come from, each question from one of them in turn (`?agent=` takes a tenth)."""
 
 GOAL_PAGE_P95_MS = 50.0
 """The first page's p95 goal, in milliseconds."""
@@ -109,6 +113,10 @@ def _seed(database_url: str, count: int) -> None:
                         'due_at': deadline if deadline is not None else 1e12,
                         # As the store writes it (`json.dumps`): one person of `ADDRESSEES`.
                         'audience': json.dumps([f'person-{n % ADDRESSEES}']),
+                        # Where it comes from, for the filtered pages: one agent of `AGENTS`, and a title to search.
+                        'context': json.dumps({'agent_name': f'agent-{n % AGENTS}', 'title': f'Ticket {n}'}),
+                        # As the store writes it too: the agent again, in the column its filter reads.
+                        'agent_name': f'agent-{n % AGENTS}',
                     }
                 )
             conn.execute(sa.insert(requests_table), rows)
@@ -146,6 +154,10 @@ def _measure(database_url: str) -> dict[str, Any]:
         answers: list[float] = []
         own_pages: list[float] = []
         own_total = -1
+        by_agent: list[float] = []
+        by_text: list[float] = []
+        all_by_agent: list[float] = []
+        all_by_agent_exact = True
         people = create_app(store, authorize=signed_in)
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=people), base_url='http://bench') as client:
             for n in range(PAGE_SAMPLES):
@@ -154,6 +166,13 @@ def _measure(database_url: str) -> dict[str, Any]:
                 own_pages.append((time.perf_counter() - started) * 1000)
                 assert reply.status_code == 200, reply.text
                 own_total = reply.json()['total']
+            for n in range(PAGE_SAMPLES):
+                who = {'x-person': f'person-{n * 37 % ADDRESSEES}'}
+                for query, samples in (({'agent': f'agent-{n % AGENTS}'}, by_agent), ({'q': 'TICKET 1'}, by_text)):
+                    started = time.perf_counter()
+                    reply = await client.get('/api/requests', headers=who, params=query)
+                    samples.append((time.perf_counter() - started) * 1000)
+                    assert reply.status_code == 200, reply.text
         async with httpx.AsyncClient(transport=transport, base_url='http://bench', headers=headers) as client:
             total = 0
             listed: list[str] = []
@@ -164,6 +183,12 @@ def _measure(database_url: str) -> dict[str, Any]:
                 assert reply.status_code == 200, reply.text
                 body = reply.json()
                 total, listed = body['total'], [item['id'] for item in body['requests']]
+            for n in range(PAGE_SAMPLES):
+                started = time.perf_counter()
+                reply = await client.get('/api/requests', params={'agent': f'agent-{n % AGENTS}'})
+                all_by_agent.append((time.perf_counter() - started) * 1000)
+                assert reply.status_code == 200, reply.text
+                all_by_agent_exact = reply.json()['total_exact']
             for key in listed[:PAGE_SAMPLES]:
                 started = time.perf_counter()
                 reply = await client.get(f'/requests/{key}', headers={'accept': 'text/html'})
@@ -190,6 +215,10 @@ def _measure(database_url: str) -> dict[str, Any]:
             'answers': answers,
             'own_pages': own_pages,
             'own_total': own_total,
+            'by_agent': by_agent,
+            'by_text': by_text,
+            'all_by_agent': all_by_agent,
+            'all_by_agent_exact': all_by_agent_exact,
         }
 
     figures = anyio.run(run)
@@ -238,6 +267,20 @@ def _backend(name: str, empty_url: str, full_url: str) -> None:
         f"  a person's first page ({full['own_total']} of {WAITING:,} theirs, {ADDRESSEES:,} people) "
         f'p50 {statistics.median(full["own_pages"]):6.1f} ms  p95 {own95:6.1f} ms '
         f'(goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(own95 <= GOAL_PAGE_P95_MS)})',
+        flush=True,
+    )
+    for label, key in (('by agent (?agent=)', 'by_agent'), ('by free text (?q=)', 'by_text')):
+        filtered95 = _p(full[key], 0.95)
+        print(
+            f"  a person's first page filtered {label:<20} p50 {statistics.median(full[key]):6.1f} ms  "
+            f'p95 {filtered95:6.1f} ms (goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(filtered95 <= GOAL_PAGE_P95_MS)})',
+            flush=True,
+        )
+    everyone95 = _p(full['all_by_agent'], 0.95)
+    print(
+        f"  everyone's first page filtered by agent (the access token; total exact: {full['all_by_agent_exact']}) "
+        f'p50 {statistics.median(full["all_by_agent"]):6.1f} ms  p95 {everyone95:6.1f} ms '
+        f'(goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(everyone95 <= GOAL_PAGE_P95_MS)})',
         flush=True,
     )
     print(f"  one question's form (counts, never lists) p95 {form95:6.1f} ms", flush=True)

@@ -28,6 +28,7 @@ from ._question_store import (
     decode_cursor,
     encode_cursor,
 )
+from ._search import is_searching, search_takes
 
 __all__ = (
     'Handoff',
@@ -208,8 +209,8 @@ class FinishedRecord:
 class HistoryFilter:
     """Which finished items a history page takes: all of them unless narrowed.
 
-    The times are absolute, so that every page of one listing takes the same items. Later fields (search by agent,
-    title, conversation, free text) will be added here with defaults that take everything.
+    The times are absolute, so that every page of one listing takes the same items. The search fields (agent,
+    title, conversation, addressee, free text) are matched as `_search.search_takes` says.
     """
 
     kind: ItemKind | None = None
@@ -221,13 +222,36 @@ class HistoryFilter:
     finished_after: float | None = None
     """Only items finished at or after this time."""
 
+    agent: str | None = None
+    """Only items asked by this agent (`QuestionContext.agent_name`, exactly)."""
+
+    title: str | None = None
+    """Only items whose context title holds this text (any case)."""
+
+    conversation: str | None = None
+    """Only items of this conversation (`QuestionContext.conversation_id`, exactly)."""
+
+    addressee: str | None = None
+    """Only items whose audience names this name or group (an item for anyone names none)."""
+
+    text: str | None = None
+    """Free text, any case: only items whose questions (headers, questions, option labels), context title or summary,
+    or, for an approval, tool name or arguments hold it."""
+
     def takes(self, record: FinishedRecord) -> bool:
         """Whether `record` passes this filter (for stores that filter in memory)."""
         if self.kind is not None and record.kind != self.kind:
             return False
         if self.finished_before is not None and not record.finished_at < self.finished_before:
             return False
-        return self.finished_after is None or record.finished_at >= self.finished_after
+        if self.finished_after is not None and not record.finished_at >= self.finished_after:
+            return False
+        return search_takes(self, record.request if record.request is not None else record.approval)
+
+    @property
+    def searching(self) -> bool:
+        """Whether a search field narrows it (beyond the kind and times a store's SQL reads by its indexes)."""
+        return is_searching(self)
 
 
 ALL_FINISHED = HistoryFilter()

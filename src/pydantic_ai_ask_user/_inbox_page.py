@@ -24,7 +24,6 @@ from ._question_store import (
     decode_cursor,
     encode_cursor,
     page_approvals,
-    page_approvals_in_memory,
     page_pending,
 )
 
@@ -130,7 +129,4 @@ async def _approvals(
     """A page of the approvals `where` takes: the store's own paging when it takes every age, else paged here from
     the listing (approvals are few: each holds a run at a tool call).
     """
-    if where == EVERYTHING:
-        return await page_approvals(store, limit=limit, cursor=cursor, visible_to=visible_to)
-    listed = [a for a in await store.pending_approvals(visible_to=visible_to) if where.takes(a.created_at)]
-    return page_approvals_in_memory(listed, limit=limit, cursor=cursor, visible_to=visible_to)
+    return await page_approvals(store, limit=limit, cursor=cursor, visible_to=visible_to, where=where)

@@ -215,6 +215,16 @@ WEB = (
     N_('All'),
     N_('Questions'),
     N_('Tool calls'),
+    N_('Search and filter'),
+    N_('Search'),
+    N_('Agent'),
+    N_('Title'),
+    N_('Conversation'),
+    N_('Addressed to'),
+    N_('Kind'),
+    N_('Filter'),
+    N_('Clear'),
+    N_('Filtered: new questions do not appear here while a filter is active. Reload to search again.'),
     N_('Nothing has finished yet.'),
     N_('Answer'),
     N_('note'),
@@ -279,6 +289,7 @@ WEB_PLURALS = (
 """The web pages' texts that depend on a count."""
 
 CLI = (
+    N_('{option} takes a non-empty value'),
     N_('ask-user: interrupted'),
     N_('ask-user: internal error (a bug in ask-user): {message}; set {variable}=1 to see where it happened'),
     N_('cannot read {path}: {error}'),

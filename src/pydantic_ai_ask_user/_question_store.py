@@ -35,6 +35,7 @@ from typing import (
 )
 
 from ._module_names import LazyModule
+from ._search import is_searching, search_takes
 
 if TYPE_CHECKING:  # annotations only: the exit codes of `ask-user` load this module without the models
     from ._answers import AskUserRequest, AskUserResponse
@@ -280,6 +281,25 @@ class PendingFilter:
     asked_after: float | None = None
     """Only questions asked at or after this time: the ones younger than an age."""
 
+    kind: Literal['question', 'approval'] | None = None
+    """Only questions, only approvals, or (`None`) both: a page of questions with `kind='approval'` is empty."""
+
+    agent: str | None = None
+    """Only items asked by this agent (`QuestionContext.agent_name`, exactly)."""
+
+    title: str | None = None
+    """Only items whose context title holds this text (any case)."""
+
+    conversation: str | None = None
+    """Only items of this conversation (`QuestionContext.conversation_id`, exactly)."""
+
+    addressee: str | None = None
+    """Only items whose audience names this name or group (an item for anyone names none)."""
+
+    text: str | None = None
+    """Free text, any case: only items whose questions (headers, questions, option labels), context title or summary,
+    or, for an approval, tool name or arguments hold it."""
+
     # Whom a question is put to is not here but beside it (`visible_to=`, as `pending` takes it): each store narrows
     # its listing and its count by both, in the same query, so that paging and counting stay index-backed.
 
@@ -288,6 +308,19 @@ class PendingFilter:
         if self.asked_before is not None and not created_at < self.asked_before:
             return False
         return self.asked_after is None or created_at >= self.asked_after
+
+    def takes_item(self, item: Any, created_at: float, kind: Literal['question', 'approval'] = 'question') -> bool:
+        """Whether a question (`AskUserRequest`) or an approval (`PendingApproval`) of `kind`, asked at `created_at`,
+        passes every field of this filter, its search fields included (visibility is not here).
+        """
+        if self.kind is not None and self.kind != kind:
+            return False
+        return self.takes(created_at) and search_takes(self, item)
+
+    @property
+    def searching(self) -> bool:
+        """Whether a search field or `kind` narrows it (beyond the ages a store's SQL reads by its indexes)."""
+        return self.kind is not None or is_searching(self)
 
 
 EVERYTHING = PendingFilter()
@@ -438,7 +471,7 @@ async def count_pending(
 def _takes(where: PendingFilter, visible_to: Person | None, record: PendingRecord) -> bool:
     from ._audience import addressed_to
 
-    return where.takes(record.created_at) and addressed_to(record.request, visible_to)
+    return where.takes_item(record.request, record.created_at) and addressed_to(record.request, visible_to)
 
 
 async def _everything(store: QuestionStore) -> Sequence[PendingRecord]:
@@ -474,16 +507,28 @@ def decode_approval_position(cursor: str) -> tuple[float, str]:
 
 
 def page_approvals_in_memory(
-    approvals: Sequence[PendingApproval], *, limit: int, cursor: str | None, visible_to: Person | None = None
+    approvals: Sequence[PendingApproval],
+    *,
+    limit: int,
+    cursor: str | None,
+    visible_to: Person | None = None,
+    where: PendingFilter = EVERYTHING,
 ) -> PendingPage[PendingApproval]:
     """A page of `approvals` (every waiting one, in any order), for stores that hold them all in memory; only
-    `visible_to`'s, in the page and in its total.
+    `visible_to`'s that `where` takes, in the page and in its total.
     """
     from ._audience import audience_includes
 
     check_limit(limit)
     after = None if cursor is None else decode_approval_position(cursor)
-    taken = sorted((a for a in approvals if audience_includes(a.audience, visible_to)), key=approval_order)
+    taken = sorted(
+        (
+            a
+            for a in approvals
+            if audience_includes(a.audience, visible_to) and where.takes_item(a, a.created_at, 'approval')
+        ),
+        key=approval_order,
+    )
     following = [approval for approval in taken if after is None or approval_order(approval) > after]
     page = following[:limit]
     more = len(following) > limit and bool(page)
@@ -496,11 +541,24 @@ async def page_approvals(
     limit: int = DEFAULT_PAGE_SIZE,
     cursor: str | None = None,
     visible_to: Person | None = None,
+    where: PendingFilter = EVERYTHING,
 ) -> PendingPage[PendingApproval]:
     """A page of `store`'s waiting approvals (only `visible_to`'s), the oldest first: its own
     `pending_approvals_page`, or, for a store written against an earlier version of the protocol, its whole listing
     paged in memory.
+
+    With a search or an age in `where` (`PendingFilter.searching`, `asked_before`, `asked_after`), the person's whole
+    listing (`pending_approvals(visible_to=...)`) is read and matched in memory: waiting approvals are few (each holds
+    a run), and a filter only narrows what the person may already see.
     """
+    if where != EVERYTHING:
+        if where.kind == 'question':
+            check_limit(limit)
+            if cursor is not None:
+                decode_approval_position(cursor)
+            return PendingPage((), None, 0)
+        listed = await store.pending_approvals(visible_to=visible_to)
+        return page_approvals_in_memory(listed, limit=limit, cursor=cursor, visible_to=visible_to, where=where)
     paged = cast(
         'Callable[..., Awaitable[PendingPage[PendingApproval]]] | None', getattr(store, 'pending_approvals_page', None)
     )

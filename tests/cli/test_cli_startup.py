@@ -271,7 +271,9 @@ options:
     'pending': snapshot("""\
 usage: ask-user pending [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME] [--json]
                         [--for NAME] [--group NAME] [--limit N] [--cursor CURSOR]
-                        [--older-than SECONDS] [--newer-than SECONDS]
+                        [--older-than SECONDS] [--newer-than SECONDS] [--agent NAME]
+                        [--title TEXT] [--conversation ID] [--addressee NAME]
+                        [--kind {question,approval}] [--search TEXT]
 
 List the questions waiting in the database (or, with --temporal, in the running workflows of the
 Temporal namespace), across all workflows, a page at a time: the nearest deadline first, questions
@@ -296,6 +298,14 @@ options:
   --cursor CURSOR       start after the page that printed this cursor
   --older-than SECONDS  only questions asked more than SECONDS ago
   --newer-than SECONDS  only questions asked less than SECONDS ago
+  --agent NAME          only the items of the agent NAME (exactly)
+  --title TEXT          only items whose title holds TEXT (any case)
+  --conversation ID     only the items of the conversation ID (exactly)
+  --addressee NAME      only items addressed to the name or group NAME
+  --kind {question,approval}
+                        only questions, or only tool approvals
+  --search TEXT         only items whose text holds TEXT (any case): the questions, options, title
+                        and summary, or the tool name and arguments
 """),
     'answer': snapshot("""\
 usage: ask-user answer [-h] [--db URL | --temporal HOST:PORT] [--namespace NAME]

@@ -113,6 +113,11 @@ async def test_the_inbox_and_a_long_korean_form_fit_a_phone_screen(phone: Page, 
         await expect(phone.locator('#pending li')).to_have_count(2)
         await phone.screenshot(path=str(ARTIFACTS / 'web-phone-inbox.png'), full_page=True)
         assert await phone.evaluate(NO_OVERFLOW), await phone.evaluate('document.scrollingElement.scrollWidth')
+        # The search, opened, wraps its fields to the screen's width.
+        await phone.locator('#search-box summary').click()
+        await expect(phone.locator('#search button[type="submit"]')).to_be_visible()
+        await phone.screenshot(path=str(ARTIFACTS / 'web-phone-search.png'), full_page=True)
+        assert await phone.evaluate(NO_OVERFLOW), await phone.evaluate('document.scrollingElement.scrollWidth')
         await phone.goto(f'{live}requests/{korean.id}')
         await expect(phone.locator('#answer-form')).to_be_visible()
         await phone.screenshot(path=str(ARTIFACTS / 'web-phone-form.png'), full_page=True)

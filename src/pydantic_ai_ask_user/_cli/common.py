@@ -331,6 +331,24 @@ def person_asked_for(args: argparse.Namespace) -> Person | str | None:
     return who
 
 
+def search_options(args: argparse.Namespace) -> list[str]:
+    """The search options of this run (`--agent`, `--title`, `--conversation`, `--addressee`, `--kind`, `--search`)
+    as words, to repeat them in the next page's command.
+    """
+    words: list[str] = []
+    for option, value in (
+        ('--agent', args.agent),
+        ('--title', args.title),
+        ('--conversation', args.conversation),
+        ('--addressee', args.addressee),
+        ('--kind', args.kind),
+        ('--search', args.search),
+    ):
+        if value is not None:
+            words += [option, value]
+    return words
+
+
 def next_page_command(
     args: argparse.Namespace, command: str, cursor: str | None, *, default_limit: int, options: list[str]
 ) -> str | None:

@@ -23,6 +23,7 @@ from .common import (
     open_store,
     person_asked_for,
     print_addressing,
+    search_options,
     timestamp,
     without_nulls,
 )
@@ -60,9 +61,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     async def list_them() -> int:
         try:
-            page = await page_history(
-                store, limit=args.limit, cursor=args.cursor, where=HistoryFilter(kind=args.kind), visible_to=who
-            )
+            page = await page_history(store, limit=args.limit, cursor=args.cursor, where=_where(args), visible_to=who)
         except BadCursorError as error:
             fail(str(error))
             return EXIT_INVALID
@@ -86,7 +85,7 @@ def run_history(args: argparse.Namespace) -> int:
         if not page.records:
             print(_('nothing has finished yet'), file=sys.stderr)
             return 0
-        options = [] if args.kind is None else ['--kind', args.kind]
+        options = search_options(args)
         following = next_page_command(
             args, 'history', page.next_cursor, default_limit=DEFAULT_PENDING_LIMIT, options=options
         )
@@ -106,6 +105,18 @@ def run_history(args: argparse.Namespace) -> int:
         return anyio.run(list_them)
     finally:
         stop_warning()
+
+
+def _where(args: argparse.Namespace) -> HistoryFilter:
+    """The filter of this run's `--kind` and search options."""
+    return HistoryFilter(
+        kind=args.kind,
+        agent=args.agent,
+        title=args.title,
+        conversation=args.conversation,
+        addressee=args.addressee,
+        text=args.search,
+    )
 
 
 def _record_json(record: FinishedRecord) -> dict[str, Any]:

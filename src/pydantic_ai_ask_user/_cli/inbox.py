@@ -21,7 +21,9 @@ None creates a database or a table: a typo in `--db` is an error (exit 4), not a
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
+from .._search import check_search_value
 from .arguments import command, later, port
 from .i18n import _
 
@@ -51,6 +53,53 @@ def _page_size(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 1 <= int(text[:6]) <= 500:
         raise argparse.ArgumentTypeError(_('give a whole number from 1 to 500, not {text!r}').format(text=text[:20]))
     return int(text)
+
+
+def _search_value(name: str) -> Callable[[str], str]:
+    """The argparse type of a search option: one line of printable text, at most `MAX_SEARCH_LENGTH` characters."""
+
+    def check(text: str) -> str:
+        try:
+            value = check_search_value(name, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        if value is None:
+            raise argparse.ArgumentTypeError(_('{option} takes a non-empty value').format(option=name))
+        return value
+
+    return check
+
+
+def _add_search(parser: argparse.ArgumentParser, kind_help: str) -> None:
+    """The search options `pending` and `history` share (`_search`): each narrows the listing, never widens it."""
+    parser.add_argument(
+        '--agent', type=_search_value('--agent'), metavar='NAME', help='only the items of the agent NAME (exactly)'
+    )
+    parser.add_argument(
+        '--title', type=_search_value('--title'), metavar='TEXT', help='only items whose title holds TEXT (any case)'
+    )
+    parser.add_argument(
+        '--conversation',
+        type=_search_value('--conversation'),
+        metavar='ID',
+        help='only the items of the conversation ID (exactly)',
+    )
+    parser.add_argument(
+        '--addressee',
+        type=_search_value('--addressee'),
+        metavar='NAME',
+        help='only items addressed to the name or group NAME',
+    )
+    parser.add_argument('--kind', choices=('question', 'approval'), help=kind_help)
+    parser.add_argument(
+        '--search',
+        type=_search_value('--search'),
+        metavar='TEXT',
+        help=(
+            'only items whose text holds TEXT (any case): the questions, options, title and summary, or the tool '
+            'name and arguments'
+        ),
+    )
 
 
 def _seconds(text: str) -> float:
@@ -149,6 +198,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pending.add_argument(
         '--newer-than', type=_seconds, metavar='SECONDS', help='only questions asked less than SECONDS ago'
     )
+    _add_search(pending, 'only questions, or only tool approvals')
 
     history = command(
         subparsers,
@@ -189,7 +239,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f'show at most N items, 1 to 500 (default: {DEFAULT_PENDING_LIMIT})',
     )
     history.add_argument('--cursor', metavar='CURSOR', help='start after the page that printed this cursor')
-    history.add_argument('--kind', choices=('question', 'approval'), help='only questions, or only tool approvals')
+    _add_search(history, 'only questions, or only tool approvals')
 
     answer = command(
         subparsers,

@@ -27,6 +27,7 @@ from .common import (
     open_store,
     person_asked_for,
     print_addressing,
+    search_options,
     timestamp,
     without_nulls,
 )
@@ -64,6 +65,12 @@ def run_pending(args: argparse.Namespace) -> int:
     where = PendingFilter(
         asked_before=None if args.older_than is None else now - args.older_than,
         asked_after=None if args.newer_than is None else now - args.newer_than,
+        kind=args.kind,
+        agent=args.agent,
+        title=args.title,
+        conversation=args.conversation,
+        addressee=args.addressee,
+        text=args.search,
     )
 
     async def list_them() -> int:
@@ -75,7 +82,11 @@ def run_pending(args: argparse.Namespace) -> int:
                 # Temporal lists them with their workflows: those with a call to give a result for (a deferred
                 # question among them), or none of the waiting handler's. Their approvals are paged with the others.
                 waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
-                events = [event for event in waits if where.takes(event.created_at) and _more_than_approvals(event)]
+                events = [
+                    event
+                    for event in waits
+                    if where.takes(event.created_at) and not where.searching and _more_than_approvals(event)
+                ]
         except BadCursorError as error:
             fail(str(error))
             return EXIT_INVALID
@@ -141,7 +152,8 @@ def _next_page(args: argparse.Namespace, cursor: str | None) -> str | None:
     for option, seconds in (('--older-than', args.older_than), ('--newer-than', args.newer_than)):
         if seconds is not None:
             ages += [option, f'{seconds:g}']
-    return next_page_command(args, 'pending', cursor, default_limit=DEFAULT_PENDING_LIMIT, options=ages)
+    options = [*ages, *search_options(args)]
+    return next_page_command(args, 'pending', cursor, default_limit=DEFAULT_PENDING_LIMIT, options=options)
 
 
 def _pending_json(record: PendingRecord) -> dict[str, Any]:

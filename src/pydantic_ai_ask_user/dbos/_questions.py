@@ -44,6 +44,7 @@ __all__ = (
     'select_pending_page',
     'count_pending_statement',
     'count_pending_rows',
+    'columns_decide',
     'prune_finished',
     'publication',
     'status_and_response',
@@ -82,12 +83,16 @@ def insert_encoded(
         'audience': None if identity.audience is None else json.dumps(list(identity.audience), ensure_ascii=True),
         'context': None if identity.context is None else json.dumps(context_to_json(identity.context)),
         'due_at': due_at,
+        # The context's agent and conversation again, each in a column of its own that the search's filters read.
+        'agent_name': None if identity.context is None else identity.context.agent_name,
+        'conversation_id': None if identity.context is None else identity.context.conversation_id,
     }
     inserted = execute(
         conn,
         f'INSERT INTO {TABLE_NAME} (id, workflow_id, questions, status, response, created_at, updated_at, run_id, '
-        'tool_call_id, audience, context, due_at) VALUES (:id, :workflow_id, :questions, :status, NULL, :created_at, '
-        ':updated_at, :run_id, :tool_call_id, :audience, :context, :due_at) ON CONFLICT (id) DO NOTHING',
+        'tool_call_id, audience, context, due_at, agent_name, conversation_id) VALUES (:id, :workflow_id, :questions, '
+        ':status, NULL, :created_at, :updated_at, :run_id, :tool_call_id, :audience, :context, :due_at, :agent_name, '
+        ':conversation_id) ON CONFLICT (id) DO NOTHING',
         values,
     )
     if inserted.rowcount == 1 and status == 'pending' and identity.audience:
@@ -270,12 +275,47 @@ def _ages(where: PendingFilter, column: str) -> tuple[list[str], dict[str, Any]]
     return conditions, parameters
 
 
+def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where`'s search that columns decide, and their parameters: the agent and the conversation
+    (`agent_name`, `conversation_id`, each with its index), and a kind of `approval`, which no question is. The other
+    search fields are matched on the decoded rows (`PendingFilter.takes_item`), as these are too.
+
+    Not on a person's own ranges (`_person_page_statement`): SQLite would read the agent's every waiting question by
+    its index, everybody's, for the few that are theirs, rather than their ranges of the unaddressed questions' and
+    the addressees' indexes; their rows are matched on the decoded rows, as every search field once was.
+    """
+    conditions = _no_question(where)
+    parameters: dict[str, Any] = {}
+    for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
+        value = getattr(where, field)
+        if value is not None:
+            conditions.append(f'{column} = :search_{field}')
+            parameters[f'search_{field}'] = value
+    return conditions, parameters
+
+
+def _no_question(where: PendingFilter) -> list[str]:
+    """A condition no row meets when `where` takes only approvals (`kind='approval'`), else none."""
+    return ['1 = 0'] if where.kind == 'approval' else []
+
+
+def columns_decide(where: PendingFilter, visible_to: Person | None = None, *, addressees: bool = True) -> bool:
+    """Whether the SQL decides all of `where` for `visible_to` (nothing left to match on the decoded rows: no title,
+    addressee or free text, and no agent or conversation on a person's own ranges, `_columns_searched`): its pages then
+    read only the rows they show, and its count is one SQL count. `addressees` as for `select_pending_page`.
+    """
+    if where.title is not None or where.addressee is not None or where.text is not None:
+        return False
+    return not _addressed_names(visible_to, addressees) or (where.agent is None and where.conversation is None)
+
+
 def _pending_where(
     conn: Connection, where: PendingFilter, visible_to: Person | None
 ) -> tuple[list[str], dict[str, Any]]:
     conditions, parameters = _audience_where(conn, visible_to)
     ages, values = _ages(where, 'created_at')
-    return ["status = 'pending'", *conditions, *ages], parameters | values
+    searched, found = _columns_searched(where)
+    return ["status = 'pending'", *conditions, *ages, *searched], parameters | values | found
 
 
 def _addressed_names(visible_to: Person | None, addressees: bool) -> list[str]:
@@ -325,11 +365,32 @@ def pending_page_statement(
         return _person_page_statement(conn, after, limit, where, visible_to, names)
     conditions, parameters = _pending_where(conn, where, visible_to)
     later, values = after_position(PENDING_ORDER, after)
+    conditions += _searched(conn, later, where)
     query = (
-        f'SELECT {REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *later])} '
+        f'SELECT {REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join(conditions)} '
         f'ORDER BY {PENDING_ORDER} LIMIT :limit'
     )
     return query, parameters | values | {'limit': limit}
+
+
+def _searched(conn: Connection, later: list[str], where: PendingFilter) -> list[str]:
+    """The cursor's condition (`later`, of `after_position`); on PostgreSQL, when `where` filters by agent (or
+    conversation), compared from that column and `status` on: the same rows, since the filter's equalities fix both.
+
+    PostgreSQL estimates a row comparison by its first column alone: from the pending order's `due_at` (the same for
+    every question without a deadline), it would think the rest of the list nearly empty and read it through the
+    pending order's index, every agent's rows, rather than through the filter's own index, which this one leads.
+    SQLite seeks the filter's index by the pending order's comparison after the equalities, and not by this one.
+    """
+    if not later or dialect_of(conn) != 'postgresql':
+        return later
+    for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
+        if getattr(where, field) is not None:
+            return [
+                f"({column}, status, {PENDING_ORDER}) > (:search_{field}, 'pending', :after_due, :after_created, "
+                ':after_id)'
+            ]
+    return later
 
 
 def _person_page_statement(
@@ -344,9 +405,9 @@ def _person_page_statement(
     ages, values = _ages(where, 'created_at')
     later, cursor = after_position(PENDING_ORDER, after)
     parameters |= values | cursor | {'limit': limit}
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages, *later])
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages, *later])
     branches = [f'SELECT {PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {PENDING_ORDER} LIMIT :limit']
-    by_name = [*_ages(where, 'a.created_at')[0], *after_position(_ADDRESSEES_ORDER, after)[0]]
+    by_name = [*_no_question(where), *_ages(where, 'a.created_at')[0], *after_position(_ADDRESSEES_ORDER, after)[0]]
     for index in range(len(names)):
         branches.append(
             f'SELECT {_ADDRESSEES_ORDER} FROM {rows} AND {" AND ".join([f"a.name = :name_{index}", *by_name])} '
@@ -394,8 +455,8 @@ def count_pending_statement(
         return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
     rows, listed, parameters = _theirs(conn, visible_to, names)
     ages, values = _ages(where, 'created_at')
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *ages])
-    by_name = ' AND '.join([f'a.name IN {listed}', *_ages(where, 'a.created_at')[0]])
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages])
+    by_name = ' AND '.join([f'a.name IN {listed}', *_no_question(where), *_ages(where, 'a.created_at')[0]])
     query = (
         f'SELECT (SELECT count(*) FROM {TABLE_NAME} WHERE {everyone}) '
         f'+ (SELECT count(DISTINCT a.request_id) FROM {rows} AND {by_name})'

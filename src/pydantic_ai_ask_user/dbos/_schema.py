@@ -74,6 +74,8 @@ ADDED_COLUMNS = (
     ('audience', 'TEXT'),
     ('context', 'TEXT'),
     ('due_at', f'FLOAT NOT NULL DEFAULT {NO_DEADLINE_ORDER!r}'),
+    ('agent_name', 'TEXT'),
+    ('conversation_id', 'TEXT'),
 )
 """The columns of the questions table that earlier versions did not create, with their SQL types, added to their
 databases at start-up (`ensure_columns` of `_sqlite` and `_engine`): the types `_tables.requests_table` declares
@@ -104,6 +106,21 @@ INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
         'ix_ask_user_requests_finished_by',
         ('answered_by', 'updated_at', 'id'),
         "status <> 'pending' AND answered_by IS NOT NULL",
+    ),
+    # The pending order of one agent's questions, and of one conversation's: a page filtered by either (`?agent=`,
+    # `?conversation=`) is a range of one of them, and its count reads only it, however many others wait. Of the rows
+    # that name one. `status` a column, not in the `WHERE`: PostgreSQL drops a condition the `WHERE` implies from the
+    # index's, and the cursor's range must follow an equality on every column before it; SQLite, without statistics,
+    # takes two equalities over the status index's one.
+    (
+        'ix_ask_user_requests_pending_agent',
+        ('agent_name', 'status', 'due_at', 'created_at', 'id'),
+        'agent_name IS NOT NULL',
+    ),
+    (
+        'ix_ask_user_requests_pending_conversation',
+        ('conversation_id', 'status', 'due_at', 'created_at', 'id'),
+        'conversation_id IS NOT NULL',
     ),
 )
 """The indexes of the questions table, by name, columns and the rows they hold (`None`: all; else a `WHERE`, a
@@ -172,7 +189,18 @@ def backfill_statement(name: str, dialect: str) -> str | None:
 
     `due_at`: copy into it the deadline each pending row's questions carry (as `encode_request` wrote it), in one
     statement; rows without one, or with one out of range (shown as none), keep `NO_DEADLINE_ORDER`.
+
+    `agent_name`, `conversation_id`: copy into it that field of each row's `context` (a JSON object), where it is a
+    string; `NULL` elsewhere.
     """
+    if name in ('agent_name', 'conversation_id'):
+        if dialect == 'postgresql':
+            value = f"context::jsonb ->> '{name}'"
+            kind = f"jsonb_typeof(context::jsonb -> '{name}') = 'string'"
+        else:
+            value = f"json_extract(context, '$.{name}')"
+            kind = f"json_valid(context) AND json_type(context, '$.{name}') = 'text'"
+        return f'UPDATE {TABLE_NAME} SET {name} = {value} WHERE context LIKE \'%"{name}"%\' AND {kind}'
     if name != 'due_at':
         return None
     if dialect == 'postgresql':

@@ -89,6 +89,7 @@ from ._inbox import completed_results, event_topic
 from ._questions import (
     changes_since,
     claim_answer,
+    columns_decide,
     count_pending_rows,
     prune_finished,
     request_status,
@@ -114,6 +115,14 @@ DEFAULT_FINISHED_RETENTION_SECONDS = 7 * 24 * 3600.0
 over a weekend, is told "already answered" or "no longer waiting" rather than "no such question", and that
 `ask-user` and the rows themselves can be looked at after the fact; short enough that the table does not grow forever.
 """
+
+_SEARCH_BATCH = 200
+"""How many candidate rows a searched page reads at least per statement: a title, an addressee or free text narrow
+after the SQL (`columns_decide`), so a range of the page's size alone could take many round trips to fill a page."""
+
+SEARCH_COUNT_ROWS = 5000
+"""How many candidate rows the total of a searched page reads at most (`PendingFilter.searching`,
+`HistoryFilter.searching`): beyond, the total is the matches among them, marked not exact (`total_exact`)."""
 
 _PRUNE_EVERY_SECONDS = 3600.0
 """How often (at most) a store that follows the events deletes the finished questions past their retention."""
@@ -311,7 +320,7 @@ class DBOSQuestionStore:
         if not self._table_ready(database):
             return 0
         with database.connect() as conn:
-            return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees)
+            return self._count_in(conn, where, visible_to)[0]
 
     def _page(
         self, limit: int, after: tuple[float, float, str] | None, where: PendingFilter, visible_to: Person | None
@@ -321,10 +330,13 @@ class DBOSQuestionStore:
             return PendingPage((), None, 0)
         live: list[StoredRequest] = []
         position = after
+        # A search the SQL does not decide narrows after it (`_search`): read wider ranges, so a page takes fewer
+        # round trips.
+        batch = 0 if columns_decide(where, visible_to, addressees=self._has_addressees) else _SEARCH_BATCH
         # One connection for the page, its workflows' check and the count: a round trip saved is a few ms on a server.
         with database.connect() as conn:
             while len(live) <= limit:
-                wanted = limit + 1 - len(live)
+                wanted = max(limit + 1 - len(live), batch)
                 rows = select_pending_page(
                     conn,
                     after=position,
@@ -337,7 +349,11 @@ class DBOSQuestionStore:
                 if not rows:
                     break
                 ended = self._ended_workflows({row.workflow_id for row in rows}, conn)
-                live.extend(row for row in rows if row.workflow_id not in ended)
+                live.extend(
+                    row
+                    for row in rows
+                    if row.workflow_id not in ended and where.takes_item(row.request, row.created_at)
+                )
                 if ended:
                     conn.commit()  # end the read before the withdrawal writes (SQLite takes its lock then)
                     self._withdraw_ended([row for row in rows if row.workflow_id in ended])
@@ -347,8 +363,37 @@ class DBOSQuestionStore:
             page = live[:limit]
             more = len(live) > limit
             next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
-            total = count_pending_rows(conn, where, visible_to, addressees=self._has_addressees)
-        return PendingPage(page, next_cursor, total)
+            total, exact = self._count_in(conn, where, visible_to)
+        return PendingPage(page, next_cursor, total, total_exact=exact)
+
+    def _count_in(self, conn: Connection, where: PendingFilter, visible_to: Person | None) -> tuple[int, bool]:
+        """How many waiting questions `where` takes and `visible_to` sees, and whether exactly: one SQL count (the
+        agent, the conversation and the kind are columns' conditions), or with a title, an addressee or free text, a
+        read of the person's candidate rows (those the SQL narrows to), each matched in memory (`_search`), at most
+        `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
+        """
+        if columns_decide(where, visible_to, addressees=self._has_addressees):  # nothing to match: one SQL count
+            return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees), True
+        counted = 0
+        read = 0
+        position: tuple[float, float, str] | None = None
+        while True:
+            rows = select_pending_page(
+                conn,
+                after=position,
+                limit=MAX_PAGE_SIZE,
+                where=where,
+                visible_to=visible_to,
+                decoded=self._decoded,
+                addressees=self._has_addressees,
+            )
+            counted += sum(1 for row in rows if where.takes_item(row.request, row.created_at))
+            read += len(rows)
+            if len(rows) < MAX_PAGE_SIZE:
+                return counted, True
+            if read >= SEARCH_COUNT_ROWS:
+                return counted, False
+            position = order_key(rows[-1].request, rows[-1].created_at)
 
     async def history_page(
         self,
@@ -371,6 +416,45 @@ class DBOSQuestionStore:
         return await self._in_thread(partial(self._history, limit, before, where, visible_to))
 
     def _history(
+        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
+    ) -> PendingPage[FinishedRecord]:
+        if not where.searching:
+            return self._history_read(limit, before, where, visible_to)
+        # A search narrows after the SQL (`_search`): read the person's finished items in ranges, newest first, and
+        # match each in memory, to a full page; the total reads from the newest (`_history_total`).
+        taken: list[FinishedRecord] = []
+        position = before
+        next_cursor: str | None = None
+        while True:
+            batch = self._history_read(max(limit + 1, _SEARCH_BATCH), position, where, visible_to)
+            taken += [record for record in batch.records if where.takes(record)]
+            if len(taken) > limit:
+                next_cursor = encode_history_position(history_order(taken[limit - 1]))
+                break
+            if batch.next_cursor is None:
+                break
+            position = decode_history_position(batch.next_cursor)
+        total, exact = self._history_total(where, visible_to)
+        return PendingPage(taken[:limit], next_cursor, total, total_exact=exact)
+
+    def _history_total(self, where: HistoryFilter, visible_to: Person | None) -> tuple[int, bool]:
+        """How many finished items a search takes and `visible_to` sees, and whether exactly: the matches among at
+        most `SEARCH_COUNT_ROWS` of the person's finished items, the newest first (beyond: a lower bound).
+        """
+        counted = 0
+        read = 0
+        position: tuple[float, str] | None = None
+        while True:
+            batch = self._history_read(MAX_PAGE_SIZE, position, where, visible_to)
+            counted += sum(1 for record in batch.records if where.takes(record))
+            read += len(batch.records)
+            if batch.next_cursor is None:
+                return counted, True
+            if read >= SEARCH_COUNT_ROWS:
+                return counted, False
+            position = decode_history_position(batch.next_cursor)
+
+    def _history_read(
         self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
     ) -> PendingPage[FinishedRecord]:
         database = self._connect()

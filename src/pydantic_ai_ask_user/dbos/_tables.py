@@ -60,6 +60,9 @@ requests_table = sa.Table(
     # When the wait runs out (the request's deadline), or `NO_DEADLINE_ORDER` for none: the first key of the inbox's
     # order, so that a page is a range of one index rather than a sort of every pending row.
     sa.Column('due_at', sa.Float(), nullable=False, server_default=sa.text(repr(NO_DEADLINE_ORDER))),
+    # The context's agent and conversation (in `context` too), for the search's filters by either and their indexes.
+    sa.Column('agent_name', sa.Text(), nullable=True),
+    sa.Column('conversation_id', sa.Text(), nullable=True),
     # The pending order (of all, and of the unaddressed ones) and the change feed (`_questions.changes_since`).
     *(_index(name, columns, rows) for name, columns, rows in INDEXES),
 )
@@ -86,6 +89,11 @@ alike), written with the question, which a person's own page reads instead of ev
 earlier version inserts rows without it, which then sort as having no deadline. Databases made before these columns
 and the indexes (`_schema.INDEXES`) existed get them at start-up (`ensure_columns`, `ensure_indexes`). Lookups by key
 use the primary key; the pending list and the change feed have their indexes.
+
+`agent_name` and `conversation_id` are the context's (`QuestionContext.agent_name`, `.conversation_id`; in `context`
+too), `NULL` for none: what a filter by agent or conversation reads, by their indexes, instead of every row's
+context. Added to an earlier version's table with the context's values copied in (`_schema.backfill_statement`); a
+worker of an earlier version inserts rows without them, which a filter by agent or conversation then does not find.
 """
 
 event_requests_table = sa.Table(

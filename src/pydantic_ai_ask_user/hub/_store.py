@@ -231,7 +231,9 @@ class QuestionHub:
         more = False
         for index in range(start, len(self._order)):
             waiting = self._pending[self._order[index][2]]
-            if not (where.takes(waiting.created_at) and addressed_to(waiting.request, visible_to)):
+            if not (
+                where.takes_item(waiting.request, waiting.created_at) and addressed_to(waiting.request, visible_to)
+            ):
                 continue
             if len(records) == limit:
                 more = True
@@ -248,7 +250,7 @@ class QuestionHub:
         return sum(
             1
             for waiting in self._pending.values()
-            if where.takes(waiting.created_at) and addressed_to(waiting.request, visible_to)
+            if where.takes_item(waiting.request, waiting.created_at) and addressed_to(waiting.request, visible_to)
         )
 
     async def get(self, key: str) -> AskUserRequest:

@@ -348,7 +348,7 @@ class TemporalQuestionStore:
             record
             for execution in listing.current_page or ()
             for record in _waiting(execution)
-            if where.takes(record.created_at) and addressed_to(record.request, visible_to)
+            if where.takes_item(record.request, record.created_at) and addressed_to(record.request, visible_to)
         ]
         records.sort(key=lambda record: order_key(record.request, record.created_at))
         following = listing.next_page_token
@@ -398,9 +398,11 @@ class TemporalQuestionStore:
         With `visible_to` (who does not see all), the questions that person may see, counted by listing them: the
         audience is in the memo, which Temporal cannot count by.
         """
-        if not _sees_all(visible_to):
+        if not _sees_all(visible_to) or where.searching:
             return sum(
-                1 for record in await self.pending_records(visible_to=visible_to) if where.takes(record.created_at)
+                1
+                for record in await self.pending_records(visible_to=visible_to)
+                if where.takes_item(record.request, record.created_at)
             )
         async with _reaching(self):
             client = await self.connected()

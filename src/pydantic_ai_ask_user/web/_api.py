@@ -38,7 +38,8 @@ class Api:
 
     async def list(self, request: Request) -> Response:
         """`GET /api/requests[?limit=N&cursor=C&older_than=S&newer_than=S]`: a page of the requests waiting for the
-        person asking (the audience: nobody else's, in the page or in `total`).
+        person asking (the audience: nobody else's, in the page or in `total`), narrowed by the search parameters
+        `agent=`, `title=`, `conversation=`, `addressee=`, `kind=` (`question` or `approval`) and `q=` (free text).
 
         The nearest deadline first (none last), then the oldest, each with when and by which run it was asked;
         `next_cursor` (`null` on the last page) is passed back as `cursor` for the next page, and `total` says how

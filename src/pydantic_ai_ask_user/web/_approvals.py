@@ -14,6 +14,7 @@ shown) is the page again with the reason as a message.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -190,12 +191,13 @@ class Approvals:
 
     async def list_json(self, request: Request) -> Response:
         """`GET /api/approvals[?limit=N&cursor=C]`: a page of the approvals waiting for the caller, the oldest first,
+        narrowed by `agent=`, `title=`, `conversation=`, `addressee=`, `kind=`, `q=` (free text) and the ages,
         with `next_cursor` (`null` on the last page) and `total` (theirs only, as every listing), as
         `/api/requests` pages the questions. A bad `limit` is a 400 `bad_query`, a foreign cursor a 400 `bad_cursor`.
         """
         try:
-            limit, cursor, _ = paging_from_query(request.query_params, now=0.0)
-            page = await approvals_for(self.context, person(request), limit=limit, cursor=cursor)
+            limit, cursor, where = paging_from_query(request.query_params, now=time.time())
+            page = await approvals_for(self.context, person(request), limit=limit, cursor=cursor, where=where)
         except BadPaging as error:
             return error_json(400, 'bad_query', str(error))
         except BadCursorError as error:

@@ -15,7 +15,7 @@ from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user._history import Handoff, handoff_json
 from pydantic_ai_ask_user._i18n import N_
-from pydantic_ai_ask_user._question_store import ApprovalStore, PendingPage, page_approvals
+from pydantic_ai_ask_user._question_store import EVERYTHING, ApprovalStore, PendingFilter, PendingPage, page_approvals
 from pydantic_ai_ask_user._text import printable
 from pydantic_ai_ask_user.store import DEFAULT_PAGE_SIZE, QuestionStore, StoreError, UnknownRequestError, addressed_to
 
@@ -170,7 +170,12 @@ def approval_store(context: AppContext) -> ApprovalStore | None:
 
 
 async def approvals_for(
-    context: AppContext, who: Person, *, limit: int = DEFAULT_PAGE_SIZE, cursor: str | None = None
+    context: AppContext,
+    who: Person,
+    *,
+    limit: int = DEFAULT_PAGE_SIZE,
+    cursor: str | None = None,
+    where: PendingFilter = EVERYTHING,
 ) -> PendingPage[PendingApproval]:
     """A page of the approvals waiting for `who`, the oldest first (none over a store without approvals); filtered by
     the store and again here (a store that filters loosely shows nobody another's approval: its page is short by it).
@@ -179,7 +184,7 @@ async def approvals_for(
     store = approval_store(context)
     if store is None:
         return PendingPage([], None, 0)
-    page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who)
+    page = await page_approvals(store, limit=limit, cursor=cursor, visible_to=who, where=where)
     return replace(page, records=[a for a in page.records if audience_includes(a.audience, who)])
 
 

@@ -20,7 +20,7 @@ from ._api import error_json
 from ._approvals import argument_rows
 from ._context import AppContext
 from ._pages import Pages, language
-from ._rows import BadPaging, ago, limit_from_query
+from ._rows import BadPaging, ago, kind_from_query, limit_from_query, search_from_query, search_link, search_query
 from ._security import person
 
 __all__ = ('History', 'HistoryRow', 'OUTCOME_TEXTS', 'history_query')
@@ -95,15 +95,26 @@ class HistoryRow:
 
 
 def history_query(query: Mapping[str, str]) -> tuple[int, str | None, HistoryFilter]:
-    """The page size, cursor and filter of `?limit=&cursor=&kind=` (`question` or `approval`); `BadPaging` for a
+    """The page size, cursor and filter of `?limit=&cursor=&kind=` (`question` or `approval`) and
+    of the search (`?agent=&title=&conversation=&addressee=&q=`); `BadPaging` for a
     value that is not one.
     """
     limit = limit_from_query(query)
-    kind = query.get('kind', '')
-    if kind not in ('', 'question', 'approval'):
-        raise BadPaging('kind must be question or approval')
+    kind = kind_from_query(query)
+    search = search_from_query(query)
     cursor = query.get('cursor') or None
-    return limit, cursor, HistoryFilter(kind=kind or None)  # pyright: ignore[reportArgumentType]
+    return (
+        limit,
+        cursor,
+        HistoryFilter(
+            kind=kind,
+            agent=search['agent'],
+            title=search['title'],
+            conversation=search['conversation'],
+            addressee=search['addressee'],
+            text=search['text'],
+        ),
+    )
 
 
 class History:
@@ -125,7 +136,8 @@ class History:
 
     async def json(self, request: Request) -> Response:
         """`GET /api/history[?limit=N&cursor=C&kind=question|approval]`: a page of the finished questions and
-        approvals the person asking may see, newest first (see `finished_json` for each record's fields), with
+        approvals the person asking may see (narrowed by `agent=`, `title=`, `conversation=`, `addressee=` and `q=`,
+        free text), newest first (see `finished_json` for each record's fields), with
         `next_cursor` (`null` on the last page) and `total`.
 
         A `limit` or `kind` that is not one is a 400 `bad_query`, a cursor this server did not give a 400
@@ -144,7 +156,9 @@ class History:
         )
 
     async def page(self, request: Request) -> Response:
-        """`GET /history[?cursor=C&limit=N&kind=K]`: the History page, newest first, a "More" link to the next."""
+        """`GET /history[?cursor=C&limit=N&kind=K]`: the History page, newest first, a "More" link to the next, and
+        a search form (`agent=`, `title=`, `conversation=`, `addressee=`, `q=`), kept in the link.
+        """
         _ = language(request).gettext
         try:
             records, next_cursor, total, limit, where = await self._page(request)
@@ -173,4 +187,7 @@ class History:
             next_cursor=next_cursor,
             limit=limit,
             kind=where.kind or '',
+            search=search_query(where),
+            search_link=search_link(where),
+            search_action='history',
         )

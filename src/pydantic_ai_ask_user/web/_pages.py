@@ -16,7 +16,7 @@ from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, Sto
 
 from ._context import ID, AppContext, approvals_for, base_path, cookie_options, pending_handoffs
 from ._forms import FIELDS, Entered, read_form
-from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, time_left
+from ._rows import BadPaging, deadline_iso, inbox_page, paging_from_query, search_link, search_query, time_left
 from ._security import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -80,7 +80,7 @@ class Pages:
             page = await inbox_page(self.context.store, who, limit=limit, cursor=cursor, where=where)
             # The tool calls waiting for approval, above the questions, paged alike (`?approval_cursor=`).
             approval_cursor = request.query_params.get('approval_cursor') or None
-            approvals = await approvals_for(self.context, who, limit=limit, cursor=approval_cursor)
+            approvals = await approvals_for(self.context, who, limit=limit, cursor=approval_cursor, where=where)
         except (BadPaging, BadCursorError):
             return self.status(
                 request,
@@ -104,6 +104,11 @@ class Pages:
             approvals_cursor=approvals.next_cursor,
             finished=_(FINISHED) if self.context.finished else None,
             live=live_texts(request),
+            search=search_query(where),
+            search_link=search_link(where),
+            search_action='',
+            # With a filter the page is not kept current (`inbox.js` adds no arriving rows): a reload searches again.
+            filtered=where.searching,
         )
 
     async def login(self, request: Request) -> Response:

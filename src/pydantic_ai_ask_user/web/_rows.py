@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import math
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._i18n import Translator, translator
+from pydantic_ai_ask_user._search import check_search_value
 from pydantic_ai_ask_user._text import utc_iso
 from pydantic_ai_ask_user.store import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
+    HistoryFilter,
     PendingFilter,
     PendingRecord,
     QuestionStore,
@@ -26,6 +30,11 @@ __all__ = (
     'PendingRecord',
     'inbox_page',
     'paging_from_query',
+    'search_from_query',
+    'kind_from_query',
+    'search_query',
+    'search_link',
+    'SEARCH_PARAMETERS',
     'limit_from_query',
     'BadPaging',
     'ago',
@@ -151,7 +160,66 @@ def paging_from_query(query: Mapping[str, str], *, now: float) -> tuple[int, str
                 raise BadPaging(f'{name} must be a number of seconds, 0 or more')
             ages[name] = now - seconds
     cursor = query.get('cursor') or None
-    return limit, cursor, PendingFilter(asked_before=ages['older_than'], asked_after=ages['newer_than'])
+    search = search_from_query(query)
+    kind = kind_from_query(query)
+    return (
+        limit,
+        cursor,
+        PendingFilter(asked_before=ages['older_than'], asked_after=ages['newer_than'], kind=kind, **search),
+    )
+
+
+SEARCH_PARAMETERS = (
+    ('agent', 'agent'),
+    ('title', 'title'),
+    ('conversation', 'conversation'),
+    ('addressee', 'addressee'),
+    ('q', 'text'),
+)
+"""The query parameters of a search, each with the filter field it sets (`q` is the free text)."""
+
+
+def search_from_query(query: Mapping[str, str]) -> dict[str, str | None]:
+    """The search fields of `?agent=&title=&conversation=&addressee=&q=`, by field name; `BadPaging` for a value too
+    long or with a control or format character.
+    """
+    fields: dict[str, str | None] = {}
+    for parameter, name in SEARCH_PARAMETERS:
+        try:
+            fields[name] = check_search_value(parameter, query.get(parameter))
+        except ValueError as error:
+            raise BadPaging(str(error)) from None
+    return fields
+
+
+def kind_from_query(query: Mapping[str, str]) -> Literal['question', 'approval'] | None:
+    """`?kind=`: `question`, `approval` or (empty, absent) `None`; `BadPaging` for anything else."""
+    kind = query.get('kind', '')
+    if kind == 'question' or kind == 'approval':
+        return kind
+    if kind:
+        raise BadPaging('kind must be question or approval')
+    return None
+
+
+def search_link(where: PendingFilter | HistoryFilter) -> str:
+    """`where`'s search and kind as the end of a query string (`&agent=...&q=...`, URL-encoded; empty when none), for
+    the links to the next page: the page keeps the filter it was drawn with.
+    """
+    kept = search_query(where)
+    return '&' + urllib.parse.urlencode(kept) if kept else ''
+
+
+def search_query(where: PendingFilter | HistoryFilter) -> dict[str, str]:
+    """The query parameters that repeat `where`'s search and kind (for the next page's link): only those set."""
+    kept: dict[str, str] = {}
+    if where.kind is not None:
+        kept['kind'] = where.kind
+    for parameter, name in SEARCH_PARAMETERS:
+        value = getattr(where, name)
+        if value is not None:
+            kept[parameter] = value
+    return kept
 
 
 def limit_from_query(query: Mapping[str, str]) -> int:

@@ -53,6 +53,9 @@
   const NO_DEADLINE = 1e12; // where a question without a deadline sorts, as the server sorts it
   // The cursor of the next page not loaded yet; null once every page is loaded.
   let cursor = list.dataset.cursor || null;
+  // The active search and filter, as the end of a query string (`&agent=...`), repeated in every page fetched.
+  const search = list.dataset.search || '';
+  const filtered = list.dataset.filtered !== undefined;
   let total = parseInt(list.dataset.total, 10) || 0;
   // Where each loaded row sorts: [deadline, asked at, id], as the server orders the pages.
   const order = new Map();
@@ -160,13 +163,13 @@
     totalLine.hidden = total === 0;
     totalLine.textContent = plural(texts.waiting, total);
     moreWrap.hidden = cursor === null;
-    if (cursor !== null) moreLink.href = base + '?cursor=' + encodeURIComponent(cursor) + '&limit=' + limit;
+    if (cursor !== null) moreLink.href = base + '?cursor=' + encodeURIComponent(cursor) + '&limit=' + limit + search;
     live.count(total);
     live.tick();
   }
 
   function page(after) {
-    let url = list.dataset.api + '?limit=' + limit;
+    let url = list.dataset.api + '?limit=' + limit + search;
     if (after !== null) url += '&cursor=' + encodeURIComponent(after);
     return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
@@ -233,6 +236,9 @@
   }
 
   function add(request) {
+    // With a search or filter active the page adds no arriving row (it could not tell whether it matches: the
+    // server's search is the one rule); removals still apply, and a reload searches again.
+    if (filtered) return;
     changes += 1;
     if (seenAt[request.id] === undefined) seenAt[request.id] = Date.now() / 1000;
     if (order.has(request.id)) return;
@@ -338,11 +344,13 @@
       live.count(waiting, 'approval');
       wrap.hidden = box.children.length === 0;
       moreBox.hidden = after === null;
-      if (after !== null) moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit;
+      if (after !== null) {
+        moreApprovals.href = base + '?approval_cursor=' + encodeURIComponent(after) + '&limit=' + limit + search;
+      }
     }
 
     function fetchPage(cursorAfter) {
-      let url = texts.approvals_api + '?limit=' + limit;
+      let url = texts.approvals_api + '?limit=' + limit + search;
       if (cursorAfter !== null) url += '&cursor=' + encodeURIComponent(cursorAfter);
       return fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
         .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); });
@@ -386,6 +394,7 @@
     }
 
     function addApproval(approval) {
+      if (filtered) return;
       changed += 1;
       if (at.has(approval.id)) return;
       waiting += 1;
