@@ -7,7 +7,7 @@ import binascii
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
 import anyio
@@ -23,9 +23,10 @@ from temporalio.client import (
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 
-from .._answers import TOOL_NAME, AskUserRequest, AskUserResponse, ask_user_result, check_response
+from .._answers import AskUserRequest, AskUserResponse, ask_user_result, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
+from .._history import Handoff, check_handoff
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -57,7 +58,14 @@ from ._visibility import (
     WaitingQuestion,
     entry,
 )
-from ._workflow import UPDATE_NAME, QuestionAnswer
+from ._workflow import (
+    FORWARD_UPDATE_NAME,
+    UPDATE_NAME,
+    Forward,
+    QuestionAnswer,
+    addressed_event,
+    wait_questions,
+)
 
 __all__ = (
     'TemporalQuestionStore',
@@ -104,6 +112,9 @@ class TemporalRecord:
     created_at: float
     """When the workflow started waiting for it, in seconds since the epoch."""
 
+    handoffs: tuple[Handoff, ...] = ()
+    """Its hand-offs (`forward`, escalation), the oldest first."""
+
     @property
     def key(self) -> str:
         """The question's key, its id in the store."""
@@ -122,6 +133,9 @@ class TemporalEventRecord:
 
     created_at: float
     """When the workflow started waiting, in seconds since the epoch."""
+
+    handoffs: tuple[Handoff, ...] = ()
+    """The wait's hand-offs (`forward` of one of its approvals, escalation), the oldest first."""
 
     @property
     def key(self) -> str:
@@ -466,6 +480,57 @@ class TemporalQuestionStore:
                     raise _addressed_as_asked(WithdrawnError(request_id), now)
         raise UnknownRequestError(request_id)
 
+    async def forward(
+        self, key: str, to: Sequence[str], *, note: str = '', by: str | None = None, replace: bool = True
+    ) -> Handoff:
+        """Hand the waiting question or approval `key` on to `to` (names or groups), with `note`: the `QuestionHub`
+        contract, by the Update `FORWARD_UPDATE_NAME` on the workflow that waits, which changes the wait's audience,
+        keeps the hand-off and shows both in its memo (the listings, a moment later: visibility lags).
+
+        An approval is held by its waiting handler's wait, which is addressed as a whole: forwarding one of its
+        approvals forwards the wait, so all its approvals. `ValueError` for bad names or a bad note; the store errors
+        when it is not waiting (`WithdrawnError` when its wait ended as the Update arrived).
+        """
+        names, checked = check_handoff(to, note)
+        handle, wait_key, question = await self._forwardable(key)
+        forward = Forward(wait_key, names, checked, by, replace)
+        try:
+            async with _reaching(self):
+                return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                    FORWARD_UPDATE_NAME, forward, result_type=Handoff
+                )
+        except WorkflowUpdateFailedError as error:
+            if question:
+                await self._waiting(key)  # the store error of a question answered meanwhile
+            raise WithdrawnError(key) from error
+
+    async def _forwardable(self, key: str) -> tuple[WorkflowHandle[Any, Any], str, bool]:
+        """The workflow waiting for the question or approval `key`, the key of its wait there, and whether it is a
+        question; the store errors when neither waits.
+        """
+        try:
+            _, handle = await self._waiting(key)
+            return handle, key, True
+        except UnknownRequestError:
+            pass
+        for record in await self.pending_events():
+            if any(approval.key == key for approval in _approvals_of(record)):
+                client = await self.connected()
+                return client.get_workflow_handle(record.workflow_id), record.key, False
+        raise UnknownRequestError(key[:200])
+
+    async def handoffs(self, key: str) -> Sequence[Handoff]:
+        """The hand-offs of the waiting question or approval `key`, the oldest first (none if it has none), as its
+        workflow's memo holds them now; the store errors when it does not wait.
+        """
+        handle, wait_key, _ = await self._forwardable(key)
+        async with _reaching(self):
+            described = await handle.describe()
+        for record in [*_waiting(described), *waiting_events(described)]:
+            if record.key == wait_key:
+                return record.handoffs
+        return ()
+
     async def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, found by listing the waiting questions every `events_poll_seconds`."""
         known = {record.key: record for record in await self.pending_records()}
@@ -474,6 +539,10 @@ class TemporalQuestionStore:
             now = {record.key: record for record in await self.pending_records()}
             for key, record in now.items():
                 if key not in known:
+                    yield StoreEvent('requested', key, record.request)
+                elif record.request.audience != known[key].request.audience:
+                    # Handed on: its former addressees drop it, and its new ones are told, as the hub tells them.
+                    yield StoreEvent('withdrawn', key, known[key].request)
                     yield StoreEvent('requested', key, record.request)
             for key in known.keys() - now.keys():
                 yield StoreEvent(await self._settled(key), key, known[key].request)
@@ -513,7 +582,7 @@ def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
     """The questions the memo of `execution` says it waits for."""
     waiting = _memo_field(execution, WAITING_MEMO, WaitingQuestion)
     return [
-        TemporalRecord(question.request, execution.id, question.asked_at)
+        TemporalRecord(question.request, execution.id, question.asked_at, question.handoffs)
         for key, question in waiting.items()
         if key == question.request.key
     ]
@@ -535,24 +604,8 @@ def _addressed_as_asked(error: _E, execution: WorkflowExecution) -> _E:
     return error  # unaddressed, or settled before this version kept audiences: anyone's to be told
 
 
-def _questions_of(event: WaitingEvent) -> list[AskUserRequest]:
-    """The AskUser questions among the calls a waiting handler's wait decides (none for another wait)."""
-    if event.requests is None:
-        return []
-    calls = [call for call in event.requests.calls if call.tool_name == TOOL_NAME]
-    return [AskUserRequest.from_deferred(event.requests, call) for call in calls]
-
-
-def addressed(event: WaitingEvent) -> WaitingEvent:
-    """`event` with whom it (its approvals, and its listing) is for and where it comes from: as it was addressed when
-    it opened, or, for a wait opened by an earlier version, as its first AskUser question is (anyone's without one).
-    """
-    if event.addressed:
-        return event
-    questions = _questions_of(event)
-    if not questions:
-        return replace(event, addressed=True)
-    return replace(event, audience=questions[0].audience, context=questions[0].context, addressed=True)
+_questions_of = wait_questions
+addressed = addressed_event
 
 
 def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
@@ -572,6 +625,7 @@ def _approvals_of(record: TemporalEventRecord) -> list[PendingApproval]:
             created_at=record.created_at,
             audience=event.audience,
             context=event.context,
+            escalate=event.escalate,
         )
         for call in event.requests.approvals
     ]
@@ -581,7 +635,7 @@ def waiting_events(execution: WorkflowExecution) -> Iterable[TemporalEventRecord
     """The external events the memo of `execution` says it waits for."""
     waiting = _memo_field(execution, EVENTS_MEMO, ListedEvent)
     return [
-        TemporalEventRecord(listed.event, execution.id, listed.asked_at)
+        TemporalEventRecord(listed.event, execution.id, listed.asked_at, listed.handoffs)
         for token, listed in waiting.items()
         if token == listed.event.token
     ]
