@@ -85,7 +85,8 @@ class Worker(DBOSWorkerProcess):
     """`dbos` for `DBOSAnswerer`, `plain` for an async function standing in for a person at some UI."""
 
     crash: str | None = None
-    """Where it kills itself with SIGKILL, once: `before-publish`, `after-publish` or `after-answer`."""
+    """Where it kills itself with SIGKILL, once: `before-publish`, `after-publish`, `after-answer` or
+    `after-escalate`."""
 
     call_id: str | None = None
     """The tool call id of every call its model makes (`''` for none); a new one each call when `None`."""
@@ -95,6 +96,9 @@ class Worker(DBOSWorkerProcess):
 
     clock_offset: float = 0.0
     """How many seconds ahead of the real wall clock its next start's clock runs (a restart that late)."""
+
+    escalate: float | None = None
+    """When set, its question is for `alice` and escalates to `team:oncall` this many seconds after it was asked."""
 
     @property
     def calls_file(self) -> Path:
@@ -128,6 +132,8 @@ class Worker(DBOSWorkerProcess):
             command += ['--events', str(self.events_file)]
         if self.clock_offset:
             command += ['--clock-offset', str(self.clock_offset)]
+        if self.escalate is not None:
+            command += ['--escalate', str(self.escalate)]
         return command
 
     def asked(self) -> list[str]:
