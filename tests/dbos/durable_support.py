@@ -195,6 +195,9 @@ class RequestInputWorker(DBOSWorkerProcess):
     workflow_id: str = 'ri-0'
     """The run's workflow id."""
 
+    escalate: float | None = None
+    """With `approvals`: its approval escalates to `team:oncall` when undecided this many seconds."""
+
     def command(self, *, resume: bool) -> list[str]:
         command = [sys.executable, str(REQUEST_INPUT_WORKER), '--db', self.database_url, '--dir', str(self.directory)]
         command += ['--workflow-id', self.workflow_id]
@@ -202,6 +205,7 @@ class RequestInputWorker(DBOSWorkerProcess):
         command += ['--inbox'] if self.inbox else []
         command += ['--approvals'] if self.approvals else []
         command += ['--timeout', str(self.timeout)] if self.timeout is not None else []
+        command += ['--escalate', str(self.escalate)] if self.escalate is not None else []
         command += ['--spelling', self.spelling] + (['--handler-first'] if self.handler_first else [])
         return [*command, *(['--resume'] if resume else [])]
 

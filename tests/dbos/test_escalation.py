@@ -11,17 +11,18 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import anyio
 import pytest
 from ask_user_support import ask_one
-from durable_support import Worker, pending_of, pick, publications_recorded
+from durable_support import RequestInputWorker, Worker, pending_of, pick, publications_recorded
 from waits import scaled, wait_until
 
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._encoding import decode_request, encode_request, escalation_of
-from pydantic_ai_ask_user.store import Escalation, Handoff
+from pydantic_ai_ask_user.store import ApprovalDecision, Escalation, Handoff, PendingApproval
 
 pytestmark = pytest.mark.anyio
 
@@ -43,8 +44,8 @@ def test_the_policy_is_kept_with_the_question_and_a_row_without_one_reads_as_non
     assert decode_request(damaged, 'x').escalate == ()
 
 
-def _escalate_steps(database_url: str) -> int:
-    """How many `ask_user.escalate` steps DBOS recorded."""
+def _escalate_steps(database_url: str, name: str = 'ask_user.escalate') -> int:
+    """How many steps named like `name` (a SQL `LIKE` pattern; a question's escalation by default) DBOS recorded."""
     from sqlalchemy import text
 
     from pydantic_ai_ask_user.dbos._engine import create_engine
@@ -53,8 +54,8 @@ def _escalate_steps(database_url: str) -> int:
     engine = create_engine(database_url)
     try:
         with engine.connect() as conn:
-            query = text(f"SELECT count(*) FROM {table} WHERE function_name = 'ask_user.escalate'")
-            return int(conn.execute(query).scalar_one())
+            query = text(f'SELECT count(*) FROM {table} WHERE function_name LIKE :name')
+            return int(conn.execute(query, {'name': name}).scalar_one())
     finally:
         engine.dispose()
 
@@ -139,3 +140,32 @@ async def test_a_worker_killed_inside_the_escalation_step_does_not_escalate_twic
         assert len(await store.handoffs(record.key)) == 1
         await _answered_by_carol(store, worker, record.key)
     assert worker.calls() == ['ask run-0', 'final run-0']
+
+
+async def test_an_approval_undecided_escalates_once_and_the_new_addressee_decides(
+    database_url: str, tmp_path: Path
+) -> None:
+    worker = RequestInputWorker(database_url, tmp_path / 'run', approvals=True, workflow_id='ri-esc', escalate=1.0)
+    worker.directory.mkdir()
+    with worker:
+        worker.start()
+        async with DBOSQuestionStore(database_url) as store:
+
+            async def escalated() -> PendingApproval | None:
+                assert worker.process is None or worker.process.poll() is None, worker.log_text()
+                found = await store.pending_approvals(visible_to=CAROL)
+                return found[0] if found else None
+
+            approval = await wait_until(escalated, 'the approval to escalate to team:oncall')
+            assert approval.audience == ('owner-ri-esc', 'team:oncall')
+            (handoff,) = await store.handoffs(approval.key)
+            assert handoff.by is None
+            assert handoff.note.startswith('Escalated: unanswered after 1 seconds.')
+            (question,) = await store.pending_records()
+            assert question.request.audience == ('owner-ri-esc',)  # the wait's question keeps its own audience
+            await store.decide_wait(
+                {approval.key: ApprovalDecision.approve(decided_by='carol')}, {question.key: pick('SQLite')}
+            )
+        await anyio.to_thread.run_sync(worker.wait_succeeded)
+    assert worker.output()['call_0'] == 'deployed 3 to production'
+    assert _escalate_steps(database_url, 'external_event.%.escalate') == 1
