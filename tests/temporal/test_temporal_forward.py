@@ -9,11 +9,13 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import httpx
 import pytest
 from starlette.requests import Request
@@ -37,6 +39,7 @@ from pydantic_ai_ask_user.store import (
     AlreadyAnsweredError,
     ApprovalDecision,
     PendingApproval,
+    StoreEvent,
     UnknownRequestError,
 )
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord
@@ -227,3 +230,42 @@ async def test_a_worker_killed_before_the_escalation_fires_it_once_after_the_res
     kinds = await history_kinds(handle)
     assert kinds.count('timer_started_event_attributes') == 1
     assert kinds.count('timer_fired_event_attributes') == 1
+
+
+@dataclass
+class _Listing(TemporalQuestionStore):
+    """The store, counting its listings: `events()` diffs one listing against the next."""
+
+    listings: int = 0
+
+    async def pending_records(self, *, visible_to: Person | None = None) -> Sequence[TemporalRecord]:
+        found = await super().pending_records(visible_to=visible_to)
+        self.listings += 1
+        return found
+
+
+async def test_events_tell_of_a_forward_as_the_former_addressees_losing_it_and_the_new_ones_getting_it(
+    client: Client, worker: str
+) -> None:
+    store = _Listing(client=client, events_poll_seconds=0.2)
+    seen: list[StoreEvent] = []
+
+    async def watch() -> None:
+        async for event in store.events():
+            seen.append(event)
+
+    def kinds(key: str) -> list[tuple[str, tuple[str, ...] | None]]:
+        return [(each.kind, each.request.audience if each.request else None) for each in seen if each.request_id == key]
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        await wait_until(lambda: store.listings >= 1, 'the first listing of events()')
+        handle = await _start(client, worker, OwnedAskWorkflow)
+        key = (await _question_of(store, handle, ALICE)).key
+        await wait_until(lambda: kinds(key) == [('requested', ('alice',))], 'the question requested')
+        await store.forward(key, ['bob'])
+        await wait_until(lambda: len(kinds(key)) == 3, 'the forward told')
+        assert kinds(key)[1:] == [('withdrawn', ('alice',)), ('requested', ('bob',))]
+        await store.respond(key, ANSWER)
+        await handle.result()
+        group.cancel_scope.cancel()
