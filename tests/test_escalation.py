@@ -1,6 +1,6 @@
 """`Escalation`: the policy's checks, `AskUser(escalate=...)`'s, and the policy reaching the request a run asks.
 
-The stores apply it: tests/hub/test_hub_escalation.py, tests/dbos/test_escalation.py,
+The stores apply it: tests/hub/test_hub_escalation.py, tests/dbos/test_dbos_escalation.py,
 tests/temporal/test_temporal_forward.py.
 """
 
