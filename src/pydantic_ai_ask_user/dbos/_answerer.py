@@ -66,7 +66,8 @@ class DBOSAnswerer:
     raises `QuestionWithdrawn`, so the model is told so, never that the person declined.
 
     It is a `DurableAnswerer`: `AskUser(timeout=...)` hands it the timeout, and the deadline, counted
-    from the first publication, survives restarts too.
+    from the first publication, survives restarts too. So does `AskUser(escalate=...)`: the wait forwards the
+    question at each step's time, counted the same way, in a step of its own, once.
     """
 
     database_url: str = DEFAULT_DATABASE_URL

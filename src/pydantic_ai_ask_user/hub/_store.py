@@ -117,6 +117,9 @@ class QuestionHub:
     (see `WebAnswerer.request_input`) and waits until each is answered or decided; the pages, the API and
     `decide`/`decide_wait` decide the approvals (approve, deny with a reason, approve with edited arguments checked
     against the tool's schema), each once, addressed like the questions.
+
+    A waiting item can be handed on (`forward`), and hands itself on by its escalation policy
+    (`AskUserRequest.escalate`, `PendingApproval.escalate`): the wait for it forwards it at each step's time, once.
     """
 
     def __init__(
