@@ -12,6 +12,7 @@ from uuid import uuid4
 from pydantic import ValidationError
 
 from ._audience import QuestionContext, audience_from_json, check_audience, context_from_json
+from ._escalation import Escalation, check_escalation
 from ._fast_questions import fast_questions
 from ._module_names import LazyModule
 from ._questions import Question, ToolArguments, check_questions
@@ -208,6 +209,12 @@ class AskUserRequest:
     `AskUser` fills it from the run and `AskUser(context=...)`; front ends show it beside the questions.
     """
 
+    escalate: tuple[Escalation, ...] = field(default=(), compare=False)
+    """The escalation policy (`AskUser(escalate=...)`): while it waits unanswered, each step forwards it to more (or
+    other) people `after` seconds after it was asked. Empty: none. Not part of what is asked, nor of the tool's
+    schema: the model never sees it.
+    """
+
     @property
     def key(self) -> str:
         """Where this question is stored, waited on, answered and signed: its run, step and tool call, as one string.
@@ -235,6 +242,7 @@ class AskUserRequest:
         object.__setattr__(self, 'audience', check_audience(self.audience))
         if self.context is not None and not isinstance(self.context, QuestionContext):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f'AskUserRequest.context must be a QuestionContext, not {type(self.context).__name__}')
+        object.__setattr__(self, 'escalate', check_escalation(self.escalate, 'AskUserRequest.escalate'))
         if self.deadline is not None and (
             isinstance(self.deadline, bool)
             or not isinstance(self.deadline, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -289,6 +297,7 @@ class AskUserRequest:
         run_step: int | None = None,
         audience: tuple[str, ...] | None = None,
         context: QuestionContext | None = None,
+        escalate: tuple[Escalation, ...] = (),
     ) -> AskUserRequest:
         """A request from questions the tool's validator (or `ToolArguments`) has just validated, checked once.
 
@@ -306,6 +315,7 @@ class AskUserRequest:
         object.__setattr__(request, 'run_step', run_step)
         object.__setattr__(request, 'audience', check_audience(audience))
         object.__setattr__(request, 'context', context)
+        object.__setattr__(request, 'escalate', escalate)
         return request
 
     @classmethod

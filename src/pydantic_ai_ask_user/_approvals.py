@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from ._answers import request_key
 from ._audience import QuestionContext, addressing_json, audience_from_json, context_from_json
+from ._escalation import Escalation
 from ._schemas import UncheckableSchemaError, schema_errors
 from ._text import describe_character, find_forbidden_character
 
@@ -105,6 +106,11 @@ class PendingApproval:
     context: QuestionContext | None = None
     """Where it comes from (the agent, the conversation, the application's title, summary and link), as a
     question's `AskUserRequest.context`."""
+
+    escalate: tuple[Escalation, ...] = ()
+    """The escalation policy of its wait, as a question's `AskUserRequest.escalate` (the waiting handler's `ask`
+    sets it, beside `audience`): while it waits undecided, each step forwards it `after` seconds after the wait
+    opened. Empty: none."""
 
     @property
     def key(self) -> str:

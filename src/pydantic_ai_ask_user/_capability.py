@@ -48,6 +48,7 @@ from ._durable import (
     refusal_message,
     temporal_workflow_time,
 )
+from ._escalation import Escalation, EscalationSetting, check_escalation
 from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._fast_questions import ArgumentsValidator
 from ._observe import AskObservation
@@ -260,6 +261,17 @@ class AskUser(AbstractCapability[AgentDepsT]):
     the run when it leaves them unset. Recorded as `AskUserRequest.context`.
     """
 
+    escalate: EscalationSetting = None
+    """What happens while a question waits unanswered: one `Escalation` or several, the earliest first; `None`: none.
+
+    `AskUser(escalate=Escalation(after=timedelta(minutes=30), to='team:oncall'))`: when the question still waits
+    30 minutes after it was asked, its store forwards it to `team:oncall` (added to whom it is addressed; with
+    `replace=True`, instead of them), with a note saying it escalated. The run is not touched: it still gets one
+    answer, from whoever answers. Kept with the question (`AskUserRequest.escalate`); the timer is the store's: a
+    task in the in-process hub, the durable wait itself on DBOS and Temporal, so it survives restarts. Not in the
+    tool's schema. Needs an answerer; a step later than `timeout` is refused (it could never happen).
+    """
+
     receipt_key: bytes | str | None = field(default=None, repr=False)
     """A key (16 bytes or more) to sign a receipt of every answer that says who gave it, or `None`.
 
@@ -267,6 +279,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
     `response.answered_by` and the time, for an audit log; `verify_receipt` checks it later with the same
     key. A response without `answered_by` (the answerer cannot tell who answered) gets no receipt.
     """
+
+    _escalation: tuple[Escalation, ...] = field(default=(), init=False, repr=False, compare=False)
+    """`escalate` checked, as each request carries it."""
 
     _asked: dict[str, dict[str, _AskedCall]] = field(
         default_factory=dict[str, dict[str, '_AskedCall']], init=False, repr=False, compare=False
@@ -325,6 +340,18 @@ class AskUser(AbstractCapability[AgentDepsT]):
                 f'AskUser(context=...) must be a QuestionContext or a function of the run returning one, '
                 f'not {type(self.context).__name__}'
             )
+        steps = check_escalation(self.escalate, 'AskUser(escalate=...)')
+        if steps and self.answerer is None:
+            raise ValueError(
+                'AskUser(escalate=...) needs an answerer: with answerer=None the call is deferred and nothing waits '
+                'here to escalate. Escalate wherever the deferred call is answered instead.'
+            )
+        if steps and self.timeout is not None and steps[-1].after >= self.timeout:
+            raise ValueError(
+                f'AskUser(escalate=...): a step after {steps[-1].after:g} s never happens, since the question is '
+                f'withdrawn at its timeout ({self.timeout:g} s)'
+            )
+        self._escalation = steps
         if self.receipt_key is not None:
             try:
                 check_key(self.receipt_key)
@@ -456,6 +483,7 @@ class AskUser(AbstractCapability[AgentDepsT]):
             run_step=ctx.run_step if ctx.run_id is not None else None,
             audience=self._audience(ctx),
             context=self._context(ctx),
+            escalate=self._escalation,
         )
         if ctx.tool_call_approved:
             # A host resumed the call with an approval (`ToolApproved`, `approvals={id: True}`): a question is

@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from ._answers import AskUserRequest, AskUserResponse
 from ._approvals import ApprovalDecision, PendingApproval
 from ._audience import Person, QuestionContext, addressing_json, audience_includes, check_audience
+from ._escalation import MAX_HANDOFF_NOTE_LENGTH, check_note
 from ._json import questions_to_json, response_to_json
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
@@ -85,11 +86,8 @@ class NoHistoryError(TypeError):
         super().__init__(f'this store ({type(store).__name__}) keeps no history of finished questions and approvals')
 
 
-MAX_NOTE_LENGTH = 2000
+MAX_NOTE_LENGTH = MAX_HANDOFF_NOTE_LENGTH
 """The longest note of a hand-off (`Handoff.note`), in characters."""
-
-_NOTE_CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]')
-"""What a note may not hold: control characters (but the line feed and the tab) and the bidirectional overrides."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +120,7 @@ def check_handoff(to: object, note: object) -> tuple[tuple[str, ...], str]:
     names = check_audience(to)
     if names is None:
         raise ValueError('a hand-off names at least one person or group')
-    if not isinstance(note, str):
-        raise TypeError(f'a note must be a string, not {type(note).__name__}')
-    note = note.strip()
-    if len(note) > MAX_NOTE_LENGTH:
-        raise ValueError(f'a note holds at most {MAX_NOTE_LENGTH} characters, not {len(note)}')
-    if _NOTE_CONTROL.search(note):
-        raise ValueError('a note may not hold control characters')
-    return names, note
+    return names, check_note(note, MAX_NOTE_LENGTH)
 
 
 def handoff_json(handoff: Handoff) -> dict[str, Any]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests, RunContext
 
     from ._audience import AudienceSetting, ContextSetting
+    from ._escalation import Escalation
 
 __all__ = ('wait_items', 'approvals_of', 'wait_results')
 
@@ -35,9 +36,11 @@ def wait_items(
     audience: AudienceSetting = None,
     context: ContextSetting = None,
     workflow_id: str = '',
+    escalate: tuple[Escalation, ...] = (),
 ) -> tuple[list[AskUserRequest], list[PendingApproval]]:
     """The AskUser questions and the tool approvals of a wait, as pending items, the approvals addressed and in
-    context (by `audience` and `context`, else as the wait's first question).
+    context (by `audience` and `context`, else as the wait's first question), each with the escalation policy
+    `escalate` (checked by the caller: `check_escalation`).
 
     A `UserError` naming `owner` (the `ask` that was given it) and saying what to do `otherwise` when the wait also
     needs a result of another tool: nobody here can give one.
@@ -56,7 +59,7 @@ def wait_items(
         from ._external_events import approvals_addressing
 
         addressing = approvals_addressing(ctx, questions, audience, context)
-        approvals = [replace(approval, **addressing) for approval in approvals]
+        approvals = [replace(approval, **addressing, escalate=escalate) for approval in approvals]
     return questions, approvals
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
+from ._escalation import Escalation, escalation_note
 from ._history import (
     MAX_NOTE_LENGTH,
     FinishedRecord,
@@ -86,6 +87,8 @@ __all__ = (
     'page_inbox',
     'FinishedRecord',
     'Handoff',
+    'Escalation',
+    'escalation_note',
     'MAX_NOTE_LENGTH',
     'finished_json',
     'handoff_json',

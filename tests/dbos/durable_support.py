@@ -85,7 +85,8 @@ class Worker(DBOSWorkerProcess):
     """`dbos` for `DBOSAnswerer`, `plain` for an async function standing in for a person at some UI."""
 
     crash: str | None = None
-    """Where it kills itself with SIGKILL, once: `before-publish`, `after-publish` or `after-answer`."""
+    """Where it kills itself with SIGKILL, once: `before-publish`, `after-publish`, `after-answer` or
+    `after-escalate`."""
 
     call_id: str | None = None
     """The tool call id of every call its model makes (`''` for none); a new one each call when `None`."""
@@ -95,6 +96,9 @@ class Worker(DBOSWorkerProcess):
 
     clock_offset: float = 0.0
     """How many seconds ahead of the real wall clock its next start's clock runs (a restart that late)."""
+
+    escalate: float | None = None
+    """When set, its question is for `alice` and escalates to `team:oncall` this many seconds after it was asked."""
 
     @property
     def calls_file(self) -> Path:
@@ -128,6 +132,8 @@ class Worker(DBOSWorkerProcess):
             command += ['--events', str(self.events_file)]
         if self.clock_offset:
             command += ['--clock-offset', str(self.clock_offset)]
+        if self.escalate is not None:
+            command += ['--escalate', str(self.escalate)]
         return command
 
     def asked(self) -> list[str]:
@@ -189,6 +195,9 @@ class RequestInputWorker(DBOSWorkerProcess):
     workflow_id: str = 'ri-0'
     """The run's workflow id."""
 
+    escalate: float | None = None
+    """With `approvals`: its approval escalates to `team:oncall` when undecided this many seconds."""
+
     def command(self, *, resume: bool) -> list[str]:
         command = [sys.executable, str(REQUEST_INPUT_WORKER), '--db', self.database_url, '--dir', str(self.directory)]
         command += ['--workflow-id', self.workflow_id]
@@ -196,6 +205,7 @@ class RequestInputWorker(DBOSWorkerProcess):
         command += ['--inbox'] if self.inbox else []
         command += ['--approvals'] if self.approvals else []
         command += ['--timeout', str(self.timeout)] if self.timeout is not None else []
+        command += ['--escalate', str(self.escalate)] if self.escalate is not None else []
         command += ['--spelling', self.spelling] + (['--handler-first'] if self.handler_first else [])
         return [*command, *(['--resume'] if resume else [])]
 

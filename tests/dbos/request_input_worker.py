@@ -18,7 +18,8 @@ or `ask-user answer`; `--timeout` bounds the wait.
 With `--approvals`, the model calls `deploy_to(env=..., replicas=...)` (which requires approval) as `call_0` and
 asks one question as `call_1`, the same ids in every run; `ask_through_store` publishes both, and `deploy_to`
 appends the arguments it ran with to `DIR/deployed.txt`. Its question is addressed to `owner-WORKFLOW_ID`, with the
-title `Release of WORKFLOW_ID`, and so is its approval (`ask_through_store` gives it its wait's question's).
+title `Release of WORKFLOW_ID`, and so is its approval (`ask_through_store` gives it its wait's question's);
+`--escalate S` escalates the approval to `team:oncall` when undecided S seconds (`DBOSExternalEvents(escalate=...)`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, str
 from pydantic_ai_ask_user import TOOL_NAME, AskUser, QuestionContext
 from pydantic_ai_ask_user.dbos import DBOSExternalEvents, ask_through_store
 from pydantic_ai_ask_user.deferred import waiting_handler
+from pydantic_ai_ask_user.store import Escalation
 
 
 def main() -> int:
@@ -62,6 +64,7 @@ def main() -> int:
     parser.add_argument('--approvals', action='store_true')
     parser.add_argument('--workflow-id', default='ri-0', help="the run's workflow id")
     parser.add_argument('--timeout', type=float, default=None)
+    parser.add_argument('--escalate', type=float, default=None, help='seconds until the approvals escalate')
     parser.add_argument(
         '--spelling',
         choices=('current', 'handle', 'request-input'),
@@ -160,7 +163,10 @@ def main() -> int:
             name='request_input_inbox_agent',
             capabilities=[
                 DBOSDurability(),
-                DBOSExternalEvents(database_url=args.db),
+                DBOSExternalEvents(
+                    database_url=args.db,
+                    escalate=None if args.escalate is None else Escalation(after=args.escalate, to='team:oncall'),
+                ),
                 AskUser(answerer=None, **addressing),
                 waiting_handler(publish_then_maybe_die, timeout=timeout),
             ],

@@ -2,7 +2,7 @@
 
     python tests/dbos/worker.py --db URL --calls FILE --out FILE [--runs N] [--timeout S] [--resume]
         [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer] [--call-id ID] [--events FILE]
-        [--clock-offset S]
+        [--clock-offset S] [--escalate S]
 
 The model is a `FunctionModel` that appends one line per call to `--calls` ("ask RUN" before the
 question, "final RUN" after it), so a test can tell whether a call was repeated after a restart.
@@ -18,6 +18,8 @@ back but before the next model step.
 `--call-id ID` makes the model give every call that tool call id, in every run, as providers that
 repeat ids do (`call_0`); `--call-id ''` gives none at all. Without it, each call gets a new id.
 `--events FILE` appends one JSON line per `AskUserAnsweredEvent` (`request_id`, `withdrawn`, ...).
+`--escalate S` addresses the question to `alice` and escalates it to `team:oncall` when unanswered S seconds;
+`--crash after-escalate` dies once the escalation's forward is committed, before DBOS records its step.
 `--clock-offset S` sets this process's wall clock (`time.time`) S seconds ahead, as if it were restarted S
 seconds later: a deadline test need not sleep through the deadline.
 """
@@ -45,6 +47,7 @@ from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserAnsweredEvent, AskUs
 from pydantic_ai_ask_user._json import response_from_json
 from pydantic_ai_ask_user.dbos import DBOSAnswerer
 from pydantic_ai_ask_user.dbos import _answerer as durable_answerer
+from pydantic_ai_ask_user.store import Escalation
 
 APPLICATION_VERSION = 'ask-user-tests-1'
 """Fixed, so a restarted worker recovers the workflows of the one it replaces."""
@@ -60,6 +63,7 @@ def install_crash_points(point: str | None) -> None:
     """Wrap the durable answerer's database writes so the worker can die between a write and its record."""
     insert_encoded = durable_answerer.insert_encoded
     publish = DBOSAnswerer._publish  # pyright: ignore[reportPrivateUsage]
+    escalate = DBOSAnswerer._escalate  # pyright: ignore[reportPrivateUsage]
 
     def insert_then_maybe_not(*args: Any, **kwargs: Any) -> None:
         crash_once(point, 'before-publish')
@@ -70,8 +74,14 @@ def install_crash_points(point: str | None) -> None:
         crash_once(point, 'after-publish')  # ...but DBOS has not recorded the step yet
         return published
 
+    def escalate_then_die(self: DBOSAnswerer, *args: Any, **kwargs: Any) -> Any:
+        escalated = escalate(self, *args, **kwargs)  # the forward committed...
+        crash_once(point, 'after-escalate')  # ...but DBOS has not recorded the step yet
+        return escalated
+
     durable_answerer.insert_encoded = insert_then_maybe_not
     DBOSAnswerer._publish = publish_then_die  # pyright: ignore[reportPrivateUsage]
+    DBOSAnswerer._escalate = escalate_then_die  # pyright: ignore[reportPrivateUsage]
 
 
 async def plain_answerer(request: AskUserRequest) -> AskUserResponse:
@@ -105,6 +115,7 @@ def build_agent(
     crash: str | None = None,
     call_id: str | None = None,
     events_file: str | None = None,
+    escalate: float | None = None,
 ) -> Agent[None, str]:
     """The agent: asks once, then reports the tool result it got."""
 
@@ -125,7 +136,13 @@ def build_agent(
 
     install_crash_points(crash)
     answerer = DBOSAnswerer(database_url, recheck_seconds=600) if answerer_kind == 'dbos' else plain_answerer
-    capabilities: list[AbstractCapability[Any]] = [DBOSDurability(), AskUser(answerer=answerer, timeout=timeout)]
+    addressing: dict[str, Any] = {}
+    if escalate is not None:
+        addressing = {'audience': 'alice', 'escalate': Escalation(after=escalate, to='team:oncall')}
+    capabilities: list[AbstractCapability[Any]] = [
+        DBOSDurability(),
+        AskUser(answerer=answerer, timeout=timeout, **addressing),
+    ]
     if events_file is None:
         return Agent(FunctionModel(model), name='durable_test_agent', capabilities=capabilities)
 
@@ -146,7 +163,10 @@ def main() -> int:
     parser.add_argument('--timeout', type=float, default=None)
     parser.add_argument('--resume', action='store_true', help='only wait for the runs recovered at launch')
     parser.add_argument('--answerer', choices=['dbos', 'plain'], default='dbos')
-    parser.add_argument('--crash', choices=['before-publish', 'after-publish', 'after-answer'], default=None)
+    parser.add_argument(
+        '--crash', choices=['before-publish', 'after-publish', 'after-answer', 'after-escalate'], default=None
+    )
+    parser.add_argument('--escalate', type=float, default=None, help='seconds until the question escalates')
     parser.add_argument('--call-id', default=None, help="the tool call id of every call ('' for none)")
     parser.add_argument('--events', default=None, help='append the answered events here')
     parser.add_argument('--clock-offset', type=float, default=0.0, help='seconds to set the wall clock ahead')
@@ -157,7 +177,9 @@ def main() -> int:
         real_time = time.time
         time.time = lambda: real_time() + args.clock_offset
 
-    agent = build_agent(args.db, args.calls, args.timeout, args.answerer, args.crash, args.call_id, args.events)
+    agent = build_agent(
+        args.db, args.calls, args.timeout, args.answerer, args.crash, args.call_id, args.events, args.escalate
+    )
 
     @DBOS.workflow(name='durable_test.run')
     async def run(prompt: str) -> str:

@@ -37,6 +37,7 @@ from temporalio import workflow
 from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent, AskUserResponse, QuestionContext
 from pydantic_ai_ask_user._deferred_handlers import REQUEST_INPUT
 from pydantic_ai_ask_user.deferred import waiting_handler
+from pydantic_ai_ask_user.store import Escalation
 from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer, TemporalExternalEvents
 
 TASK_QUEUE = 'ask-user-tests'
@@ -626,6 +627,63 @@ class OwnedAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
         return Outcome(result.output, result.all_messages())
 
 
+ESCALATE_AFTER = 3.0
+"""When the questions and approvals of the escalating workflows escalate (to `team:oncall`), in seconds."""
+
+ESCALATION = Escalation(after=ESCALATE_AFTER, to='team:oncall', note='the owner is away')
+"""The escalation policy of `escalating_agent`'s question and `escalating_release_agent`'s approval."""
+
+escalating_agent = Agent(
+    asking_model(),
+    name='escalating_asker',
+    deps_type=str,
+    capabilities=[
+        _fast_recovery(),
+        AskUser(
+            answerer=TemporalAnswerer(), audience=_owner, escalate=ESCALATION, recommended_options=True, notes=True
+        ),
+    ],
+)
+"""`owned_asking_agent` whose question escalates to `team:oncall` when unanswered `ESCALATE_AFTER` seconds."""
+
+escalating_release_agent = Agent(
+    FunctionModel(_release_then_report),
+    name='escalating_release_asker',
+    deps_type=str,
+    tools=[Tool(deploy, requires_approval=True)],
+    capabilities=[
+        TemporalDurability(),
+        TemporalExternalEvents(audience=_owner, escalate=ESCALATION),
+        waiting_handler(wait_for_a_person),
+    ],
+)
+"""A deploy call of its owner's waiting for approval, which escalates as `escalating_agent`'s question does."""
+
+
+@workflow.defn
+class EscalatingAskWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `escalating_agent` once for `Turn.owner`."""
+
+    __pydantic_ai_agents__ = (escalating_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await escalating_agent.run(turn.prompt, deps=turn.owner)
+        return Outcome(result.output, result.all_messages())
+
+
+@workflow.defn
+class EscalatingReleaseWorkflow(AskUserWorkflow, PydanticAIWorkflow):
+    """Runs `escalating_release_agent` once for `Turn.owner`."""
+
+    __pydantic_ai_agents__ = (escalating_release_agent,)
+
+    @workflow.run
+    async def run(self, turn: Turn) -> Outcome:
+        result = await escalating_release_agent.run(turn.prompt, deps=turn.owner)
+        return Outcome(result.output, result.all_messages())
+
+
 ALL_WORKFLOWS = (
     OrderedApprovalWorkflow,
     DurableAskWorkflow,
@@ -643,6 +701,8 @@ ALL_WORKFLOWS = (
     PolicyApprovalWorkflow,
     OwnedReleaseWorkflow,
     OwnedAskWorkflow,
+    EscalatingAskWorkflow,
+    EscalatingReleaseWorkflow,
 )
 """Every workflow a test worker runs."""
 

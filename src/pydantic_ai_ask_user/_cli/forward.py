@@ -26,9 +26,6 @@ __all__ = ('run_forward',)
 
 def run_forward(args: argparse.Namespace) -> int:
     """Forward one waiting item; print the hand-off as JSON. Exit codes as `answer`'s."""
-    if args.temporal is not None:
-        fail(_('forwarding on Temporal is not available yet: ask-user forward works on a DBOS database (--db)'))
-        return EXIT_CANNOT_ASK
     try:
         names, note = check_handoff(list(args.to), args.note or '')
     except (ValueError, TypeError) as error:

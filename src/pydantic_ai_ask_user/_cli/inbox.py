@@ -309,8 +309,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             'answer it now (with --add, they as well as those before). The run waiting for it is not told: it gets '
             'its one answer, from whoever answers. The hand-off (who, when, from whom to whom, the note) is kept '
             'with the item and in its history. Prints the hand-off as JSON. Administrative access, as answer. '
-            'Exit codes: 0 forwarded, 2 a bad name or note, 4 cannot forward here (--temporal is not available '
-            'yet), 5 unknown id, 6 already answered, 7 no longer waiting, 9 the id means several waiting items.'
+            'On Temporal, an approval is forwarded with the other approvals of its wait. Exit codes: 0 forwarded, '
+            '2 a bad name or note, 4 cannot reach the store, 5 unknown id, 6 already answered, 7 no longer waiting, '
+            '9 the id means several waiting items.'
         ),
     )
     forward.add_argument('item', metavar='ID', help="the id `ask-user pending` shows (a question's or an approval's)")
@@ -323,7 +324,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     forward.add_argument('--note', metavar='TEXT', default='', help='a note for them (kept in the history)')
     forward.add_argument('--add', action='store_true', help='add them to whom it is addressed instead of replacing')
-    _add_source(forward, 'not available yet: forwarding in Temporal workflows (exit 4)')
+    _add_source(forward)
 
     resolve = command(
         subparsers,

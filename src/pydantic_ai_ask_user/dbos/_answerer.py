@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field, replace
+from functools import partial
 from typing import Literal, TypeVar
 
 import anyio
@@ -18,6 +19,8 @@ from dbos import error as dbos_errors
 
 from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
 from .._audience import audience_from_json, context_from_json, context_to_json
+from .._escalation import Escalation, escalation_note
+from .._question_store import StoreError
 from ._db import DEFAULT_DATABASE_URL
 from ._encoding import (
     WITHDRAWN_MESSAGE,
@@ -26,9 +29,11 @@ from ._encoding import (
     decode_message,
     decode_request,
     encode_request,
+    escalation_of,
     message_topic,
 )
 from ._engine import create_engine, ensure_table
+from ._handoffs import escalation_handoff_id, forward_item
 from ._questions import insert_encoded, publication, select_requests, status_and_response, withdraw_pending
 
 __all__ = ('DBOSAnswerer', 'DEFAULT_RECHECK_SECONDS')
@@ -61,7 +66,8 @@ class DBOSAnswerer:
     raises `QuestionWithdrawn`, so the model is told so, never that the person declined.
 
     It is a `DurableAnswerer`: `AskUser(timeout=...)` hands it the timeout, and the deadline, counted
-    from the first publication, survives restarts too.
+    from the first publication, survives restarts too. So does `AskUser(escalate=...)`: the wait forwards the
+    question at each step's time, counted the same way, in a step of its own, once.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -163,17 +169,35 @@ class DBOSAnswerer:
         deadline = None if timeout is None else published.created_at + timeout
         now = published.now
         topic = message_topic(key)
+        # Escalation, decided here in the workflow rather than by a sweeper of the store: each step's time is the
+        # first publication's (recorded) plus its `after`, the wait below ends at the next one, and the forward is a
+        # step of its own, recorded once. A worker killed before a step falls due recovers this workflow at its next
+        # launch and applies the step then, late but once; one killed inside the step (the forward committed, the
+        # step not recorded) runs it again, and the hand-off's fixed id makes that a no-op. Steps at or after the
+        # deadline never fall due: the question is withdrawn first.
+        escalations = [
+            (published.created_at + step.after, step)
+            for step in escalation_of(questions_json)
+            if deadline is None or published.created_at + step.after < deadline
+        ]
+        escalated = 0
         # No withdrawal on the way out: a plain cancellation of the task leaves the workflow PENDING, and
         # DBOS recovers it later, replaying these same steps, so a step recorded here would not be where
         # the replay looks for it. The question stays answerable for the recovered run; a workflow that
         # really ended (cancelled, failed, deleted) has its question withdrawn by the store.
         while True:
-            wait = self.recheck_seconds if deadline is None else min(self.recheck_seconds, deadline - now)
+            while escalated < len(escalations) and now >= escalations[escalated][0]:
+                index, step = escalated, escalations[escalated][1]
+                now = await self._step('escalate', partial(self._escalate, key, index, step))
+                escalated += 1
+            ends = [deadline, escalations[escalated][0] if escalated < len(escalations) else None]
+            ending = min((end for end in ends if end is not None), default=None)
+            wait = self.recheck_seconds if ending is None else min(self.recheck_seconds, ending - now)
             if wait > 0:  # decided from recorded values, so a replay calls the same steps
-                if deadline is not None:
+                if ending is not None:
                     # But counted on the live clock: DBOS keeps the end of a recv it recorded, and one that a
                     # crash cut off before it was recorded must wait only for the time left, not start over.
-                    wait = max(0.0, min(self.recheck_seconds, deadline - time.time()))
+                    wait = max(0.0, min(self.recheck_seconds, ending - time.time()))
                 # Only the store sends answers, and only after claiming the request; a withdrawal (by an
                 # own-workflow caller, or by the store when the workflow had ended) sends `WITHDRAWN_MESSAGE`.
                 message: str | None = await DBOS.recv_async(topic, timeout_seconds=wait)
@@ -205,6 +229,24 @@ class DBOSAnswerer:
             key=identity.key,
             stored_questions=None if stored_questions == questions_json else stored_questions,
         )
+
+    def _escalate(self, key: str, index: int, step: Escalation) -> float:
+        """Forward the question `key` by step `index` of its escalation policy, once: nothing if that hand-off is
+        recorded already (a step run again after a crash) or the question no longer waits. The time after it.
+        """
+        # Answered or withdrawn meanwhile: nothing to forward, and the check that follows finds out which.
+        with self.engine().begin() as conn, contextlib.suppress(StoreError):
+            forward_item(
+                conn,
+                'question',
+                key,
+                step.to,
+                escalation_note(step),
+                None,
+                replace=step.replace,
+                handoff_id=escalation_handoff_id(key, index),
+            )
+        return time.time()
 
     def _check(self, key: str, deadline: float | None) -> _Checked:
         """Read the answer; past the deadline, withdraw the request unless an answer claimed it first."""

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, format_validation_error
 from .._audience import QuestionContext, audience_from_json, context_from_json
+from .._escalation import Escalation, escalation_from_json, escalation_to_json
 from .._json import questions_to_json, response_from_json, response_to_json
 from .._text import printable
 
@@ -175,7 +176,8 @@ def json_value(text: str) -> object:
 
 
 def encode_request(request: AskUserRequest) -> str:
-    """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` if set.
+    """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` and
+    the escalation policy (`escalate`) if set.
 
     `{"questions": [...]}` for a request with none, as earlier versions wrote every request; `recommended`
     is kept in each question that has one. The run step is part of the key (a run may repeat a call id in
@@ -188,7 +190,18 @@ def encode_request(request: AskUserRequest) -> str:
         data['deadline'] = request.deadline
     if request.run_step is not None:
         data['run_step'] = request.run_step
+    if request.escalate:
+        data['escalate'] = escalation_to_json(request.escalate)
     return json.dumps(data, ensure_ascii=False)
+
+
+def escalation_of(text: str) -> tuple[Escalation, ...]:
+    """The escalation policy a request's JSON (`encode_request`) holds; none when it holds none, or is not readable."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ()
+    return escalation_from_json(cast(dict[str, Any], data).get('escalate')) if isinstance(data, dict) else ()
 
 
 def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> AskUserRequest:
@@ -203,12 +216,15 @@ def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> 
     notes = arguments.pop('notes', False)
     deadline = arguments.pop('deadline', None)
     step = arguments.pop('run_step', None)
+    escalate = escalation_from_json(arguments.pop('escalate', None))  # rows of earlier versions have none
     run_step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and run_id else None
     request = AskUserRequest.from_tool_args(
         arguments, id=request_id, notes=notes is True, run_id=run_id, run_step=run_step
     )
     if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
         request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
+    if escalate:
+        request = replace(request, escalate=escalate)
     return request
 
 

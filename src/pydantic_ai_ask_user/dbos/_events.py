@@ -19,7 +19,7 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, cast
 
@@ -30,10 +30,11 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.external_events import ExternalEventError, ExternalEventWaiter
 from pydantic_ai.tools import AgentDepsT
 
+from .._escalation import Escalation, EscalationSetting, check_escalation
 from .._external_events import ExternalEventsCapability, take_calls_to_wait_for
 from .._wait_calls import WaitCalls
 from ._db import DEFAULT_DATABASE_URL
-from ._inbox import TOKEN_PREFIX, event_topic, expire_token, open_wait, settle_wait
+from ._inbox import TOKEN_PREFIX, escalate_token, event_topic, expire_token, open_wait, settle_wait
 
 __all__ = ('DBOSEventWaiter', 'DBOSExternalEvents', 'DEFAULT_CHUNK_SECONDS')
 
@@ -60,6 +61,10 @@ class DBOSEventWaiter(ExternalEventWaiter):
     on with the answers given in time and `TIMED_OUT` for the rest.
     """
 
+    escalate: tuple[Escalation, ...] = ()
+    """The escalation policy of the approvals of each wait (`DBOSExternalEvents(escalate=...)`): while the wait is
+    open, each step forwards its approvals still pending `after` seconds after it opened, in a step of the workflow."""
+
     async def wait(
         self,
         name: str,
@@ -77,7 +82,8 @@ class DBOSEventWaiter(ExternalEventWaiter):
 
         async def mint() -> dict[str, Any]:
             token = f'{TOKEN_PREFIX}{secrets.token_urlsafe(18)}.{workflow_id}'
-            return {'token': token, 'deadline': None if timeout is None else time.time() + timeout.total_seconds()}
+            now = time.time()
+            return {'token': token, 'deadline': None if timeout is None else now + timeout.total_seconds(), 'at': now}
 
         # The token in a step of its own, before `ask`: if the worker dies after `ask` ran but before DBOS
         # recorded it, the retried `ask` gets the same token, so whatever it published still resolves this wait.
@@ -102,8 +108,10 @@ class DBOSEventWaiter(ExternalEventWaiter):
             return recorded['answer']
         topic = event_topic(token)
         deadline: float | None = minted['deadline']
-        if deadline is None:
-            message = None
+        message = await self._escalating(name, token, minted.get('at'), deadline)
+        if message is not None:
+            pass
+        elif deadline is None:
             while message is None:
                 message = await DBOS.recv_async(topic, timeout_seconds=self.chunk_seconds)
         else:
@@ -129,6 +137,33 @@ class DBOSEventWaiter(ExternalEventWaiter):
             raise ExternalEventError(str(data['error']))
         return data['payload']
 
+    async def _escalating(self, name: str, token: str, opened: float | None, deadline: float | None) -> str | None:
+        """Wait for the resolution of `token` until each escalation step falls due, and apply it in a step of its own
+        (`escalate_token`, whose hand-offs have fixed ids: run again after a crash, it changes nothing); the message,
+        if one came first. Steps at or after the deadline never fall due; a wait minted before escalation (no time
+        recorded) has none.
+
+        The waits are `DBOS.recv`s, which DBOS records with their ends: a worker killed before a step falls due
+        recovers the workflow at its next launch and applies the step then, late but once.
+        """
+        if opened is None or not self.escalate:
+            return None
+        database_url = self.database_url
+        topic = event_topic(token)
+        for index, step in enumerate(self.escalate):
+            due = opened + step.after
+            if deadline is not None and due >= deadline:
+                break
+            message: str | None = await DBOS.recv_async(topic, timeout_seconds=max(due - time.time(), 0.0))
+            if message is not None:
+                return message
+
+            async def escalate(index: int = index, step: Escalation = step) -> None:
+                await anyio.to_thread.run_sync(lambda: escalate_token(database_url, token, index, step))
+
+            await DBOS.run_step_async({'name': f'external_event.{name}.escalate'}, escalate)
+        return None
+
 
 @dataclass
 class DBOSExternalEvents(ExternalEventsCapability[AgentDepsT]):
@@ -151,6 +186,18 @@ class DBOSExternalEvents(ExternalEventsCapability[AgentDepsT]):
         """Whether this runs in the body of a DBOS workflow (not in a step)."""
         return DBOS.workflow_id is not None and DBOS.step_id is None
 
+    escalate: EscalationSetting = None
+    """The escalation policy of the tool approvals, as `AskUser(escalate=...)`: one `Escalation` or several (a
+    `ValueError` here if they do not check). Each step forwards the approvals of a wait still pending `after` seconds
+    after it opened (`DBOSEventWaiter.escalate`)."""
+
+    _escalation: tuple[Escalation, ...] = field(default=(), init=False, repr=False, compare=False)
+    """`escalate` checked."""
+
+    def __post_init__(self) -> None:
+        self._escalation = check_escalation(self.escalate, 'DBOSExternalEvents(escalate=...)')
+
     def make_waiter(self) -> DBOSEventWaiter:
-        """`waiter`, or a `DBOSEventWaiter` on `database_url`."""
-        return self.waiter or DBOSEventWaiter(database_url=self.database_url)
+        """`waiter`, or a `DBOSEventWaiter` on `database_url`; with the escalation policy, when there is one."""
+        waiter = self.waiter or DBOSEventWaiter(database_url=self.database_url)
+        return replace(waiter, escalate=self._escalation) if self._escalation else waiter

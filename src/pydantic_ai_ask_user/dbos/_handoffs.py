@@ -34,6 +34,7 @@ __all__ = (
     'ensure_handoffs',
     'forward_item',
     'select_handoffs',
+    'escalation_handoff_id',
 )
 
 _log = logging.getLogger('pydantic_ai_ask_user.dbos')
@@ -101,13 +102,21 @@ def forward_item(
     by: str | None,
     *,
     replace: bool,
-) -> Handoff:
+    handoff_id: str | None = None,
+) -> Handoff | None:
     """Hand the pending `item` `key` on to `names` (checked), in the transaction of `conn`: its audience, its
     addressee rows, the hand-off's row, and a change of the log. The store errors when it is not pending.
+
+    `handoff_id` names the hand-off's row (a new random one when `None`): one already there (an escalation step run
+    again) changes nothing, and `None` is returned.
     """
     if not _has_table(conn, HANDOFFS_TABLE_NAME):  # a database that no start-up brought up to date
         for statement in handoffs_statements():
             execute(conn, statement)
+    if handoff_id is not None:
+        query = f'SELECT 1 FROM {HANDOFFS_TABLE_NAME} WHERE id = :id'
+        if execute(conn, query, {'id': handoff_id}).fetchone() is not None:
+            return None
     lock = ' FOR UPDATE' if dialect_of(conn) == 'postgresql' else ''
     if item == 'question':
         row = execute(
@@ -164,7 +173,7 @@ def forward_item(
         f'INSERT INTO {HANDOFFS_TABLE_NAME} (id, item, item_key, at, by_name, from_audience, to_audience, note) '
         'VALUES (:id, :item, :key, :at, :by, :before, :after, :note)',
         {
-            'id': secrets.token_hex(16),
+            'id': handoff_id or secrets.token_hex(16),
             'item': item,
             'key': key,
             'at': now,
@@ -184,6 +193,11 @@ def forward_item(
             {'item': item, 'key': key, 'at': now},
         )
     return handoff
+
+
+def escalation_handoff_id(key: str, index: int) -> str:
+    """The id of the hand-off row of step `index` of the escalation of item `key`: the same each time it is applied."""
+    return f'e{index}-{key}'[:40]
 
 
 def _has_table(conn: Connection, name: str) -> bool:

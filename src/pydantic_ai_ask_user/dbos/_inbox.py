@@ -27,11 +27,13 @@ import anyio.to_thread
 from .._answers import AskUserRequest
 from .._approvals import PendingApproval
 from .._audience import AudienceSetting, ContextSetting
+from .._escalation import Escalation, escalation_note
 from .._module_names import LazyModule
 from .._request_input import wait_items, wait_results
 from ._approvals import StoredApproval, insert_approval, select_approvals, withdraw_approvals
 from ._db import DEFAULT_DATABASE_URL
 from ._encoding import StoredRequest
+from ._handoffs import escalation_handoff_id, forward_item
 from ._questions import insert_pending, withdraw_pending
 from ._waits import (
     claim_wait,
@@ -47,6 +49,7 @@ __all__ = (
     'ask_through_store',
     'completed_results',
     'expire_token',
+    'escalate_token',
     'open_wait',
     'settle_wait',
     'event_topic',
@@ -203,6 +206,26 @@ def settle_wait(database_url: str, token: str) -> None:
     """Mark the wait of `token` resolved by `ask` itself, so no later resolution is reported as taken."""
     with _transaction(database_url) as conn:
         claim_wait(conn, token)
+
+
+def escalate_token(database_url: str, token: str, index: int, step: Escalation) -> None:
+    """Forward every approval of the wait of `token` still pending by step `index` of its escalation policy, each
+    once: an approval whose hand-off of that step is recorded already (the step run again after a crash) is left.
+    """
+    with _transaction(database_url) as conn:
+        lock_token(conn, token)
+        for stored in select_approvals(conn, token=token, pending=True):
+            key = stored.approval.key
+            forward_item(
+                conn,
+                'approval',
+                key,
+                step.to,
+                escalation_note(step),
+                None,
+                replace=step.replace,
+                handoff_id=escalation_handoff_id(key, index),
+            )
 
 
 def expire_token(database_url: str, token: str) -> dict[str, Any] | None:

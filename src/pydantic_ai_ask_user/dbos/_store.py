@@ -656,6 +656,7 @@ class DBOSQuestionStore:
             )
             handoff = forward_item(conn, item, key, names, note, by, replace=replace)
         self._decoded.pop(key, None)
+        assert handoff is not None  # a new row each forward: never one there already
         return handoff
 
     async def handoffs(self, key: str) -> Sequence[Handoff]:

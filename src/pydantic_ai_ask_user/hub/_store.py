@@ -18,6 +18,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, check_decision
 from pydantic_ai_ask_user._audience import audience_includes, check_audience
+from pydantic_ai_ask_user._escalation import Escalation, escalation_note
 from pydantic_ai_ask_user._history import (
     ALL_FINISHED,
     FinishedRecord,
@@ -116,6 +117,9 @@ class QuestionHub:
     (see `WebAnswerer.request_input`) and waits until each is answered or decided; the pages, the API and
     `decide`/`decide_wait` decide the approvals (approve, deny with a reason, approve with edited arguments checked
     against the tool's schema), each once, addressed like the questions.
+
+    A waiting item can be handed on (`forward`), and hands itself on by its escalation policy
+    (`AskUserRequest.escalate`, `PendingApproval.escalate`): the wait for it forwards it at each step's time, once.
     """
 
     def __init__(
@@ -150,6 +154,8 @@ class QuestionHub:
         self._wait_questions: dict[str, tuple[str, ...]] = {}
         # The hand-offs of each pending item that has any (`forward`), the oldest first: moved into its history.
         self._handoffs: dict[str, list[Handoff]] = {}
+        # How many steps of its escalation policy each pending item has had applied (`_escalating`).
+        self._escalated: dict[str, int] = {}
 
     async def ask(self, request: AskUserRequest) -> AskUserResponse:
         """Publish `request` and wait until a person answers or declines it.
@@ -181,7 +187,7 @@ class QuestionHub:
             check_same_questions(request, waiting.request)
         waiting.askers += 1
         try:
-            await waiting.done.wait()
+            await self._escalating(key, waiting.created_at, waiting.request.escalate, waiting.done)
         except anyio.get_cancelled_exc_class():
             if waiting.response is not None and _landed_despite():
                 return waiting.response
@@ -353,6 +359,7 @@ class QuestionHub:
             )
             self._forget_oldest()
         self._handoffs.pop(request_id, None)
+        self._escalated.pop(request_id, None)
         # With its request, so each stream decides from the event who may hear of it (no list of keys per stream).
         self._publish(StoreEvent(outcome, request_id, request))
 
@@ -398,6 +405,9 @@ class QuestionHub:
         it was addressed (its former addressees drop it) and a `requested` event as it is now are sent.
         """
         names, note = check_handoff(to, note)
+        return self._forward(key, names, note, by, replace=replace)
+
+    def _forward(self, key: str, names: tuple[str, ...], note: str, by: str | None, *, replace: bool) -> Handoff:
         if (waiting := self._pending.get(key)) is not None:
             before = waiting.request.audience
             after = _audience_after(before, names, replace=replace)
@@ -420,6 +430,28 @@ class QuestionHub:
             return handoff
         self._waiting(key)  # raises the store error of a finished (or unknown) item
         raise UnknownRequestError(key)  # pragma: no cover - `_waiting` raised
+
+    async def _escalating(self, key: str, asked_at: float, steps: Sequence[Escalation], done: anyio.Event) -> None:
+        """Wait until `done`; meanwhile forward the item `key` by each step of its escalation policy as it falls due.
+
+        The timer is the wait itself (no task of its own), so it ends with it. Each step is applied once, by whichever
+        wait of the item reaches it first (a replay joining the wait counts the same steps).
+        """
+        for index, step in enumerate(steps):
+            delay = asked_at + step.after - time.time()
+            if delay > 0:
+                with anyio.move_on_after(delay):
+                    await done.wait()
+            if done.is_set():
+                return
+            if self._escalated.get(key, 0) > index:
+                continue
+            self._escalated[key] = index + 1
+            try:
+                self._forward(key, step.to, escalation_note(step), None, replace=step.replace)
+            except StoreError:  # pragma: no cover - a pending item's wait is open; nothing to escalate otherwise
+                return
+        await done.wait()
 
     async def handoffs(self, key: str) -> Sequence[Handoff]:
         """The hand-offs of the pending question or approval `key`, the oldest first (none if it has none)."""
@@ -463,7 +495,10 @@ class QuestionHub:
                     for request in questions:
                         group.start_soon(answer, request)
                     for deciding in waiting:
-                        await deciding.done.wait()
+                        approval = deciding.approval
+                        group.start_soon(
+                            self._escalating, approval.key, approval.created_at, approval.escalate, deciding.done
+                        )
         finally:
             self._wait_questions.pop(token, None)
             for deciding in waiting:
@@ -509,6 +544,7 @@ class QuestionHub:
             )
             self._forget_oldest()
         self._handoffs.pop(key, None)
+        self._escalated.pop(key, None)
         deciding.done.set()
         self._publish(StoreEvent(outcome, key, item='approval', approval=deciding.approval))
 

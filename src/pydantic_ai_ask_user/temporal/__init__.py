@@ -30,6 +30,7 @@ from ._store import (
 from ._visibility import QUESTIONS_ATTRIBUTE_NAME
 from ._workflow import (
     EVENTS_QUERY_NAME,
+    FORWARD_UPDATE_NAME,
     QUERY_NAME,
     RESOLVE_SIGNAL_NAME,
     RESOLVE_UPDATE_NAME,
@@ -37,6 +38,7 @@ from ._workflow import (
     UPDATE_NAME,
     AskUserWorkflow,
     EventResolution,
+    Forward,
     QuestionAnswer,
     WaitingEvent,
 )
@@ -69,4 +71,6 @@ __all__ = (
     'RESOLVE_UPDATE_NAME',
     'RESOLVE_SIGNAL_NAME',
     'EVENTS_QUERY_NAME',
+    'FORWARD_UPDATE_NAME',
+    'Forward',
 )

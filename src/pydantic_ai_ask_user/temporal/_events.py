@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -41,6 +41,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from .._answers import TOOL_NAME, AskUserRequest
 from .._audience import AudienceSetting, ContextSetting
+from .._escalation import Escalation, EscalationSetting, check_escalation
 from .._external_events import (
     ExternalEventsCapability,
     approvals_addressing,
@@ -175,6 +176,17 @@ class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
     With neither setting, the wait's first AskUser question's context, or the agent's name and the conversation in a
     wait without one."""
 
+    escalate: EscalationSetting = None
+    """The escalation policy of the tool approvals, as `AskUser(escalate=...)`: one `Escalation` or several (a
+    `ValueError` here if they do not check). While a wait's approvals are undecided, each step forwards the wait (so
+    all its approvals) `after` seconds after it opened, by a durable timer in the workflow."""
+
+    _escalation: tuple[Escalation, ...] = field(default=(), init=False, repr=False, compare=False)
+    """`escalate` checked."""
+
+    def __post_init__(self) -> None:
+        self._escalation = check_escalation(self.escalate, 'TemporalExternalEvents(escalate=...)')
+
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[AgentDepsT], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
@@ -183,7 +195,10 @@ class TemporalExternalEvents(ExternalEventsCapability[AgentDepsT]):
         if self.in_container():
             calls = [call for call in requests.calls if call.tool_name == TOOL_NAME]
             questions = [AskUserRequest.from_deferred(requests, call) for call in calls]
-            _approvals_addressed.set(approvals_addressing(ctx, questions, self.audience, self.context))
+            addressing = approvals_addressing(ctx, questions, self.audience, self.context)
+            if self._escalation:  # only then: a wait of an earlier version's workflow is listed as it was
+                addressing['escalate'] = self._escalation
+            _approvals_addressed.set(addressing)
         return None
 
     def in_container(self) -> bool:

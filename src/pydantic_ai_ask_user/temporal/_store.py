@@ -27,7 +27,15 @@ from temporalio.service import RPCError, RPCStatusCode
 from .._answers import AskUserRequest, AskUserResponse, ask_user_result, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
-from .._history import ALL_FINISHED, FinishedRecord, HistoryFilter, history_order, visible_in_history
+from .._history import (
+    ALL_FINISHED,
+    FinishedRecord,
+    Handoff,
+    HistoryFilter,
+    check_handoff,
+    history_order,
+    visible_in_history,
+)
 from .._question_store import (
     DEFAULT_PAGE_SIZE,
     EVERYTHING,
@@ -62,7 +70,7 @@ from ._visibility import (
     wait_approvals,
     wait_questions,
 )
-from ._workflow import UPDATE_NAME, QuestionAnswer
+from ._workflow import FORWARD_UPDATE_NAME, UPDATE_NAME, Forward, QuestionAnswer
 
 __all__ = (
     'TemporalQuestionStore',
@@ -109,6 +117,9 @@ class TemporalRecord:
     created_at: float
     """When the workflow started waiting for it, in seconds since the epoch."""
 
+    handoffs: tuple[Handoff, ...] = ()
+    """Its hand-offs (`forward`, escalation), the oldest first."""
+
     @property
     def key(self) -> str:
         """The question's key, its id in the store."""
@@ -127,6 +138,9 @@ class TemporalEventRecord:
 
     created_at: float
     """When the workflow started waiting, in seconds since the epoch."""
+
+    handoffs: tuple[Handoff, ...] = ()
+    """The wait's hand-offs (`forward` of one of its approvals, escalation), the oldest first."""
 
     @property
     def key(self) -> str:
@@ -502,6 +516,57 @@ class TemporalQuestionStore:
                     raise _addressed_as_asked(WithdrawnError(request_id), now)
         raise UnknownRequestError(request_id)
 
+    async def forward(
+        self, key: str, to: Sequence[str], *, note: str = '', by: str | None = None, replace: bool = True
+    ) -> Handoff:
+        """Hand the waiting question or approval `key` on to `to` (names or groups), with `note`: the `QuestionHub`
+        contract, by the Update `FORWARD_UPDATE_NAME` on the workflow that waits, which changes the wait's audience,
+        keeps the hand-off and shows both in its memo (the listings, a moment later: visibility lags).
+
+        An approval is held by its waiting handler's wait, which is addressed as a whole: forwarding one of its
+        approvals forwards the wait, so all its approvals. `ValueError` for bad names or a bad note; the store errors
+        when it is not waiting (`WithdrawnError` when its wait ended as the Update arrived).
+        """
+        names, checked = check_handoff(to, note)
+        handle, wait_key, question = await self._forwardable(key)
+        forward = Forward(wait_key, names, checked, by, replace)
+        try:
+            async with _reaching(self):
+                return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                    FORWARD_UPDATE_NAME, forward, result_type=Handoff
+                )
+        except WorkflowUpdateFailedError as error:
+            if question:
+                await self._waiting(key)  # the store error of a question answered meanwhile
+            raise WithdrawnError(key) from error
+
+    async def _forwardable(self, key: str) -> tuple[WorkflowHandle[Any, Any], str, bool]:
+        """The workflow waiting for the question or approval `key`, the key of its wait there, and whether it is a
+        question; the store errors when neither waits.
+        """
+        try:
+            _, handle = await self._waiting(key)
+            return handle, key, True
+        except UnknownRequestError:
+            pass
+        for record in await self.pending_events():
+            if any(a.key == key for a in wait_approvals(record.event, record.workflow_id, record.created_at)):
+                client = await self.connected()
+                return client.get_workflow_handle(record.workflow_id), record.key, False
+        raise UnknownRequestError(key[:200])
+
+    async def handoffs(self, key: str) -> Sequence[Handoff]:
+        """The hand-offs of the waiting question or approval `key`, the oldest first (none if it has none), as its
+        workflow's memo holds them now; the store errors when it does not wait.
+        """
+        handle, wait_key, _ = await self._forwardable(key)
+        async with _reaching(self):
+            described = await handle.describe()
+        for record in [*_waiting(described), *waiting_events(described)]:
+            if record.key == wait_key:
+                return record.handoffs
+        return ()
+
     async def events(self) -> AsyncIterator[StoreEvent]:
         """Events from now on, found by listing the waiting questions every `events_poll_seconds`."""
         known = {record.key: record for record in await self.pending_records()}
@@ -510,6 +575,10 @@ class TemporalQuestionStore:
             now = {record.key: record for record in await self.pending_records()}
             for key, record in now.items():
                 if key not in known:
+                    yield StoreEvent('requested', key, record.request)
+                elif record.request.audience != known[key].request.audience:
+                    # Handed on: its former addressees drop it, and its new ones are told, as the hub tells them.
+                    yield StoreEvent('withdrawn', key, known[key].request)
                     yield StoreEvent('requested', key, record.request)
             for key in known.keys() - now.keys():
                 yield StoreEvent(await self._settled(key), key, known[key].request)
@@ -569,7 +638,7 @@ def _waiting(execution: WorkflowExecution) -> Iterable[TemporalRecord]:
     """The questions the memo of `execution` says it waits for."""
     waiting = _memo_field(execution, WAITING_MEMO, WaitingQuestion)
     return [
-        TemporalRecord(question.request, execution.id, question.asked_at)
+        TemporalRecord(question.request, execution.id, question.asked_at, question.handoffs)
         for key, question in waiting.items()
         if key == question.request.key
     ]
@@ -595,7 +664,7 @@ def waiting_events(execution: WorkflowExecution) -> Iterable[TemporalEventRecord
     """The external events the memo of `execution` says it waits for."""
     waiting = _memo_field(execution, EVENTS_MEMO, ListedEvent)
     return [
-        TemporalEventRecord(listed.event, execution.id, listed.asked_at)
+        TemporalEventRecord(listed.event, execution.id, listed.asked_at, listed.handoffs)
         for token, listed in waiting.items()
         if token == listed.event.token
     ]

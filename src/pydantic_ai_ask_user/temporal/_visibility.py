@@ -22,7 +22,7 @@ decides with (is it waiting, answered, withdrawn) is read from the workflow itse
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -33,6 +33,8 @@ from temporalio.common import SearchAttributeKey
 from .._answers import TOOL_NAME, AskUserRequest
 from .._approvals import PendingApproval
 from .._audience import QuestionContext
+from .._escalation import Escalation
+from .._history import Handoff
 from .._tool_args import approval_args
 
 __all__ = (
@@ -102,6 +104,10 @@ class WaitingQuestion:
     asked_at: float
     """When it was asked, workflow time (deterministic), in seconds since the epoch."""
 
+    handoffs: tuple[Handoff, ...] = ()
+    """Its hand-offs (`TemporalQuestionStore.forward`, escalation), the oldest first; `request` is addressed as the
+    last one left it."""
+
 
 @dataclass(frozen=True)
 class WaitingEvent:
@@ -134,6 +140,10 @@ class WaitingEvent:
     """Whether `audience` and `context` were set when the wait opened. `False` for a wait opened by an earlier
     version, whose approvals are addressed and in context as its first AskUser question is (for anyone without one)."""
 
+    escalate: tuple[Escalation, ...] = ()
+    """The escalation policy of the wait's approvals (`TemporalExternalEvents(escalate=...)`): each step forwards the
+    wait (its `audience`) `after` seconds after it opened, if it still waits. Empty: none."""
+
 
 @dataclass(frozen=True)
 class ListedEvent:
@@ -144,6 +154,9 @@ class ListedEvent:
 
     asked_at: float
     """When it opened, workflow time (deterministic), in seconds since the epoch."""
+
+    handoffs: tuple[Handoff, ...] = ()
+    """Its hand-offs, the oldest first, as `WaitingQuestion.handoffs`."""
 
 
 def entry(state: State, key: str) -> str:
@@ -156,13 +169,16 @@ def publish_waits(
     settled: tuple[State, AskUserRequest] | None = None,
     *,
     events: Mapping[str, WaitingEvent] | None = None,
+    handoffs: Mapping[str, Sequence[Handoff]] | None = None,
 ) -> None:
     """In workflow code: show that `pending` (and `events`) waits now, and that the question `settled` names stopped
     waiting.
 
-    Each waiting question and event keeps the time it was first shown at, from the memo. `events` is `None` in a
-    workflow that never listed one: its memo then never names the field, as before external events were listed.
+    Each waiting question and event keeps the time it was first shown at, from the memo, and is shown as it is now
+    (addressed as its hand-offs, `handoffs` by key, left it). `events` is `None` in a workflow that never listed one:
+    its memo then never names the field, as before external events were listed.
     """
+    handed = handoffs or {}
     info = workflow.info()
     current = list(info.typed_search_attributes.get(QUESTIONS_ATTRIBUTE) or ())
     kept = [item for item in current if item.startswith(('answered:', 'withdrawn:'))]
@@ -179,7 +195,10 @@ def publish_waits(
     now = workflow.now().timestamp()
     none: dict[str, WaitingQuestion] = {}
     asked = workflow.memo_value(WAITING_MEMO, none, type_hint=dict[str, WaitingQuestion])
-    memo = {key: asked[key] if key in asked else WaitingQuestion(request, now) for key, request in pending.items()}
+    memo = {
+        key: WaitingQuestion(request, asked[key].asked_at if key in asked else now, tuple(handed.get(key, ())))
+        for key, request in pending.items()
+    }
     # `None` removes the field: a workflow that waits for nothing carries no questions in its memo.
     fields: dict[str, object] = {WAITING_MEMO: memo or None}
     no_audiences: dict[str, list[str]] = {}
@@ -196,7 +215,8 @@ def publish_waits(
         no_events: dict[str, ListedEvent] = {}
         opened = workflow.memo_value(EVENTS_MEMO, no_events, type_hint=dict[str, ListedEvent])
         listed = {
-            token: opened[token] if token in opened else ListedEvent(event, now) for token, event in events.items()
+            token: ListedEvent(event, opened[token].asked_at if token in opened else now, tuple(handed.get(token, ())))
+            for token, event in events.items()
         }
         fields[EVENTS_MEMO] = listed or None
     workflow.upsert_memo(fields)
@@ -241,6 +261,7 @@ def wait_approvals(event: WaitingEvent, workflow_id: str, created_at: float) -> 
             created_at=created_at,
             audience=event.audience,
             context=event.context,
+            escalate=event.escalate,
         )
         for call in event.requests.approvals
     ]

@@ -12,6 +12,7 @@ the answers by the Updates and Signals in the history.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_item
 from typing import Any, Literal
 
 from pydantic import JsonValue, TypeAdapter, ValidationError
@@ -22,9 +23,12 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response, check_tool_result
+from .._audience import check_audience
+from .._escalation import Escalation, escalation_note
+from .._history import Handoff, check_handoff
 from .._text import printable
 from .._wait_calls import WaitCalls
-from ._visibility import WaitingEvent, publish_waits
+from ._visibility import WaitingEvent, addressed, publish_waits
 
 __all__ = (
     'AskUserWorkflow',
@@ -37,7 +41,10 @@ __all__ = (
     'RESOLVE_UPDATE_NAME',
     'RESOLVE_SIGNAL_NAME',
     'EVENTS_QUERY_NAME',
+    'FORWARD_UPDATE_NAME',
+    'Forward',
     'wait_in_workflow',
+    'audience_after',
     'workflow_instance',
 )
 
@@ -59,6 +66,11 @@ RESOLVE_SIGNAL_NAME = 'ask_user.resolve_by_signal'
 
 EVENTS_QUERY_NAME = 'ask_user.pending_events'
 """The Query that lists the external events the workflow waits for (approvals among them), as `WaitingEvent`s."""
+
+FORWARD_UPDATE_NAME = 'ask_user.forward'
+"""The Update that hands a waiting question, or a waiting external event (the approvals of a waiting handler's wait),
+on to other people (`Forward`): refused to its sender, and not recorded, unless the wait is open. Returns the
+`Handoff`."""
 
 _MAX_ERROR_CHARS = 500
 """How much of a validation error a refusal quotes: the error echoes what the sender sent."""
@@ -93,6 +105,26 @@ class EventResolution:
     pending approvals and fails the pending calls with this reason."""
 
 
+@dataclass(frozen=True)
+class Forward:
+    """What a client sends to hand a waiting question or external event on (`TemporalQuestionStore.forward`)."""
+
+    key: str
+    """The question's `AskUserRequest.key`, or the external event's token (`WaitingEvent.token`)."""
+
+    to: tuple[str, ...]
+    """Whom it goes to: names or groups, as an audience (checked with `check_handoff`)."""
+
+    note: str = ''
+    """The note for the new addressees."""
+
+    by: str | None = None
+    """Who handed it on, when the front end knows."""
+
+    replace: bool = True
+    """`True`: addressed to `to` alone; `False`: `to` is added to whom it is addressed (anyone's stays anyone's)."""
+
+
 @dataclass
 class _Waits:
     """What one workflow waits for and what was accepted for it; rebuilt the same way on every replay."""
@@ -110,6 +142,9 @@ class _Waits:
 
     events_listed: bool = False
     """Whether an external event was ever listed here: from then on the memo carries the events' field."""
+
+    handoffs: dict[str, list[Handoff]] = field(default_factory=dict[str, list[Handoff]])
+    """The hand-offs of each open wait that has any, the oldest first."""
 
     def _open(self, key: str, kind: str) -> AskUserRequest | WaitingEvent:
         waiting = self.pending.get(key)
@@ -139,6 +174,28 @@ class _Waits:
     def record(self, key: str, given: AskUserResponse | EventResolution) -> None:
         """Record what was accepted for the wait of `key`."""
         self.given[key] = given
+
+    def check_forward(self, forward: Forward) -> tuple[tuple[str, ...], str]:
+        """The names and the note of `forward`, checked; `ValueError` unless its wait is open here."""
+        self._open(forward.key, 'question or event with key')
+        return check_handoff(list(forward.to), forward.note)
+
+    def forward(self, forward: Forward) -> Handoff:
+        """Hand the open wait of `forward.key` on, in workflow code: its audience changes, the hand-off is kept, and
+        a listed wait is shown anew.
+        """
+        names, note = self.check_forward(forward)
+        waiting = self.pending[forward.key]
+        if isinstance(waiting, WaitingEvent):
+            waiting = addressed(waiting)
+        before = waiting.audience
+        after = audience_after(before, names, replace=forward.replace)
+        self.pending[forward.key] = replace_item(waiting, audience=after)
+        handoff = Handoff(workflow.now().timestamp(), forward.by, before, after if after is not None else names, note)
+        self.handoffs.setdefault(forward.key, []).append(handoff)
+        if forward.key in self.listed:
+            _publish(self)
+        return handoff
 
 
 def _check_decision(requests: DeferredToolRequests, payload: JsonValue) -> None:
@@ -255,6 +312,18 @@ class AskUserWorkflow:
         """The external events this workflow waits for now."""
         return [waiting for waiting in _waits(self).pending.values() if isinstance(waiting, WaitingEvent)]
 
+    @workflow.update(name=FORWARD_UPDATE_NAME)
+    def forward_wait(self, forward: Forward) -> Handoff:
+        """Hand a waiting question or external event on (`Forward`); the validator has checked that it waits."""
+        try:
+            return _waits(self).forward(forward)
+        except ValueError as error:
+            raise _refused(error) from None
+
+    @forward_wait.validator
+    def _refuse_a_forward_of_nothing_waiting(self, forward: Forward) -> None:
+        _waits(self).check_forward(forward)
+
 
 def workflow_instance(waiter: str) -> AskUserWorkflow:
     """The running workflow, which must inherit `AskUserWorkflow`; a `UserError` naming `waiter` and the fix if not."""
@@ -294,17 +363,61 @@ async def wait_in_workflow(
         waits.events_listed = waits.events_listed or isinstance(waiting, WaitingEvent)
         _publish(waits)
     try:
-        await workflow.wait_condition(lambda: key in waits.given, timeout=timeout)
-    except TimeoutError:
-        return None
+        if not await _wait_escalating(waits, key, waiting.escalate, timeout):
+            return None
     finally:
         # No longer waiting: a late answer is refused to its sender, never accepted and dropped.
-        waits.pending.pop(key, None)
+        # As it was addressed last (a hand-off may have changed whom it is for).
+        current = waits.pending.pop(key, waiting)
+        waits.handoffs.pop(key, None)
         if listed:
             waits.listed.discard(key)
             settled = 'answered' if key in waits.given else 'withdrawn'
-            _publish(waits, (settled, waiting) if isinstance(waiting, AskUserRequest) else None)
+            _publish(waits, (settled, current) if isinstance(current, AskUserRequest) else None)
     return waits.given[key]
+
+
+async def _wait_escalating(waits: _Waits, key: str, steps: tuple[Escalation, ...], timeout: float | None) -> bool:
+    """Wait until the wait of `key` is given something (`True`) or `timeout` passes (`False`), forwarding it by each
+    step of `steps` as it falls due while it waits.
+
+    Every wait is `workflow.wait_condition` with a durable timer: a worker killed before a step falls due, replaced
+    after, replays to the same timer, which the server fired once; the step's forward is workflow code, replayed from
+    the history, never applied twice. A step at or after `timeout` never falls due. Without steps, one timer as ever.
+    """
+    started = workflow.now().timestamp()
+    for step in steps:
+        if timeout is not None and step.after >= timeout:
+            break
+        left = step.after - (workflow.now().timestamp() - started)
+        if left > 0:
+            try:
+                await workflow.wait_condition(lambda: key in waits.given, timeout=left)
+                return True
+            except TimeoutError:
+                pass
+        if key in waits.given or key not in waits.pending:
+            return key in waits.given
+        waits.forward(Forward(key, step.to, escalation_note(step), None, replace=step.replace))
+    if key in waits.given:
+        return True
+    left = None if timeout is None else timeout - (workflow.now().timestamp() - started)
+    if left is not None and left <= 0:
+        return False
+    try:
+        await workflow.wait_condition(lambda: key in waits.given, timeout=left)
+    except TimeoutError:
+        return False
+    return True
+
+
+def audience_after(before: tuple[str, ...] | None, names: tuple[str, ...], *, replace: bool) -> tuple[str, ...] | None:
+    """The audience after a hand-off to `names`: them alone, or (not `replace`) them added to `before`."""
+    if replace:
+        return names
+    if before is None:
+        return None  # anyone may answer it already
+    return check_audience([*before, *names])
 
 
 def _publish(waits: _Waits, settled: tuple[Literal['answered', 'withdrawn'], AskUserRequest] | None = None) -> None:
@@ -313,4 +426,5 @@ def _publish(waits: _Waits, settled: tuple[Literal['answered', 'withdrawn'], Ask
     shown = {key: waiting for key, waiting in waits.pending.items() if key in waits.listed}
     questions = {key: waiting for key, waiting in shown.items() if isinstance(waiting, AskUserRequest)}
     events = {key: waiting for key, waiting in shown.items() if isinstance(waiting, WaitingEvent)}
-    publish_waits(questions, settled, events=events if waits.events_listed else None)
+    handoffs = {key: waits.handoffs[key] for key in shown if key in waits.handoffs}
+    publish_waits(questions, settled, events=events if waits.events_listed else None, handoffs=handoffs)

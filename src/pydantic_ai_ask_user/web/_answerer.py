@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdrawn
 from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
+from pydantic_ai_ask_user._escalation import EscalationSetting, check_escalation
 from pydantic_ai_ask_user._module_names import LazyModule
 from pydantic_ai_ask_user._text import printable
 from pydantic_ai_ask_user._webhooks import WebhookNotifier
@@ -111,6 +112,7 @@ class WebAnswerer:
         notes: bool = False,
         audience: AudienceSetting = None,
         context: ContextSetting = None,
+        escalate: EscalationSetting = None,
     ) -> Callable[[_tools.RunContext[Any], _tools.DeferredToolRequests, str], Awaitable[_tools.DeferredToolResults]]:
         """A waiting handler's `ask` that shows a run's tool approvals (and its deferred AskUser questions) in this
         answerer's inbox and returns once a person has decided every one:
@@ -123,6 +125,8 @@ class WebAnswerer:
         decided; after `timeout` seconds, each undecided approval is denied (`TIMED_OUT_DENIAL`) and each unanswered
         question is `TIMED_OUT`, and the decisions made in time stand. `close()` ends every open wait the same way.
         Pass `notes=True` when the agent's `AskUser` has `notes=True` (the deferred calls do not say so).
+        `escalate` (as `AskUser(escalate=...)`: one `Escalation` or several; a `ValueError` here if they do not
+        check) forwards each approval still undecided `after` seconds after its wait opened.
 
         A wait that also needs the result of another tool is refused with a `UserError`.
         """
@@ -132,6 +136,7 @@ class WebAnswerer:
         from .._request_input import wait_items, wait_results
 
         adapter = TypeAdapter(DeferredToolResults)
+        steps = check_escalation(escalate, 'request_input(escalate=...)')
 
         async def ask(ctx: RunContext[Any], requests: DeferredToolRequests, token: str) -> DeferredToolResults:
             questions, approvals = wait_items(
@@ -142,6 +147,7 @@ class WebAnswerer:
                 notes=notes,
                 audience=audience,
                 context=context,
+                escalate=steps,
             )
             if self._closed is not None:
                 answers = [(request, None) for request in questions]
