@@ -42,6 +42,7 @@ from benchmarks.quick import sized
 from pydantic_ai_ask_user import AskUser, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.temporal import (
     QUESTIONS_ATTRIBUTE_NAME,
+    AskUserPlugin,
     AskUserWorkflow,
     TemporalAnswerer,
     TemporalQuestionStore,
@@ -249,7 +250,7 @@ def _met(met: bool) -> str:
 
 
 async def _run(address: str) -> None:
-    client = await Client.connect(address, plugins=[PydanticAIPlugin()])
+    client = await Client.connect(address, plugins=[PydanticAIPlugin(), AskUserPlugin()])
     queue = f'bench-{uuid.uuid4().hex}'
     # A few workflow tasks at a time: a hundred new workflows at once, each loading its sandbox, would otherwise share
     # two cores until their first tasks time out and are retried, which measures the machine, not the answer.

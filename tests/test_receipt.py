@@ -301,3 +301,23 @@ async def test_a_call_id_with_a_lone_surrogate_and_a_receipt_key_does_not_fail_t
     requested = watch.events[0]
     assert isinstance(requested, AskUserRequestedEvent)
     verify_receipt(answered.receipt, requested.request, answered.response, KEY)
+
+
+@pytest.mark.anyio
+async def test_in_a_temporal_workflow_the_receipt_is_signed_at_the_workflow_s_time_not_the_clock_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Workflow code may not read the clock, and a replay must sign the same time: the workflow's `workflow.time()`.
+    import pydantic_ai_ask_user._capability as capability_module
+
+    monkeypatch.setattr(capability_module, 'temporal_workflow_time', lambda: AT.timestamp())
+    watch = Watch()
+    answerer = ScriptedAnswerer({'Database': 'SQLite'}, answered_by='alice@web')
+    call = ask_call(question('Database'))
+    await Agent(script([call]).model, capabilities=[AskUser(answerer=answerer, receipt_key=KEY), watch]).run('migrate')
+    requested, answered = watch.events
+    assert isinstance(requested, AskUserRequestedEvent)
+    assert isinstance(answered, AskUserAnsweredEvent)
+    assert answered.receipt is not None
+    assert answered.receipt.answered_at == AT
+    verify_receipt(answered.receipt, requested.request, answered.response, KEY)

@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 from uuid import uuid4
 
@@ -592,7 +593,11 @@ class AskUser(AbstractCapability[AgentDepsT]):
             return None
         from ._receipt import sign_receipt
 
-        return sign_receipt(request, response, key=self.receipt_key)
+        # In a Temporal workflow, the workflow's time: workflow code may not read the clock (this package is passed
+        # through the sandbox, which no longer refuses it), and a replay signs the same time again.
+        workflow_time = temporal_workflow_time()
+        at = None if workflow_time is None else datetime.fromtimestamp(workflow_time, UTC)
+        return sign_receipt(request, response, key=self.receipt_key, at=at)
 
     def _timed_out(self, request: AskUserRequest) -> str:
         """What the model gets when the timeout ran out, by `on_timeout`; raises for `'fail'`."""

@@ -38,7 +38,13 @@ from pydantic_ai_ask_user import AskUser, AskUserRequest, AskUserRequestedEvent,
 from pydantic_ai_ask_user._deferred_handlers import REQUEST_INPUT
 from pydantic_ai_ask_user.deferred import waiting_handler
 from pydantic_ai_ask_user.store import Escalation
-from pydantic_ai_ask_user.temporal import AskUserWorkflow, TemporalAnswerer, TemporalExternalEvents
+from pydantic_ai_ask_user.temporal import (
+    AskUserPlugin,
+    AskUserWorkflow,
+    TemporalAnswerer,
+    TemporalExternalEvents,
+    passing_ask_user_through,
+)
 
 TASK_QUEUE = 'ask-user-tests'
 """The task queue every test worker polls."""
@@ -734,13 +740,14 @@ def _validating_once() -> type[Any]:
 
 def warm_worker_start() -> None:
     """Compute once what every test worker's start computes the same again: its build id and the validation of
-    `ALL_WORKFLOWS` under the Pydantic AI plugin's sandbox restrictions.
+    `ALL_WORKFLOWS` under the sandbox restrictions of the Pydantic AI plugin and `AskUserPlugin`.
 
     `temporal_worker.py` calls it as it is imported, which the fork server (`tests/forked.py`) does once per test
     process: each worker forked from it inherits both and starts about 4 s of CPU sooner. The build id is the
     SDK's own memoized hash of the loaded code (a worker computes it the same way when it is not given one); the
-    runner is the one the plugin makes of `patient_worker`'s, so a forked worker finds its workflows in
-    `_VALIDATED` under the very restrictions it would validate them with.
+    runner is the one the plugins make of `patient_worker`'s, in the worker's order (the client's `PydanticAIPlugin`,
+    then the worker's `AskUserPlugin`), so a forked worker finds its workflows in `_VALIDATED` under the very
+    restrictions it would validate them with.
     """
     import asyncio
 
@@ -749,7 +756,7 @@ def warm_worker_start() -> None:
     from temporalio.workflow import _Definition  # pyright: ignore[reportPrivateUsage]
 
     _worker.load_default_build_id()
-    runner = _workflow_runner(_validating_once()())
+    runner = passing_ask_user_through(_workflow_runner(_validating_once()()))
 
     async def validate() -> None:  # a workflow instance, even one made to validate, sets itself on a running loop
         for each in ALL_WORKFLOWS:
@@ -760,7 +767,8 @@ def warm_worker_start() -> None:
 
 
 def patient_worker(client: Any, **options: Any) -> Any:
-    """A `temporalio.worker.Worker(client, **options)` whose workflow tasks may take a minute, not 2 s, to yield.
+    """A `temporalio.worker.Worker(client, **options)`, with `AskUserPlugin` unless `plugins` are given, whose workflow
+    tasks may take a minute, not 2 s, to yield.
 
     Temporal fails a workflow task that does not yield within 2 s as a "potential deadlock". On a loaded machine the
     first task of a run takes longer than that for no fault of the code (the sandbox imports the workflow's modules
@@ -772,6 +780,8 @@ def patient_worker(client: Any, **options: Any) -> Any:
     from temporalio.worker import Worker
 
     options.setdefault('workflow_runner', _validating_once()())
+    # This package passed through the sandbox, as the docs' worker has it: not imported again for every run.
+    options.setdefault('plugins', [AskUserPlugin()])
     worker = Worker(client, **options)
     workflows = worker._workflow_worker
     assert workflows is not None, 'a worker without workflows'

@@ -67,7 +67,13 @@ async def test_the_inbox_serves_temporal_questions_to_people_signed_in_with_prin
         result_type=Outcome,
     )
     source = ['--temporal', temporal_address]
-    async with inbox(tmp_path, *source) as served, httpx.AsyncClient() as ops, httpx.AsyncClient() as alice:
+    # Each client is a browser opening a link from another program (`Sec-Fetch-Site: none`): signed in at once.
+    opened = {'sec-fetch-site': 'none'}
+    async with (
+        inbox(tmp_path, *source) as served,
+        httpx.AsyncClient(headers=opened) as ops,
+        httpx.AsyncClient(headers=opened) as alice,
+    ):
         assert f'the Temporal namespace default at {temporal_address}' in served.said('team inbox of ')
         assert (await ops.get(served.admin_link)).status_code == 303
         item = await _listed(ops, served.base, handle.id)

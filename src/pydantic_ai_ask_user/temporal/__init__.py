@@ -2,7 +2,8 @@
 
 `TemporalAnswerer` waits for the answer to an AskUser question; `TemporalExternalEvents` installs
 `TemporalEventWaiter`, so `wait_for_external_event` and the waiting handler (tool approvals) wait there too.
-The workflow inherits `AskUserWorkflow`, which receives the answers.
+The workflow inherits `AskUserWorkflow`, which receives the answers. `AskUserPlugin`, beside Pydantic AI's
+`PydanticAIPlugin`, passes this package through the workflow sandbox: a worker imports it once, not for every run.
 
 Needs the `temporal` extra: `pip install 'pydantic-ai-ask-user[temporal]'`.
 """
@@ -19,6 +20,7 @@ from ._events import (
     pending_temporal_events,
     resolve_temporal_event,
 )
+from ._plugin import PASSTHROUGH_MODULES, AskUserPlugin, passing_ask_user_through
 from ._store import (
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
@@ -46,6 +48,9 @@ from ._workflow import (
 __all__ = (
     'TemporalAnswerer',
     'AskUserWorkflow',
+    'AskUserPlugin',
+    'passing_ask_user_through',
+    'PASSTHROUGH_MODULES',
     'QuestionAnswer',
     'answer_question',
     'pending_questions',
