@@ -420,7 +420,6 @@ CLI = (
         'chmod 600 {path}'
     ),
     # `ask-user forward` and the hand-offs `ask-user history` shows.
-    N_('forwarding on Temporal is not available yet: ask-user forward works on a DBOS database (--db)'),
     N_('cannot forward: {error}'),
     N_('this store cannot forward questions or approvals'),
     N_('handed on to {names} by {name}  {at}'),
