@@ -234,7 +234,12 @@ async def test_ask_user_inbox_serves_from_the_installed_wheel_with_web_and_dbos(
     async with DBOSQuestionStore(database) as store:  # a question table, nothing waiting
         assert await store.count_pending() == 0
     command = [str(installed_for_the_inbox.with_name('ask-user'))]
-    async with inbox(tmp_path, '--db', database, command=command) as served, httpx.AsyncClient() as browser:
+    # A browser opening a link from another program sends `Sec-Fetch-Site: none`, and is signed in at once.
+    opened = {'sec-fetch-site': 'none'}
+    async with (
+        inbox(tmp_path, '--db', database, command=command) as served,
+        httpx.AsyncClient(headers=opened) as browser,
+    ):
         assert (await browser.get(served.admin_link)).status_code == 303
         listed = await browser.get(served.base + 'api/requests')
         assert listed.status_code == 200, listed.text

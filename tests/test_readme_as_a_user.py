@@ -52,6 +52,9 @@ EXTRA_OF_MODULE = {
     'mcp': 'mcp',
     'mcp_types': 'mcp',
     'fastmcp': 'mcp',
+    'pydantic_ai_ask_user.notify.slack': 'slack',
+    'slack_sdk': 'slack',
+    'apprise': 'apprise',
 }
 """Imports that this project's extras provide, and the extra that does."""
 

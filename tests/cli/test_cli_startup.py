@@ -205,7 +205,7 @@ positional arguments:
     ask       ask the questions of a JSON file in the terminal or a browser, print the answers as
               JSON
     pending   list the questions waiting for an answer in a DBOS database or in Temporal workflows
-    history   list the questions and approvals that finished in a DBOS database, the latest first
+    history   list the questions and approvals that finished in a DBOS database or in Temporal
     answer    answer a waiting question in the terminal menu, or from JSON
     forward   hand a waiting question or approval on to other people or groups, with a note
     resolve   resolve a HandleDeferredToolCalls wait (an approval) of a DBOS run or a Temporal

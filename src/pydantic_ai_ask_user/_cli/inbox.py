@@ -204,7 +204,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers,
         'history',
         later('history', 'run_history'),
-        summary='list the questions and approvals that finished (a DBOS database, or Temporal), the latest first',
+        summary='list the questions and approvals that finished in a DBOS database or in Temporal',
         description=(
             'List the questions answered, declined or withdrawn and the tool approvals decided or withdrawn in the '
             'database, across all workflows, the latest first, a page at a time: with the outcome, who answered or '
