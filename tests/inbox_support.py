@@ -40,7 +40,7 @@ class Inbox:
 
     @property
     def base(self) -> str:
-        return self.said(' is at ')
+        return self.said('team inbox of ').split(' is at ', 1)[1].strip()
 
     @property
     def admin_link(self) -> str:
