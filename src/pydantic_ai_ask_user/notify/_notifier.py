@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapp
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from pydantic_ai_ask_user._audience import audience_includes
 from pydantic_ai_ask_user._history import HistoryStore
 from pydantic_ai_ask_user._question_store import (
     ApprovalStore,
@@ -133,12 +132,34 @@ class StaticDirectory:
     everyone: Collection[str] | None = None
     """Who is told of unaddressed items; `None` for every person listed."""
 
+    _reached: dict[str, list[Recipient]] = field(
+        init=False, repr=False, compare=False, default_factory=dict[str, list[Recipient]]
+    )
+    """Each name (a person's, a group's) -> the people it reaches, made once from the fields above."""
+
+    _order: dict[str, int] = field(init=False, repr=False, compare=False, default_factory=dict[str, int])
+    """Each person's place in `people`."""
+
+    def __post_init__(self) -> None:
+        # Indexed once: a name or a group finds its people in one look, however many are listed.
+        reached: dict[str, list[Recipient]] = {}
+        for person in self.people:
+            for name in person.person.names:
+                reached.setdefault(name, []).append(person)
+        by_name = {person.name: person for person in self.people}
+        for group, members in self.groups.items():
+            reached.setdefault(group, []).extend(by_name[name] for name in members if name in by_name)
+        object.__setattr__(self, '_reached', reached)
+        object.__setattr__(self, '_order', {person.name: index for index, person in enumerate(self.people)})
+
     async def recipients(self, audience: tuple[str, ...] | None) -> Sequence[Recipient]:
-        """The people `audience` reaches."""
+        """The people `audience` reaches, in the order they are listed."""
         if audience is None:
             return [p for p in self.people if self.everyone is None or p.name in self.everyone]
-        members = {name for group in audience for name in self.groups.get(group, ())}
-        return [p for p in self.people if p.name in members or audience_includes(audience, p.person)]
+        reached: dict[str, list[Recipient]] = self._reached
+        order: dict[str, int] = self._order
+        found = {person.name: person for name in audience for person in reached.get(name, ())}
+        return sorted(found.values(), key=lambda person: order[person.name])
 
 
 @dataclass(frozen=True)
