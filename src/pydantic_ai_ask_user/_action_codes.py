@@ -11,16 +11,12 @@ Standard library only: a notifier that mails links imports no web server.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hmac
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from ._audience import Person
-from ._signing import canonical_json, check_key, hmac_hex
+from ._signing import check_key, seal, unseal
 
 __all__ = ('Act', 'ActionCode', 'sign_action_code', 'read_action_code', 'MAX_ACTION_CODE_LENGTH')
 
@@ -94,20 +90,16 @@ def sign_action_code(
         'exp': int(expires_at),
         'nonce': secrets.token_urlsafe(8),
     }
-    encoded = _b64(canonical_json(body))
-    return f'{encoded}.{_signature(raw_key, encoded)}'
+    return seal(raw_key, _PURPOSE, body)
 
 
 def read_action_code(key: bytes | str, code: str, *, now: float) -> ActionCode | None:
     """What `code` says when `key` signed it and it has not expired at `now`; otherwise `None` (never an error)."""
-    raw_key = check_key(key)
-    if not isinstance(code, str) or len(code) > MAX_ACTION_CODE_LENGTH or code.count('.') != 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not isinstance(code, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         return None
-    encoded, signature = code.split('.')
-    if not hmac.compare_digest(signature.encode('ascii', 'replace'), _signature(raw_key, encoded).encode('ascii')):
-        return None
+    body: Any = unseal(check_key(key), _PURPOSE, code, max_length=MAX_ACTION_CODE_LENGTH)
     try:
-        fields = cast('dict[str, Any]', json.loads(base64.urlsafe_b64decode(encoded + '=' * (-len(encoded) % 4))))
+        fields = cast('dict[str, Any]', body)
         action = ActionCode(
             person=Person(fields['n'], groups=fields['g']),
             kind=fields['i'],
@@ -117,18 +109,10 @@ def read_action_code(key: bytes | str, code: str, *, now: float) -> ActionCode |
             option=fields['o'],
             expires_at=float(fields['exp']),
         )
-    except (ValueError, TypeError, KeyError, binascii.Error):  # signed by us, so never; but refused, not raised
+    except (ValueError, TypeError, KeyError):  # not sealed by us (`None`), or, never, a body of another shape
         return None
     if action.kind not in ('question', 'approval') or action.act not in _ACTS or not isinstance(action.key, str):  # pyright: ignore[reportUnnecessaryComparison,reportUnnecessaryIsInstance]
         return None
     if now >= action.expires_at:
         return None
     return action
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b'=').decode('ascii')
-
-
-def _signature(key: bytes, encoded: str) -> str:
-    return _b64(bytes.fromhex(hmac_hex(key, _PURPOSE + encoded.encode('ascii', 'replace'))))

@@ -10,16 +10,12 @@ imports no web server. That a code is used once is the server's business (it rem
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hmac
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any, cast
 
 from ._audience import Person
-from ._signing import canonical_json, check_key, hmac_hex
+from ._signing import check_key, seal, unseal
 
 __all__ = ('SignedLogin', 'sign_login_code', 'read_login_code', 'MAX_LOGIN_CODE_LENGTH')
 
@@ -56,8 +52,7 @@ def sign_login_code(key: bytes | str, person: Person, *, expires_at: float) -> s
         'exp': int(expires_at),
         'nonce': secrets.token_urlsafe(16),
     }
-    encoded = _b64(canonical_json(body))
-    return f'{encoded}.{_signature(raw_key, encoded)}'
+    return seal(raw_key, _PURPOSE, body)
 
 
 def read_login_code(key: bytes | str, code: str, *, now: float) -> SignedLogin | None:
@@ -65,28 +60,14 @@ def read_login_code(key: bytes | str, code: str, *, now: float) -> SignedLogin |
 
     Whether it was used already is not known here: see `SignedLogin.nonce`.
     """
-    raw_key = check_key(key)
-    if len(code) > MAX_LOGIN_CODE_LENGTH or code.count('.') != 1:
-        return None
-    encoded, signature = code.split('.')
-    if not hmac.compare_digest(signature.encode('ascii', 'replace'), _signature(raw_key, encoded).encode('ascii')):
-        return None
+    body: Any = unseal(check_key(key), _PURPOSE, code, max_length=MAX_LOGIN_CODE_LENGTH)
     try:
-        body: Any = json.loads(base64.urlsafe_b64decode(encoded + '=' * (-len(encoded) % 4)))
         fields = cast('dict[str, Any]', body)
         expires_at = float(fields['exp'])
         nonce = fields['nonce']
         person = Person(fields['name'], groups=fields['groups'], sees_all=fields['all'])
-    except (ValueError, TypeError, KeyError, binascii.Error):  # signed by us, so never; but refused, not raised
+    except (ValueError, TypeError, KeyError):  # not sealed by us (`None`), or, never, a body of another shape
         return None
     if not isinstance(nonce, str) or not nonce or now >= expires_at:
         return None
     return SignedLogin(person, expires_at, nonce)
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b'=').decode('ascii')
-
-
-def _signature(key: bytes, encoded: str) -> str:
-    return _b64(bytes.fromhex(hmac_hex(key, _PURPOSE + encoded.encode('ascii', 'replace'))))

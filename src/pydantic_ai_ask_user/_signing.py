@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
 from typing import Any
 
-__all__ = ('SignatureError', 'canonical_json', 'check_key', 'hmac_hex', 'same', 'sha256_hex')
+__all__ = (
+    'SignatureError',
+    'canonical_json',
+    'check_key',
+    'hmac_hex',
+    'same',
+    'sha256_hex',
+    'seal',
+    'unseal',
+)
 
 MIN_KEY_BYTES = 16
 """The shortest signing key accepted: a key is a secret, not a password; 32 random bytes is the advice."""
@@ -51,3 +62,34 @@ def sha256_hex(message: bytes) -> str:
 def same(expected: str, given: str) -> bool:
     """Whether `given` equals `expected` in constant time, for any text (`compare_digest` refuses non-ASCII str)."""
     return hmac.compare_digest(expected.encode('utf-8', 'surrogatepass'), given.encode('utf-8', 'surrogatepass'))
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b'=').decode('ascii')
+
+
+def _seal_signature(key: bytes, purpose: bytes, encoded: str) -> str:
+    return _b64(bytes.fromhex(hmac_hex(key, purpose + encoded.encode('ascii', 'replace'))))
+
+
+def seal(key: bytes, purpose: bytes, body: Any) -> str:
+    """`BODY.SIGNATURE`: `body` as canonical JSON and HMAC-SHA256 of it under `key` with `purpose` mixed in, both
+    unpadded base64url; `unseal` reads it back only under the same key and purpose (a login code is never an action).
+    """
+    encoded = _b64(canonical_json(body))
+    return f'{encoded}.{_seal_signature(key, purpose, encoded)}'
+
+
+def unseal(key: bytes, purpose: bytes, code: str, *, max_length: int) -> Any:
+    """The body `seal` wrote into `code` under `key` and `purpose`, or `None` when it was not (or is too long)."""
+    if len(code) > max_length or code.count('.') != 1:
+        return None
+    encoded, signature = code.split('.')
+    if not hmac.compare_digest(
+        signature.encode('ascii', 'replace'), _seal_signature(key, purpose, encoded).encode('ascii')
+    ):
+        return None
+    try:
+        return json.loads(base64.urlsafe_b64decode(encoded + '=' * (-len(encoded) % 4)))
+    except (ValueError, binascii.Error):  # signed by us, so never; but refused, not raised
+        return None
