@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +22,16 @@ import pytest
 from forked import forked_cli
 from processes import WorkerProcess
 from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
-from temporal_support import ALL_WORKFLOWS, ANSWER_PREFIX, DEPLOYED, EVENTS_FILE_VARIABLE, TASK_QUEUE, patient_worker
+from temporal_support import (
+    ALL_WORKFLOWS,
+    ANSWER_PREFIX,
+    DEPLOYED,
+    EVENTS_FILE_VARIABLE,
+    TASK_QUEUE,
+    Outcome,
+    Turn,
+    patient_worker,
+)
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -215,3 +225,17 @@ async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
             [line] = mine
             return line
         assert time.monotonic() < deadline, f'{workflow_id} was not listed within {WAIT:.0f} s: {out}'
+
+
+async def start_run(
+    client: Client, queue: str, workflow: Any, *, prefix: str = 'ask', prompt: str = 'Set up the service'
+) -> WorkflowHandle[Any, Outcome]:
+    """Start one run of `workflow` (one of `temporal_support`'s) on `queue`, under a fresh id starting with `prefix`."""
+    return await client.start_workflow(
+        workflow.run,
+        Turn(prompt=prompt),
+        id=f'{prefix}-{uuid.uuid4().hex}',
+        task_queue=queue,
+        execution_timeout=timedelta(seconds=WAIT * 2),
+        result_type=Outcome,
+    )

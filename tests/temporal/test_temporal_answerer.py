@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,7 @@ from temporal_support import (
     QUESTIONS,
     WAIT_TIMEOUT,
     AnsweredAskWorkflow,
-    Outcome,
     TimedAskWorkflow,
-    Turn,
     UnpreparedAskWorkflow,
     WrappedAnsweredAskWorkflow,
 )
@@ -31,13 +28,13 @@ from temporal_testing import (
     asked,
     events_delivered,
     finished_once,
+    start_run,
     told,
     user_error_of,
     wait_for_file,
     waiting_question,
 )
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
-from waits import WAIT
+from temporalio.client import Client, WorkflowUpdateFailedError
 
 from pydantic_ai_ask_user import TIMED_OUT, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
@@ -57,17 +54,6 @@ NOT_OFFERED = AskUserResponse(
 )
 
 
-async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        workflow.run,
-        Turn(prompt='Set up the service'),
-        id=f'ask-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 2),
-        result_type=Outcome,
-    )
-
-
 @pytest.mark.parametrize(
     'workflow', [AnsweredAskWorkflow, WrappedAnsweredAskWorkflow], ids=['TemporalDurability', 'TemporalAgent']
 )
@@ -75,7 +61,7 @@ async def test_a_question_waits_in_the_workflow_and_an_update_answers_it(
     client: Client, worker: str, workflow: Any
 ) -> None:
     EVENTS.clear()
-    handle = await _start(client, worker, workflow)
+    handle = await start_run(client, worker, workflow)
     request = await waiting_question(handle)
     assert request.id == CALL_ID
 
@@ -89,7 +75,7 @@ async def test_a_question_waits_in_the_workflow_and_an_update_answers_it(
 async def test_an_answer_that_does_not_fit_the_question_is_refused_to_its_sender_and_not_recorded(
     client: Client, worker: str
 ) -> None:
-    handle = await _start(client, worker, AnsweredAskWorkflow)
+    handle = await start_run(client, worker, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     with pytest.raises(ValueError, match='Oracle'):
         await answer_question(handle, request, NOT_OFFERED)  # checked before it is sent
@@ -103,8 +89,8 @@ async def test_an_answer_that_does_not_fit_the_question_is_refused_to_its_sender
 
 
 async def test_an_answer_to_a_question_of_another_run_is_refused(client: Client, worker: str) -> None:
-    first = await _start(client, worker, AnsweredAskWorkflow)
-    second = await _start(client, worker, AnsweredAskWorkflow)
+    first = await start_run(client, worker, AnsweredAskWorkflow)
+    second = await start_run(client, worker, AnsweredAskWorkflow)
     asked_first, asked_second = await waiting_question(first), await waiting_question(second)
     # The model says `call_0` in both runs: the same tool call id, two questions.
     assert asked_first.id == asked_second.id == CALL_ID
@@ -119,7 +105,7 @@ async def test_an_answer_to_a_question_of_another_run_is_refused(client: Client,
 
 
 async def test_of_two_answers_sent_at_once_one_is_recorded_and_the_other_refused(client: Client, worker: str) -> None:
-    handle = await _start(client, worker, AnsweredAskWorkflow)
+    handle = await start_run(client, worker, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     declined = AskUserResponse(cancelled=True)
     sent = await asyncio.gather(
@@ -135,7 +121,7 @@ async def test_of_two_answers_sent_at_once_one_is_recorded_and_the_other_refused
 async def test_a_signal_answers_too_and_a_signalled_answer_that_does_not_fit_is_dropped(
     client: Client, worker: str
 ) -> None:
-    handle = await _start(client, worker, AnsweredAskWorkflow)
+    handle = await start_run(client, worker, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     await handle.signal(SIGNAL_NAME, QuestionAnswer(key=request.key, response=NOT_OFFERED))
     declined = AskUserResponse(cancelled=True)
@@ -146,7 +132,7 @@ async def test_a_signal_answers_too_and_a_signalled_answer_that_does_not_fit_is_
 async def test_the_deadline_is_a_durable_timer_and_the_model_is_told_nobody_answered(
     client: Client, worker: str
 ) -> None:
-    handle = await _start(client, worker, TimedAskWorkflow)
+    handle = await start_run(client, worker, TimedAskWorkflow)
     assert (await handle.result()).output == ANSWER_PREFIX + json.dumps(TIMED_OUT)
     history = await handle.fetch_history()
     timers = [
@@ -161,7 +147,7 @@ async def test_the_deadline_is_a_durable_timer_and_the_model_is_told_nobody_answ
 async def test_temporal_answerer_in_a_workflow_without_ask_user_workflow_fails_the_run_saying_what_to_inherit(
     client: Client, worker: str
 ) -> None:
-    handle = await _start(client, worker, UnpreparedAskWorkflow)
+    handle = await start_run(client, worker, UnpreparedAskWorkflow)
     assert 'inherit AskUserWorkflow' in await user_error_of(handle.result())
 
 
@@ -169,7 +155,7 @@ async def test_a_worker_killed_while_the_question_waits_leaves_it_waiting_for_th
     client: Client, start_worker: Any, tmp_path: Path
 ) -> None:
     first = start_worker()
-    handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
+    handle = await start_run(client, start_worker.queue, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     # Killed once the question was handed to the event stream handler, whose activity Temporal runs at least once:
     # killed before that was recorded, the next worker runs it again, and the question is (rightly) asked twice.
@@ -189,7 +175,7 @@ async def test_a_worker_killed_after_the_answer_was_accepted_finishes_the_run_wi
 ) -> None:
     hold = tmp_path / 'model-has-the-answer'
     first = start_worker(**{HOLD_FILE_VARIABLE: str(hold)})
-    handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
+    handle = await start_run(client, start_worker.queue, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     await answer_question(handle, request, ANSWER)  # accepted: recorded in the workflow's history
     await wait_for_file(hold)  # the run went on with it, to the model call the first worker never finishes
@@ -215,7 +201,7 @@ async def test_an_answer_with_no_worker_up_says_it_waits_for_one_and_gives_up_at
     client: Client, start_worker: Any, temporal_address: str
 ) -> None:
     first = start_worker()
-    handle = await _start(client, start_worker.queue, AnsweredAskWorkflow)
+    handle = await start_run(client, start_worker.queue, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     first.kill()  # the question waits on; nothing can take an answer to it now
 

@@ -6,17 +6,15 @@ concerns; and through `ask-user history --temporal`. On the real Temporal dev se
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
-from temporal_support import AnsweredAskWorkflow, ApprovalWorkflow, Outcome, TimedAskWorkflow, Turn
-from temporal_testing import ANSWER, ask_user_cli, waiting_question
-from temporalio.client import Client, WorkflowHandle
-from waits import WAIT, wait_until
+from temporal_support import AnsweredAskWorkflow, ApprovalWorkflow, TimedAskWorkflow
+from temporal_testing import ANSWER, ask_user_cli, start_run, waiting_question
+from temporalio.client import Client
+from waits import wait_until
 
 from pydantic_ai_ask_user import Person
 from pydantic_ai_ask_user.store import ApprovalDecision, BadCursorError, FinishedRecord, HistoryFilter, PendingApproval
@@ -24,17 +22,6 @@ from pydantic_ai_ask_user.temporal import TemporalQuestionStore
 from pydantic_ai_ask_user.web import create_app
 
 pytestmark = pytest.mark.anyio
-
-
-async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        workflow.run,
-        Turn(prompt='Set up the service'),
-        id=f'history-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 2),
-        result_type=Outcome,
-    )
 
 
 async def _all_history(store: TemporalQuestionStore, keys: set[str], **options: Any) -> list[FinishedRecord]:
@@ -53,12 +40,12 @@ async def test_what_finished_in_temporal_workflows_is_listed_with_who_when_and_w
     client: Client, worker: str, temporal_address: str
 ) -> None:
     store = TemporalQuestionStore(client=client)
-    asked = await _start(client, worker, AnsweredAskWorkflow)
+    asked = await start_run(client, worker, AnsweredAskWorkflow, prefix='history')
     request = await waiting_question(asked)
     await store.respond(request.key, replace(ANSWER, answered_by='alice'))
     await asked.result()
 
-    deploy = await _start(client, worker, ApprovalWorkflow)
+    deploy = await start_run(client, worker, ApprovalWorkflow, prefix='history')
 
     async def listed() -> PendingApproval | None:
         return next((a for a in await store.pending_approvals() if a.workflow_id == deploy.id), None)
@@ -67,7 +54,7 @@ async def test_what_finished_in_temporal_workflows_is_listed_with_who_when_and_w
     await store.decide(approval.key, ApprovalDecision.deny('not on a Friday', decided_by='bob'))
     await deploy.result()
 
-    timed = await _start(client, worker, TimedAskWorkflow)
+    timed = await start_run(client, worker, TimedAskWorkflow, prefix='history')
     late = await waiting_question(timed)
     await timed.result()  # nobody answered within its deadline
 

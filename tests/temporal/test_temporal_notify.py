@@ -5,19 +5,17 @@ when the answer comes. On the real Temporal dev server, with worker processes ki
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from temporal_support import AnsweredAskWorkflow, Outcome, Turn
-from temporal_testing import ANSWER, events_delivered, finished_once, told, waiting_question
-from temporalio.client import Client, WorkflowHandle
-from waits import WAIT, wait_until
+from temporal_support import AnsweredAskWorkflow
+from temporal_testing import ANSWER, events_delivered, finished_once, start_run, told, waiting_question
+from temporalio.client import Client
+from waits import wait_until
 
 from pydantic_ai_ask_user.notify import (
     Finished,
@@ -55,17 +53,6 @@ class Recording:
             self.finished_as.append(finished.outcome)
 
 
-async def _start(client: Client, queue: str) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        AnsweredAskWorkflow.run,
-        Turn(prompt='Set up the service'),
-        id=f'ask-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 2),
-        result_type=Outcome,
-    )
-
-
 def _notifier(client: Client, channel: Recording, ledger: Path) -> Notifier:
     store = TemporalQuestionStore(client=client)
     store.events_poll_seconds = 0.2
@@ -85,7 +72,7 @@ async def test_a_worker_killed_while_the_question_waits_and_replayed_tells_the_p
     client: Client, start_worker: Any, tmp_path: Path
 ) -> None:
     first = start_worker()
-    handle = await _start(client, start_worker.queue)
+    handle = await start_run(client, start_worker.queue, AnsweredAskWorkflow)
     request = await waiting_question(handle)
     channel = Recording({request.key})
     ledger = tmp_path / 'notified.sqlite'
