@@ -228,14 +228,21 @@ async def listed_by_pending(address: str, workflow_id: str) -> dict[str, Any]:
 
 
 async def start_run(
-    client: Client, queue: str, workflow: Any, *, prefix: str = 'ask', prompt: str = 'Set up the service'
+    client: Client,
+    queue: str,
+    workflow: Any,
+    *,
+    prefix: str = 'ask',
+    prompt: str = 'Set up the service',
+    owner: str | None = None,
 ) -> WorkflowHandle[Any, Outcome]:
-    """Start one run of `workflow` (one of `temporal_support`'s) on `queue`, under a fresh id starting with `prefix`."""
+    """Start one run of `workflow` (one of `temporal_support`'s) on `queue`, under a fresh id starting with `prefix`
+    (and the owner's name, when the run is `owner`'s: its deps, to whom the owned agents address what they ask)."""
     return await client.start_workflow(
         workflow.run,
-        Turn(prompt=prompt),
-        id=f'{prefix}-{uuid.uuid4().hex}',
+        Turn(prompt=prompt) if owner is None else Turn(prompt=prompt, owner=owner),
+        id=f'{prefix}-{uuid.uuid4().hex}' if owner is None else f'{prefix}-{owner}-{uuid.uuid4().hex}',
         task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 2),
+        execution_timeout=timedelta(seconds=WAIT * 3),
         result_type=Outcome,
     )

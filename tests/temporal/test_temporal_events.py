@@ -4,8 +4,6 @@ from another client decides it, and a worker killed with -9 at any point leaves 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,6 @@ from temporal_support import (
     Outcome,
     PolicyApprovalWorkflow,
     TimedApprovalWorkflow,
-    Turn,
     UnpreparedApprovalWorkflow,
     WrappedApprovalWorkflow,
     policy_approval_agent,
@@ -37,6 +34,7 @@ from temporal_testing import (
     accepted_updates,
     asked,
     finished_once,
+    start_run,
     told,
     user_error_of,
     wait_for_file,
@@ -45,7 +43,6 @@ from temporal_testing import (
 )
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
-from waits import WAIT
 
 from pydantic_ai_ask_user import TOOL_NAME, AskUserAnswer, AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user.deferred import ask_user_result
@@ -76,14 +73,7 @@ async def other_client(temporal_address: str) -> Client:
 
 
 async def _start(client: Client, queue: str, workflow: Any) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        workflow.run,
-        Turn(prompt='Deploy the service'),
-        id=f'approve-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 2),
-        result_type=Outcome,
-    )
+    return await start_run(client, queue, workflow, prefix='approve', prompt='Deploy the service')
 
 
 async def _waiting_event(handle: WorkflowHandle[Any, Any]) -> WaitingEvent:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,9 +26,8 @@ from temporal_support import (
     Outcome,
     OwnedAskWorkflow,
     OwnedReleaseWorkflow,
-    Turn,
 )
-from temporal_testing import ANSWER, ask_user_cli, history_kinds, told
+from temporal_testing import ANSWER, ask_user_cli, history_kinds, start_run, told
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, wait_until
 
@@ -55,14 +52,7 @@ CAROL = Person('carol', groups=frozenset({'team:oncall'}))
 
 
 async def _start(client: Client, queue: str, workflow_type: Any, owner: str = 'alice') -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        workflow_type.run,
-        Turn(prompt='Release it', owner=owner),
-        id=f'forward-{owner}-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 3),
-        result_type=Outcome,
-    )
+    return await start_run(client, queue, workflow_type, prefix='forward', prompt='Release it', owner=owner)
 
 
 async def _until(look: Callable[[], Awaitable[T | None]], what: str) -> T:

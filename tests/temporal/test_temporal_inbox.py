@@ -12,7 +12,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +28,9 @@ from temporal_support import (
     TASK_QUEUE,
     AnsweredAskWorkflow,
     Outcome,
-    Turn,
     patient_worker,
 )
-from temporal_testing import ask_user_cli, history_kinds, listed_by_pending
+from temporal_testing import ask_user_cli, history_kinds, listed_by_pending, start_run
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT, read_line
 
@@ -61,14 +59,7 @@ async def _connect(address: str) -> Client:
 
 
 async def _start(client: Client, queue: str) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        AnsweredAskWorkflow.run,
-        Turn(prompt='Set up the service'),
-        id=f'inbox-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 3),
-        result_type=Outcome,
-    )
+    return await start_run(client, queue, AnsweredAskWorkflow, prefix='inbox')
 
 
 def _told(request: AskUserRequest, response: AskUserResponse) -> str:

@@ -8,7 +8,6 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from temporal_support import (
     patient_worker,
     wait_for_a_person,
 )
-from temporal_testing import accepted_updates, ask_user_cli, finished_once, listed_by_pending, wait_for_file
+from temporal_testing import accepted_updates, ask_user_cli, finished_once, listed_by_pending, start_run, wait_for_file
 from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
@@ -94,14 +93,7 @@ async def worker(temporal_address: str) -> AsyncIterator[tuple[Client, str]]:
 
 
 async def _start(client: Client, queue: str, workflow_type: Any = ApprovalWorkflow) -> WorkflowHandle[Any, Outcome]:
-    return await client.start_workflow(
-        workflow_type.run,
-        Turn(prompt='Deploy the service'),
-        id=f'resolve-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 3),
-        result_type=Outcome,
-    )
+    return await start_run(client, queue, workflow_type, prefix='resolve', prompt='Deploy the service')
 
 
 async def test_pending_lists_the_approval_with_its_call_and_resolve_approves_it_once_from_another_process(

@@ -13,7 +13,6 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
 from typing import Any, TypeVar
 
 import httpx
@@ -33,10 +32,9 @@ from temporal_support import (
     Outcome,
     OwnedAskWorkflow,
     OwnedReleaseWorkflow,
-    Turn,
     patient_worker,
 )
-from temporal_testing import ANSWER, accepted_updates, ask_user_cli, told
+from temporal_testing import ANSWER, accepted_updates, ask_user_cli, start_run, told
 from temporalio.client import Client, WorkflowHandle
 from waits import WAIT
 
@@ -75,16 +73,10 @@ async def worker(temporal_server: TemporalServer) -> AsyncIterator[tuple[Client,
         yield client, queue
 
 
-async def _start(client: Client, queue: str, workflow_type: Any, owner: str, prompt: str = 'Release it') -> Any:
-    handle: WorkflowHandle[Any, Outcome] = await client.start_workflow(
-        workflow_type.run,
-        Turn(prompt=prompt, owner=owner),
-        id=f'team-{owner}-{uuid.uuid4().hex}',
-        task_queue=queue,
-        execution_timeout=timedelta(seconds=WAIT * 3),
-        result_type=Outcome,
-    )
-    return handle
+async def _start(
+    client: Client, queue: str, workflow_type: Any, owner: str, prompt: str = 'Release it'
+) -> WorkflowHandle[Any, Outcome]:
+    return await start_run(client, queue, workflow_type, prefix='team', prompt=prompt, owner=owner)
 
 
 async def _until(look: Callable[[], Awaitable[T | None]], what: str) -> T:
