@@ -98,7 +98,18 @@ class Worker(DBOSWorkerProcess):
     """How many seconds ahead of the real wall clock its next start's clock runs (a restart that late)."""
 
     escalate: float | None = None
-    """When set, its question is for `alice` and escalates to `team:oncall` this many seconds after it was asked."""
+    """When set, its question is for `alice` (or `audience`) and escalates to `team:oncall` this many seconds after it
+    was asked."""
+
+    audience: str | None = None
+    """Whom its question is addressed to; `None` for anyone (for `alice` with `escalate`)."""
+
+    title: str | None = None
+    """The title of its question's context; none when `None`."""
+
+    prefix: str = 'run'
+    """Its runs are `PREFIX-0` to `PREFIX-N`; another prefix than `run` gives it an executor of its own, so that it
+    runs beside other workers on one database without recovering their runs at launch."""
 
     @property
     def calls_file(self) -> Path:
@@ -134,7 +145,9 @@ class Worker(DBOSWorkerProcess):
             command += ['--clock-offset', str(self.clock_offset)]
         if self.escalate is not None:
             command += ['--escalate', str(self.escalate)]
-        return command
+        command += ['--audience', self.audience] if self.audience is not None else []
+        command += ['--title', self.title] if self.title is not None else []
+        return [*command, '--prefix', self.prefix]
 
     def asked(self) -> list[str]:
         """The request ids the plain answerer was called with, in order (one line per time a person was asked)."""

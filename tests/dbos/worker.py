@@ -2,7 +2,7 @@
 
     python tests/dbos/worker.py --db URL --calls FILE --out FILE [--runs N] [--timeout S] [--resume]
         [--answerer dbos|plain] [--crash before-publish|after-publish|after-answer] [--call-id ID] [--events FILE]
-        [--clock-offset S] [--escalate S]
+        [--clock-offset S] [--escalate S] [--audience NAME] [--title TEXT] [--prefix NAME]
 
 The model is a `FunctionModel` that appends one line per call to `--calls` ("ask RUN" before the
 question, "final RUN" after it), so a test can tell whether a call was repeated after a restart.
@@ -20,6 +20,9 @@ repeat ids do (`call_0`); `--call-id ''` gives none at all. Without it, each cal
 `--events FILE` appends one JSON line per `AskUserAnsweredEvent` (`request_id`, `withdrawn`, ...).
 `--escalate S` addresses the question to `alice` and escalates it to `team:oncall` when unanswered S seconds;
 `--crash after-escalate` dies once the escalation's forward is committed, before DBOS records its step.
+`--audience NAME` addresses the question to NAME instead (escalating from it), `--title TEXT` gives it a
+`QuestionContext` with that title, and `--prefix NAME` names the runs `NAME-0`... and gives the worker an executor
+of its own, so that it runs beside another worker without recovering the other's runs at launch.
 `--clock-offset S` sets this process's wall clock (`time.time`) S seconds ahead, as if it were restarted S
 seconds later: a deadline test need not sleep through the deadline.
 """
@@ -43,7 +46,14 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from worker_support import QUESTIONS, append_line, die_once, run_under_dbos, streamed
 
-from pydantic_ai_ask_user import TOOL_NAME, AskUser, AskUserAnsweredEvent, AskUserRequest, AskUserResponse
+from pydantic_ai_ask_user import (
+    TOOL_NAME,
+    AskUser,
+    AskUserAnsweredEvent,
+    AskUserRequest,
+    AskUserResponse,
+    QuestionContext,
+)
 from pydantic_ai_ask_user._json import response_from_json
 from pydantic_ai_ask_user.dbos import DBOSAnswerer
 from pydantic_ai_ask_user.dbos import _answerer as durable_answerer
@@ -116,6 +126,8 @@ def build_agent(
     call_id: str | None = None,
     events_file: str | None = None,
     escalate: float | None = None,
+    audience: str | None = None,
+    title: str | None = None,
 ) -> Agent[None, str]:
     """The agent: asks once, then reports the tool result it got."""
 
@@ -138,7 +150,11 @@ def build_agent(
     answerer = DBOSAnswerer(database_url, recheck_seconds=600) if answerer_kind == 'dbos' else plain_answerer
     addressing: dict[str, Any] = {}
     if escalate is not None:
-        addressing = {'audience': 'alice', 'escalate': Escalation(after=escalate, to='team:oncall')}
+        addressing['escalate'] = Escalation(after=escalate, to='team:oncall')
+    if escalate is not None or audience is not None:
+        addressing['audience'] = audience or 'alice'
+    if title is not None:
+        addressing['context'] = QuestionContext(title=title)
     capabilities: list[AbstractCapability[Any]] = [
         DBOSDurability(),
         AskUser(answerer=answerer, timeout=timeout, **addressing),
@@ -167,6 +183,8 @@ def main() -> int:
         '--crash', choices=['before-publish', 'after-publish', 'after-answer', 'after-escalate'], default=None
     )
     parser.add_argument('--escalate', type=float, default=None, help='seconds until the question escalates')
+    parser.add_argument('--audience', default=None, help="the question's audience (with --escalate: alice)")
+    parser.add_argument('--title', default=None, help="the title of the question's context")
     parser.add_argument('--call-id', default=None, help="the tool call id of every call ('' for none)")
     parser.add_argument('--events', default=None, help='append the answered events here')
     parser.add_argument('--clock-offset', type=float, default=0.0, help='seconds to set the wall clock ahead')
@@ -177,8 +195,21 @@ def main() -> int:
         real_time = time.time
         time.time = lambda: real_time() + args.clock_offset
 
+    if args.prefix != 'run':
+        # An executor of its own (DBOS recovers at launch the pending workflows of its executor id): a worker of
+        # another prefix started beside it must not take over, with its own settings, the runs of this one.
+        os.environ['DBOS__VMID'] = f'worker-{args.prefix}'
     agent = build_agent(
-        args.db, args.calls, args.timeout, args.answerer, args.crash, args.call_id, args.events, args.escalate
+        args.db,
+        args.calls,
+        args.timeout,
+        args.answerer,
+        args.crash,
+        args.call_id,
+        args.events,
+        args.escalate,
+        args.audience,
+        args.title,
     )
 
     @DBOS.workflow(name='durable_test.run')

@@ -176,6 +176,22 @@ async def test_the_history_page_escapes_model_text_and_pages_with_a_link(web: We
         assert (await client.get('/history?cursor=bad')).status_code == 400
 
 
+async def test_the_history_page_lists_each_hand_off_with_its_note_as_text(web: WebAnswerer) -> None:
+    async with asgi_client(web) as client:
+        client.headers.update(bearer(web))
+        async with _asking(web.hub, _question('handed', ('alice',))):
+            await web.hub.forward('handed', ['bob'], note=f'over to you {HOSTILE}', by='alice')
+            await web.hub.forward('handed', ['team:oncall'], replace=False)
+            answered = await client.post('/api/requests/handed/answer', json=answer_body(selected=['SQLite']))
+            assert answered.status_code == 200
+        page = (await client.get('/history')).text
+        drawn = page.split('data-id="handed"', 1)[1].split('</li>', 1)[0]
+        assert HOSTILE not in drawn
+        assert drawn.count('class="handoff"') == 2
+        assert 'alice to bob: <span class="handoff-note">over to you &lt;script&gt;' in drawn
+        assert 'someone to bob, team:oncall</dd>' in drawn  # a hand-off by nobody named, without a note
+
+
 async def test_the_history_tab_in_chromium(web: WebAnswerer, context: BrowserContext) -> None:
     approval = PendingApproval('w1', 'call_0', 'refund', {'amount': 30})
     async with serve(web.app) as base, asgi_client(web) as client:

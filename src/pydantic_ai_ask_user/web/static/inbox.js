@@ -426,7 +426,8 @@
   const events = new EventSource(list.dataset.events);
   let finished = false;
   events.addEventListener('open', function () {
-    status.textContent = texts.live;
+    // A filtered list is not kept current with arriving rows (the page says so above it): no promise that they appear.
+    status.textContent = filtered ? '' : texts.live;
     resync();
     approvals.resync();
   });
