@@ -187,3 +187,31 @@ def test_describe_character_names_a_character_without_drawing_it() -> None:
     assert describe_character('\u2029') == 'U+2029 (PARAGRAPH SEPARATOR), a paragraph separator'
     assert describe_character('x') == 'U+0078 (LATIN SMALL LETTER X)'
     assert describe_character('\ud800') == 'U+D800, a lone surrogate'
+
+
+def test_response_from_result_reads_back_what_ask_user_result_wrote_and_refuses_what_it_could_not_have() -> None:
+    from pydantic_ai_ask_user._answers import response_from_result
+
+    request = AskUserRequest(
+        id='call_0',
+        questions=(make_question('Database', 'PostgreSQL', 'SQLite'), make_question('Region', 'EU', 'US')),
+        notes=True,
+    )
+    responses = [
+        AskUserResponse(
+            answers=(
+                AskUserAnswer(header='Database', selected=('SQLite',), note='the small one'),
+                AskUserAnswer(header='Region', custom_answer='Seoul'),
+            )
+        ),
+        AskUserResponse(cancelled=True),
+    ]
+    for response in responses:
+        assert response_from_result(request, ask_user_result(request, response)) == response
+    for result, message in [
+        ({'Database': ['Oracle', 'MySQL'], 'Region': ['EU']}, 'not its options'),
+        ({'Database': ['SQLite']}, 'Region'),
+        ('the question was withdrawn', 'not the answers object'),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            response_from_result(request, result)

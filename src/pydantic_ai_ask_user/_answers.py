@@ -49,6 +49,7 @@ __all__ = (
     'ask_user_result',
     'deferred_answer',
     'check_tool_result',
+    'response_from_result',
     'format_validation_error',
     'CannotAskError',
     'QuestionWithdrawn',
@@ -607,6 +608,16 @@ def check_tool_result(request: AskUserRequest, result: object, *, messages: Sequ
             'the result is text, but not one of the outcomes (DECLINED, TIMED_OUT, WITHDRAWN): '
             f'{printable(result[:80])!r}'
         )
+    response_from_result(request, result)
+
+
+def response_from_result(request: AskUserRequest, result: object) -> AskUserResponse:
+    """The response `result` (an answers object of `ask_user_result`, or `DECLINED`) stands for, checked against
+    `request`: the inverse of `ask_user_result`, for a reader that has only what the model got (a Temporal
+    workflow's history). `ValueError` naming the first problem for anything else; who answered is not in a result.
+    """
+    if result == DECLINED:
+        return AskUserResponse(cancelled=True)
     if not isinstance(result, dict):
         raise ValueError(f'the result is {type(result).__name__}, not the answers object of ask_user_result')
     answers: list[AskUserAnswer] = []
@@ -616,6 +627,7 @@ def check_tool_result(request: AskUserRequest, result: object, *, messages: Sequ
     check_response(request, response)
     if ask_user_result(request, response) != result:
         raise ValueError('the result is not in the shape ask_user_result gives')
+    return response
 
 
 def _answer_from_result(request: AskUserRequest, header: object, value: object) -> AskUserAnswer:

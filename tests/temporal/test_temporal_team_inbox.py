@@ -36,12 +36,12 @@ from temporal_support import (
 )
 from temporal_testing import ANSWER, accepted_updates, ask_user_cli, start_run, told
 from temporalio.client import Client, WorkflowHandle
-from waits import WAIT
+from waits import WAIT, wait_until
 
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._cli.approvals import approval_json
 from pydantic_ai_ask_user._json import response_to_json
-from pydantic_ai_ask_user.store import ApprovalDecision, PendingApproval, UnknownRequestError
+from pydantic_ai_ask_user.store import ApprovalDecision, FinishedRecord, PendingApproval, UnknownRequestError
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore, TemporalRecord, pending_temporal_events
 from pydantic_ai_ask_user.web import create_app, serve
 
@@ -400,6 +400,31 @@ async def test_answer_token_json_decides_a_whole_temporal_wait_all_or_nothing_an
     code, out, err = await answer({CALL_ID: 'approve', QUESTION_CALL_ID: good_answer})
     assert (code, out) == (7, ''), err
     assert 'nothing waits under this token' in err
+
+    # The history has both items of the wait, each as it was decided and by whom: the question answered with the
+    # labels the run got (read back from the result in the workflow's history), the approval edited.
+    async def both() -> dict[str, FinishedRecord] | None:
+        page = await store.history_page(limit=500)
+        found = {record.key: record for record in page.records if record.workflow_id == handle.id}
+        return found if len(found) == 2 else None
+
+    records = await wait_until(both, 'the wait to be in the history')
+    answered, edited = records[question.key], records[approval.key]
+    assert (answered.kind, answered.outcome, edited.kind, edited.outcome) == (
+        'question',
+        'answered',
+        'approval',
+        'edited',
+    )
+    assert answered.request == question
+    assert answered.response is not None
+    assert {answer.header: answer.selected for answer in answered.response.answers} == {
+        'Database': ('SQLite',),
+        'Region': ('EU',),
+    }
+    assert answered.by is not None
+    assert answered.by == edited.by == answered.response.answered_by
+    assert answered.finished_at == edited.finished_at
 
 
 def _pick(request: AskUserRequest, label: str) -> Any:

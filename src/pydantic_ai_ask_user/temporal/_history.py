@@ -26,7 +26,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from .._answers import AskUserRequest, AskUserResponse
+from .._answers import AskUserRequest, AskUserResponse, response_from_result
 from .._approvals import DEFAULT_DENIAL, IGNORED_DENIAL, RESPONDED_DENIAL, ApprovalDecision, PendingApproval
 from .._history import FinishedRecord, approval_outcome, question_outcome
 from .._question_store import BadCursorError, decode_cursor, encode_cursor
@@ -37,6 +37,7 @@ from ._visibility import (
     ListedEvent,
     WaitingQuestion,
     wait_approvals,
+    wait_questions,
 )
 from ._workflow import (
     RESOLVE_SIGNAL_NAME,
@@ -142,6 +143,22 @@ def _records(key: str, opened: _Open, finished_at: float, workflow_id: str) -> l
     decided = cast('dict[str, Any]', payload.get('approvals') or {})
     names = cast('dict[str, Any]', payload.get('answered_by') or {})
     records: list[FinishedRecord] = []
+    answered = cast('dict[str, Any]', payload.get('calls') or {})
+    for request in wait_questions(opened.event.event):
+        response = _wait_answer(request, resolution, answered, names)
+        records.append(
+            FinishedRecord(
+                kind='question',
+                key=request.key,
+                outcome=question_outcome(response),
+                by=None if response is None else response.answered_by,
+                asked_at=opened.asked_at,
+                finished_at=finished_at,
+                request=request,
+                response=response,
+                workflow_id=workflow_id,
+            )
+        )
     for approval in wait_approvals(opened.event.event, workflow_id, opened.asked_at):
         decision = _approval_decision(approval, resolution, decided, names)
         records.append(
@@ -158,6 +175,22 @@ def _records(key: str, opened: _Open, finished_at: float, workflow_id: str) -> l
             )
         )
     return records
+
+
+def _wait_answer(
+    request: AskUserRequest, resolution: EventResolution | None, answered: dict[str, Any], names: dict[str, Any]
+) -> AskUserResponse | None:
+    """The answer a wait's resolution gave one of its AskUser questions (the result the model got, read back), or
+    `None` when it gave none (the wait ended without one, or its result is an outcome such as `WITHDRAWN`).
+    """
+    if resolution is None or resolution.error is not None or request.id not in answered:
+        return None
+    try:
+        response = response_from_result(request, answered[request.id])
+    except ValueError:  # an outcome sentence, not a person's answer
+        return None
+    by = names.get(request.id)
+    return replace(response, answered_by=by) if isinstance(by, str) else response
 
 
 def _approval_decision(
