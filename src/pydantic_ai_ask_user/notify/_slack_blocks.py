@@ -307,6 +307,14 @@ def lone_finished_blocks(headline: str, status: str) -> list[Block]:
     return [_section(f'{item_prefix(0)}h', headline or ' '), _context(f'{item_prefix(0)}done', status)]
 
 
+def _words_input(block_id: str, action_id: str, label: str, *, multiline: bool = False) -> Block:
+    """An optional box of a modal for a person's own words (an answer, a note, a reason), at most 2,000 characters."""
+    element: Block = {'type': 'plain_text_input', 'action_id': action_id, 'max_length': 2000}
+    if multiline:
+        element['multiline'] = True
+    return {'type': 'input', 'block_id': block_id, 'label': plain(label, 2000), 'optional': True, 'element': element}
+
+
 def answer_modal(request: AskUserRequest, metadata: str, drawing: Drawing) -> Block:
     """The modal that answers `request`: per question, its options (radio buttons, or checkboxes for multi-select),
     an "Other" box when custom answers are allowed, a note when the request takes notes.
@@ -339,25 +347,9 @@ def answer_modal(request: AskUserRequest, metadata: str, drawing: Drawing) -> Bl
             }
         )
         if drawing.allow_custom_answers:
-            blocks.append(
-                {
-                    'type': 'input',
-                    'block_id': f'q{i}-other',
-                    'label': plain(_('Or in your own words'), 2000),
-                    'optional': True,
-                    'element': {'type': 'plain_text_input', 'action_id': 'other', 'max_length': 2000},
-                }
-            )
+            blocks.append(_words_input(f'q{i}-other', 'other', _('Or in your own words')))
         if request.notes:
-            blocks.append(
-                {
-                    'type': 'input',
-                    'block_id': f'q{i}-note',
-                    'label': plain(_('Note (optional)'), 2000),
-                    'optional': True,
-                    'element': {'type': 'plain_text_input', 'action_id': 'note', 'multiline': True, 'max_length': 2000},
-                }
-            )
+            blocks.append(_words_input(f'q{i}-note', 'note', _('Note (optional)'), multiline=True))
     return {
         'type': 'modal',
         'callback_id': ANSWER_CALLBACK,
@@ -381,13 +373,7 @@ def deny_modal(approval: PendingApproval, metadata: str, drawing: Drawing) -> Bl
         'close': plain(_('Cancel'), MAX_MODAL_TITLE),
         'blocks': [
             _section('tool', _('Tool call waiting for approval: {tool}').format(tool=approval.tool_name)),
-            {
-                'type': 'input',
-                'block_id': 'reason',
-                'label': plain(_('Why (told to the model; optional)'), 2000),
-                'optional': True,
-                'element': {'type': 'plain_text_input', 'action_id': 'reason', 'multiline': True, 'max_length': 2000},
-            },
+            _words_input('reason', 'reason', _('Why (told to the model; optional)'), multiline=True),
         ],
     }
 
