@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
+from pathlib import Path
 
+import httpx
 import pytest
 from ask_user_support import make_request
 from cli_support import run_cli_process
 from durable_support import dbos_workflows
+from inbox_support import ask_user, inbox
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval
@@ -171,3 +174,30 @@ def test_history_given_the_key_verifies_each_kept_receipt_and_says_loudly_which_
     assert (short.returncode, short.stdout) == (2, '')
     assert '$ASK_USER_RECEIPT_KEY: a signing key must be at least 16 bytes' in short.stderr
     assert 'too short' not in short.stderr
+
+
+@pytest.mark.anyio
+async def test_the_inbox_given_the_key_verifies_the_receipts_its_history_shows(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / 'hooks').mkdir()
+    (tmp_path / 'hooks' / 'admin_auth.py').write_text(
+        'from pydantic_ai_ask_user import Person\n'
+        'def check(request):\n'
+        '    return Person("admin", sees_all=True) if request.headers.get("x-user") == "admin" else False\n'
+    )
+    hooks = ['--authorize', 'admin_auth:check', '--app-dir', str(tmp_path / 'hooks')]
+    monkeypatch.setenv('ASK_USER_RECEIPT_KEY', 'too short')
+    refused = ask_user(tmp_path, 'inbox', '--db', url, *hooks)
+    assert refused.returncode == 2
+    assert '$ASK_USER_RECEIPT_KEY: a signing key must be at least 16 bytes' in refused.stderr
+    assert 'too short' not in refused.stderr  # the key itself is never echoed
+    monkeypatch.setenv('ASK_USER_RECEIPT_KEY', RECEIPT_KEY)
+    async with inbox(tmp_path, '--db', url, *hooks) as served, httpx.AsyncClient() as client:
+        reply = await client.get(served.base + 'api/history?kind=question', headers={'x-user': 'admin'})
+        page = await client.get(served.base + 'history?kind=question', headers={'x-user': 'admin'})
+    assert reply.status_code == 200, reply.text
+    checks = {item['id']: item.get('receipt_check') for item in reply.json()['history']}
+    assert (checks['q3'], checks['q2'], checks['q1']) == ('verified', 'not_verified', None)
+    assert 'Signed by the run, verified' in page.text
+    assert 'role="alert">Receipt does not verify' in page.text
