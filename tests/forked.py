@@ -168,9 +168,12 @@ ASK_USER_PROGRAM = TESTS / 'ask_user_program.py'
 """`ask-user` as a program the fork server has imported (`PRELOADED`)."""
 
 
-def forked_cli(*args: str, stdin: str | None = None, timeout: float) -> subprocess.CompletedProcess[str]:
+def forked_cli(
+    *args: str, stdin: str | None = None, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`ask-user ARGS` in a process of its own forked from the fork server, as `subprocess.run` would run it: its exit
-    code, standard output and standard error (text), standard input `stdin` (else empty). Killed after `timeout` s.
+    code, standard output and standard error (text), standard input `stdin` (else empty), this process's environment
+    with `env` added. Killed after `timeout` s.
 
     For the tests where the command is how a person answers from another process (its own Temporal client or
     database connections, started and ended with it), not where the program itself is tested: a fresh interpreter
@@ -185,6 +188,7 @@ def forked_cli(*args: str, stdin: str | None = None, timeout: float) -> subproce
             Path.cwd(),
             out=str(files / 'out'),
             err=files / 'err',
+            environment=None if env is None else {**os.environ, **env},
             stdin=None if stdin is None else files / 'in',
         )
         try:

@@ -54,7 +54,7 @@ from ._events import AskUserAnsweredEvent, AskUserRequestedEvent
 from ._fast_questions import ArgumentsValidator
 from ._observe import AskObservation
 from ._questions import Question, Questions, RecommendingQuestions
-from ._receipt import AnswerReceipt
+from ._receipt import AnswerReceipt, receipt_keeper
 from ._signing import check_key
 from ._text import printable
 
@@ -279,6 +279,9 @@ class AskUser(AbstractCapability[AgentDepsT]):
     With it, `AskUserAnsweredEvent.receipt` is a `sign_receipt` receipt over the request, the response,
     `response.answered_by` and the time, for an audit log; `verify_receipt` checks it later with the same
     key. A response without `answered_by` (the answerer cannot tell who answered) gets no receipt.
+    An answerer that keeps receipts (`ReceiptKeeper`: `WebAnswerer`, `DBOSAnswerer`, `TemporalAnswerer`) is handed
+    it before the model gets the answer, and keeps it with the finished question: the history shows it, verified
+    where the viewer has the key. One that cannot keep it fails the call.
     """
 
     _escalation: tuple[Escalation, ...] = field(default=(), init=False, repr=False, compare=False)
@@ -550,7 +553,10 @@ class AskUser(AbstractCapability[AgentDepsT]):
             raise ValueError(f'the answerer returned {type(response).__name__}, not an AskUserResponse')
         try:
             receipt = self._receipt(request, response)
-        except ValueError:
+            if receipt is not None and (keeper := receipt_keeper(answerer)) is not None:
+                # Kept with the finished question, so the history shows it; the first kept stays (see `ReceiptKeeper`).
+                receipt = await keeper.keep_receipt(request, receipt)
+        except Exception:
             observation.finish('failed', response)
             await ctx.emit(answered(response))
             raise

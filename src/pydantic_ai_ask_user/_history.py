@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from ._answers import AskUserRequest, AskUserResponse
@@ -29,6 +29,7 @@ from ._question_store import (
     decode_cursor,
     encode_cursor,
 )
+from ._receipt import ReceiptStatus, check_kept_receipt
 from ._search import is_searching, search_takes
 
 __all__ = (
@@ -54,6 +55,7 @@ __all__ = (
     'page_history_in_memory',
     'page_history',
     'finished_json',
+    'record_receipt',
 )
 
 ItemKind = Literal['question', 'approval']
@@ -182,6 +184,13 @@ class FinishedRecord:
 
     handoffs: tuple[Handoff, ...] = ()
     """Its hand-offs while it waited (`forward`), the oldest first: its audience is the one after the last."""
+
+    receipt: Any = None
+    """The signed receipt of a question's answer (`receipt_to_json`'s JSON: hashes, who and when, the signature) when
+    the run signed one (`AskUser(receipt_key=...)`) and its answerer kept it (`ReceiptKeeper`); `None` otherwise.
+
+    As the store holds it, unchecked: `record_receipt` reads and verifies it against `request` and `response`.
+    """
 
     @property
     def audience(self) -> tuple[str, ...] | None:
@@ -363,7 +372,24 @@ async def page_history(
     return await paged(limit=check_limit(limit), cursor=cursor, where=where, visible_to=visible_to)
 
 
-def finished_json(record: FinishedRecord) -> dict[str, Any]:
+def record_receipt(record: FinishedRecord, key: bytes | str | None) -> ReceiptStatus | None:
+    """The kept receipt of `record` checked with `key` against its question and answer (`check_kept_receipt`);
+    `not_checked` without a key; `None` when it has no receipt.
+
+    The question is checked as it was asked: a hand-off changes whom a stored question is for, and the receipt
+    signed whom it was for when the run asked it (the audience before the first hand-off).
+    """
+    if record.receipt is None:
+        return None
+    request = record.request
+    if request is None:
+        return ReceiptStatus('not_verified', record.receipt, None, 'an approval has no signed receipt')
+    if record.handoffs:
+        request = replace(request, audience=record.handoffs[0].from_audience)
+    return check_kept_receipt(record.receipt, request, record.response, key)
+
+
+def finished_json(record: FinishedRecord, *, receipt_key: bytes | str | None = None) -> dict[str, Any]:
     """A finished item as the JSON API and `ask-user history --json` show it.
 
     Every item: `kind`, `id` (its key), `outcome`, `by` (or `null`), `asked_at` and `finished_at` (seconds since the
@@ -372,6 +398,8 @@ def finished_json(record: FinishedRecord) -> dict[str, Any]:
     withdrawn); an approval adds the call (`token`, `tool_call_id`, `tool_name`, `args`, `run_id`) and `decision`
     (`{"approved": ..., "reason", "override_args", "response", "ignored"}` as each applies, `null` when withdrawn).
     An item handed on while it waited adds `handoffs` (each as `handoff_json` shows it, the oldest first).
+    A question whose answer has a kept receipt adds `receipt` (as kept) and `receipt_check`: `verified` or
+    `not_verified` (with `receipt_problem`) checked with `receipt_key`, `not_checked` without it.
     """
     data: dict[str, Any] = {
         'kind': record.kind,
@@ -398,4 +426,8 @@ def finished_json(record: FinishedRecord) -> dict[str, Any]:
         data |= record.approval.addressing_json()
     if record.handoffs:
         data['handoffs'] = [handoff_json(handoff) for handoff in record.handoffs]
+    if (status := record_receipt(record, receipt_key)) is not None:
+        data |= {'receipt': status.kept, 'receipt_check': status.check}
+        if status.problem is not None:
+            data['receipt_problem'] = status.problem
     return data

@@ -248,6 +248,12 @@ WEB = (
     N_('No history here'),
     N_('This inbox keeps no history of answered questions and decided tool calls.'),
     N_('This page of the history does not exist'),
+    # A kept receipt in the History tab.
+    N_('Receipt'),
+    N_('Signed by the run, verified'),
+    N_('Receipt does not verify'),
+    N_('Signed, not checked (no key)'),
+    N_('signed for {name}'),
     # Forwarding (`forward.html`, `web/_forward.py`).
     N_('Handed on'),
     N_('{by} to {to}'),
@@ -423,6 +429,11 @@ CLI = (
     N_('cannot forward: {error}'),
     N_('this store cannot forward questions or approvals'),
     N_('handed on to {names} by {name}  {at}'),
+    # A kept receipt in `ask-user history`.
+    N_('receipt: signed by the run, verified'),
+    N_('receipt: signed, not checked (no key: set {variable})'),
+    N_('RECEIPT DOES NOT VERIFY: {problem}'),
+    N_('signed for {name} at {at}'),
 )
 """The `ask-user` command's own messages to a person, as `_cli` looks them up with `_cli.i18n._`.
 

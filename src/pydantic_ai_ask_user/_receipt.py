@@ -1,10 +1,18 @@
-"""Signed receipts: proof, checkable later with the app's key, of who answered which questions, how, and when."""
+"""Signed receipts: proof, checkable later with the app's key, of who answered which questions, how, and when.
+
+Kept where the answer is kept: the run signs a receipt (`AskUser(receipt_key=...)`) and hands it to its answerer
+when the answerer is a `ReceiptKeeper` (the web inbox's hub, `DBOSAnswerer`, `TemporalAnswerer`), which stores it
+with the finished question. Why the run signs and the store only keeps: the key lives with the application that runs
+the agent, never in the store, so whoever can write to the store (the database, the workflow history) cannot make a
+receipt that verifies; and the history, given the key, checks the stored receipt against the stored questions and
+answer (`check_kept_receipt`), so a receipt, a question or an answer changed in the store shows as not verifying.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Literal, Protocol, cast
 
 from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_answered_by, check_response
 from ._audience import addressing_json
@@ -17,6 +25,11 @@ __all__ = (
     'MAX_ANSWERED_BY_LENGTH',
     'RECEIPT_VERSION',
     'AnswerReceipt',
+    'ReceiptKeeper',
+    'receipt_keeper',
+    'ReceiptCheck',
+    'ReceiptStatus',
+    'check_kept_receipt',
     'os_user_at_host',
     'receipt_from_json',
     'receipt_to_json',
@@ -337,3 +350,78 @@ def receipt_from_json(data: Any) -> AnswerReceipt:
         signature=fields['signature'],
         addressing=cast('dict[str, Any] | None', addressing),
     )
+
+
+class ReceiptKeeper(Protocol):
+    """An answerer that keeps the receipts the run signs with the finished question, for the history to show.
+
+    `AskUser(receipt_key=...)` calls `keep_receipt` after signing the receipt of an answer this answerer returned
+    (one that names who answered), before the model gets the answer. `WebAnswerer` (its hub), `DBOSAnswerer` and
+    `TemporalAnswerer` are receipt keepers; an answerer without the method keeps none (the receipt is still on
+    `AskUserAnsweredEvent.receipt`).
+    """
+
+    async def keep_receipt(self, request: AskUserRequest, receipt: AnswerReceipt, /) -> AnswerReceipt:
+        """Keep `receipt`, signed for the answer to `request`, with the finished question; return the one kept.
+
+        The first receipt kept for a question stays: a replay of the run (a recovered DBOS workflow) signs the same
+        answer again, at another time, and gets back the first, so the event and the store carry one receipt. Raises
+        when it cannot keep it (the run then fails, as with a failing answerer: the answer is recorded, its proof
+        would be missing).
+        """
+        ...
+
+
+def receipt_keeper(answerer: object) -> ReceiptKeeper | None:
+    """`answerer` as a `ReceiptKeeper` when it has `keep_receipt`, else `None` (a look-up, not `isinstance`)."""
+    if callable(getattr(answerer, 'keep_receipt', None)):
+        return cast(ReceiptKeeper, answerer)
+    return None
+
+
+ReceiptCheck = Literal['verified', 'not_verified', 'not_checked']
+"""What the check of a kept receipt found: it verifies with the key; it does not (changed, forged, or for another
+question or answer); or it was not checked, for want of the key."""
+
+
+@dataclass(frozen=True)
+class ReceiptStatus:
+    """A kept receipt and what its check found (`check_kept_receipt`)."""
+
+    check: ReceiptCheck
+    """`verified`, `not_verified` or `not_checked` (no key given)."""
+
+    kept: Any
+    """The receipt as the store keeps it (`receipt_to_json`'s JSON, or whatever the store holds instead)."""
+
+    receipt: AnswerReceipt | None = None
+    """The receipt read back, `None` when what is kept does not read as one (then it does not verify)."""
+
+    problem: str | None = None
+    """Why it does not verify (`SignatureError`'s message, or what is malformed); `None` otherwise."""
+
+
+def check_kept_receipt(
+    kept: Any, request: AskUserRequest, response: AskUserResponse | None, key: bytes | str | None
+) -> ReceiptStatus:
+    """Read the kept receipt `kept` (`receipt_to_json`'s JSON) and, with `key`, verify it against the request and
+    response the store keeps with it: `verified`, or `not_verified` with the problem (a malformed receipt, no answer
+    to check it against, or what `verify_receipt` says); without `key`, `not_checked` (a malformed receipt is
+    `not_verified` all the same: no key can make it verify).
+
+    `request` must be addressed as it was asked (a hand-off changes whom a stored question is for, and the receipt
+    signed whom it was for then).
+    """
+    try:
+        receipt = receipt_from_json(kept)
+    except ValueError as error:
+        return ReceiptStatus('not_verified', kept, None, f'the kept receipt is malformed: {error}')
+    if key is None:
+        return ReceiptStatus('not_checked', kept, receipt)
+    if response is None:
+        return ReceiptStatus('not_verified', kept, receipt, 'the item has no answer for the receipt to prove')
+    try:
+        verify_receipt(receipt, request, response, key)
+    except ValueError as error:  # `SignatureError`, or a time that is not one
+        return ReceiptStatus('not_verified', kept, receipt, str(error))
+    return ReceiptStatus('verified', kept, receipt)

@@ -15,7 +15,8 @@ item, or none), and one listing of everything that waits, approvals and question
 (`page_inbox`).
 
 What finished is history (`page_history`, `HistoryStore`): each answered, declined, decided or withdrawn item
-(`FinishedRecord`), newest first, for as long as its store keeps it.
+(`FinishedRecord`), newest first, for as long as its store keeps it, with the signed receipt of an answer where the
+run signed one and its answerer kept it (`record_receipt` checks it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ._history import (
     finished_json,
     handoff_json,
     page_history,
+    record_receipt,
 )
 from ._inbox_page import InboxPage, page_inbox
 from ._lookup import MIN_PREFIX, WaitingMatches, find_waiting
@@ -96,4 +98,5 @@ __all__ = (
     'HistoryStore',
     'NoHistoryError',
     'page_history',
+    'record_receipt',
 )

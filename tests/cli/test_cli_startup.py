@@ -406,10 +406,12 @@ API, the event stream and the approvals, each person seeing only what is address
 sign in with one-time links that ask-user inbox link NAME prints, or through your own --authorize
 hook. Without --authorize, on a loopback address, an administrator link is printed at start; on
 any other address give --url, the address people open. With --notify, a Notifier you make tells
-people of what waits for them (by e-mail, Slack, ...) beside the inbox. Needs the web extra and
-the dbos or temporal extra. Exit codes: 0 stopped, 2 invalid arguments, or a --authorize or
---notify function that cannot be loaded or fails, 4 the store cannot be read, the address cannot
-be served or an extra is missing. Creates no database or table.
+people of what waits for them (by e-mail, Slack, ...) beside the inbox. With the environment
+variable ASK_USER_RECEIPT_KEY set to the key the runs sign receipts with, the History tab verifies
+each kept receipt. Needs the web extra and the dbos or temporal extra. Exit codes: 0 stopped, 2
+invalid arguments, or a --authorize or --notify function that cannot be loaded or fails, 4 the
+store cannot be read, the address cannot be served or an extra is missing. Creates no database or
+table.
 
 positional arguments:
   ACTION

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,9 +18,9 @@ from ask_user_support import make_request
 from durable_support import dbos_workflows
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person
-from pydantic_ai_ask_user._history import encode_history_position
+from pydantic_ai_ask_user._history import encode_history_position, finished_json
 from pydantic_ai_ask_user._question_store import encode_cursor
-from pydantic_ai_ask_user.dbos import DBOSQuestionStore
+from pydantic_ai_ask_user.dbos import DBOSAnswerer, DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval, withdraw_approvals
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
@@ -33,6 +34,7 @@ from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending, w
 from pydantic_ai_ask_user.dbos._schema import APPROVAL_INDEXES, INDEXES, TABLE_NAME
 from pydantic_ai_ask_user.dbos._tables import event_approvals_table
 from pydantic_ai_ask_user.dbos._waits import open_wait_row
+from pydantic_ai_ask_user.receipts import sign_receipt
 from pydantic_ai_ask_user.store import (
     ApprovalDecision,
     BadCursorError,
@@ -40,6 +42,7 @@ from pydantic_ai_ask_user.store import (
     HistoryFilter,
     HistoryStore,
     PendingApproval,
+    record_receipt,
 )
 
 pytestmark = pytest.mark.anyio
@@ -377,3 +380,64 @@ async def test_a_database_of_an_earlier_version_gets_the_history_indexes_at_star
         index['name'] for table in (TABLE_NAME, event_approvals_table.name) for index in inspector.get_indexes(table)
     }
     assert set(ours) <= names
+
+
+RECEIPT_KEY = b'the key the runs sign receipts with'
+"""What the runs' `AskUser(receipt_key=...)` would sign with."""
+
+
+async def test_a_kept_receipt_reads_back_verified_and_one_changed_in_the_database_does_not_verify(
+    database_url: str,
+) -> None:
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    alice = replace(PICK, answered_by='alice')
+    for key in ('kept', 'receipt-changed', 'answer-changed', 'garbage', 'unsigned'):
+        _answer(database_url, key, alice, by='alice')
+    _ask(database_url, 'waiting')
+    answerer = DBOSAnswerer(database_url)
+    try:
+        for key in ('kept', 'receipt-changed', 'answer-changed', 'garbage'):
+            request = make_request(id=key)
+            receipt = sign_receipt(request, alice, key=RECEIPT_KEY)
+            assert await answerer.keep_receipt(request, receipt) == receipt
+            # The first kept stays: a replay that signs the answer again, at another time, gets it back.
+            later = sign_receipt(request, alice, key=RECEIPT_KEY, at=receipt.answered_at + timedelta(seconds=5))
+            assert await answerer.keep_receipt(request, later) == receipt
+        # A question not answered keeps nothing (the receipt is given back as it is).
+        waiting = sign_receipt(make_request(id='waiting'), alice, key=RECEIPT_KEY)
+        assert await answerer.keep_receipt(make_request(id='waiting'), waiting) == waiting
+    finally:
+        answerer.close()
+    with shared_engine(database_url).begin() as conn:
+        kept = dict(conn.execute(sa.text(f'SELECT id, receipt FROM {TABLE_NAME}')).all())
+        assert kept['waiting'] is None  # not answered: nothing to keep it with
+        changes = (
+            ('receipt', '"alice"', '"mallory"', 'receipt-changed'),
+            ('response', 'SQLite', 'PostgreSQL', 'answer-changed'),
+        )
+        for column, old, new, key in changes:
+            statement = f'UPDATE {TABLE_NAME} SET {column} = replace({column}, :old, :new) WHERE id = :id'
+            conn.execute(sa.text(statement), {'old': old, 'new': new, 'id': key})
+        conn.execute(sa.text(f"UPDATE {TABLE_NAME} SET receipt = 'not a receipt' WHERE id = 'garbage'"))
+    async with DBOSQuestionStore(database_url, create_table=False, pooled=False) as store:
+        found = {
+            record.key: record for record in (await store.history_page(where=HistoryFilter(kind='question'))).records
+        }
+    checked = {key: record_receipt(record, RECEIPT_KEY) for key, record in found.items()}
+    assert {key: None if status is None else status.check for key, status in checked.items()} == {
+        'kept': 'verified',
+        'receipt-changed': 'not_verified',
+        'answer-changed': 'not_verified',
+        'garbage': 'not_verified',
+        'unsigned': None,
+    }
+    problems = {key: status.problem for key, status in checked.items() if status is not None}
+    assert problems['receipt-changed'] == 'the signature does not match: wrong key, or who or when was changed'
+    assert problems['answer-changed'] == 'the receipt was signed for another response'
+    assert str(problems['garbage']).startswith('the kept receipt is malformed')
+    without_key = record_receipt(found['kept'], None)
+    assert without_key is not None
+    assert (without_key.check, without_key.problem) == ('not_checked', None)
+    assert finished_json(found['kept'], receipt_key=RECEIPT_KEY)['receipt_check'] == 'verified'
+    assert finished_json(found['garbage'])['receipt'] == 'not a receipt'
+    assert 'receipt' not in finished_json(found['unsigned'], receipt_key=RECEIPT_KEY)

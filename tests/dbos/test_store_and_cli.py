@@ -27,7 +27,14 @@ from worker_support import dbos_launched
 from pydantic_ai_ask_user import DECLINED, AskUserAnswer, AskUserRequest, AskUserResponse, Question, QuestionOption
 from pydantic_ai_ask_user.dbos import DBOSAnswerer, DBOSQuestionStore
 from pydantic_ai_ask_user.receipts import os_user_at_host
-from pydantic_ai_ask_user.store import AlreadyAnsweredError, StoreEvent, UnknownRequestError, WithdrawnError
+from pydantic_ai_ask_user.store import (
+    AlreadyAnsweredError,
+    HistoryFilter,
+    StoreEvent,
+    UnknownRequestError,
+    WithdrawnError,
+    record_receipt,
+)
 from pydantic_ai_ask_user.testing import CONFORMANCE_SCENARIOS, ConformanceScenario, run_conformance
 
 pytestmark = pytest.mark.anyio
@@ -618,6 +625,68 @@ async def test_a_wait_answered_in_place_by_ask_takes_no_later_resolution(launche
         await anyio.to_thread.run_sync(
             lambda: resolve_dbos_event(token, {'approvals': {'deploy-1': False}}, database_url=launched)
         )
+
+
+# --- A receipt signed in a DBOS run, kept in a step of its own ---
+
+RECEIPT_KEY = b'the key the runs sign receipts with'
+
+_receipt_answerer = DBOSAnswerer(recheck_seconds=30)
+"""The answerer of `_receipt_agent`: its database is the module's (`launched`), set by the test."""
+
+
+def _receipt_agent() -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.durable_exec.dbos import DBOSDurability
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from pydantic_ai_ask_user import TOOL_NAME, AskUser
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            return ModelResponse(parts=[TextPart(json.dumps(returns[0].content))])
+        question = {
+            'header': 'Receipt',
+            'question': 'Which?',
+            'options': [{'label': 'PostgreSQL'}, {'label': 'SQLite'}],
+        }
+        return ModelResponse(parts=[ToolCallPart(TOOL_NAME, {'questions': [question]})])
+
+    capability = AskUser(answerer=_receipt_answerer, receipt_key=RECEIPT_KEY)
+    return Agent(FunctionModel(model), name='receipt_in_dbos', capabilities=[DBOSDurability(), capability])
+
+
+_receipting_agent = _receipt_agent()
+
+
+@DBOS.workflow(name='store_tests.receipt')
+async def _receipt_workflow(task: str) -> str:
+    return (await _receipting_agent.run(task)).output
+
+
+async def test_a_receipt_signed_in_a_dbos_run_is_kept_in_a_step_and_verifies_in_the_history(
+    launched: str, store: DBOSQuestionStore
+) -> None:
+    _receipt_answerer.database_url = launched
+    handle = await DBOS.start_workflow_async(_receipt_workflow, 'sign it')
+
+    async def asked() -> AskUserRequest | None:
+        return next((each for each in await store.pending() if each.questions[0].header == 'Receipt'), None)
+
+    request: AskUserRequest = await wait_until(asked, 'the question to wait')
+    await store.respond(request.key, replace(pick('SQLite', 'Receipt'), answered_by='alice'))
+    assert json.loads(await handle.get_result()) == {'Receipt': ['SQLite']}
+    steps = [step['function_name'] for step in await DBOS.list_workflow_steps_async(handle.workflow_id)]
+    assert steps.count('ask_user.keep_receipt') == 1
+    page = await store.history_page(limit=500, where=HistoryFilter(kind='question'))
+    [record] = [each for each in page.records if each.key == request.key]
+    status = record_receipt(record, RECEIPT_KEY)
+    assert status is not None
+    assert status.receipt is not None
+    assert (status.check, status.receipt.answered_by, status.receipt.run_id) == ('verified', 'alice', request.run_id)
+    _receipt_answerer.close()
 
 
 # --- Who answered, notes and recommended options, through the answerer, the store and the command line ---

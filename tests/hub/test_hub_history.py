@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -11,6 +12,7 @@ from ask_user_support import ask_one, wait_pending, wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, Person, QuestionWithdrawn
 from pydantic_ai_ask_user.hub import QuestionHub
+from pydantic_ai_ask_user.receipts import sign_receipt
 from pydantic_ai_ask_user.store import (
     ApprovalDecision,
     BadCursorError,
@@ -20,6 +22,7 @@ from pydantic_ai_ask_user.store import (
     NoHistoryError,
     PendingApproval,
     page_history,
+    record_receipt,
 )
 
 pytestmark = pytest.mark.anyio
@@ -229,3 +232,35 @@ async def test_history_ends_at_remember_finished_and_a_question_asked_again_leav
         assert [record.key for record in (await hub.history_page()).records] == ['q4', 'q3']
         hub.withdraw_all()
     assert next((r.key, r.outcome) for r in (await hub.history_page()).records) == ('again', 'withdrawn')
+
+
+RECEIPT_KEY = b'the key the runs sign receipts with'
+
+
+async def test_a_kept_receipt_verifies_as_asked_after_a_hand_off_and_the_first_kept_stays() -> None:
+    hub = QuestionHub()
+    asked = _question('handed', audience=('alice',))
+    answer = replace(PICK, answered_by='bob')
+    async with anyio.create_task_group() as group:
+        group.start_soon(hub.ask, asked)
+        await wait_pending(hub, asked.id)
+        await hub.forward(asked.key, ['bob'], note='yours now', by='alice')
+        await hub.respond(asked.key, answer)
+    # The run signs the request it asked (for alice); the hub's record is addressed as the hand-off left it (bob).
+    receipt = sign_receipt(asked, answer, key=RECEIPT_KEY)
+    assert await hub.keep_receipt(asked, receipt) == receipt
+    again = sign_receipt(asked, answer, key=RECEIPT_KEY, at=receipt.answered_at + timedelta(seconds=1))
+    assert await hub.keep_receipt(asked, again) == receipt  # a replay's receipt: the first stays
+    [record] = (await hub.history_page()).records
+    assert record.audience == ('bob',)
+    status = record_receipt(record, RECEIPT_KEY)
+    assert status is not None
+    assert (status.check, status.receipt) == ('verified', receipt)
+    # Without the hand-off's record of whom it was for, it would not verify: the audience is signed.
+    unhanded = record_receipt(replace(record, handoffs=()), RECEIPT_KEY)
+    assert unhanded is not None
+    assert unhanded.check == 'not_verified'
+    # A question the hub never answered keeps nothing.
+    other = _question('never')
+    assert await hub.keep_receipt(other, receipt) == receipt
+    assert [each.key for each in (await hub.history_page()).records] == [asked.key]

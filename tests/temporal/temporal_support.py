@@ -263,15 +263,18 @@ class HoldingTemporalAnswerer(TemporalAnswerer):
         return await super().ask_durably(request, timeout=timeout)
 
 
+RECEIPT_KEY = b'the key the runs sign receipts with'
+"""`answering_agent`'s `AskUser(receipt_key=...)`: an answer that names who gave it gets a receipt, kept in the history."""
+
 answering_agent = Agent(
     asking_model(),
     name='answering_asker',
     capabilities=[
         _fast_recovery(event_stream_handler=record_events),
-        AskUser(answerer=HoldingTemporalAnswerer(), recommended_options=True, notes=True),
+        AskUser(answerer=HoldingTemporalAnswerer(), recommended_options=True, notes=True, receipt_key=RECEIPT_KEY),
     ],
 )
-"""AskUser waiting in the workflow with `TemporalAnswerer`, answered by Update or Signal."""
+"""AskUser waiting in the workflow with `TemporalAnswerer`, answered by Update or Signal; with receipts."""
 
 timed_agent = Agent(
     asking_model(),

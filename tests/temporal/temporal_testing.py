@@ -202,10 +202,10 @@ async def finished_once(client: Client, handle: WorkflowHandle[Any, Any]) -> Non
     assert len(executions) == 1
 
 
-async def ask_user_cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+async def ask_user_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """`ask-user ARGS` in a process of its own (the person's, not the worker's: its Temporal client starts and ends
-    with it); its exit code, stdout and stderr."""
-    done = await asyncio.to_thread(functools.partial(forked_cli, *args, stdin=stdin, timeout=WAIT))
+    with it), `env` added to its environment; its exit code, stdout and stderr."""
+    done = await asyncio.to_thread(functools.partial(forked_cli, *args, stdin=stdin, timeout=WAIT, env=env))
     return done.returncode, done.stdout, done.stderr
 
 

@@ -11,13 +11,20 @@ from typing import Any
 
 import httpx
 import pytest
-from temporal_support import AnsweredAskWorkflow, ApprovalWorkflow, TimedAskWorkflow
+from temporal_support import RECEIPT_KEY, AnsweredAskWorkflow, ApprovalWorkflow, TimedAskWorkflow
 from temporal_testing import ANSWER, ask_user_cli, start_run, waiting_question
 from temporalio.client import Client
 from waits import wait_until
 
 from pydantic_ai_ask_user import Person
-from pydantic_ai_ask_user.store import ApprovalDecision, BadCursorError, FinishedRecord, HistoryFilter, PendingApproval
+from pydantic_ai_ask_user.store import (
+    ApprovalDecision,
+    BadCursorError,
+    FinishedRecord,
+    HistoryFilter,
+    PendingApproval,
+    record_receipt,
+)
 from pydantic_ai_ask_user.temporal import TemporalQuestionStore
 from pydantic_ai_ask_user.web import create_app
 
@@ -78,6 +85,16 @@ async def test_what_finished_in_temporal_workflows_is_listed_with_who_when_and_w
     assert denied.approval is not None
     assert denied.approval.tool_name == approval.tool_name
     assert (withdrawn.outcome, withdrawn.by, withdrawn.response) == ('withdrawn', None, None)
+    # The receipt the run signed for alice's answer, kept in the workflow's history: verified with the runs' key, not
+    # with another (nor would one changed be), not checked without one; the others have none.
+    checks = {key: record_receipt(answered, key) for key in (RECEIPT_KEY, b'another key, not the runs one', None)}
+    assert {key: None if status is None else status.check for key, status in checks.items()} == {
+        RECEIPT_KEY: 'verified',
+        b'another key, not the runs one': 'not_verified',
+        None: 'not_checked',
+    }
+    assert answered.receipt['answered_by'] == 'alice'
+    assert (denied.receipt, withdrawn.receipt) == (None, None)
 
     # Filters and people: only approvals; alice's own answer is hers to see, and bob's decision his.
     only_approvals = await _all_history(store, keys, where=HistoryFilter(kind='approval'))
@@ -88,11 +105,12 @@ async def test_what_finished_in_temporal_workflows_is_listed_with_who_when_and_w
         await store.history_page(cursor='not-a-cursor')
 
     # The web inbox's API and History tab read it too.
-    app = create_app(store, access_token='t' * 32)
+    app = create_app(store, access_token='t' * 32, receipt_key=RECEIPT_KEY)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url='http://inbox') as web:
         headers = {'authorization': 'Bearer ' + 't' * 32}
         seen: set[str] = set()
+        checked: dict[str, str | None] = {}
         cursor: str | None = None
         while True:
             reply = await web.get(
@@ -101,18 +119,23 @@ async def test_what_finished_in_temporal_workflows_is_listed_with_who_when_and_w
             assert reply.status_code == 200, reply.text
             body = reply.json()
             seen |= {item['id'] for item in body['history']}
+            checked |= {item['id']: item.get('receipt_check') for item in body['history']}
             cursor = body.get('next_cursor')
             if not cursor:
                 break
         assert keys <= seen
+        assert (checked[request.key], checked[approval.key]) == ('verified', None)
         tab = await web.get('/history', headers=headers)
         assert tab.status_code == 200
         assert 'not on a Friday' in tab.text
+        assert 'Signed by the run, verified' in tab.text
 
     # The command line reads the same history.
-    code, out, err = await ask_user_cli('history', '--temporal', temporal_address, '--json', '--limit', '500')
+    key = {'ASK_USER_RECEIPT_KEY': RECEIPT_KEY.decode()}
+    code, out, err = await ask_user_cli('history', '--temporal', temporal_address, '--json', '--limit', '500', env=key)
     assert code == 0, err
     *lines, trailer = [json.loads(line) for line in out.splitlines()]
     listed_keys = {line['id'] for line in lines}
     assert keys <= listed_keys
+    assert {line['id']: line.get('receipt_check') for line in lines}[request.key] == 'verified'
     assert 'total' in trailer

@@ -14,15 +14,17 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from ask_user_support import ask_one, wait_pending, wait_until
+from ask_user_support import Watch, ask_call, ask_one, question, script, wait_pending, wait_until
 from playwright.async_api import BrowserContext, expect
+from pydantic_ai import Agent
 from starlette.requests import Request
 from waits import WAIT
 from web_support import answer_body, asgi_client, bearer
 
-from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionContext
+from pydantic_ai_ask_user import AskUser, AskUserAnsweredEvent, AskUserRequest, AskUserResponse, Person, QuestionContext
 from pydantic_ai_ask_user.hub import QuestionHub
-from pydantic_ai_ask_user.store import PendingApproval
+from pydantic_ai_ask_user.receipts import receipt_to_json, sign_receipt
+from pydantic_ai_ask_user.store import HistoryFilter, PendingApproval
 from pydantic_ai_ask_user.web import WebAnswerer, create_app, serve
 
 pytestmark = pytest.mark.anyio
@@ -192,7 +194,8 @@ async def test_the_history_page_lists_each_hand_off_with_its_note_as_text(web: W
         assert 'someone to bob, team:oncall</dd>' in drawn  # a hand-off by nobody named, without a note
 
 
-async def test_the_history_tab_in_chromium(web: WebAnswerer, context: BrowserContext) -> None:
+async def test_the_history_tab_in_chromium(context: BrowserContext) -> None:
+    web = WebAnswerer(receipt_key=RECEIPT_KEY)
     approval = PendingApproval('w1', 'call_0', 'refund', {'amount': 30})
     async with serve(web.app) as base, asgi_client(web) as client:
         client.headers.update(bearer(web))
@@ -213,10 +216,24 @@ async def test_the_history_tab_in_chromium(web: WebAnswerer, context: BrowserCon
             decided = await client.post(f'/api/approvals/{approval.key}/decide', json={'deny': 'too much'})
             assert decided.status_code == 200
 
+        # The receipts the runs signed (as `AskUser(receipt_key=...)` hands them to the answerer): the second's with
+        # the inbox's key, the first's with another, which does not verify here.
+        for record in (await web.hub.history_page(where=HistoryFilter(kind='question'))).records:
+            assert record.request is not None
+            assert record.response is not None
+            signing_key = RECEIPT_KEY if record.key == 'second' else b'a key this inbox does not have'
+            receipt = sign_receipt(record.request, record.response, key=signing_key, answered_by='alice')
+            await web.keep_receipt(record.request, receipt)
+
         await page.get_by_role('link', name='History', exact=True).click()
         await expect(page).to_have_url(f'{base}history')
         rows = page.locator('#history > li')
         await expect(rows).to_have_count(3)
+        await expect(rows.nth(0).locator('.receipt')).to_have_count(0)  # a tool call: no receipt, nothing said
+        await expect(rows.nth(1).locator('.receipt')).to_have_text('Signed by the run, verified')
+        await expect(rows.nth(2).get_by_role('alert')).to_have_text('Receipt does not verify')
+        await rows.nth(2).locator('summary').click()
+        await expect(rows.nth(2).locator('.receipt-problem')).to_contain_text('the signature does not match')
         await expect(rows.nth(0)).to_have_attribute('data-outcome', 'denied')
         await expect(rows.nth(0).locator('.outcome')).to_have_text('Denied')
         await expect(rows.nth(1).locator('.outcome')).to_have_text('Answered')
@@ -238,3 +255,59 @@ async def test_the_history_tab_in_chromium(web: WebAnswerer, context: BrowserCon
         # And back to what waits.
         await page.get_by_role('link', name='Waiting', exact=True).click()
         await expect(page.locator('h1')).to_have_text('Waiting for you')
+
+
+RECEIPT_KEY = b'the key the runs sign receipts with'
+"""What the agent's `AskUser(receipt_key=...)` signs with, and the inbox verifies with."""
+
+
+async def test_a_receipt_the_run_signs_is_kept_and_shown_verified_not_checked_or_not_verifying() -> None:
+    web = WebAnswerer(authorize=who, receipt_key=RECEIPT_KEY)
+    watch = Watch()
+    agent = Agent(
+        script([ask_call(question(), call_id='call_1')]).model,
+        capabilities=[AskUser(answerer=web, receipt_key=RECEIPT_KEY), watch],
+    )
+    async with _client(web, 'alice') as alice, anyio.create_task_group() as group:
+        group.start_soon(agent.run, 'migrate')
+        key = (await wait_until(web.hub.pending, 'the question to wait'))[0].key
+        sent = await alice.post(f'/api/requests/{key}/answer', json=answer_body(selected=['SQLite']))
+        assert sent.status_code == 200, sent.text
+    async with _asking(web.hub, _question('unsigned', None)), _client(web, 'bob') as bob:
+        assert (await bob.post('/api/requests/unsigned/decline', json={})).status_code == 200
+    [answered] = [event for event in watch.events if isinstance(event, AskUserAnsweredEvent)]
+    assert answered.receipt is not None
+
+    async def history(app: Any) -> tuple[dict[str, dict[str, Any]], str]:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url='http://testserver', headers={'x-user': 'admin'}
+        ) as client:
+            records = {each['id']: each for each in (await client.get('/api/history')).json()['history']}
+            return records, (await client.get('/history')).text
+
+    records, page = await history(web.app)
+    signed, unsigned = records[key], records['unsigned']
+    # Kept as the run signed it (the event's receipt), verified against the stored question and answer.
+    assert signed['receipt'] == receipt_to_json(answered.receipt)
+    assert (signed['receipt']['answered_by'], signed['receipt_check']) == ('alice', 'verified')
+    assert 'receipt_problem' not in signed
+    assert not {'receipt', 'receipt_check'} & unsigned.keys()  # no receipt, nothing said
+    assert 'Signed by the run, verified' in page
+    assert page.count('class="receipt ') == 1
+    # Without the key: signed, not checked. With another key: does not verify, loudly.
+    records, page = await history(create_app(web.hub, authorize=who))
+    assert (records[key]['receipt_check'], 'receipt_problem' in records[key]) == ('not_checked', False)
+    assert 'Signed, not checked (no key)' in page
+    records, page = await history(create_app(web.hub, authorize=who, receipt_key=b'another key, not the runs one'))
+    assert records[key]['receipt_check'] == 'not_verified'
+    assert 'signature does not match' in records[key]['receipt_problem']
+    assert 'role="alert">Receipt does not verify' in page
+    # A receipt changed where it is kept (who answered, in hostile text) no longer verifies, and is drawn as text.
+    kept: dict[str, Any] = web.hub._history[key].receipt  # pyright: ignore[reportPrivateUsage]
+    web.hub._history[key] = replace(web.hub._history[key], receipt=kept | {'answered_by': HOSTILE})  # pyright: ignore[reportPrivateUsage]
+    records, page = await history(web.app)
+    assert (records[key]['receipt_check'], records[key]['receipt']['answered_by']) == ('not_verified', HOSTILE)
+    assert HOSTILE not in page
+    assert 'signed for &lt;script&gt;' in page
+    with pytest.raises(ValueError, match='receipt_key: a signing key must be at least 16 bytes'):
+        WebAnswerer(receipt_key='short')

@@ -12,7 +12,7 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -21,6 +21,7 @@ import anyio
 from .._answers import AskUserRequest, AskUserResponse, CannotAskError
 from .._audience import Person, QuestionContext
 from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
+from .._signing import check_key
 from .._text import printable
 from ..dbos import DBOSQuestionStore, shown_database_url
 from .arguments import END_AT_ONCE
@@ -57,10 +58,16 @@ __all__ = (
     'print_addressing',
     'person_asked_for',
     'next_page_command',
+    'RECEIPT_KEY_VARIABLE',
+    'receipt_key',
 )
 
 DEFAULT_DB = 'sqlite:///ask_user.sqlite'
 """The DBOS database `--db` names when neither it nor `--temporal` is given."""
+
+RECEIPT_KEY_VARIABLE = 'ASK_USER_RECEIPT_KEY'
+"""The environment variable `history` and `inbox` read the receipt key from (the runs' `AskUser(receipt_key=...)`):
+an environment variable, as the webhook key, never an option, which `ps` would show to every user of the machine."""
 
 MIN_PREFIX = 4
 """The shortest beginning of an id (or a token) that `answer` and `resolve` look up, as git's shortest commit id."""
@@ -369,3 +376,16 @@ def next_page_command(
     if args.limit != default_limit:
         words += ['--limit', str(args.limit)]
     return shlex.join([*words, *options, '--cursor', cursor])
+
+
+def receipt_key(environ: Mapping[str, str]) -> bytes | None:
+    """The key `$ASK_USER_RECEIPT_KEY` holds (UTF-8 encoded, as `AskUser` encodes a `str` key), `None` when it is unset
+    or empty; `ValueError` saying so when it is too short to be a signing key (never echoing it).
+    """
+    text = environ.get(RECEIPT_KEY_VARIABLE, '')
+    if not text:
+        return None
+    try:
+        return check_key(text)
+    except ValueError as error:
+        raise ValueError(f'${RECEIPT_KEY_VARIABLE}: {error}') from None

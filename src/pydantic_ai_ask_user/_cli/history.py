@@ -5,17 +5,20 @@ declined, decided, withdrawn), the latest first, a page at a time, as text for a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 import anyio
 
-from .._history import FinishedRecord, finished_json
+from .._history import FinishedRecord, finished_json, record_receipt
 from .._i18n import N_
+from .._receipt import ReceiptStatus
 from .._text import printable, terminal_json
 from ..dbos import on_unreadable_row
 from ..store import BadCursorError, HistoryFilter, NoHistoryError, page_history
 from .common import (
+    RECEIPT_KEY_VARIABLE,
     cannot_read_questions,
     clipped,
     fail,
@@ -23,6 +26,7 @@ from .common import (
     open_store,
     person_asked_for,
     print_addressing,
+    receipt_key,
     search_options,
     timestamp,
     without_nulls,
@@ -52,6 +56,11 @@ def run_history(args: argparse.Namespace) -> int:
     if isinstance(who, str):
         fail(who)
         return EXIT_INVALID  # a usage error, as argparse exits
+    try:
+        key = receipt_key(os.environ)
+    except ValueError as error:
+        fail(str(error))
+        return EXIT_INVALID
     store = open_store(args)
     if isinstance(store, str):
         fail(store)
@@ -75,9 +84,9 @@ def run_history(args: argparse.Namespace) -> int:
             store.close()
         for record in page.records:
             if args.json:
-                print(terminal_json(_record_json(record)))
+                print(terminal_json(_record_json(record, key)))
             else:
-                _print_record(record)
+                _print_record(record, key)
         if args.json:
             print(terminal_json(without_nulls({'total': page.total, 'next_cursor': page.next_cursor})))
             return 0
@@ -119,17 +128,21 @@ def _where(args: argparse.Namespace) -> HistoryFilter:
     )
 
 
-def _record_json(record: FinishedRecord) -> dict[str, Any]:
-    """One line of `history --json`: `finished_json`, its times as the commands print them, absent fields left out."""
-    line = finished_json(record) | {
+def _record_json(record: FinishedRecord, key: bytes | None) -> dict[str, Any]:
+    """One line of `history --json`: `finished_json` (a kept receipt checked with `key`), its times as the commands
+    print them, absent fields left out.
+    """
+    line = finished_json(record, receipt_key=key) | {
         'asked_at': timestamp(record.asked_at),
         'finished_at': timestamp(record.finished_at),
     }
     return without_nulls(line)
 
 
-def _print_record(record: FinishedRecord) -> None:
-    """One finished item as `history` shows it to a person, every string from the model made printable."""
+def _print_record(record: FinishedRecord, key: bytes | None) -> None:
+    """One finished item as `history` shows it to a person, every string from the model made printable; a kept
+    receipt checked with `key` (one that does not verify said loudly, in capitals, with why).
+    """
     outcome = _(_OUTCOMES[record.outcome])
     by = '' if record.by is None else ' ' + _('by {name}').format(name=printable(record.by))
     print(
@@ -167,9 +180,30 @@ def _print_record(record: FinishedRecord) -> None:
             print('    ' + _('reason: {reason}').format(reason=printable(decision.reason, allow_newline=False)))
         if decision is not None and decision.response is not None:
             print('    ' + _('reply: {reply}').format(reply=printable(decision.response, allow_newline=False)))
+    _print_receipt(record_receipt(record, key))
     for handoff in record.handoffs:
         names = printable(', '.join(handoff.to_audience), allow_newline=False)
         who = printable(handoff.by or '-', allow_newline=False)
         print('  ' + _('handed on to {names} by {name}  {at}').format(names=names, name=who, at=timestamp(handoff.at)))
         if handoff.note:
             print('    ' + _('note: {note}').format(note=printable(handoff.note, allow_newline=False)))
+
+
+def _print_receipt(status: ReceiptStatus | None) -> None:
+    """The line of a kept receipt: verified, NOT verifying (and why), or not checked for want of the key."""
+    if status is None:
+        return
+    signed = ''
+    if status.receipt is not None:
+        signed = '  ' + _('signed for {name} at {at}').format(
+            name=printable(status.receipt.answered_by, allow_newline=False),
+            at=timestamp(status.receipt.answered_at.timestamp()),
+        )
+    if status.check == 'verified':
+        line = _('receipt: signed by the run, verified')
+    elif status.check == 'not_checked':
+        line = _('receipt: signed, not checked (no key: set {variable})').format(variable=RECEIPT_KEY_VARIABLE)
+    else:
+        problem = printable(status.problem or '', allow_newline=False)
+        line = _('RECEIPT DOES NOT VERIFY: {problem}').format(problem=problem)
+    print('  ' + line + signed)

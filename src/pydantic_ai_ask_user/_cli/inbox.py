@@ -214,7 +214,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             '{"total": N, "next_cursor": ...}. Administrative access, as pending: --for only narrows the list to what '
             'NAME may see (addressed to NAME or a --group, or to anyone, or answered by NAME). With --temporal, read '
             'from the event histories of the workflows, a page of workflows at a time, in the order Temporal lists '
-            'them (running ones first, then the most recently closed).'
+            'them (running ones first, then the most recently closed). A signed receipt kept with an answer is shown, '
+            'verified with the key in the environment variable ASK_USER_RECEIPT_KEY (never an option: ps shows '
+            'options), or said to be not checked without it.'
         ),
     )
     _add_source(history, 'the Temporal server whose workflows to read the history of')
@@ -375,7 +377,9 @@ def _register_inbox(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
             'one-time links that ask-user inbox link NAME prints, or through your own --authorize hook. Without '
             '--authorize, on a loopback address, an administrator link is printed at start; on any other address give'
             ' --url, the address people open. With --notify, a Notifier you make tells people of what waits for them '
-            '(by e-mail, Slack, ...) beside the inbox. Needs the web extra and the dbos or temporal extra. Exit '
+            '(by e-mail, Slack, ...) beside the inbox. With the environment variable ASK_USER_RECEIPT_KEY set to the '
+            'key the runs sign receipts with, the History tab verifies each kept receipt. Needs the web extra and the '
+            'dbos or temporal extra. Exit '
             'codes: 0 stopped, 2 invalid arguments, or a --authorize or --notify function that cannot be loaded or '
             'fails, 4 the store cannot be read, the address cannot be served or an extra is missing. Creates no '
             'database or table.'

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dbos import DBOSQuestionStore
-from .common import Store, dbos_source, fail, first_line, open_temporal_store
+from .common import Store, dbos_source, fail, first_line, open_temporal_store, receipt_key
 from .exit_codes import EXIT_CANNOT_ASK, EXIT_INVALID
 from .i18n import _
 from .inbox_keys import is_loopback, public_url
@@ -57,6 +57,11 @@ def run_inbox(args: argparse.Namespace) -> int:
         )
         return EXIT_INVALID
     try:
+        key = receipt_key(os.environ)
+    except ValueError as error:
+        fail(str(error))
+        return EXIT_INVALID
+    try:
         # Here, not at the top: the pages and the server are the `web` extra's (Starlette, uvicorn).
         from .inbox_web import serve_inbox
     except ImportError as error:
@@ -67,7 +72,7 @@ def run_inbox(args: argparse.Namespace) -> int:
         fail(store)
         return EXIT_CANNOT_ASK
     try:
-        return serve_inbox(args, store, authorize=authorize, url=url, notify=notify)
+        return serve_inbox(args, store, authorize=authorize, url=url, notify=notify, receipt_key=key)
     finally:
         store.close()
 

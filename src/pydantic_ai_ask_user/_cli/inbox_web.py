@@ -58,11 +58,13 @@ def serve_inbox(
     authorize: Callable[..., Any] | None,
     url: str | None,
     notify: Callable[..., Any] | None = None,
+    receipt_key: bytes | None = None,
 ) -> int:
     """Serve the inbox over `store` until a signal stops it; 0, 2 when the `--notify` function fails or returns no
-    `Notifier`, or 4 when the store cannot be read or the address cannot be served.
+    `Notifier`, or 4 when the store cannot be read or the address cannot be served. `receipt_key` (from
+    `$ASK_USER_RECEIPT_KEY`) verifies the receipts the History tab shows.
     """
-    return anyio.run(_serve, args, store, authorize, url, notify)
+    return anyio.run(_serve, args, store, authorize, url, notify, receipt_key)
 
 
 async def _serve(
@@ -71,6 +73,7 @@ async def _serve(
     authorize: Callable[..., Any] | None,
     url: str | None,
     notify: Callable[..., Any] | None = None,
+    receipt_key: bytes | None = None,
 ) -> int:
     try:
         await page_inbox(store, limit=1)  # the store answers, and holds questions, before anyone is told to come
@@ -81,6 +84,8 @@ async def _serve(
         _say(cannot_read_questions(args, error))
         return EXIT_CANNOT_ASK
     options: dict[str, Any] = {} if args.title is None else {'title': args.title}
+    if receipt_key is not None:
+        options['receipt_key'] = receipt_key
     links = None
     key: InboxKey | None = None
     if authorize is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import threading
 import time
@@ -21,6 +22,7 @@ from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, Questio
 from .._audience import audience_from_json, context_from_json, context_to_json
 from .._escalation import Escalation, escalation_note
 from .._question_store import StoreError
+from .._receipt import AnswerReceipt, receipt_from_json, receipt_to_json
 from ._db import DEFAULT_DATABASE_URL
 from ._encoding import (
     WITHDRAWN_MESSAGE,
@@ -34,7 +36,14 @@ from ._encoding import (
 )
 from ._engine import create_engine, ensure_table
 from ._handoffs import escalation_handoff_id, forward_item
-from ._questions import insert_encoded, publication, select_requests, status_and_response, withdraw_pending
+from ._questions import (
+    insert_encoded,
+    keep_receipt,
+    publication,
+    select_requests,
+    status_and_response,
+    withdraw_pending,
+)
 
 __all__ = ('DBOSAnswerer', 'DEFAULT_RECHECK_SECONDS')
 
@@ -121,6 +130,32 @@ class DBOSAnswerer:
             message = await self._wait_in_own_workflow(request, timeout)
         # The request was encoded once, above; the answer is decoded once, here (`QuestionWithdrawn` if withdrawn).
         return None if message is None else decode_message(message)
+
+    async def keep_receipt(self, request: AskUserRequest, receipt: AnswerReceipt, /) -> AnswerReceipt:
+        """Keep the run's signed receipt of the answer to `request` in the question's row (its `receipt` column),
+        where the history reads it (a `ReceiptKeeper`: `AskUser(receipt_key=...)` calls it); returns the one kept.
+
+        In a workflow, a step of its own: a recovered workflow replays the step's recorded result and writes nothing,
+        and a step run again after a crash finds the first receipt there (only an empty column is written), so a
+        question keeps one receipt, the first, and the replay's event carries that one too, not the one it signed
+        again at another time.
+        """
+        receipt_json = json.dumps(receipt_to_json(receipt), ensure_ascii=False)
+
+        def keep() -> str | None:
+            with self.engine().begin() as conn:
+                return keep_receipt(conn, request.key, receipt_json)
+
+        if DBOS.workflow_id is not None and DBOS.step_id is None:
+            kept = await self._step('keep_receipt', keep)
+        else:
+            kept = await self._in_thread(keep)
+        if kept is None or kept == receipt_json:
+            return receipt
+        try:
+            return receipt_from_json(json.loads(kept))
+        except ValueError:  # changed in the database since: the history shows it not verifying
+            return receipt
 
     def engine(self) -> sa.Engine:
         """The engine on `database_url`, created (with the table) on first use."""

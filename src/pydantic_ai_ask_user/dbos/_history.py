@@ -30,7 +30,7 @@ from .._history import (
 from ._addressees import ADDRESSEES_TABLE_NAME
 from ._approvals import approval_audience_condition, decode_approval
 from ._connection import dialect_of, execute, fetch_one
-from ._encoding import UnreadableRowError, decode_row
+from ._encoding import UnreadableRowError, decode_row, json_value
 from ._questions import REQUEST_COLUMNS, audience_condition, names_found, report_unreadable
 from ._schema import EVENT_APPROVALS_TABLE_NAME, FINISHED, TABLE_NAME
 
@@ -126,7 +126,7 @@ def finished_questions_statement(
     """The statement of `select_finished_questions` and its parameters: for everyone, a range of the finished index;
     for a person, the first `limit` of a range per branch (`_question_branches`), merged, each row once.
     """
-    columns = f'{REQUEST_COLUMNS}, updated_at'
+    columns = f'{REQUEST_COLUMNS}, receipt, updated_at'
     branches = _question_branches(conn, visible_to, addressees)
     if branches is None:
         conditions, parameters = _plain_conditions(conn, visible_to)
@@ -183,9 +183,11 @@ def select_finished_questions(
 
 
 def _question_record(row: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> FinishedRecord | None:
-    """A finished question's row (`REQUEST_COLUMNS` and `updated_at`) as a history record; `None` when damaged."""
+    """A finished question's row (`REQUEST_COLUMNS`, `receipt` and `updated_at`) as a history record; `None` when
+    damaged. A receipt column that is not JSON is kept as its text: it shows, and does not verify.
+    """
     try:
-        stored = decode_row(row[:-1], None if decoded is None else decoded.get(row[0]))
+        stored = decode_row(row[:-2], None if decoded is None else decoded.get(row[0]))
     except UnreadableRowError as error:
         report_unreadable(error)
         return None
@@ -202,6 +204,7 @@ def _question_record(row: Sequence[Any], decoded: MutableMapping[str, AskUserReq
         request=stored.request,
         response=response,
         workflow_id=stored.workflow_id,
+        receipt=None if row[-2] is None else json_value(str(row[-2])),
     )
 
 

@@ -51,6 +51,7 @@ __all__ = (
     'request_status',
     'changes_since',
     'claim_answer',
+    'keep_receipt',
     'withdraw_pending',
 )
 
@@ -537,6 +538,23 @@ def changes_since(conn: Connection, since: float) -> list[tuple[str, Status, flo
     query = f'SELECT id, status, created_at FROM {TABLE_NAME} WHERE updated_at >= :since ORDER BY created_at, id'
     rows = execute(conn, query, {'since': since}).fetchall()
     return [(request_id, status, float(created_at)) for request_id, status, created_at in rows]
+
+
+def keep_receipt(conn: Connection, request_id: str, receipt_json: str) -> str | None:
+    """Keep `receipt_json` (a signed receipt, `receipt_to_json`'s JSON) with the answered question `request_id`, unless
+    it has one already; the receipt kept (the first), or `None` when the question is not answered here.
+
+    Neither the status nor `updated_at` changes: the history's order and the change log stay as the answer left them.
+    """
+    execute(
+        conn,
+        f"UPDATE {TABLE_NAME} SET receipt = :receipt WHERE id = :id AND status = 'answered' AND receipt IS NULL",
+        {'id': request_id, 'receipt': receipt_json},
+    )
+    row = execute(
+        conn, f"SELECT receipt FROM {TABLE_NAME} WHERE id = :id AND status = 'answered'", {'id': request_id}
+    ).fetchone()
+    return None if row is None else row[0]
 
 
 def claim_answer(

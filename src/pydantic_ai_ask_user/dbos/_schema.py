@@ -76,6 +76,7 @@ ADDED_COLUMNS = (
     ('due_at', f'FLOAT NOT NULL DEFAULT {NO_DEADLINE_ORDER!r}'),
     ('agent_name', 'TEXT'),
     ('conversation_id', 'TEXT'),
+    ('receipt', 'TEXT'),
 )
 """The columns of the questions table that earlier versions did not create, with their SQL types, added to their
 databases at start-up (`ensure_columns` of `_sqlite` and `_engine`): the types `_tables.requests_table` declares

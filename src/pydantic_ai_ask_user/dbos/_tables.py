@@ -63,6 +63,8 @@ requests_table = sa.Table(
     # The context's agent and conversation (in `context` too), for the search's filters by either and their indexes.
     sa.Column('agent_name', sa.Text(), nullable=True),
     sa.Column('conversation_id', sa.Text(), nullable=True),
+    # The run's signed receipt of the answer (`receipt_to_json`'s JSON), kept by `DBOSAnswerer.keep_receipt`.
+    sa.Column('receipt', sa.Text(), nullable=True),
     # The pending order (of all, and of the unaddressed ones) and the change feed (`_questions.changes_since`).
     *(_index(name, columns, rows) for name, columns, rows in INDEXES),
 )

@@ -39,6 +39,7 @@ from pydantic_ai_ask_user._question_store import (
     encode_position,
     order_key,
 )
+from pydantic_ai_ask_user._receipt import AnswerReceipt, receipt_from_json, receipt_to_json
 from pydantic_ai_ask_user.checks import check_same_questions
 from pydantic_ai_ask_user.store import (
     DEFAULT_PAGE_SIZE,
@@ -390,6 +391,24 @@ class QuestionHub:
         return page_history_in_memory(
             tuple(self._history.values()), limit=limit, cursor=cursor, where=where, visible_to=visible_to
         )
+
+    async def keep_receipt(self, request: AskUserRequest, receipt: AnswerReceipt, /) -> AnswerReceipt:
+        """Keep `receipt`, the run's signed receipt of the answer to `request`, with its finished record (the history
+        shows it); returns the one kept: the first, when the record has one already (a replay signs again).
+
+        Kept as `receipt_to_json` writes it, for as long as the hub remembers the record; a question it no longer
+        remembers (or never answered) keeps nothing, and `receipt` is returned as it is.
+        """
+        record = self._history.get(request.key)
+        if record is None or record.kind != 'question' or record.response is None:
+            return receipt
+        if record.receipt is not None:
+            try:
+                return receipt_from_json(record.receipt)
+            except ValueError:  # pragma: no cover - the hub writes only what `receipt_to_json` makes
+                return receipt
+        self._history[request.key] = replace(record, receipt=receipt_to_json(receipt))
+        return receipt
 
     # Hand-offs.
 

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 from temporalio.client import WorkflowHandle
 
 from .._answers import AskUserRequest, AskUserResponse, check_response
+from .._receipt import AnswerReceipt, receipt_to_json
+from ._visibility import publish_receipt
 from ._workflow import QUERY_NAME, UPDATE_NAME, QuestionAnswer, wait_in_workflow, workflow_instance
 
 __all__ = ('TemporalAnswerer', 'answer_question', 'pending_questions')
@@ -43,6 +45,20 @@ class TemporalAnswerer:
         response = await wait_in_workflow(instance, request.key, request, timeout, listed=self.listed)
         assert response is None or isinstance(response, AskUserResponse)  # the key is a question's
         return response
+
+    async def keep_receipt(self, request: AskUserRequest, receipt: AnswerReceipt, /) -> AnswerReceipt:
+        """Keep the run's signed receipt of the answer to `request` in the workflow's history, where the history
+        reads it (a `ReceiptKeeper`: `AskUser(receipt_key=...)` calls it, in workflow code); returns it.
+
+        A memo setting (`RECEIPT_MEMO`), not an activity: it is an event of the history like the question's listing
+        and the Update that answered it, written by the workflow itself, and a replay signs the same receipt (the
+        time is the workflow's) and sets the same memo. With `listed=False` nothing is kept: nothing lists the
+        question either.
+        """
+        if self.listed:
+            workflow_instance('TemporalAnswerer')
+            publish_receipt(request.key, receipt_to_json(receipt))
+        return receipt
 
 
 async def answer_question(handle: WorkflowHandle[Any, Any], request: AskUserRequest, response: AskUserResponse) -> None:

@@ -3,8 +3,10 @@
 Decided: no second record. Everything a finished item was is already in its workflow's history, written by the
 workflow itself: the memo upserts (`_visibility`) carry each question and each listed wait (with its approvals) and
 say when it stopped waiting; the accepted Updates and the Signals carry the answers and decisions, with who gave
-them. So the history needs no activity, no database and no change to a running workflow (old workflows have a
-history too), at the price of one history fetch per workflow listed.
+them; a memo upsert of its own carries the signed receipt of an answer (`RECEIPT_MEMO`, set by
+`TemporalAnswerer.keep_receipt` after the question stopped waiting). So the history needs no activity, no database
+and no change to a running workflow (old workflows have a history too), at the price of one history fetch per
+workflow listed.
 
 A page is a page of the workflows that ever listed a question (`AskUserQuestions` is set), in Temporal's visibility
 order (running ones first, then the most recently closed), read `limit` workflows at a time: their finished items,
@@ -33,6 +35,7 @@ from .._question_store import BadCursorError, decode_cursor, encode_cursor
 from ._visibility import (
     EVENTS_MEMO,
     QUESTIONS_ATTRIBUTE_NAME,
+    RECEIPT_MEMO,
     WAITING_MEMO,
     ListedEvent,
     WaitingQuestion,
@@ -216,6 +219,7 @@ def _read(events: Sequence[HistoryEvent], workflow_id: str) -> list[FinishedReco
     records: list[FinishedRecord] = []
     waiting: set[str] = set()
     listed: set[str] = set()
+    receipts: dict[str, Any] = {}
     last = 0.0
     for event in events:
         last = _seconds(event)
@@ -228,6 +232,10 @@ def _read(events: Sequence[HistoryEvent], workflow_id: str) -> list[FinishedReco
                 for key in sorted(waiting - questions.keys()):
                     records.extend(_records(key, opened.pop(key), last, workflow_id))
                 waiting = set(questions)
+            if RECEIPT_MEMO in fields:
+                kept = _decode(fields[RECEIPT_MEMO], Any)
+                for key, receipt in cast('dict[str, Any]', kept).items() if isinstance(kept, dict) else ():
+                    receipts.setdefault(str(key), receipt)  # the first kept for a question stays
             if EVENTS_MEMO in fields:
                 waits = cast('dict[str, ListedEvent]', _decode(fields[EVENTS_MEMO], _WAITS) or {})
                 for token, wait in waits.items():
@@ -245,6 +253,13 @@ def _read(events: Sequence[HistoryEvent], workflow_id: str) -> list[FinishedReco
     ended = bool(events) and _ended(events[-1])
     for key in sorted(waiting | listed) if ended else ():
         records.extend(_records(key, opened.pop(key), last, workflow_id))
+    if receipts:
+        records = [
+            replace(record, receipt=receipts[record.key])
+            if record.kind == 'question' and record.key in receipts
+            else record
+            for record in records
+        ]
     return records
 
 

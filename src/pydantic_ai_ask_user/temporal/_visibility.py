@@ -43,6 +43,8 @@ __all__ = (
     'WAITING_MEMO',
     'EVENTS_MEMO',
     'SETTLED_MEMO',
+    'RECEIPT_MEMO',
+    'RECEIPT_PATCH',
     'WAITING',
     'LISTED',
     'SETTLED_KEPT',
@@ -50,6 +52,7 @@ __all__ = (
     'WaitingEvent',
     'ListedEvent',
     'publish_waits',
+    'publish_receipt',
     'wait_questions',
     'wait_approvals',
     'addressed',
@@ -73,6 +76,14 @@ SETTLED_MEMO = 'ask_user_settled'
 """The memo field holding whom each addressed question that `AskUserQuestions` still says was answered or withdrawn
 was for, `{key: [names]}`: so a store tells someone else's finished question from a missing one, as it tells a
 waiting one. Absent while there is none (an unaddressed question is anyone's)."""
+
+RECEIPT_MEMO = 'ask_user_receipt'
+"""The memo field a workflow sets to `{key: receipt}` as the run signs the receipt of a question's answer
+(`TemporalAnswerer.keep_receipt`; the receipt as `receipt_to_json` writes it): each setting is an event of the
+workflow's history, where the history reader finds it. Holds the latest receipt only, so the memo stays small."""
+
+RECEIPT_PATCH = 'ask_user.receipt_memo'
+"""The patch id (`workflow.patched`) under which a workflow sets `RECEIPT_MEMO`."""
 
 SETTLED_PATCH = 'ask_user.settled_audiences'
 """The patch id (`workflow.patched`) under which a workflow keeps `SETTLED_MEMO`."""
@@ -220,6 +231,16 @@ def publish_waits(
         }
         fields[EVENTS_MEMO] = listed or None
     workflow.upsert_memo(fields)
+
+
+def publish_receipt(key: str, receipt: dict[str, Any]) -> None:
+    """In workflow code: put the signed receipt of the answer to the question `key` in the memo (`RECEIPT_MEMO`).
+
+    Guarded as new commands are: a workflow whose history answered its question before this version replays without
+    it, exactly as it ran (and its history shows no receipt).
+    """
+    if workflow.patched(RECEIPT_PATCH):
+        workflow.upsert_memo({RECEIPT_MEMO: {key: receipt}})
 
 
 def wait_questions(event: WaitingEvent) -> list[AskUserRequest]:

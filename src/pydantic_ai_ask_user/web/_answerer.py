@@ -12,6 +12,7 @@ from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, QuestionWithdr
 from pydantic_ai_ask_user._audience import AudienceSetting, ContextSetting
 from pydantic_ai_ask_user._escalation import EscalationSetting, check_escalation
 from pydantic_ai_ask_user._module_names import LazyModule
+from pydantic_ai_ask_user._receipt import AnswerReceipt
 from pydantic_ai_ask_user._text import printable
 from pydantic_ai_ask_user._webhooks import WebhookNotifier
 
@@ -104,6 +105,12 @@ class WebAnswerer:
             return await self.hub.ask(request)
         finally:
             waiting[0] = False
+
+    async def keep_receipt(self, request: AskUserRequest, receipt: AnswerReceipt, /) -> AnswerReceipt:
+        """Keep the run's signed receipt of the answer to `request` with the finished question in the hub, whose
+        history shows it (a `ReceiptKeeper`: `AskUser(receipt_key=...)` calls it); returns the one kept.
+        """
+        return await self.hub.keep_receipt(request, receipt)
 
     def request_input(
         self,

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from pydantic_ai_ask_user._history import finished_json, visible_in_history
+from pydantic_ai_ask_user._history import finished_json, record_receipt, visible_in_history
 from pydantic_ai_ask_user._i18n import N_, Translator
+from pydantic_ai_ask_user._receipt import ReceiptStatus
 from pydantic_ai_ask_user._text import utc_iso
 from pydantic_ai_ask_user.store import BadCursorError, FinishedRecord, HistoryFilter, NoHistoryError, page_history
 
@@ -23,7 +24,7 @@ from ._pages import Pages, language
 from ._rows import BadPaging, ago, kind_from_query, limit_from_query, search_from_query, search_link, search_query
 from ._security import person
 
-__all__ = ('History', 'HistoryRow', 'OUTCOME_TEXTS', 'history_query')
+__all__ = ('History', 'HistoryRow', 'OUTCOME_TEXTS', 'RECEIPT_TEXTS', 'history_query')
 
 OUTCOME_TEXTS = {
     'answered': N_('Answered'),
@@ -41,12 +42,34 @@ NO_HISTORY = 'this store keeps no history of finished questions and approvals'
 """The message of the API's 501 `no_history`, for a store without `history_page`."""
 
 
+RECEIPT_TEXTS = {
+    'verified': N_('Signed by the run, verified'),
+    'not_verified': N_('Receipt does not verify'),
+    'not_checked': N_('Signed, not checked (no key)'),
+}
+"""What the History page says of a kept receipt, by what its check found (`ReceiptStatus.check`), for the catalogs."""
+
+
 @dataclass(frozen=True)
 class HistoryRow:
     """One finished item as the History page draws it."""
 
     record: FinishedRecord
     """The item."""
+
+    receipt: ReceiptStatus | None = None
+    """Its kept receipt, checked with the app's `receipt_key` (`record_receipt`); `None` when it has none."""
+
+    def receipt_text(self, language: Translator) -> str:
+        """What its receipt's check found, in words, in `language` (empty without a receipt)."""
+        return '' if self.receipt is None else language.gettext(RECEIPT_TEXTS[self.receipt.check])
+
+    @property
+    def receipt_signed_iso(self) -> str | None:
+        """When the receipt says the answer was given, as an ISO 8601 UTC time; `None` when it does not read."""
+        if self.receipt is None or self.receipt.receipt is None:
+            return None
+        return utc_iso(self.receipt.receipt.answered_at.timestamp())
 
     @property
     def finished_iso(self) -> str:
@@ -137,8 +160,8 @@ class History:
     async def json(self, request: Request) -> Response:
         """`GET /api/history[?limit=N&cursor=C&kind=question|approval]`: a page of the finished questions and
         approvals the person asking may see (narrowed by `agent=`, `title=`, `conversation=`, `addressee=` and `q=`,
-        free text), newest first (see `finished_json` for each record's fields), with
-        `next_cursor` (`null` on the last page) and `total`.
+        free text), newest first (see `finished_json` for each record's fields, each kept receipt checked with the
+        app's `receipt_key`), with `next_cursor` (`null` on the last page) and `total`.
 
         A `limit` or `kind` that is not one is a 400 `bad_query`, a cursor this server did not give a 400
         `bad_cursor`; a store that keeps no history a 501 `no_history`.
@@ -151,8 +174,13 @@ class History:
             return error_json(400, 'bad_cursor', str(error))
         except NoHistoryError:
             return error_json(501, 'no_history', NO_HISTORY)
+        key = self.context.options.receipt_key
         return JSONResponse(
-            {'history': [finished_json(record) for record in records], 'next_cursor': next_cursor, 'total': total}
+            {
+                'history': [finished_json(record, receipt_key=key) for record in records],
+                'next_cursor': next_cursor,
+                'total': total,
+            }
         )
 
     async def page(self, request: Request) -> Response:
@@ -182,7 +210,7 @@ class History:
             request,
             'history.html',
             200,
-            rows=[HistoryRow(record) for record in records],
+            rows=[HistoryRow(record, record_receipt(record, self.context.options.receipt_key)) for record in records],
             total=total,
             next_cursor=next_cursor,
             limit=limit,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic_ai_ask_user._signing import check_key
 from pydantic_ai_ask_user.limits import MAX_CUSTOM_ANSWER_LENGTH
 
 from ._links import SignedLoginLinks
@@ -72,7 +73,19 @@ class WebOptions:
     body_seconds: float = DEFAULT_BODY_SECONDS
     """How long a client may take to send a request body, counted from its headers; slower gets 408."""
 
+    receipt_key: bytes | str | None = field(default=None, repr=False)
+    """The key the runs sign receipts with (`AskUser(receipt_key=...)`), to verify the receipts the history shows.
+
+    With it, the History tab and `GET /api/history` check each kept receipt against the question and answer stored
+    with it: verified, or (loudly) not verifying. Without it (the default) a receipt shows as signed, not checked.
+    """
+
     def __post_init__(self) -> None:
+        if self.receipt_key is not None:
+            try:
+                check_key(self.receipt_key)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f'receipt_key: {error}') from None
         if not 1 <= self.max_custom_answer_length <= MAX_CUSTOM_ANSWER_LENGTH:
             # `check_custom_answer` refuses a longer answer whatever this says; say so at construction instead.
             raise ValueError(
