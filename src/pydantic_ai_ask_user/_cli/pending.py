@@ -89,7 +89,7 @@ def _list_plainly(args: argparse.Namespace, who: Person | None) -> int | None:
                 visible_to=who,
             )
         )
-    except Exception:
+    except Exception:  # `NeedsTheStore`, a bad cursor, a file the store reads or names otherwise: nothing printed
         return None
     return print_listing(args, page, (), show_approval=_no_approval)
 
@@ -99,10 +99,12 @@ class _Pages:
 
     def __init__(self, reader: PlainPendingReader) -> None:
         self.reader = reader
+        """The SQLite file's plain reader."""
 
     async def pending_page(
         self, *, limit: int, cursor: str | None, where: PendingFilter, visible_to: Person | None
     ) -> Any:
+        """The reader's page, as `DBOSQuestionStore.pending_page` gives it."""
         return self.reader.page(limit=limit, cursor=cursor, where=where, visible_to=visible_to)
 
 
