@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast, runtime_checkable
@@ -15,6 +13,8 @@ from ._audience import QuestionContext, audience_from_json, check_audience, cont
 from ._escalation import Escalation, check_escalation
 from ._fast_questions import fast_questions
 from ._module_names import LazyModule
+from ._plain_questions import request_key
+from ._question_limits import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH
 from ._questions import Question, ToolArguments, check_questions
 from ._text import check_one_line, describe_character, find_forbidden_character, find_mark_run, is_blank, printable
 
@@ -104,12 +104,6 @@ never a higher one.
 MAX_NOTE_LENGTH = MAX_CUSTOM_ANSWER_LENGTH
 """The longest note, in characters: a note follows the rules of a custom answer (`check_custom_answer`)."""
 
-LATEST_DEADLINE = 253402300799.0
-"""The latest `AskUserRequest.deadline`: the last second of the year 9999, the end of what dates can show."""
-
-MAX_ANSWERED_BY_LENGTH = 200
-"""The longest `AskUserResponse.answered_by`, in characters: one line naming who answered."""
-
 AnswerResult: TypeAlias = dict[str, list[str] | dict[str, list[str] | str]] | str
 """What the model gets from `ask_user_question`: each header mapped to its answer, or a message (`DECLINED`).
 
@@ -120,14 +114,6 @@ An answer is the list of labels picked (or a one-item list of the person's own w
 
 def _new_request_id() -> str:
     return uuid4().hex
-
-
-def request_key(run_id: str, tool_call_id: str, run_step: int | None = None) -> str:
-    """`AskUserRequest.key` of call `tool_call_id` in step `run_step` of run `run_id`: 32 hex digits, in any process."""
-    # JSON keeps the parts apart whatever characters they hold ('a:b' + 'c' is not 'a' + 'b:c').
-    parts: list[str | int] = [run_id, tool_call_id] if run_step is None else [run_id, tool_call_id, run_step]
-    joined = json.dumps(parts, ensure_ascii=True)
-    return hashlib.sha256(joined.encode('ascii')).hexdigest()[:32]
 
 
 def _check_run(run_id: object, run_step: object) -> None:

@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ._answers import request_key
 from ._audience import QuestionContext, addressing_json, audience_from_json, context_from_json
 from ._escalation import Escalation
+from ._plain_questions import request_key
 from ._schemas import UncheckableSchemaError, schema_errors
 from ._text import describe_character, find_forbidden_character
 

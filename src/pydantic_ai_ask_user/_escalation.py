@@ -23,6 +23,7 @@ from ._audience import check_audience
 
 __all__ = (
     'Escalation',
+    'Handoff',
     'EscalationSetting',
     'MAX_HANDOFF_NOTE_LENGTH',
     'MAX_ESCALATION_NOTE_LENGTH',
@@ -180,3 +181,26 @@ def escalation_from_json(data: object) -> tuple[Escalation, ...]:
         return check_escalation(steps)
     except ValueError:
         return ()
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """One hand-off of a waiting question or approval (`forward`): who passed it on, when, from whom to whom, and
+    why. Kept with the item, and shown with it while it waits and in the history after.
+    """
+
+    at: float
+    """When it was handed on, in seconds since the epoch."""
+
+    by: str | None
+    """Who handed it on (the login, the CLI's user); `None` when the front end did not say (an administrator's
+    access token, a library call without `by`)."""
+
+    from_audience: tuple[str, ...] | None
+    """Whom it was addressed to before (`None`: anyone)."""
+
+    to_audience: tuple[str, ...]
+    """Whom it is addressed to after: the names given, or (`replace=False`) those added to the ones before."""
+
+    note: str = ''
+    """The note for the new addressees (may be empty; several lines allowed)."""

@@ -19,8 +19,9 @@ from typing import Any, Literal, Protocol, cast, runtime_checkable
 from ._answers import AskUserRequest, AskUserResponse
 from ._approvals import ApprovalDecision, PendingApproval
 from ._audience import Person, QuestionContext, addressing_json, audience_includes, check_audience
-from ._escalation import MAX_HANDOFF_NOTE_LENGTH, check_note
-from ._json import questions_to_json, response_to_json
+from ._escalation import MAX_HANDOFF_NOTE_LENGTH, Handoff, check_note
+from ._json import response_to_json
+from ._plain_questions import questions_to_json
 from ._question_store import (
     DEFAULT_PAGE_SIZE,
     BadCursorError,
@@ -90,29 +91,6 @@ class NoHistoryError(TypeError):
 
 MAX_NOTE_LENGTH = MAX_HANDOFF_NOTE_LENGTH
 """The longest note of a hand-off (`Handoff.note`), in characters."""
-
-
-@dataclass(frozen=True)
-class Handoff:
-    """One hand-off of a waiting question or approval (`forward`): who passed it on, when, from whom to whom, and
-    why. Kept with the item, and shown with it while it waits and in the history after.
-    """
-
-    at: float
-    """When it was handed on, in seconds since the epoch."""
-
-    by: str | None
-    """Who handed it on (the login, the CLI's user); `None` when the front end did not say (an administrator's
-    access token, a library call without `by`)."""
-
-    from_audience: tuple[str, ...] | None
-    """Whom it was addressed to before (`None`: anyone)."""
-
-    to_audience: tuple[str, ...]
-    """Whom it is addressed to after: the names given, or (`replace=False`) those added to the ones before."""
-
-    note: str = ''
-    """The note for the new addressees (may be empty; several lines allowed)."""
 
 
 def check_handoff(to: object, note: object) -> tuple[tuple[str, ...], str]:

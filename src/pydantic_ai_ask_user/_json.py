@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_response
 
-__all__ = ('questions_to_json', 'response_from_json', 'response_to_json', 'read_response', 'RESPONSE_JSON_SCHEMA')
+__all__ = ('response_from_json', 'response_to_json', 'read_response', 'RESPONSE_JSON_SCHEMA')
 
 
 class AnswerJSON(BaseModel):
@@ -109,15 +109,3 @@ def response_to_json(response: AskUserResponse) -> dict[str, Any]:
     if response.answered_by is not None:
         data['answered_by'] = response.answered_by
     return data
-
-
-def questions_to_json(request: AskUserRequest) -> list[dict[str, Any]]:
-    """The request's questions in the shape the model wrote them: the `questions` of an `ask_user_question` call.
-
-    `recommended` appears only on a question that has one, so questions without it (every question of the
-    default tool) serialize, and hash in receipts, exactly as before the field existed.
-    """
-    return [
-        question.model_dump(mode='json', exclude={'recommended'} if question.recommended is None else None)
-        for question in request.questions
-    ]

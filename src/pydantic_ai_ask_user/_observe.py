@@ -23,7 +23,8 @@ from pydantic_ai.capabilities import Instrumentation
 
 from ._answers import AskUserRequest, AskUserResponse
 from ._durable import temporal_workflow_time
-from ._json import questions_to_json, response_to_json
+from ._json import response_to_json
+from ._plain_questions import questions_to_json
 
 __all__ = ('Outcome', 'AskObservation', 'WAIT_HISTOGRAM', 'WAIT_BUCKETS')
 

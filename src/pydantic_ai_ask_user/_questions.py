@@ -20,6 +20,15 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from ._question_limits import (
+    MAX_DESCRIPTION_LENGTH,
+    MAX_HEADER_LENGTH,
+    MAX_LABEL_LENGTH,
+    MAX_OPTIONS,
+    MAX_QUESTION_LENGTH,
+    MAX_QUESTIONS,
+    MIN_OPTIONS,
+)
 from ._text import (
     MAX_COMBINING_MARKS,
     describe_character,
@@ -48,28 +57,6 @@ __all__ = (
     'PlainToolArguments',
     'check_questions',
 )
-
-MAX_QUESTIONS = 10
-"""The most questions one `ask_user_question` call may carry."""
-
-MIN_OPTIONS = 2
-"""The fewest options a question may offer."""
-
-MAX_OPTIONS = 6
-"""The most options a question may offer."""
-
-MAX_HEADER_LENGTH = 25
-"""The longest header, in characters, after surrounding whitespace is stripped."""
-
-MAX_QUESTION_LENGTH = 500
-"""The longest question text, in characters, after surrounding whitespace is stripped."""
-
-MAX_LABEL_LENGTH = 50
-"""The longest option label, in characters, after surrounding whitespace is stripped."""
-
-MAX_DESCRIPTION_LENGTH = 200
-"""The longest option description, in characters, after surrounding whitespace is stripped."""
-
 
 # The two text rules run on every string of every call, so each starts with a fast path: printable text (with
 # line breaks, where allowed) that is Latin-1 (checked in C) or clean (checked in Rust) breaks no rule. Only

@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from ._json import RESPONSE_JSON_SCHEMA, questions_to_json, read_response, response_from_json, response_to_json
+from ._json import RESPONSE_JSON_SCHEMA, read_response, response_from_json, response_to_json
+from ._plain_questions import questions_to_json
 
 __all__ = (
     'questions_to_json',

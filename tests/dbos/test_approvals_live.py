@@ -26,13 +26,9 @@ from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import QuestionContext, audience_includes
 from pydantic_ai_ask_user._question_store import page_approvals_in_memory
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
-from pydantic_ai_ask_user.dbos._approvals import (
-    approval_audience_condition,
-    count_pending_approvals,
-    insert_approval,
-    select_approvals,
-)
+from pydantic_ai_ask_user.dbos._approvals import count_pending_approvals, insert_approval, select_approvals
 from pydantic_ai_ask_user.dbos._engine import create_engine, ensure_table
+from pydantic_ai_ask_user.dbos._pending_statements import approval_audience_condition
 from pydantic_ai_ask_user.dbos._waits import open_wait_row
 from pydantic_ai_ask_user.store import BadCursorError
 from pydantic_ai_ask_user.web import create_app, serve

@@ -20,12 +20,11 @@ from pydantic_ai_ask_user._question_store import NO_DEADLINE_ORDER, encode_curso
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._pending_statements import count_pending_statement, pending_page_statement
 from pydantic_ai_ask_user.dbos._questions import (
     claim_answer,
     count_pending_rows,
-    count_pending_statement,
     insert_pending,
-    pending_page_statement,
     select_pending_page,
 )
 from pydantic_ai_ask_user.dbos._schema import TABLE_NAME

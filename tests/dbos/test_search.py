@@ -21,12 +21,8 @@ from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
-from pydantic_ai_ask_user.dbos._questions import (
-    claim_answer,
-    count_pending_statement,
-    insert_pending,
-    pending_page_statement,
-)
+from pydantic_ai_ask_user.dbos._pending_statements import count_pending_statement, pending_page_statement
+from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending
 from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
 from pydantic_ai_ask_user.dbos._waits import open_wait_row
 from pydantic_ai_ask_user.store import (

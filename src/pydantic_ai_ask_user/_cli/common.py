@@ -1,9 +1,10 @@
 """What the commands over a store share (`pending`, `answer`, `resolve`): opening the store `--db` or `--temporal`
 names, running on it, reading what the person gives, and saying a problem in one line.
 
-Loaded when one of those commands runs, never when the command line is built (`inbox` registers them by name): it
-imports the question models and the DBOS store at its top. The Temporal store is imported only when `--temporal`
-asks for it, as it loads the Temporal SDK.
+Loaded when one of those commands runs, never when the command line is built (`inbox` registers them by name). It
+imports neither the question models nor a store at its top, so that `ask-user pending` on a SQLite file prints with
+it without them: the DBOS store is loaded when `open_store` opens one (the `dbos` package loads each name on first
+use), the Temporal store only when `--temporal` asks for it, as it loads the Temporal SDK.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import anyio
 
-from .._answers import AskUserRequest, AskUserResponse, CannotAskError
+from .. import dbos
 from .._audience import Person, QuestionContext
 from .._question_store import AlreadyAnsweredError, ApprovalStore, StoreError, UnknownRequestError, WithdrawnError
 from .._signing import check_key
 from .._text import printable
-from ..dbos import DBOSQuestionStore, shown_database_url
 from .arguments import END_AT_ONCE
 from .exit_codes import EXIT_AMBIGUOUS, EXIT_CANNOT_ASK, EXIT_NOT_ACCEPTED
 from .i18n import _
 from .install import install_hint
 
 if TYPE_CHECKING:
+    from .._answers import AskUserRequest, AskUserResponse
     from ..temporal import TemporalQuestionStore
 
 __all__ = (
@@ -151,7 +152,7 @@ def clipped(text: str) -> str:
 
 def shown(database_url: str) -> str:
     """The `--db` URL as an error may show it: its password hidden."""
-    return shown_database_url(database_url)
+    return dbos.shown_database_url(database_url)
 
 
 def where(args: argparse.Namespace) -> str:
@@ -218,7 +219,7 @@ def open_store(args: argparse.Namespace) -> Store | str:
     try:
         # Never create: a typo in --db must be an error, not a new, empty database. Unpooled: one command's few
         # statements need no pool, and psycopg alone starts without SQLAlchemy.
-        return DBOSQuestionStore(args.db, create_table=False, pooled=False)
+        return dbos.DBOSQuestionStore(args.db, create_table=False, pooled=False)
     except ValueError as error:
         return str(error)
 
@@ -294,7 +295,8 @@ async def ask_in_terminal(request: AskUserRequest) -> AskUserResponse | int:
     """`request` asked in the terminal menu; an exit code once the problem is said (no terminal, no menu extra)."""
     try:
         # Here, not at the top: the menu is the `terminal` extra's, and an answer given as JSON does not need it.
-        from .terminal_answerer import open_terminal_answerer
+        # It names the error the menu raises when it cannot ask, so that this module loads no question model.
+        from .terminal_answerer import CannotAskError, open_terminal_answerer
     except ImportError as error:
         fail(_('{error}; {hint}, or answer with --json').format(error=error, hint=install_hint('terminal')))
         return EXIT_CANNOT_ASK

@@ -1,30 +1,36 @@
 """`ask-user pending`: the questions, approvals and other waits waiting in a DBOS database or in the workflows of a
 Temporal namespace, a page at a time, as text for a person or as one JSON object per line.
+
+On a SQLite file it reads with the standard library alone (`dbos.PlainPendingReader`: the store's statements, each
+row checked by the rules the store checks it with, into plain records), and prints with the code below, which prints
+the store's records too. Whatever only the store may do or say (a damaged row to name, an ended workflow's question to
+withdraw, a database to upgrade, approvals waiting), and every other database, goes through the store
+(`pending_store`, loaded only then): the output is the same either way.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-import anyio
-
 from .._audience import addressing_json
-from .._json import questions_to_json
+from .._inbox_page import InboxPage, page_inbox
+from .._plain_questions import questions_to_json
+from .._question_store import PendingFilter, decode_cursor
 from .._text import printable, terminal_json
 from .._tool_args import approval_args
-from ..dbos import on_unreadable_row
-from ..store import BadCursorError, PendingFilter, PendingRecord, page_inbox
-from .approvals import approval_json, approval_lines
+from ..dbos import NeedsTheStore, NotAQuestionDatabaseError, PlainPendingReader
+from .arguments import later
 from .common import (
     cannot_read_questions,
     clipped,
+    dbos_source,
     fail,
     next_page_command,
-    open_store,
     person_asked_for,
     print_addressing,
     search_options,
@@ -39,9 +45,16 @@ if TYPE_CHECKING:
     from pydantic_ai import DeferredToolRequests
     from pydantic_ai.messages import ToolCallPart
 
-    from ..temporal import TemporalEventRecord, TemporalQuestionStore
+    from .._approvals import PendingApproval
+    from .._audience import Person
+    from .._question_store import PendingRecord, QuestionStore
+    from ..temporal import TemporalEventRecord
 
-__all__ = ('run_pending',)
+__all__ = ('run_pending', 'pending_filter', 'print_listing', 'more_than_approvals', 'THROUGH_THE_STORE')
+
+THROUGH_THE_STORE = 'ASK_USER_PENDING_THROUGH_THE_STORE'
+"""Set (to anything) in the environment, `pending` lists through the store even where it could read without it: what
+the tests compare the plain reading with."""
 
 
 def run_pending(args: argparse.Namespace) -> int:
@@ -50,19 +63,78 @@ def run_pending(args: argparse.Namespace) -> int:
     if isinstance(who, str):
         fail(who)
         return EXIT_INVALID  # a usage error, as argparse exits
-    store = open_store(args)
-    if isinstance(store, str):
-        fail(store)
-        return EXIT_CANNOT_ASK
-    stop_warning: Callable[[], None] = lambda: None  # noqa: E731
-    if args.temporal is None:
-        # One damaged row is left out, named on stderr, and the rest listed: it does not hide every question.
-        stop_warning = on_unreadable_row(
-            lambda error: fail(_('warning: {problem}; it is left out').format(problem=error))
-        )
+    if args.temporal is None and THROUGH_THE_STORE not in os.environ and dbos_source(args) is None:
+        code = _list_plainly(args, who)
+        if code is not None:
+            return code
+    return later('pending_store', 'run_pending_on_store')(args)
 
+
+def _list_plainly(args: argparse.Namespace, who: Person | None) -> int | None:
+    """List a SQLite file's page without the store; `None` (nothing printed) when the store must list it."""
+    try:
+        reader = PlainPendingReader.of(args.db)
+    except NotAQuestionDatabaseError as error:  # no such file: said as the store says it, before anything heavy
+        fail(cannot_read_questions(args, error))
+        return EXIT_CANNOT_ASK
+    if reader is None or (args.cursor is not None and _continues_approvals(args.cursor)):
+        return None
+    try:
+        page = _done(
+            page_inbox(
+                cast('QuestionStore', _Pages(reader)),
+                limit=args.limit,
+                cursor=args.cursor,
+                where=pending_filter(args),
+                visible_to=who,
+            )
+        )
+    except Exception:  # `NeedsTheStore`, a bad cursor, a file the store reads or names otherwise: nothing printed
+        return None
+    return print_listing(args, page, (), show_approval=_no_approval)
+
+
+class _Pages:
+    """`PlainPendingReader` as the one method of a question store `page_inbox` pages through."""
+
+    def __init__(self, reader: PlainPendingReader) -> None:
+        self.reader = reader
+        """The SQLite file's plain reader."""
+
+    async def pending_page(
+        self, *, limit: int, cursor: str | None, where: PendingFilter, visible_to: Person | None
+    ) -> Any:
+        """The reader's page, as `DBOSQuestionStore.pending_page` gives it."""
+        return self.reader.page(limit=limit, cursor=cursor, where=where, visible_to=visible_to)
+
+
+def _done(coroutine: Coroutine[Any, Any, InboxPage]) -> InboxPage:
+    """The result of a coroutine that never waits (`page_inbox` on `_Pages`), without an event loop to import."""
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return cast(InboxPage, finished.value)
+    coroutine.close()
+    raise NeedsTheStore('the listing waited')
+
+
+def _continues_approvals(cursor: str) -> bool:
+    """Whether `cursor` continues the approvals (which the store lists); a cursor that is none, the store names."""
+    try:
+        position = decode_cursor(cursor)
+    except ValueError:
+        return True
+    return not position or position[0] == 'approval'
+
+
+def _no_approval(approval: PendingApproval, as_json: bool) -> None:
+    raise NeedsTheStore('an approval')  # never: the plain reader leaves every page with approvals to the store
+
+
+def pending_filter(args: argparse.Namespace) -> PendingFilter:
+    """What `--older-than`, `--newer-than` and the search options take, from now."""
     now = time.time()
-    where = PendingFilter(
+    return PendingFilter(
         asked_before=None if args.older_than is None else now - args.older_than,
         asked_after=None if args.newer_than is None else now - args.newer_than,
         kind=args.kind,
@@ -73,64 +145,42 @@ def run_pending(args: argparse.Namespace) -> int:
         text=args.search,
     )
 
-    async def list_them() -> int:
-        events: Sequence[TemporalEventRecord] = ()
-        try:
-            page = await page_inbox(store, limit=args.limit, cursor=args.cursor, where=where, visible_to=who)
-            if args.temporal is not None and args.cursor is None:
-                # The other waits of the workflows too (`TemporalExternalEvents`), with the first page, unpaged as
-                # Temporal lists them with their workflows: those with a call to give a result for (a deferred
-                # question among them), or none of the waiting handler's. Their approvals are paged with the others.
-                waits = await cast('TemporalQuestionStore', store).pending_events(visible_to=who)
-                events = [
-                    event
-                    for event in waits
-                    if where.takes(event.created_at) and not where.searching and _more_than_approvals(event)
-                ]
-        except BadCursorError as error:
-            fail(str(error))
-            return EXIT_INVALID
-        except Exception as error:  # the database is unreachable or not a DBOS database; the server unreachable
-            fail(cannot_read_questions(args, error))
-            return EXIT_CANNOT_ASK
-        finally:
-            store.close()
-        for event in events:
-            if args.json:
-                print(terminal_json(_event_json(event)))
-            else:
-                _print_event(event)
-        for approval in page.approvals:
-            if args.json:
-                print(terminal_json(approval_json(approval)))
-                continue
-            lines = approval_lines(approval)
-            print(lines[0])
-            print_addressing(approval.audience, approval.context)
-            print('\n'.join(lines[1:]))
-        for record in page.questions:
-            if args.json:
-                print(terminal_json(_pending_json(record)))
-            else:
-                _print_pending(record)
-        # The other waits are counted too, except where the store counts workflows (Temporal), which holds them.
-        total = page.total + (len(events) if page.total_exact else 0)
-        if args.json:
-            # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
-            trailer = {'total': total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
-            print(terminal_json(without_nulls(trailer)))
-            return 0
-        sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
-        if not len(page) and not events:
-            print(_('nothing is waiting'), file=sys.stderr)
-        else:
-            _print_count(len(page) + len(events), total, _next_page(args, page.next_cursor))
-        return 0
 
-    try:
-        return anyio.run(list_them)
-    finally:
-        stop_warning()
+def print_listing(
+    args: argparse.Namespace,
+    page: InboxPage,
+    events: Sequence[TemporalEventRecord],
+    *,
+    show_approval: Callable[[PendingApproval, bool], None],
+) -> int:
+    """Print a page as `pending` shows it (the other waits of Temporal's workflows first, then the page's approvals,
+    shown by `show_approval`, then its questions), and its count or its JSON trailer; the exit code.
+    """
+    for event in events:
+        if args.json:
+            print(terminal_json(_event_json(event)))
+        else:
+            _print_event(event)
+    for approval in page.approvals:
+        show_approval(approval, args.json)
+    for record in page.questions:
+        if args.json:
+            print(terminal_json(_pending_json(record)))
+        else:
+            _print_pending(record)
+    # The other waits are counted too, except where the store counts workflows (Temporal), which holds them.
+    total = page.total + (len(events) if page.total_exact else 0)
+    if args.json:
+        # The page's trailer; `next_cursor` left out on the last page, as every absent field is.
+        trailer = {'total': total, 'total_exact': page.total_exact, 'next_cursor': page.next_cursor}
+        print(terminal_json(without_nulls(trailer)))
+        return 0
+    sys.stdout.flush()  # a reader that closed the pipe (`| head`) ends it here: exit 141, no count line
+    if not len(page) and not events:
+        print(_('nothing is waiting'), file=sys.stderr)
+    else:
+        _print_count(len(page) + len(events), total, _next_page(args, page.next_cursor))
+    return 0
 
 
 def _print_count(shown: int, total: int, next_page: str | None) -> None:
@@ -179,7 +229,7 @@ def _pending_json(record: PendingRecord) -> dict[str, Any]:
     return without_nulls(line)
 
 
-def _more_than_approvals(record: TemporalEventRecord) -> bool:
+def more_than_approvals(record: TemporalEventRecord) -> bool:
     """Whether `pending` shows the wait itself: it waits for a result (of a call, or of no waiting handler); a wait
     of approvals only is shown by its approvals alone.
     """

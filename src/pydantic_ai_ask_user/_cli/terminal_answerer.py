@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
-from .._answers import Answerer
+from .._answers import Answerer, CannotAskError
 from ..terminal import TerminalAnswerer
 from ..terminal._terminal import CONTROLLING_TERMINAL
 
-__all__ = ('open_terminal_answerer',)
+__all__ = ('open_terminal_answerer', 'CannotAskError')
 
 
 @asynccontextmanager

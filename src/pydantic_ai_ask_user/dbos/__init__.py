@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._end_wait import NotAWaitTokenError, WaitNotOpenError, end_wait, wait_tokens_starting_with
     from ._events import DEFAULT_CHUNK_SECONDS, DBOSEventWaiter, DBOSExternalEvents
     from ._inbox import TOKEN_PREFIX, ask_through_store
+    from ._pending_rows import NeedsTheStore, PlainPendingReader
     from ._questions import on_unreadable_row
     from ._resolve import InvalidDecisionError, NotAnEventTokenError, NoWaitError, fail_dbos_event, resolve_dbos_event
     from ._schema import TABLE_NAME, NotAQuestionDatabaseError
@@ -55,6 +56,8 @@ __all__ = (
     'UnreadableRowError',
     'shown_database_url',
     'check_sqlite_file',
+    'PlainPendingReader',
+    'NeedsTheStore',
 )
 
 _DEFINED_IN = {
@@ -66,6 +69,8 @@ _DEFINED_IN = {
     'DEFAULT_DATABASE_URL': '_db',
     'shown_database_url': '_db',
     'check_sqlite_file': '_db',
+    'PlainPendingReader': '_pending_rows',
+    'NeedsTheStore': '_pending_rows',
     'TABLE_NAME': '_schema',
     'NotAQuestionDatabaseError': '_schema',
     'StoredRequest': '_encoding',

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._audience import MAX_NAME_LENGTH, check_audience
-from ._connection import Database, dialect_of, execute
-from ._encoding import json_value
+from ._connection import Database, dialect_of, execute, json_value
 from ._schema import PENDING_ORDER, TABLE_NAME, after_position
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import Person
 from ._connection import dialect_of, execute
-from ._questions import names_found
+from ._pending_statements import PENDING_APPROVAL, approval_audience_condition, count_pending_approvals_statement
 from ._schema import EVENT_APPROVALS_TABLE_NAME, EVENT_WAITS_TABLE_NAME
 from ._workflows import active_workflows_query
 
@@ -27,7 +27,6 @@ __all__ = (
     'insert_approval',
     'select_approvals',
     'count_pending_approvals',
-    'approval_audience_condition',
     'approval_changes_since',
     'claim_approval',
     'withdraw_approvals',
@@ -114,7 +113,7 @@ def select_approvals(
         conditions.append('a.token = :token')
         parameters['token'] = token
     if pending:
-        conditions.append(_PENDING_APPROVAL)
+        conditions.append(PENDING_APPROVAL)
     if (audience := approval_audience_condition(visible_to, dialect_of(conn))) is not None:
         conditions.append(audience[0])
         parameters.update(audience[1])
@@ -132,45 +131,10 @@ def select_approvals(
     return [decode_approval(row) for row in execute(conn, query, parameters).fetchall()]
 
 
-_PENDING_APPROVAL = "a.status = 'pending' AND w.status = 'pending'"
-"""An approval still decidable: neither decided nor withdrawn, its wait still open."""
-
-
 def count_pending_approvals(conn: Connection, visible_to: Person | None = None) -> int:
     """How many approvals are still decidable (that `visible_to` may see), counted without decoding them."""
-    conditions = [_PENDING_APPROVAL]
-    parameters: dict[str, Any] = {}
-    if (audience := approval_audience_condition(visible_to, dialect_of(conn))) is not None:
-        conditions.append(audience[0])
-        parameters.update(audience[1])
-    query = (
-        f'SELECT count(*) FROM {EVENT_APPROVALS_TABLE_NAME} AS a JOIN {EVENT_WAITS_TABLE_NAME} AS w '
-        f'ON w.token = a.token WHERE {" AND ".join(conditions)}'
-    )
-    return int(execute(conn, query, parameters).fetchone()[0])
-
-
-_ADDRESSED = '{"audience": ['
-"""How the `addressing` column of an approval addressed to somebody begins (`_json_or_null` of `addressing_json`,
-whose first key is the audience when there is one)."""
-
-
-def approval_audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, dict[str, Any]] | None:
-    """The SQL condition on the approvals `visible_to` may see, and its parameters; `None` when every one is theirs.
-
-    The `addressing` column holds `{"audience": ["a", "b"], "context": {...}}` as `insert_approval` writes it
-    (`json.dumps` without `ensure_ascii`, `", "` between names). An approval is theirs when the column does not start
-    with the audience (anyone may decide it) or one of the list's elements is one of the person's names: that name,
-    quoted, between `[` or `, ` and `,` or `]`. A `"` inside any JSON string is escaped, and the context holds no
-    list, so no name matches elsewhere: the page and its count agree with `audience_includes` (still applied to the
-    decoded rows). Two parameters a name (as many as the person's names and groups, never more with more waiting).
-    """
-    if visible_to is None or visible_to.sees_all:
-        return None
-    found, parameters = names_found(visible_to, dialect, 'a.addressing', ensure_ascii=False, closed=True)
-    parameters['addressed'] = _ADDRESSED
-    unaddressed = f'(a.addressing IS NULL OR substr(a.addressing, 1, {len(_ADDRESSED)}) <> :addressed)'
-    return '(' + ' OR '.join([unaddressed, *found]) + ')', parameters
+    statement, parameters = count_pending_approvals_statement(conn, visible_to)
+    return int(execute(conn, statement, parameters).fetchone()[0])
 
 
 def approval_changes_since(conn: Connection, since: float) -> list[tuple[str, ApprovalStatus, float]]:

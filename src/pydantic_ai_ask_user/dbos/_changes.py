@@ -39,6 +39,7 @@ __all__ = (
     'Position',
     'ensure_change_log',
     'has_change_log',
+    'change_log_made',
     'changes_after',
     'changes_with_ids',
     'last_change_ids',
@@ -133,6 +134,11 @@ def has_change_log(conn: Connection) -> bool:
     return _has_table(conn, CHANGES_TABLE_NAME) and _has_trigger(conn, _TRIGGERS[1][0])
 
 
+def change_log_made(conn: Connection) -> bool:
+    """Whether the log and every trigger of the tables there are made: `ensure_change_log` has nothing to do."""
+    return _has_table(conn, CHANGES_TABLE_NAME) and not _missing_triggers(conn)
+
+
 def _missing_triggers(conn: Connection) -> list[tuple[str, str, str]]:
     return [t for t in _TRIGGERS if _has_table(conn, t[1]) and not _has_trigger(conn, t[0])]
 
@@ -143,7 +149,7 @@ def ensure_change_log(database: Database, errors: type[Exception] | tuple[type[E
     store's events fall back to reading the questions by time (`dbos._store`), with its one-second window.
     """
     with database.connect() as conn:
-        if _has_table(conn, CHANGES_TABLE_NAME) and not _missing_triggers(conn):
+        if change_log_made(conn):
             return has_change_log(conn)
     try:
         with database.begin() as conn:

@@ -12,6 +12,7 @@ opens a database: `_db.open_database` picks the way to one, `_sqlite`, `_postgre
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -36,6 +37,7 @@ __all__ = (
     'fetch_one',
     'psycopg_statement',
     'run',
+    'json_value',
 )
 
 BUSY_TIMEOUT_SECONDS = 30
@@ -158,3 +160,14 @@ def run(conn: psycopg.Connection[Any], statement: str, parameters: dict[str, Any
     if not parameters:
         return conn.execute(cast('LiteralString', statement))
     return conn.execute(cast('LiteralString', psycopg_statement(statement)), parameters)
+
+
+def json_value(text: str) -> object:
+    """The JSON value of a column written by the DBOS package; the text itself when it is not JSON (a damaged row).
+
+    Never `None` for a damaged audience: `audience_from_json` reads anything but a list of names as "nobody".
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

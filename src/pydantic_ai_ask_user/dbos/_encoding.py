@@ -13,11 +13,14 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, format_validation_error
+from .._answers import AskUserRequest, AskUserResponse, QuestionWithdrawn, format_validation_error
 from .._audience import QuestionContext, audience_from_json, context_from_json
 from .._escalation import Escalation, escalation_from_json, escalation_to_json
-from .._json import questions_to_json, response_from_json, response_to_json
+from .._json import response_from_json, response_to_json
+from .._plain_questions import questions_to_json
 from .._text import printable
+from ._connection import json_value
+from ._pending_rows import request_fields
 
 __all__ = (
     'Status',
@@ -25,7 +28,6 @@ __all__ = (
     'Identity',
     'UnreadableRowError',
     'decode_row',
-    'json_value',
     'encode_request',
     'decode_request',
     'encode_response',
@@ -164,17 +166,6 @@ def _decode_row(row: Sequence[Any], request: AskUserRequest | None) -> StoredReq
     )
 
 
-def json_value(text: str) -> object:
-    """The JSON value of a column written by the DBOS package; the text itself when it is not JSON (a damaged row).
-
-    Never `None` for a damaged audience: `audience_from_json` reads anything but a list of names as "nobody".
-    """
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def encode_request(request: AskUserRequest) -> str:
     """The questions as the JSON arguments of an `ask_user_question` call, and `notes`, `deadline`, `run_step` and
     the escalation policy (`escalate`) if set.
@@ -212,19 +203,14 @@ def decode_request(text: str, request_id: str, *, run_id: str | None = None) -> 
     data = json.loads(text)
     if not isinstance(data, dict):
         return AskUserRequest.from_tool_args(text, id=request_id)  # refused, with the tool's own message
-    arguments = cast(dict[str, Any], data)
-    notes = arguments.pop('notes', False)
-    deadline = arguments.pop('deadline', None)
-    step = arguments.pop('run_step', None)
-    escalate = escalation_from_json(arguments.pop('escalate', None))  # rows of earlier versions have none
-    run_step = step if isinstance(step, int) and not isinstance(step, bool) and step >= 0 and run_id else None
+    fields = request_fields(cast(dict[str, Any], data), run_id)
     request = AskUserRequest.from_tool_args(
-        arguments, id=request_id, notes=notes is True, run_id=run_id, run_step=run_step
+        fields.arguments, id=request_id, notes=fields.notes, run_id=run_id, run_step=fields.run_step
     )
-    if isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and 0 <= deadline <= LATEST_DEADLINE:
-        request = replace(request, deadline=float(deadline))  # one out of range (not ours) is shown as none
-    if escalate:
-        request = replace(request, escalate=escalate)
+    if fields.deadline is not None:
+        request = replace(request, deadline=fields.deadline)  # one out of range (not ours) is shown as none
+    if fields.escalate:
+        request = replace(request, escalate=fields.escalate)
     return request
 
 

@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._audience import MAX_NAME_LENGTH, audience_from_json, check_audience
-from .._history import Handoff
+from .._escalation import Handoff
 from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
 from ._changes import CHANGES_TABLE_NAME
-from ._connection import Database, dialect_of, execute, in_list
-from ._encoding import json_value
+from ._connection import Database, dialect_of, execute, in_list, json_value
 from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:

@@ -28,10 +28,11 @@ from .._history import (
     visible_in_history,
 )
 from ._addressees import ADDRESSEES_TABLE_NAME
-from ._approvals import approval_audience_condition, decode_approval
-from ._connection import dialect_of, execute, fetch_one
-from ._encoding import UnreadableRowError, decode_row, json_value
-from ._questions import REQUEST_COLUMNS, audience_condition, names_found, report_unreadable
+from ._approvals import decode_approval
+from ._connection import dialect_of, execute, fetch_one, json_value
+from ._encoding import UnreadableRowError, decode_row
+from ._pending_statements import REQUEST_COLUMNS, approval_audience_condition, audience_condition, names_found
+from ._questions import report_unreadable
 from ._schema import EVENT_APPROVALS_TABLE_NAME, FINISHED, TABLE_NAME
 
 if TYPE_CHECKING:

@@ -16,15 +16,14 @@ from .._answers import LATEST_DEADLINE, AskUserRequest
 from .._audience import Person, addressed_to, context_to_json
 from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
-from ._connection import dialect_of, execute, fetch_one, in_list, row_lock
+from ._connection import execute, fetch_one, in_list, row_lock
 from ._encoding import Identity, Status, StoredRequest, UnreadableRowError, decode_row, encode_request
+from ._pending_statements import REQUEST_COLUMNS, audience_where, count_pending_statement, pending_page_statement
 from ._schema import (
     EVENT_APPROVALS_TABLE_NAME,
     EVENT_TABLE_NAME,
     EVENT_WAITS_TABLE_NAME,
-    PENDING_ORDER,
     TABLE_NAME,
-    after_position,
 )
 from ._workflows import active_workflows_query
 
@@ -35,16 +34,10 @@ __all__ = (
     'report_unreadable',
     'insert_pending',
     'insert_encoded',
-    'REQUEST_COLUMNS',
     'select_requests',
     'on_unreadable_row',
-    'audience_condition',
-    'names_found',
-    'pending_page_statement',
     'select_pending_page',
-    'count_pending_statement',
     'count_pending_rows',
-    'columns_decide',
     'prune_finished',
     'publication',
     'status_and_response',
@@ -112,15 +105,6 @@ def _due_at(questions_json: str) -> float:
     return NO_DEADLINE_ORDER
 
 
-REQUEST_COLUMNS = (
-    'id, workflow_id, questions, status, response, created_at, answered_by, run_id, tool_call_id, audience, context'
-)
-"""The columns a question is read back from, in the order `decode_row` takes them."""
-
-_QUALIFIED_COLUMNS = ', '.join(f'q.{column.strip()}' for column in REQUEST_COLUMNS.split(','))
-"""`REQUEST_COLUMNS` of the questions table as `q`."""
-
-
 def select_requests(
     conn: Connection,
     *,
@@ -136,7 +120,7 @@ def select_requests(
     request found there is not decoded (and validated) again, and one decoded here is added to it.
     `visible_to`: only the rows that person may see (`addressed_to`); `None` for all of them.
     """
-    conditions, parameters = _audience_where(conn, visible_to)
+    conditions, parameters = audience_where(conn, visible_to)
     if status is not None:
         conditions.append('status = :status')
         parameters['status'] = status
@@ -214,214 +198,6 @@ def _visible(stored: list[StoredRequest], visible_to: Person | None) -> list[Sto
     return stored if visible_to is None else [one for one in stored if addressed_to(one.request, visible_to)]
 
 
-def audience_condition(visible_to: Person | None, dialect: str) -> tuple[str, dict[str, Any]] | None:
-    """The SQL condition on the rows `visible_to` may see, and its parameters; `None` when every row is theirs.
-
-    The `audience` column holds a JSON list of names as `insert_encoded` writes it (`json.dumps`: ASCII, `", "`
-    between names). A row is theirs when it is `NULL` (anyone may answer) or one of its elements is one of the
-    person's names: that name, quoted, right after `[` or `, `. Inside a JSON string every `"` is escaped, so neither
-    can match within another name: the condition is exact for every row this module wrote, so a page and its count
-    agree with `addressed_to` (still applied to the decoded rows, for a damaged column). Matched with `instr` on SQLite
-    and `strpos` on PostgreSQL: exact bytes, case-sensitive on both (SQLite's `LIKE` ignores ASCII case).
-    """
-    if visible_to is None or visible_to.sees_all:
-        return None
-    found, parameters = names_found(visible_to, dialect, 'audience')
-    return '(' + ' OR '.join(['audience IS NULL', *found]) + ')', parameters
-
-
-def names_found(
-    person: Person, dialect: str, column: str, *, ensure_ascii: bool = True, closed: bool = False
-) -> tuple[list[str], dict[str, Any]]:
-    """The conditions (any one will do) that the JSON list of names in `column` (written by `json.dumps` with
-    `ensure_ascii` as given, `", "` between names) holds one of `person`'s names, as `audience_condition` tells, and
-    their parameters: two a name, the quoted name after `[` or after `, `.
-
-    `closed`: each match must also be followed by `,` or `]`, where the list's element ends, for a column whose JSON
-    holds more than the list (an approval's `addressing`, where a context key is followed by `:`).
-    """
-    parameters: dict[str, Any] = {}
-    found: list[str] = []
-    find = 'strpos' if dialect == 'postgresql' else 'instr'
-    for index, name in enumerate(sorted(person.names)):
-        quoted = json.dumps(name, ensure_ascii=ensure_ascii)
-        for key, text in ((f'first_{index}', '[' + quoted), (f'later_{index}', ', ' + quoted)):
-            parameters[key] = text
-            at = f'{find}({column}, :{key})'
-            # The length is a number this code made, never the person's text.
-            after = f'substr({column}, {at} + {len(text)}, 1)'
-            found.append(f"({at} > 0 AND {after} IN (',', ']'))" if closed else f'{at} > 0')
-    return found, parameters
-
-
-def _audience_where(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
-    condition = audience_condition(visible_to, dialect_of(conn))
-    return ([], {}) if condition is None else ([condition[0]], condition[1])
-
-
-_ADDRESSEES_ORDER = 'a.due_at, a.created_at, a.request_id'
-"""The same order, of the addressee rows (`a`) of the questions."""
-
-
-def _ages(where: PendingFilter, column: str) -> tuple[list[str], dict[str, Any]]:
-    """The conditions of `where` on when a question was asked (`column`), and their parameters."""
-    conditions: list[str] = []
-    parameters: dict[str, Any] = {}
-    if where.asked_before is not None:
-        conditions.append(f'{column} < :asked_before')
-        parameters['asked_before'] = where.asked_before
-    if where.asked_after is not None:
-        conditions.append(f'{column} >= :asked_after')
-        parameters['asked_after'] = where.asked_after
-    return conditions, parameters
-
-
-def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
-    """The conditions of `where`'s search that columns decide, and their parameters: the agent and the conversation
-    (`agent_name`, `conversation_id`, each with its index), and a kind of `approval`, which no question is. The other
-    search fields are matched on the decoded rows (`PendingFilter.takes_item`), as these are too.
-
-    Not on a person's own ranges (`_person_page_statement`): SQLite would read the agent's every waiting question by
-    its index, everybody's, for the few that are theirs, rather than their ranges of the unaddressed questions' and
-    the addressees' indexes; their rows are matched on the decoded rows, as every search field once was.
-    """
-    conditions = _no_question(where)
-    parameters: dict[str, Any] = {}
-    for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
-        value = getattr(where, field)
-        if value is not None:
-            conditions.append(f'{column} = :search_{field}')
-            parameters[f'search_{field}'] = value
-    return conditions, parameters
-
-
-def _no_question(where: PendingFilter) -> list[str]:
-    """A condition no row meets when `where` takes only approvals (`kind='approval'`), else none."""
-    return ['1 = 0'] if where.kind == 'approval' else []
-
-
-def columns_decide(where: PendingFilter, visible_to: Person | None = None, *, addressees: bool = True) -> bool:
-    """Whether the SQL decides all of `where` for `visible_to` (nothing left to match on the decoded rows: no title,
-    addressee or free text, and no agent or conversation on a person's own ranges, `_columns_searched`): its pages then
-    read only the rows they show, and its count is one SQL count. `addressees` as for `select_pending_page`.
-    """
-    if where.title is not None or where.addressee is not None or where.text is not None:
-        return False
-    return not _addressed_names(visible_to, addressees) or (where.agent is None and where.conversation is None)
-
-
-def _pending_where(
-    conn: Connection, where: PendingFilter, visible_to: Person | None
-) -> tuple[list[str], dict[str, Any]]:
-    conditions, parameters = _audience_where(conn, visible_to)
-    ages, values = _ages(where, 'created_at')
-    searched, found = _columns_searched(where)
-    return ["status = 'pending'", *conditions, *ages, *searched], parameters | values | found
-
-
-def _addressed_names(visible_to: Person | None, addressees: bool) -> list[str]:
-    """The names whose questions a page or count for `visible_to` reads through the addressees (sorted); none when it
-    reads the pending-order index alone: for everyone, for a person of no name, or without the addressees.
-    """
-    if visible_to is None or visible_to.sees_all or not addressees:
-        return []
-    return sorted(visible_to.names)
-
-
-def _theirs(conn: Connection, visible_to: Person, names: list[str]) -> tuple[str, str, dict[str, Any]]:
-    """For a person's page and count: the addressee rows (`a`) of their names whose question (`q`) is pending and
-    (its audience column decides, as for everyone else's) addressed to them, as `FROM ... WHERE` without the
-    conditions on age and order; `IN` and the name parameters; and the parameters of both.
-    """
-    found, parameters = names_found(visible_to, dialect_of(conn), 'q.audience')
-    listed, values = in_list('name', names)
-    # `CROSS JOIN`: SQLite then reads the addressees first (PostgreSQL plans it as any join); without statistics it
-    # would read every pending question by the status index, and look each one up among the addressees.
-    rows = (
-        f'{ADDRESSEES_TABLE_NAME} AS a CROSS JOIN {TABLE_NAME} AS q '
-        f"WHERE q.id = a.request_id AND q.status = 'pending' AND ({' OR '.join(found)})"
-    )
-    return rows, listed, parameters | values
-
-
-def pending_page_statement(
-    conn: Connection,
-    *,
-    after: tuple[float, float, str] | None,
-    limit: int,
-    where: PendingFilter = EVERYTHING,
-    visible_to: Person | None = None,
-    addressees: bool = True,
-) -> tuple[str, dict[str, Any]]:
-    """The statement of `select_pending_page` and its parameters: a range of the pending-order index (a row value
-    compared with the cursor's, which SQLite and PostgreSQL both seek by), never a sort of every row.
-
-    A person's page (`addressees`: the database has them, `has_addressees`) is the first `limit` of: the unaddressed
-    questions after the cursor (a range of their own index), and each of the person's names' (a range of the
-    addressees' index, each row's question looked up by key): `limit` or fewer rows from each, merged, the ones
-    reached through two names (theirs and a group's) once. Never a read of everybody's audience.
-    """
-    names = _addressed_names(visible_to, addressees)
-    if visible_to is not None and names:
-        return _person_page_statement(conn, after, limit, where, visible_to, names)
-    conditions, parameters = _pending_where(conn, where, visible_to)
-    later, values = after_position(PENDING_ORDER, after)
-    conditions += _searched(conn, later, where)
-    query = (
-        f'SELECT {REQUEST_COLUMNS} FROM {TABLE_NAME} WHERE {" AND ".join(conditions)} '
-        f'ORDER BY {PENDING_ORDER} LIMIT :limit'
-    )
-    return query, parameters | values | {'limit': limit}
-
-
-def _searched(conn: Connection, later: list[str], where: PendingFilter) -> list[str]:
-    """The cursor's condition (`later`, of `after_position`); on PostgreSQL, when `where` filters by agent (or
-    conversation), compared from that column and `status` on: the same rows, since the filter's equalities fix both.
-
-    PostgreSQL estimates a row comparison by its first column alone: from the pending order's `due_at` (the same for
-    every question without a deadline), it would think the rest of the list nearly empty and read it through the
-    pending order's index, every agent's rows, rather than through the filter's own index, which this one leads.
-    SQLite seeks the filter's index by the pending order's comparison after the equalities, and not by this one.
-    """
-    if not later or dialect_of(conn) != 'postgresql':
-        return later
-    for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
-        if getattr(where, field) is not None:
-            return [
-                f"({column}, status, {PENDING_ORDER}) > (:search_{field}, 'pending', :after_due, :after_created, "
-                ':after_id)'
-            ]
-    return later
-
-
-def _person_page_statement(
-    conn: Connection,
-    after: tuple[float, float, str] | None,
-    limit: int,
-    where: PendingFilter,
-    visible_to: Person,
-    names: list[str],
-) -> tuple[str, dict[str, Any]]:
-    rows, _, parameters = _theirs(conn, visible_to, names)  # `name_0`, `name_1`, ... in `parameters`, one a range
-    ages, values = _ages(where, 'created_at')
-    later, cursor = after_position(PENDING_ORDER, after)
-    parameters |= values | cursor | {'limit': limit}
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages, *later])
-    branches = [f'SELECT {PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {PENDING_ORDER} LIMIT :limit']
-    by_name = [*_no_question(where), *_ages(where, 'a.created_at')[0], *after_position(_ADDRESSEES_ORDER, after)[0]]
-    for index in range(len(names)):
-        branches.append(
-            f'SELECT {_ADDRESSEES_ORDER} FROM {rows} AND {" AND ".join([f"a.name = :name_{index}", *by_name])} '
-            f'ORDER BY {_ADDRESSEES_ORDER} LIMIT :limit'
-        )
-    merged = ' UNION '.join(f'SELECT * FROM ({branch}) AS b{index}' for index, branch in enumerate(branches))
-    query = (
-        f'SELECT {_QUALIFIED_COLUMNS} FROM ({merged}) AS page JOIN {TABLE_NAME} AS q ON q.id = page.id '
-        'ORDER BY page.due_at, page.created_at, page.id LIMIT :limit'
-    )
-    return query, parameters
-
-
 def select_pending_page(
     conn: Connection,
     *,
@@ -441,28 +217,6 @@ def select_pending_page(
         conn, after=after, limit=limit, where=where, visible_to=visible_to, addressees=addressees
     )
     return _visible(_decode_rows(execute(conn, statement, parameters).fetchall(), decoded), visible_to)
-
-
-def count_pending_statement(
-    conn: Connection, where: PendingFilter = EVERYTHING, visible_to: Person | None = None, *, addressees: bool = True
-) -> tuple[str, dict[str, Any]]:
-    """The statement of `count_pending_rows` and its parameters: it reads the pending-order index; for a person, the
-    unaddressed questions' index and, through the addressees, their own questions (each once, however many of their
-    names it is addressed to).
-    """
-    names = _addressed_names(visible_to, addressees)
-    if visible_to is None or not names:
-        conditions, parameters = _pending_where(conn, where, visible_to)
-        return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
-    rows, listed, parameters = _theirs(conn, visible_to, names)
-    ages, values = _ages(where, 'created_at')
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages])
-    by_name = ' AND '.join([f'a.name IN {listed}', *_no_question(where), *_ages(where, 'a.created_at')[0]])
-    query = (
-        f'SELECT (SELECT count(*) FROM {TABLE_NAME} WHERE {everyone}) '
-        f'+ (SELECT count(DISTINCT a.request_id) FROM {rows} AND {by_name})'
-    )
-    return query, parameters | values
 
 
 def count_pending_rows(

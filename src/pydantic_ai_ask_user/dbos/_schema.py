@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .._answers import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH
+from .._question_limits import LATEST_DEADLINE, MAX_ANSWERED_BY_LENGTH
 from .._question_store import NO_DEADLINE_ORDER
 
 __all__ = (

@@ -44,8 +44,6 @@ from .._question_store import (
     decode_approval_position,
     decode_position,
     encode_approval_position,
-    encode_position,
-    order_key,
 )
 from ._addressees import has_addressees
 from ._approvals import (
@@ -86,11 +84,11 @@ from ._history import (
     select_finished_questions,
 )
 from ._inbox import completed_results, event_topic
+from ._pending_rows import SEARCH_BATCH, SEARCH_COUNT_ROWS, ReadRows, count_pending, read_pending_page
+from ._pending_statements import columns_decide
 from ._questions import (
     changes_since,
     claim_answer,
-    columns_decide,
-    count_pending_rows,
     prune_finished,
     request_status,
     select_pending_page,
@@ -115,14 +113,6 @@ DEFAULT_FINISHED_RETENTION_SECONDS = 7 * 24 * 3600.0
 over a weekend, is told "already answered" or "no longer waiting" rather than "no such question", and that
 `ask-user` and the rows themselves can be looked at after the fact; short enough that the table does not grow forever.
 """
-
-_SEARCH_BATCH = 200
-"""How many candidate rows a searched page reads at least per statement: a title, an addressee or free text narrow
-after the SQL (`columns_decide`), so a range of the page's size alone could take many round trips to fill a page."""
-
-SEARCH_COUNT_ROWS = 5000
-"""How many candidate rows the total of a searched page reads at most (`PendingFilter.searching`,
-`HistoryFilter.searching`): beyond, the total is the matches among them, marked not exact (`total_exact`)."""
 
 _PRUNE_EVERY_SECONDS = 3600.0
 """How often (at most) a store that follows the events deletes the finished questions past their retention."""
@@ -320,7 +310,9 @@ class DBOSQuestionStore:
         if not self._table_ready(database):
             return 0
         with database.connect() as conn:
-            return self._count_in(conn, where, visible_to)[0]
+            return count_pending(
+                conn, self._reader(where, visible_to), where, visible_to, addressees=self._has_addressees
+            )[0]
 
     def _page(
         self, limit: int, after: tuple[float, float, str] | None, where: PendingFilter, visible_to: Person | None
@@ -328,72 +320,42 @@ class DBOSQuestionStore:
         database = self._connect()
         if not self._table_ready(database):
             return PendingPage((), None, 0)
-        live: list[StoredRequest] = []
-        position = after
-        # A search the SQL does not decide narrows after it (`_search`): read wider ranges, so a page takes fewer
-        # round trips.
-        batch = 0 if columns_decide(where, visible_to, addressees=self._has_addressees) else _SEARCH_BATCH
+        read = self._reader(where, visible_to)
+
+        def withdraw(rows: list[StoredRequest]) -> None:
+            conn.commit()  # end the read before the withdrawal writes (SQLite takes its lock then)
+            self._withdraw_ended(rows)
+
         # One connection for the page, its workflows' check and the count: a round trip saved is a few ms on a server.
         with database.connect() as conn:
-            while len(live) <= limit:
-                wanted = max(limit + 1 - len(live), batch)
-                rows = select_pending_page(
-                    conn,
-                    after=position,
-                    limit=wanted,
-                    where=where,
-                    visible_to=visible_to,
-                    decoded=self._decoded,
-                    addressees=self._has_addressees,
-                )
-                if not rows:
-                    break
-                ended = self._ended_workflows({row.workflow_id for row in rows}, conn)
-                live.extend(
-                    row
-                    for row in rows
-                    if row.workflow_id not in ended and where.takes_item(row.request, row.created_at)
-                )
-                if ended:
-                    conn.commit()  # end the read before the withdrawal writes (SQLite takes its lock then)
-                    self._withdraw_ended([row for row in rows if row.workflow_id in ended])
-                position = order_key(rows[-1].request, rows[-1].created_at)
-                if len(rows) < wanted:
-                    break
-            page = live[:limit]
-            more = len(live) > limit
-            next_cursor = encode_position(order_key(page[-1].request, page[-1].created_at)) if more else None
-            total, exact = self._count_in(conn, where, visible_to)
+            page, next_cursor = read_pending_page(
+                conn,
+                read,
+                limit=limit,
+                after=after,
+                where=where,
+                # A search the SQL does not decide narrows after it (`_search`): wider ranges, fewer round trips.
+                searched=not columns_decide(where, visible_to, addressees=self._has_addressees),
+                withdraw=withdraw,
+            )
+            total, exact = count_pending(conn, read, where, visible_to, addressees=self._has_addressees)
         return PendingPage(page, next_cursor, total, total_exact=exact)
 
-    def _count_in(self, conn: Connection, where: PendingFilter, visible_to: Person | None) -> tuple[int, bool]:
-        """How many waiting questions `where` takes and `visible_to` sees, and whether exactly: one SQL count (the
-        agent, the conversation and the kind are columns' conditions), or with a title, an addressee or free text, a
-        read of the person's candidate rows (those the SQL narrows to), each matched in memory (`_search`), at most
-        `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
-        """
-        if columns_decide(where, visible_to, addressees=self._has_addressees):  # nothing to match: one SQL count
-            return count_pending_rows(conn, where, visible_to, addressees=self._has_addressees), True
-        counted = 0
-        read = 0
-        position: tuple[float, float, str] | None = None
-        while True:
-            rows = select_pending_page(
+    def _reader(self, where: PendingFilter, visible_to: Person | None) -> ReadRows:
+        """How the page and the count read a range of rows: decoded into the question models, each once a store."""
+
+        def read(conn: Connection, after: tuple[float, float, str] | None, limit: int) -> list[StoredRequest]:
+            return select_pending_page(
                 conn,
-                after=position,
-                limit=MAX_PAGE_SIZE,
+                after=after,
+                limit=limit,
                 where=where,
                 visible_to=visible_to,
                 decoded=self._decoded,
                 addressees=self._has_addressees,
             )
-            counted += sum(1 for row in rows if where.takes_item(row.request, row.created_at))
-            read += len(rows)
-            if len(rows) < MAX_PAGE_SIZE:
-                return counted, True
-            if read >= SEARCH_COUNT_ROWS:
-                return counted, False
-            position = order_key(rows[-1].request, rows[-1].created_at)
+
+        return read
 
     async def history_page(
         self,
@@ -426,7 +388,7 @@ class DBOSQuestionStore:
         position = before
         next_cursor: str | None = None
         while True:
-            batch = self._history_read(max(limit + 1, _SEARCH_BATCH), position, where, visible_to)
+            batch = self._history_read(max(limit + 1, SEARCH_BATCH), position, where, visible_to)
             taken += [record for record in batch.records if where.takes(record)]
             if len(taken) > limit:
                 next_cursor = encode_history_position(history_order(taken[limit - 1]))

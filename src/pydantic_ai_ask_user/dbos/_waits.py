@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ._connection import execute, row_lock
 from ._encoding import StoredRequest, decode_row
-from ._questions import REQUEST_COLUMNS
+from ._pending_statements import REQUEST_COLUMNS
 from ._schema import EVENT_CALLS_TABLE_NAME, EVENT_TABLE_NAME, EVENT_WAITS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:

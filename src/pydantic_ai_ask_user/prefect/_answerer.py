@@ -36,7 +36,8 @@ from pydantic_ai.exceptions import UserError
 from .._answers import AskUserRequest, AskUserResponse, check_response, with_addressing
 from .._audience import addressing_json
 from .._durable import noted_run_engine
-from .._json import ResponseJSON, questions_to_json, response_from_json, response_to_json
+from .._json import ResponseJSON, response_from_json, response_to_json
+from .._plain_questions import questions_to_json
 from .._text import printable
 
 __all__ = ('PrefectAnswerer', 'AskUserInput', 'answer_question', 'pending_questions', 'KEY_PREFIX')

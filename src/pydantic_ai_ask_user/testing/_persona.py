@@ -12,7 +12,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.models import KnownModelName, Model
 
 from .._answers import AskUserAnswer, AskUserRequest, AskUserResponse, check_answered_by, check_response
-from .._json import questions_to_json
+from .._plain_questions import questions_to_json
 from .._text import printable
 
 __all__ = ('PersonaAnswerer', 'PERSONA_INSTRUCTIONS', 'PERSONA_NOTES_INSTRUCTIONS', 'PERSONA_RECOMMENDED_INSTRUCTIONS')

@@ -49,7 +49,8 @@ from .._answers import (
     ask_user_result,
 )
 from .._events import AskUserAnsweredEvent, AskUserRequestedEvent
-from .._json import questions_to_json, read_response, response_to_json
+from .._json import read_response, response_to_json
+from .._plain_questions import questions_to_json
 from .._text import printable
 
 __all__ = (

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse
 from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import addressing_json
-from pydantic_ai_ask_user._json import questions_to_json, response_from_json
+from pydantic_ai_ask_user._json import response_from_json
+from pydantic_ai_ask_user._plain_questions import questions_to_json
 from pydantic_ai_ask_user.store import StoreEvent
 
 __all__ = ('request_json', 'approval_json', 'event_json', 'event_name', 'parse_json_body', 'parse_response', 'BadBody')

@@ -82,8 +82,9 @@ from ..._answers import (
     deferred_answer,
 )
 from ..._events import AskUserAnsweredEvent, AskUserRequestedEvent
-from ..._json import RESPONSE_JSON_SCHEMA, questions_to_json
+from ..._json import RESPONSE_JSON_SCHEMA
 from ..._module_names import LazyModule
+from ..._plain_questions import questions_to_json
 from ..._text import printable
 from .._answers import (
     ANSWERED_EVENT_NAME,
