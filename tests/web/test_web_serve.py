@@ -79,3 +79,37 @@ async def test_accepted_connections_have_tcp_nodelay(
 ) -> None:
     async with server(_hello) as base:
         assert bool(await _nodelay_of_accepted(base)) is nodelay
+
+
+async def test_while_uvicorn_stops_every_response_closes_its_connection_and_the_event_stream_says_finished() -> None:
+    """A browser's keep-alive connection that uvicorn did not close at the signal is closed by the app's next response,
+    and the pages' event streams end with `finished` instead of reconnecting: uvicorn waits for open connections
+    before the lifespan's end, and pages that reconnect at once kept a server from stopping (`web/_stopping.py`).
+    The server is uvicorn's own `Server`, its SIGTERM handler installed as `uvicorn.run` installs it."""
+    import signal
+
+    from web_support import asgi_client, bearer
+
+    from pydantic_ai_ask_user.web import WebAnswerer
+
+    web = WebAnswerer()
+    server = uvicorn.Server(uvicorn.Config(web.app))
+    async with asgi_client(web) as client:
+        client.headers.update(bearer(web))
+        running = await client.get('/api/requests')
+        assert running.status_code == 200
+        assert 'connection' not in running.headers
+        previous = signal.signal(signal.SIGTERM, server.handle_exit)
+        try:
+            assert (await client.get('/api/requests')).headers.get('connection') is None  # not told to stop yet
+            server.should_exit = True  # what the handler sets on SIGTERM
+            for path in ('/api/requests', '/', '/static/style.css', '/no-such-page'):
+                assert (await client.get(path)).headers['connection'] == 'close', path
+            with anyio.fail_after(WAIT):
+                events = await client.get('/api/events')
+            assert events.headers['connection'] == 'close'
+            assert events.headers['content-type'].startswith('text/event-stream')
+            assert 'event: finished' in events.text
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    web.close()

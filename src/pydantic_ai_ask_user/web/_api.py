@@ -20,6 +20,7 @@ from pydantic_ai_ask_user.store import BadCursorError, StoreError, StoreEvent, a
 from ._context import AppContext, handoffs_of, log_unreachable, unreachable
 from ._rows import BadPaging, InboxRow, inbox_page, paging_from_query
 from ._security import answered_by, person
+from ._stopping import server_stopping
 from ._wire import BadBody, event_json, event_name, parse_json_body, parse_response, request_json
 
 __all__ = ('Api', 'refused', 'store_unreachable', 'store_error', 'error_json')
@@ -106,6 +107,8 @@ class Api:
         """`GET /api/events`: Server-Sent Events as requests arrive, are answered or withdrawn, and `finished`."""
         finished = ServerSentEvent(data='{}', event='finished')
         context = self.context
+        if server_stopping():  # the pages stop reconnecting, and uvicorn gets to the lifespan's end (`_stopping`)
+            return Response(finished.encode(), media_type='text/event-stream', headers={'connection': 'close'})
         if context.finished:
             return EventSourceResponse(_once(finished), headers={'cache-control': 'no-store'})
         # From where the page's last stream stopped (`Last-Event-ID`, the `id:` of the last event it got), where the

@@ -28,6 +28,7 @@ from pydantic_ai_ask_user._audience import Person
 from pydantic_ai_ask_user._text import printable
 
 from ._links import SignedLoginLinks
+from ._stopping import server_stopping
 
 __all__ = (
     'Authorize',
@@ -369,7 +370,8 @@ def _digest(value: str) -> bytes:
 
 
 class SecurityHeaders:
-    """ASGI middleware adding the strict CSP, nosniff, no framing, no referrer and no caching to every response.
+    """ASGI middleware adding the strict CSP, nosniff, no framing, no referrer and no caching to every response, and
+    `Connection: close` while the server stops (`server_stopping`).
 
     It wraps everything else, Starlette's own error responses included. As the response starts it also takes a
     one-time login code out of the request's query (`hide_login_code`): the server's access log (uvicorn's) is
@@ -392,6 +394,8 @@ class SecurityHeaders:
                 for name, value in _HEADERS:
                     if name not in present:
                         headers.append((name, value))
+                if server_stopping() and b'connection' not in present:  # see `_stopping`
+                    headers.append((b'connection', b'close'))
                 message = {**message, 'headers': headers}
             await send(message)
 
