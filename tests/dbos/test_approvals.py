@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import statistics
 import subprocess
 import time
 from collections.abc import Sequence
@@ -356,5 +355,7 @@ async def test_a_pending_approval_and_a_missing_one_cost_the_store_the_same_so_a
             for _ in range(200):  # interleaved, so load on the machine falls on both alike
                 existing.append(await took(approval.key))
                 absent.append(await took(missing))
-            ratio = statistics.median(existing) / statistics.median(absent)
+            # The least of each: load only ever adds time, and under heavy load (CI at a load average of 15 on two
+            # cores) the medians drifted apart by chance (1.57x once), while a second query would double the least.
+            ratio = min(existing) / min(absent)
             assert ratio < 1.5, f'a pending approval took {ratio:.2f}x as long to read as a missing one'
