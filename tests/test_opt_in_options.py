@@ -33,8 +33,8 @@ from pydantic_ai_ask_user import (
     QuestionOption,
     check_response,
 )
-from pydantic_ai_ask_user._answers import LATEST_DEADLINE
 from pydantic_ai_ask_user._capability import MAX_TIMEOUT, NOTES_DESCRIPTION, RECOMMENDED_DESCRIPTION, TOOL_DESCRIPTION
+from pydantic_ai_ask_user._question_limits import LATEST_DEADLINE
 from pydantic_ai_ask_user._questions import PlainToolArguments
 from pydantic_ai_ask_user.checks import check_answered_by
 from pydantic_ai_ask_user.deferred import ask_user_result, deferred_answer

@@ -132,9 +132,11 @@ def test_the_root_exports_the_names_of_its_modules_own_all() -> None:
     import pydantic_ai_ask_user._audience
     import pydantic_ai_ask_user._capability
     import pydantic_ai_ask_user._events
+    import pydantic_ai_ask_user._question_limits
     import pydantic_ai_ask_user._questions
 
     modules = [
+        pydantic_ai_ask_user._question_limits,
         pydantic_ai_ask_user._answers,
         pydantic_ai_ask_user._audience,
         pydantic_ai_ask_user._capability,

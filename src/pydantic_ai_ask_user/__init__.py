@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         AskUserAnsweredEvent,
         AskUserRequestedEvent,
     )
+    from ._question_limits import MAX_QUESTIONS
     from ._questions import (
-        MAX_QUESTIONS,
         Question,
         QuestionOption,
     )
@@ -79,7 +79,7 @@ __all__ = (
     'MAX_QUESTIONS',
 )
 
-_MODULES = ('_audience', '_questions', '_answers', '_events', '_capability')
+_MODULES = ('_question_limits', '_audience', '_questions', '_answers', '_events', '_capability')
 """The private modules that define the names above, each after the ones it imports (see `names_in_modules`)."""
 
 __getattr__ = _module_names.names_in_modules(__name__, globals(), __all__, _MODULES, also={'__version__': '_version'})

@@ -44,7 +44,6 @@ __all__ = (
     'check_answered_by',
     'MAX_CUSTOM_ANSWER_LENGTH',
     'MAX_NOTE_LENGTH',
-    'MAX_ANSWERED_BY_LENGTH',
     'AnswerResult',
     'ask_user_result',
     'deferred_answer',

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ._approvals import PendingApproval
 from ._audience import Person
 from ._question_store import (
     EVERYTHING,
@@ -26,9 +26,6 @@ from ._question_store import (
     page_approvals,
     page_pending,
 )
-
-if TYPE_CHECKING:
-    from ._approvals import PendingApproval
 
 __all__ = ('InboxPage', 'page_inbox')
 

@@ -42,13 +42,6 @@ from ._text import (
 )
 
 __all__ = (
-    'MAX_QUESTIONS',
-    'MAX_OPTIONS',
-    'MIN_OPTIONS',
-    'MAX_HEADER_LENGTH',
-    'MAX_QUESTION_LENGTH',
-    'MAX_LABEL_LENGTH',
-    'MAX_DESCRIPTION_LENGTH',
     'QuestionOption',
     'Question',
     'Questions',

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast
 
-from ._answers import MAX_ANSWERED_BY_LENGTH, AskUserRequest, AskUserResponse, check_answered_by, check_response
+from ._answers import AskUserRequest, AskUserResponse, check_answered_by, check_response
 from ._audience import addressing_json
 from ._json import response_to_json
 from ._os_user import os_user_at_host
 from ._plain_questions import questions_to_json
+from ._question_limits import MAX_ANSWERED_BY_LENGTH
 from ._signing import SignatureError, canonical_json, check_key, hmac_hex, same, sha256_hex
 from ._text import printable
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ._answers import MAX_ANSWERED_BY_LENGTH, MAX_CUSTOM_ANSWER_LENGTH, MAX_NOTE_LENGTH
+from ._answers import MAX_CUSTOM_ANSWER_LENGTH, MAX_NOTE_LENGTH
 from ._audience import MAX_AUDIENCE, MAX_LINK_LENGTH, MAX_NAME_LENGTH, MAX_SUMMARY_LENGTH, MAX_TITLE_LENGTH
-from ._questions import (
+from ._question_limits import (
+    MAX_ANSWERED_BY_LENGTH,
     MAX_DESCRIPTION_LENGTH,
     MAX_HEADER_LENGTH,
     MAX_LABEL_LENGTH,

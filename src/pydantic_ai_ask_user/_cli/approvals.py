@@ -19,7 +19,7 @@ from pydantic_core import from_json
 
 from .._answers import AskUserRequest
 from .._approvals import ApprovalDecision, PendingApproval, read_decision_value
-from .._questions import MAX_QUESTION_LENGTH
+from .._question_limits import MAX_QUESTION_LENGTH
 from .._receipt import os_user_at_host
 from .._text import printable, terminal_json
 from ..store import (

@@ -18,9 +18,10 @@ import sqlalchemy as sa
 from dbos import DBOS, SetWorkflowID
 from dbos import error as dbos_errors
 
-from .._answers import LATEST_DEADLINE, AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
+from .._answers import AskUserRequest, AskUserResponse, QuestionWithdrawn, check_same_questions
 from .._audience import audience_from_json, context_from_json, context_to_json
 from .._escalation import Escalation, escalation_note
+from .._question_limits import LATEST_DEADLINE
 from .._question_store import StoreError
 from .._receipt import AnswerReceipt, receipt_from_json, receipt_to_json
 from ._db import DEFAULT_DATABASE_URL

@@ -28,6 +28,7 @@ from .._question_store import (
     MAX_PAGE_SIZE,
     PendingFilter,
     PendingPage,
+    PendingRecord,
     check_limit,
     decode_position,
     encode_position,
@@ -48,7 +49,6 @@ from ._sqlite import SqliteDatabase, check_plain_sqlite_file, sqlite_file
 from ._workflows import active_workflows
 
 if TYPE_CHECKING:
-    from .._question_store import PendingRecord
     from ._connection import Connection
 
 __all__ = (

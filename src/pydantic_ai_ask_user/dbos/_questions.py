@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .._answers import LATEST_DEADLINE, AskUserRequest
+from .._answers import AskUserRequest
 from .._audience import Person, addressed_to, context_to_json
+from .._question_limits import LATEST_DEADLINE
 from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
 from ._connection import execute, fetch_one, in_list, row_lock

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from .._answers import Answerer, AskUserRequest, AskUserResponse, check_response, format_validation_error
 from .._module_names import LazyModule
-from .._questions import MAX_HEADER_LENGTH, MAX_LABEL_LENGTH, MAX_OPTIONS, MAX_QUESTION_LENGTH, MAX_QUESTIONS, Question
+from .._question_limits import MAX_HEADER_LENGTH, MAX_LABEL_LENGTH, MAX_OPTIONS, MAX_QUESTION_LENGTH, MAX_QUESTIONS
+from .._questions import Question
 from .._schemas import linear_validator, schema_problem
 from .._text import printable
 
