@@ -34,7 +34,6 @@ from ._receipt import ReceiptStatus, check_kept_receipt
 from ._search import is_searching, search_takes
 
 __all__ = (
-    'Handoff',
     'MAX_NOTE_LENGTH',
     'check_handoff',
     'handoff_json',

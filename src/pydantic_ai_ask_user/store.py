@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from ._approvals import ApprovalDecision, PendingApproval, check_decision
 from ._audience import addressed_to
-from ._escalation import Escalation, escalation_note
+from ._escalation import Escalation, Handoff, escalation_note
 from ._history import (
     MAX_NOTE_LENGTH,
     FinishedRecord,
-    Handoff,
     HistoryFilter,
     HistoryStore,
     NoHistoryError,

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import cast
 
-from .._history import Handoff, check_handoff, handoff_json
+from .._escalation import Handoff
+from .._history import check_handoff, handoff_json
 from .._receipt import os_user_at_host
 from .._text import terminal_json
 from ..store import StoreError, UnknownRequestError, find_waiting

@@ -17,10 +17,10 @@ import anyio.to_thread
 from .._answers import AskUserRequest, AskUserResponse, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, audience_includes
+from .._escalation import Handoff
 from .._history import (
     ALL_FINISHED,
     FinishedRecord,
-    Handoff,
     HistoryFilter,
     check_handoff,
     decode_history_position,

@@ -18,11 +18,10 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, Person, QuestionWithdrawn, check_response
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, check_decision
 from pydantic_ai_ask_user._audience import audience_includes, check_audience
-from pydantic_ai_ask_user._escalation import Escalation, escalation_note
+from pydantic_ai_ask_user._escalation import Escalation, Handoff, escalation_note
 from pydantic_ai_ask_user._history import (
     ALL_FINISHED,
     FinishedRecord,
-    Handoff,
     HistoryFilter,
     approval_outcome,
     check_handoff,

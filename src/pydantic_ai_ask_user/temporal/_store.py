@@ -27,10 +27,10 @@ from temporalio.service import RPCError, RPCStatusCode
 from .._answers import AskUserRequest, AskUserResponse, ask_user_result, check_response
 from .._approvals import ApprovalDecision, PendingApproval, check_decision
 from .._audience import Person, addressed_to, audience_from_json, audience_includes
+from .._escalation import Handoff
 from .._history import (
     ALL_FINISHED,
     FinishedRecord,
-    Handoff,
     HistoryFilter,
     check_handoff,
     history_order,

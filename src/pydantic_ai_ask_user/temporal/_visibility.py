@@ -33,8 +33,7 @@ from temporalio.common import SearchAttributeKey
 from .._answers import TOOL_NAME, AskUserRequest
 from .._approvals import PendingApproval
 from .._audience import QuestionContext
-from .._escalation import Escalation
-from .._history import Handoff
+from .._escalation import Escalation, Handoff
 from .._tool_args import approval_args
 
 __all__ = (

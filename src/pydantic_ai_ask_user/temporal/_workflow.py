@@ -24,8 +24,8 @@ from temporalio.exceptions import ApplicationError
 
 from .._answers import AskUserRequest, AskUserResponse, check_response, check_tool_result
 from .._audience import check_audience
-from .._escalation import Escalation, escalation_note
-from .._history import Handoff, check_handoff
+from .._escalation import Escalation, Handoff, escalation_note
+from .._history import check_handoff
 from .._text import printable
 from .._wait_calls import WaitCalls
 from ._visibility import WaitingEvent, addressed, publish_waits

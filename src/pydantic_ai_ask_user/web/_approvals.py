@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval, read_decision_value
 from pydantic_ai_ask_user._audience import Person
-from pydantic_ai_ask_user._history import Handoff
+from pydantic_ai_ask_user._escalation import Handoff
 from pydantic_ai_ask_user._question_store import ApprovalStore
 from pydantic_ai_ask_user.store import (
     BadCursorError,

@@ -13,7 +13,8 @@ from starlette.requests import Request
 from pydantic_ai_ask_user import AskUserRequest, Person
 from pydantic_ai_ask_user._approvals import PendingApproval
 from pydantic_ai_ask_user._audience import audience_includes
-from pydantic_ai_ask_user._history import Handoff, handoff_json
+from pydantic_ai_ask_user._escalation import Handoff
+from pydantic_ai_ask_user._history import handoff_json
 from pydantic_ai_ask_user._i18n import N_
 from pydantic_ai_ask_user._question_store import EVERYTHING, ApprovalStore, PendingFilter, PendingPage, page_approvals
 from pydantic_ai_ask_user._text import printable

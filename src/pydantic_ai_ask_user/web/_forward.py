@@ -14,7 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pydantic_ai_ask_user._audience import Person
-from pydantic_ai_ask_user._history import Handoff, check_handoff, handoff_json
+from pydantic_ai_ask_user._escalation import Handoff
+from pydantic_ai_ask_user._history import check_handoff, handoff_json
 from pydantic_ai_ask_user.store import StoreError
 
 from ._api import error_json, store_error

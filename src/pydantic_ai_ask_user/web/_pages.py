@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from pydantic_ai_ask_user import AskUserRequest, AskUserResponse, check_response
-from pydantic_ai_ask_user._history import Handoff
+from pydantic_ai_ask_user._escalation import Handoff
 from pydantic_ai_ask_user._i18n import N_, Translator, negotiate_http, translator
 from pydantic_ai_ask_user.store import AlreadyAnsweredError, BadCursorError, StoreError, count_pending
 
