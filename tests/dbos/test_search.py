@@ -240,6 +240,15 @@ async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_the
         assert (sorted(record.key for record in page.records), page.total, page.total_exact) == (['d2', 'r1'], 2, True)
 
 
+INDEXES_OF_THE_COLUMNS = (
+    'ix_ask_user_requests_pending_agent',
+    'ix_ask_user_requests_pending_conversation',
+    'ix_ask_user_requests_finished_agent',
+    'ix_ask_user_requests_finished_conversation',
+)
+"""The indexes of the agent and conversation columns: the waiting list's order and the history's, of each."""
+
+
 @pytest.mark.parametrize('pooled', [False, True], ids=['bare driver', 'sqlalchemy'])
 async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_columns_filled_from_the_context(
     database_url: str, pooled: bool
@@ -252,7 +261,7 @@ async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_col
     with engine.begin() as conn:
         # The table as the version before this one left it: no agent or conversation column, nor their indexes; and a
         # row whose context is not what this version writes (a number for the agent).
-        for name in ('ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'):
+        for name in INDEXES_OF_THE_COLUMNS:
             conn.execute(sa.text(f'DROP INDEX {name}'))
         for column in ('agent_name', 'conversation_id'):
             conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} DROP COLUMN {column}'))
@@ -274,4 +283,4 @@ async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_col
         'd2': (None, 'c1'),
     }
     names = {index['name'] for index in sa.inspect(engine).get_indexes(TABLE_NAME)}
-    assert {'ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'} <= names
+    assert set(INDEXES_OF_THE_COLUMNS) <= names
