@@ -276,12 +276,16 @@ async def test_everyones_history_by_agent_or_conversation_is_a_range_of_that_col
                 assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
                 assert 'Sort' not in plan, plan
             plan = _plan(database_url, *count_finished_statement(conn, where))
-            assert 'Seq Scan' not in plan and 'SCAN ask_user_requests' not in plan, plan
+            assert 'Seq Scan' not in plan, plan
+            assert 'SCAN ask_user_requests' not in plan, plan
+            # SQLite, without statistics, is told not to (`+agent_name`); PostgreSQL weighs it by its statistics (here
+            # the agent's 3 finished rows are fewer than her branches').
             for statement in (
                 finished_questions_statement(conn, before=None, limit=50, where=where, visible_to=ALICE),
                 count_finished_statement(conn, where, ALICE),
             ):
-                assert index not in _plan(database_url, *statement)
+                if engine.dialect.name == 'sqlite':
+                    assert index not in _plan(database_url, *statement)
     async with DBOSQuestionStore(database_url) as store:
         page = await store.history_page(limit=2, where=HistoryFilter(agent='refunds'))
         assert (len(page.records), page.total, page.total_exact) == (2, 3, True)
