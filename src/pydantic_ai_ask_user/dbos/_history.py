@@ -10,6 +10,10 @@ their names (through the addressees, which are kept until the question is pruned
 they answered (`answered_by`, its own index): each a branch of at most `limit` rows, merged. A person's approvals are
 read in order with the approvals' audience condition (there are no addressees of approvals): a person who may see few
 of many finished approvals has more rows read before the page is full.
+
+A filter by agent or conversation is a condition on the questions' own columns (`_searched`): everyone's is a range of
+that column's index of the finished rows (`ix_ask_user_requests_finished_agent`, `..._finished_conversation`), and a
+person's narrows their branches. The approvals' agent is inside their `addressing`, matched on the decoded rows.
 """
 
 from __future__ import annotations
