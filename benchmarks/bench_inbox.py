@@ -33,12 +33,27 @@ from benchmarks.quick import sized
 WAITING = sized(100_000, 200)
 """How many questions wait (200 in quick mode)."""
 
+FINISHED = sized(1_000_000, 2_000)
+"""How many questions and approvals finished, beside those waiting: the history (2,000 in quick mode)."""
+
+FINISHED_SPREAD_SECONDS = 6 * 24 * 3600.0
+"""Over how long before now the finished items finished: inside the store's retention (a week by default,
+`DEFAULT_FINISHED_RETENTION_SECONDS`), so that none is past it, and nothing is pruned while it is measured."""
+
+TEAMS = sized(100, 2)
+"""How many groups the people are in (`team-K` holds `person-N` for every N equal to K modulo `TEAMS`): a tenth of the
+finished questions are addressed to a group."""
+
 ADDRESSEES = sized(1_000, 10)
 """How many people the questions are addressed to, each question to one of them in turn (100 each; 10 people, 20
 each, in quick mode)."""
 
 PAGE_SAMPLES = sized(40, 2)
 """How many times the first page (and a form) is read, for the p95 (2 in quick mode)."""
+
+HISTORY_SAMPLES = sized(20, 2)
+"""How many times each history page is read, for the p95 (2 in quick mode): fewer than the pending pages, as there are
+seven of them, some of which read thousands of rows."""
 
 ANSWER_SAMPLES = sized(40, 2)
 """How many questions are answered one at a time, for the p50 (2 in quick mode)."""
@@ -65,6 +80,22 @@ _QUESTIONS = {
         for header in ('Database', 'Region')
     ]
 }
+
+
+_TOPICS = ('billing', 'shipping', 'refund', 'login', 'export', 'invoice', 'upgrade', 'outage', 'access', 'other')
+"""What each finished item's title says it is about, one of ten in turn: the free text searched (a tenth matches)."""
+
+_HISTORY_QUERIES: dict[str, tuple[bool, dict[str, str]]] = {
+    "a person's first history page": (True, {}),
+    "a person's history by agent (?agent=)": (True, {'agent': '{agent}'}),
+    "a person's history by free text (?q=)": (True, {'q': 'BILLING'}),
+    "a person's history by kind (?kind=approval)": (True, {'kind': 'approval'}),
+    "everyone's first history page": (False, {}),
+    "everyone's history by agent (?agent=)": (False, {'agent': '{agent}'}),
+    "everyone's history by free text (?q=)": (False, {'q': 'BILLING'}),
+}
+"""The history pages measured, by label: whether signed in as a person (else the access token: everyone's), and the
+query (`{agent}` one of `AGENTS`, in turn)."""
 
 
 def _make_schema(database_url: str) -> None:
@@ -130,6 +161,161 @@ def _seed(database_url: str, count: int) -> None:
     engine.dispose()
 
 
+def _seed_finished(database_url: str, count: int) -> None:
+    """`count` finished items, the store's own encodings of each (`encode_request`, `encode_response`,
+    `context_to_json`, `PendingApproval.addressing_json`, `ApprovalDecision.to_json`), inserted in batches.
+
+    A mix, by the item's number and its person's round (`mix % 20`): 70% answered, 5% declined, 10% withdrawn (their
+    run's timeout), 15% tool approvals (approved, denied, edited, dismissed, withdrawn); 2% handed on (a hand-off row,
+    forwarded before they finished). Asked by one of `AGENTS` (independently of whom), addressed to one of
+    `ADDRESSEES` people, a tenth to a group, one in a thousand to nobody in particular; each with a title to search.
+    Finished over `FINISHED_SPREAD_SECONDS` before now.
+    """
+    import sqlalchemy as sa
+
+    from pydantic_ai_ask_user import AskUserAnswer, AskUserRequest, AskUserResponse, QuestionContext
+    from pydantic_ai_ask_user._approvals import ApprovalDecision, PendingApproval
+    from pydantic_ai_ask_user._audience import context_to_json
+    from pydantic_ai_ask_user.dbos._addressees import insert_addressees
+    from pydantic_ai_ask_user.dbos._encoding import encode_request, encode_response
+    from pydantic_ai_ask_user.dbos._engine import create_engine
+    from pydantic_ai_ask_user.dbos._handoffs import HANDOFFS_TABLE_NAME, handoffs_statements
+    from pydantic_ai_ask_user.dbos._schema import NO_DEADLINE_ORDER
+    from pydantic_ai_ask_user.dbos._tables import event_approvals_table, requests_table
+
+    questions_json = encode_request(AskUserRequest.from_tool_args(_QUESTIONS, id='template'))
+    answers = (
+        AskUserAnswer(header='Database', selected=('Database 1',)),
+        AskUserAnswer(header='Region', selected=('Region 2',)),
+    )
+    responses: dict[tuple[str, bool], str] = {}
+
+    def response_json(by: str, declined: bool) -> str:
+        if (by, declined) not in responses:
+            response = AskUserResponse(answers=() if declined else answers, cancelled=declined, answered_by=by)
+            responses[by, declined] = encode_response(response)
+        return responses[by, declined]
+
+    engine = create_engine(database_url)
+    now = time.time()
+    step = FINISHED_SPREAD_SECONDS / count
+    with engine.begin() as conn:
+        for statement in handoffs_statements():
+            conn.execute(sa.text(statement))
+        for start in range(0, count, 5000):
+            questions: list[dict[str, Any]] = []
+            approvals: list[dict[str, Any]] = []
+            handoffs: list[dict[str, Any]] = []
+            for n in range(start, min(count, start + 5000)):
+                finished = now - 60 - (count - n) * step
+                asked = finished - 300 - n % 600
+                person = f'person-{n % ADDRESSEES}'
+                team = f'team-{n % ADDRESSEES % TEAMS}'
+                # The mix turns with each round of the people, so that each person gets every kind and outcome.
+                mix = n + n // ADDRESSEES
+                audience = None if mix % 1000 == 999 else [team] if mix % 10 == 5 else [person]
+                context = QuestionContext(
+                    title=f'Ticket {n}: {_TOPICS[n // 7 % 10]}', agent_name=f'agent-{n // ADDRESSEES % AGENTS}'
+                )
+                kind = mix % 20
+                if kind in (14, 15, 16):
+                    approval = PendingApproval(
+                        token=f'done-token-{n}',
+                        tool_call_id=f'done-call-{n}',
+                        tool_name='refund',
+                        args={'order': n, 'amount': n % 500},
+                        workflow_id=f'done-wf-{n}',
+                        created_at=asked,
+                        audience=None if audience is None else tuple(audience),
+                        context=context,
+                    )
+                    decision = (
+                        ApprovalDecision.approve(decided_by=person),
+                        ApprovalDecision.deny('Too large.', decided_by=person),
+                        ApprovalDecision.edit({'order': n, 'amount': 1}, decided_by=person),
+                        ApprovalDecision(approved=False, ignored=True, decided_by=person),
+                        None,
+                    )[mix // 20 % 5]
+                    key = approval.key
+                    approvals.append(
+                        {
+                            'id': key,
+                            'token': approval.token,
+                            'workflow_id': approval.workflow_id,
+                            'run_id': None,
+                            'tool_call_id': approval.tool_call_id,
+                            'tool_name': approval.tool_name,
+                            'args': json.dumps(approval.args, ensure_ascii=False),
+                            'parameters': None,
+                            'addressing': json.dumps(approval.addressing_json(), ensure_ascii=False),
+                            'status': 'withdrawn' if decision is None else 'decided',
+                            'decision': None if decision is None else json.dumps(decision.to_json()),
+                            'decided_by': None if decision is None else person,
+                            'created_at': asked,
+                            'updated_at': finished,
+                        }
+                    )
+                else:
+                    key = f'done_{n}'  # a request of no run: its key is its tool call id
+                    withdrawn = kind in (12, 13)
+                    questions.append(
+                        {
+                            'id': key,
+                            'workflow_id': f'done-wf-{n}',
+                            'questions': questions_json,
+                            'status': 'withdrawn' if withdrawn else 'answered',
+                            'response': None if withdrawn else response_json(person, kind == 11),
+                            'answered_by': None if withdrawn else person,
+                            'created_at': asked,
+                            'updated_at': finished,
+                            'run_id': None,
+                            'tool_call_id': key,
+                            'due_at': NO_DEADLINE_ORDER,
+                            'audience': None if audience is None else json.dumps(audience),
+                            'context': json.dumps(context_to_json(context)),
+                            'agent_name': context.agent_name,
+                        }
+                    )
+                if mix % 50 == 7 and audience is not None:
+                    handoffs.append(
+                        {
+                            'id': f'done-handoff-{n}',
+                            'item': 'approval' if kind in (14, 15, 16) else 'question',
+                            'key': key,
+                            'at': asked + 60,
+                            'by': f'person-{(n + 1) % ADDRESSEES}',
+                            'before': json.dumps([f'person-{(n + 1) % ADDRESSEES}']),
+                            'after': json.dumps(audience),
+                            'note': 'Yours, I think.',
+                        }
+                    )
+            if questions:
+                conn.execute(sa.insert(requests_table), questions)
+                # As the store keeps them: the names each addressed question was published to, until it is pruned.
+                insert_addressees(
+                    conn,
+                    [
+                        (row['id'], json.loads(row['audience']), row['due_at'], row['created_at'])
+                        for row in questions
+                        if row['audience'] is not None
+                    ],
+                )
+            if approvals:
+                conn.execute(sa.insert(event_approvals_table), approvals)
+            if handoffs:
+                conn.execute(
+                    sa.text(
+                        f'INSERT INTO {HANDOFFS_TABLE_NAME} (id, item, item_key, at, by_name, from_audience, '
+                        'to_audience, note) VALUES (:id, :item, :key, :at, :by, :before, :after, :note)'
+                    ),
+                    handoffs,
+                )
+    if engine.dialect.name == 'postgresql':
+        with engine.connect().execution_options(isolation_level='AUTOCOMMIT') as conn:
+            conn.execute(sa.text('VACUUM ANALYZE'))
+    engine.dispose()
+
+
 def _measure(database_url: str) -> dict[str, Any]:
     """In this process, as a web server: the first page, a form, answers; and this process's peak memory."""
     import anyio
@@ -142,7 +328,8 @@ def _measure(database_url: str) -> dict[str, Any]:
 
     def signed_in(request: Request) -> Person | bool:
         name = request.headers.get('x-person')
-        return Person(name) if name else False
+        # In one team of `TEAMS` (`team-K` for `person-N`, N equal to K modulo `TEAMS`), as the seeded groups are.
+        return Person(name, groups={f'team-{int(name.rsplit("-", 1)[1]) % TEAMS}'}) if name else False
 
     async def run() -> dict[str, Any]:
         store = DBOSQuestionStore(database_url, create_table=False)
@@ -173,6 +360,35 @@ def _measure(database_url: str) -> dict[str, Any]:
                     reply = await client.get('/api/requests', headers=who, params=query)
                     samples.append((time.perf_counter() - started) * 1000)
                     assert reply.status_code == 200, reply.text
+        history: dict[str, list[float]] = {name: [] for name in _HISTORY_QUERIES}
+        history_totals: dict[str, int] = {}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=people), base_url='http://bench') as client:
+            for n in range(HISTORY_SAMPLES):
+                who = {'x-person': f'person-{n * 37 % ADDRESSEES}'}
+                for name, (mine, query) in _HISTORY_QUERIES.items():
+                    if not mine:
+                        continue
+                    params = {key: value.format(agent=f'agent-{n % AGENTS}') for key, value in query.items()}
+                    started = time.perf_counter()
+                    reply = await client.get('/api/history', headers=who, params=params)
+                    history[name].append((time.perf_counter() - started) * 1000)
+                    assert reply.status_code == 200, reply.text
+                    body = reply.json()
+                    # A full page, or all there are; a searched total may be a lower bound (`SEARCH_COUNT_ROWS`).
+                    shown = len(body['history'])
+                    assert shown == 50 <= body['total'] or shown == body['total'], (name, shown, body['total'])
+                    history_totals[name] = body['total']
+        async with httpx.AsyncClient(transport=transport, base_url='http://bench', headers=headers) as client:
+            for n in range(HISTORY_SAMPLES):
+                for name, (mine, query) in _HISTORY_QUERIES.items():
+                    if mine:
+                        continue
+                    params = {key: value.format(agent=f'agent-{n % AGENTS}') for key, value in query.items()}
+                    started = time.perf_counter()
+                    reply = await client.get('/api/history', params=params)
+                    history[name].append((time.perf_counter() - started) * 1000)
+                    assert reply.status_code == 200, reply.text
+                    history_totals[name] = reply.json()['total']
         async with httpx.AsyncClient(transport=transport, base_url='http://bench', headers=headers) as client:
             total = 0
             listed: list[str] = []
@@ -219,6 +435,8 @@ def _measure(database_url: str) -> dict[str, Any]:
             'by_text': by_text,
             'all_by_agent': all_by_agent,
             'all_by_agent_exact': all_by_agent_exact,
+            'history': history,
+            'history_totals': history_totals,
         }
 
     figures = anyio.run(run)
@@ -228,7 +446,7 @@ def _measure(database_url: str) -> dict[str, Any]:
 
 def _child(database_url: str) -> dict[str, Any]:
     command = [sys.executable, '-m', 'benchmarks.bench_inbox', database_url]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=900)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=1800)
     if done.returncode != 0:
         raise RuntimeError(f'the benchmark of {database_url} failed:\n{done.stderr[-3000:]}')
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -249,12 +467,19 @@ def _backend(name: str, empty_url: str, full_url: str) -> None:
     started = time.perf_counter()
     _seed(full_url, WAITING)
     seeded = time.perf_counter() - started
+    started = time.perf_counter()
+    _seed_finished(full_url, FINISHED)
+    seeded_finished = time.perf_counter() - started
     empty, full = _child(empty_url), _child(full_url)
     assert full['total'] == WAITING, full['total']
     page95, form95 = _p(full['pages'], 0.95), _p(full['forms'], 0.95)
     answer50 = statistics.median(full['answers'])
     per_question = max(0.0, full['peak_rss_bytes'] - empty['peak_rss_bytes']) / WAITING
-    print(f'{name}: {WAITING:,} waiting (seeded in {seeded:.0f} s)', flush=True)
+    print(
+        f'{name}: {WAITING:,} waiting (seeded in {seeded:.0f} s), {FINISHED:,} finished '
+        f'(seeded in {seeded_finished:.0f} s)',
+        flush=True,
+    )
     print(
         f'  first page of /api/requests (50 + total)  p50 {statistics.median(full["pages"]):6.1f} ms  '
         f'p95 {page95:6.1f} ms (goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(page95 <= GOAL_PAGE_P95_MS)}); '
@@ -283,6 +508,14 @@ def _backend(name: str, empty_url: str, full_url: str) -> None:
         f'(goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(everyone95 <= GOAL_PAGE_P95_MS)})',
         flush=True,
     )
+    for label, samples in full['history'].items():
+        history95 = _p(samples, 0.95)
+        print(
+            f'  {label:<46} p50 {statistics.median(samples):6.1f} ms  p95 {history95:6.1f} ms '
+            f'(goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(history95 <= GOAL_PAGE_P95_MS)}); '
+            f'total {full["history_totals"][label]:,}',
+            flush=True,
+        )
     print(f"  one question's form (counts, never lists) p95 {form95:6.1f} ms", flush=True)
     print(
         f'  an answer                                p50 {answer50:6.1f} ms '

@@ -7,6 +7,7 @@ Each test runs on a real SQLite file and on the private PostgreSQL server (`data
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +22,7 @@ from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._history import count_finished_statement, finished_questions_statement
 from pydantic_ai_ask_user.dbos._pending_statements import count_pending_statement, pending_page_statement
 from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending
 from pydantic_ai_ask_user.dbos._schema import TABLE_NAME
@@ -236,6 +238,66 @@ async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_the
         assert (sorted(record.key for record in page.records), page.total, page.total_exact) == (['d2', 'r1'], 2, True)
 
 
+async def test_everyones_history_by_agent_or_conversation_is_a_range_of_that_columns_finished_index(
+    database_url: str,
+) -> None:
+    """As the waiting list's: everyone's history filtered by agent (or conversation) reads that column's index of the
+    finished rows, newest first, and counts it exactly; a person's reads her own ranges, never the agent's every row."""
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    for item in ITEMS:
+        _ask(database_url, *item)
+    engine = shared_engine(database_url)
+    with engine.begin() as conn:
+        # 600 more answered, of 20 other agents and 600 conversations: what the finished index would read through.
+        for index in range(600):
+            context = _context(f'agent-{index % 20}', f'Other {index}', f'c-{index}')
+            insert_pending(conn, replace(make_request(id=f'o{index}'), context=context), 'wf')
+            claim_answer(conn, f'o{index}', encode_response(PICK), 'bob')
+        for key in ('r1', 'r2', 'r3', 'd1'):
+            claim_answer(conn, key, encode_response(PICK), 'bob')
+        if engine.dialect.name == 'postgresql':
+            conn.execute(sa.text('ANALYZE'))
+    before = (time.time(), 'r1')
+    with engine.begin() as conn:
+        for where, index in (
+            (HistoryFilter(agent='refunds'), 'ix_ask_user_requests_finished_agent'),
+            (HistoryFilter(conversation='c1'), 'ix_ask_user_requests_finished_conversation'),
+        ):
+            for statement in (
+                finished_questions_statement(conn, before=None, limit=50, where=where),
+                finished_questions_statement(conn, before=before, limit=50, where=where),
+            ):
+                plan = _plan(database_url, *statement)
+                assert index in plan, (where, plan)
+                assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
+                assert 'Sort' not in plan, plan
+            plan = _plan(database_url, *count_finished_statement(conn, where))
+            assert 'Seq Scan' not in plan, plan
+            assert 'SCAN ask_user_requests' not in plan, plan
+            # SQLite, without statistics, is told not to (`+agent_name`); PostgreSQL weighs it by its statistics (here
+            # the agent's 3 finished rows are fewer than her branches').
+            for statement in (
+                finished_questions_statement(conn, before=None, limit=50, where=where, visible_to=ALICE),
+                count_finished_statement(conn, where, ALICE),
+            ):
+                if engine.dialect.name == 'sqlite':
+                    assert index not in _plan(database_url, *statement)
+    async with DBOSQuestionStore(database_url) as store:
+        page = await store.history_page(limit=2, where=HistoryFilter(agent='refunds'))
+        assert (len(page.records), page.total, page.total_exact) == (2, 3, True)
+        page = await store.history_page(where=HistoryFilter(conversation='c1'), visible_to=ALICE)
+        assert ([record.key for record in page.records], page.total, page.total_exact) == (['r1'], 1, True)
+
+
+INDEXES_OF_THE_COLUMNS = (
+    'ix_ask_user_requests_pending_agent',
+    'ix_ask_user_requests_pending_conversation',
+    'ix_ask_user_requests_finished_agent',
+    'ix_ask_user_requests_finished_conversation',
+)
+"""The indexes of the agent and conversation columns: the waiting list's order and the history's, of each."""
+
+
 @pytest.mark.parametrize('pooled', [False, True], ids=['bare driver', 'sqlalchemy'])
 async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_columns_filled_from_the_context(
     database_url: str, pooled: bool
@@ -248,7 +310,7 @@ async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_col
     with engine.begin() as conn:
         # The table as the version before this one left it: no agent or conversation column, nor their indexes; and a
         # row whose context is not what this version writes (a number for the agent).
-        for name in ('ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'):
+        for name in INDEXES_OF_THE_COLUMNS:
             conn.execute(sa.text(f'DROP INDEX {name}'))
         for column in ('agent_name', 'conversation_id'):
             conn.execute(sa.text(f'ALTER TABLE {TABLE_NAME} DROP COLUMN {column}'))
@@ -270,4 +332,4 @@ async def test_a_table_of_the_version_before_gets_the_agent_and_conversation_col
         'd2': (None, 'c1'),
     }
     names = {index['name'] for index in sa.inspect(engine).get_indexes(TABLE_NAME)}
-    assert {'ix_ask_user_requests_pending_agent', 'ix_ask_user_requests_pending_conversation'} <= names
+    assert set(INDEXES_OF_THE_COLUMNS) <= names

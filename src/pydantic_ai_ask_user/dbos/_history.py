@@ -10,6 +10,10 @@ their names (through the addressees, which are kept until the question is pruned
 they answered (`answered_by`, its own index): each a branch of at most `limit` rows, merged. A person's approvals are
 read in order with the approvals' audience condition (there are no addressees of approvals): a person who may see few
 of many finished approvals has more rows read before the page is full.
+
+A filter by agent or conversation is a condition on the questions' own columns (`_searched`): everyone's is a range of
+that column's index of the finished rows (`ix_ask_user_requests_finished_agent`, `..._finished_conversation`), and a
+person's narrows their branches. The approvals' agent is inside their `addressing`, matched on the decoded rows.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = (
+    'columns_decide_history',
     'finished_questions_statement',
     'count_finished_statement',
     'finished_approvals_statement',
@@ -70,6 +75,34 @@ def _conditions(where: HistoryFilter, before: _Before, prefix: str = '') -> tupl
         conditions.append(f'({prefix}updated_at, {prefix}id) < (:before_at, :before_id)')
         parameters |= {'before_at': before[0], 'before_id': before[1]}
     return conditions, parameters
+
+
+def _searched(
+    conn: Connection, where: HistoryFilter, prefix: str = '', *, own: bool = False
+) -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where`'s search that the questions' columns decide (the agent and the conversation: each a
+    column written with the row, `agent_name` and `conversation_id`), on rows of the table aliased `prefix`, and their
+    parameters. The decoded rows are matched again (`HistoryFilter.takes`), as for every other search field.
+
+    `own`: on a person's ranges (`_question_branches`), where SQLite is told not to read the column's index (its `+`),
+    which holds everybody's finished questions of that agent, rather than the person's few of the branch's own index.
+    """
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    plus = '+' if own and dialect_of(conn) == 'sqlite' else ''
+    for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id')):
+        value = getattr(where, field)
+        if value is not None:
+            conditions.append(f'{plus}{prefix}{column} = :search_{field}')
+            parameters[f'search_{field}'] = value
+    return conditions, parameters
+
+
+def columns_decide_history(where: HistoryFilter) -> bool:
+    """Whether the questions' SQL decides all of `where`'s search (no title, addressee or free text): their page then
+    takes every row it reads, and their total is one SQL count.
+    """
+    return where.title is None and where.addressee is None and where.text is None
 
 
 def _question_branches(
@@ -132,20 +165,22 @@ def finished_questions_statement(
     if branches is None:
         conditions, parameters = _plain_conditions(conn, visible_to)
         times, values = _conditions(where, before)
+        searched, found = _searched(conn, where, own=visible_to is not None and not visible_to.sees_all)
         query = (
-            f'SELECT {columns} FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *times])} '
+            f'SELECT {columns} FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *searched, *times])} '
             f'ORDER BY {_ORDER} LIMIT :limit'
         )
-        parameters |= values
+        parameters |= values | found
     else:
         selects: list[str] = []
         parameters = dict(branches[1])
         for index, (rows, prefix) in enumerate(branches[0]):
             times, values = _conditions(where, before, prefix)
-            parameters |= values
+            searched, found = _searched(conn, where, prefix, own=True)
+            parameters |= values | found
             selects.append(
                 f'SELECT * FROM (SELECT {prefix}updated_at AS updated_at, {prefix}id AS id FROM {rows}'
-                f'{"".join(" AND " + each for each in times)} '
+                f'{"".join(" AND " + each for each in [*searched, *times])} '
                 f'ORDER BY {prefix}updated_at DESC, {prefix}id DESC LIMIT :limit) AS b{index}'
             )
         qualified = ', '.join(f'q.{column.strip()}' for column in columns.split(','))
@@ -225,14 +260,19 @@ def count_finished_statement(
     times, values = _conditions(where, None)
     if branches is None:
         conditions, parameters = _plain_conditions(conn, visible_to)
-        query = f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *times])}'
-        return query, parameters | values
+        searched, found = _searched(conn, where, own=visible_to is not None and not visible_to.sees_all)
+        query = f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join([*conditions, *searched, *times])}'
+        return query, parameters | values | found
     selects: list[str] = []
+    found: dict[str, Any] = {}
     for rows, prefix in branches[0]:
         own_times = _conditions(where, None, prefix)[0]
-        selects.append(f'SELECT {prefix}id AS id FROM {rows}{"".join(" AND " + each for each in own_times)}')
+        searched, found = _searched(conn, where, prefix, own=True)
+        selects.append(
+            f'SELECT {prefix}id AS id FROM {rows}{"".join(" AND " + each for each in [*searched, *own_times])}'
+        )
     query = f'SELECT count(*) FROM ({" UNION ".join(selects)}) AS finished'
-    return query, branches[1] | values
+    return query, branches[1] | values | found
 
 
 _APPROVAL_COLUMNS = (

@@ -108,6 +108,18 @@ INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
         ('answered_by', 'updated_at', 'id'),
         "status <> 'pending' AND answered_by IS NOT NULL",
     ),
+    # The history of one agent's finished questions, and of one conversation's, newest first: everyone's history
+    # filtered by either (`?agent=`, `?conversation=`) is a range of one of them, and its total one count of it.
+    (
+        'ix_ask_user_requests_finished_agent',
+        ('agent_name', 'updated_at', 'id'),
+        "status <> 'pending' AND agent_name IS NOT NULL",
+    ),
+    (
+        'ix_ask_user_requests_finished_conversation',
+        ('conversation_id', 'updated_at', 'id'),
+        "status <> 'pending' AND conversation_id IS NOT NULL",
+    ),
     # The pending order of one agent's questions, and of one conversation's: a page filtered by either (`?agent=`,
     # `?conversation=`) is a range of one of them, and its count reads only it, however many others wait. Of the rows
     # that name one. `status` a column, not in the `WHERE`: PostgreSQL drops a condition the `WHERE` implies from the

@@ -78,6 +78,7 @@ from ._encoding import (
 )
 from ._handoffs import forward_item, select_handoffs
 from ._history import (
+    columns_decide_history,
     count_finished_approvals,
     count_finished_questions,
     select_finished_approvals,
@@ -383,12 +384,13 @@ class DBOSQuestionStore:
         if not where.searching:
             return self._history_read(limit, before, where, visible_to)
         # A search narrows after the SQL (`_search`): read the person's finished items in ranges, newest first, and
-        # match each in memory, to a full page; the total reads from the newest (`_history_total`).
+        # match each in memory, to a full page; the total reads from the newest (`_history_total`). The agent and the
+        # conversation are the questions' columns, which the SQL decides (`columns_decide_history`).
         taken: list[FinishedRecord] = []
         position = before
         next_cursor: str | None = None
         while True:
-            batch = self._history_read(max(limit + 1, SEARCH_BATCH), position, where, visible_to)
+            batch = self._history_read(max(limit + 1, SEARCH_BATCH), position, where, visible_to, counted=False)
             taken += [record for record in batch.records if where.takes(record)]
             if len(taken) > limit:
                 next_cursor = encode_history_position(history_order(taken[limit - 1]))
@@ -400,14 +402,24 @@ class DBOSQuestionStore:
         return PendingPage(taken[:limit], next_cursor, total, total_exact=exact)
 
     def _history_total(self, where: HistoryFilter, visible_to: Person | None) -> tuple[int, bool]:
-        """How many finished items a search takes and `visible_to` sees, and whether exactly: the matches among at
-        most `SEARCH_COUNT_ROWS` of the person's finished items, the newest first (beyond: a lower bound).
+        """How many finished items a search takes and `visible_to` sees, and whether exactly: the questions in one SQL
+        count where their columns decide the search (`columns_decide_history`); else, and for the approvals, the
+        matches among at most `SEARCH_COUNT_ROWS` of the person's finished items, the newest first (beyond: a lower
+        bound).
         """
         counted = 0
+        if columns_decide_history(where) and where.kind != 'approval':
+            database = self._connect()
+            if self._table_ready(database):
+                with database.connect() as conn:
+                    counted = count_finished_questions(conn, where, visible_to, addressees=self._has_addressees)
+            if where.kind == 'question' or not self._approvals_ready():
+                return counted, True
+            where = replace(where, kind='approval')  # the approvals left, matched in memory
         read = 0
         position: tuple[float, str] | None = None
         while True:
-            batch = self._history_read(MAX_PAGE_SIZE, position, where, visible_to)
+            batch = self._history_read(MAX_PAGE_SIZE, position, where, visible_to, counted=False)
             counted += sum(1 for record in batch.records if where.takes(record))
             read += len(batch.records)
             if batch.next_cursor is None:
@@ -417,8 +429,17 @@ class DBOSQuestionStore:
             position = decode_history_position(batch.next_cursor)
 
     def _history_read(
-        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
+        self,
+        limit: int,
+        before: tuple[float, str] | None,
+        where: HistoryFilter,
+        visible_to: Person | None,
+        *,
+        counted: bool = True,
     ) -> PendingPage[FinishedRecord]:
+        """At most `limit` finished items after `before` (of `where`'s kind, times, agent and conversation), and, if
+        `counted`, how many there are (else 0: a search counts its own way, `_history_total`).
+        """
         database = self._connect()
         if not self._table_ready(database):
             return PendingPage((), None, 0)
@@ -441,14 +462,16 @@ class DBOSQuestionStore:
                 )
                 records += found
                 ends += [] if end is None else [end]
-                total += count_finished_questions(conn, where, visible_to, addressees=self._has_addressees)
+                if counted:
+                    total += count_finished_questions(conn, where, visible_to, addressees=self._has_addressees)
             if approvals:
                 found, end = select_finished_approvals(
                     conn, before=before, limit=limit + 1, where=where, visible_to=visible_to
                 )
                 records += found
                 ends += [] if end is None else [end]
-                total += count_finished_approvals(conn, where, visible_to)
+                if counted:
+                    total += count_finished_approvals(conn, where, visible_to)
             handoffs = select_handoffs(conn, [record.key for record in records])
         if handoffs:
             records = [
