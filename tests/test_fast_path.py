@@ -38,6 +38,7 @@ from pydantic_ai_ask_user import (
 )
 from pydantic_ai_ask_user import _answers as answers_module
 from pydantic_ai_ask_user import _fast_questions as fast_module
+from pydantic_ai_ask_user import _plain_questions as plain_module
 from pydantic_ai_ask_user._questions import ToolArguments, _multi_line, _one_line  # pyright: ignore[reportPrivateUsage]
 from pydantic_ai_ask_user._text import _FORBIDDEN_CATEGORIES, _INVISIBLE, _LOOKALIKES, fold  # pyright: ignore[reportPrivateUsage]
 
@@ -489,7 +490,7 @@ def _every_character() -> list[str]:
 @pytest.mark.parametrize('multi_line', [False, True])
 def test_the_one_pass_text_check_accepts_no_character_the_exact_rules_reject(multi_line: bool) -> None:
     exact = _multi_line if multi_line else _one_line
-    accepted = [char for char in _every_character() if fast_module._text_is_plain([char], multi_line)]  # pyright: ignore[reportPrivateUsage]
+    accepted = [char for char in _every_character() if plain_module._text_is_plain([char], multi_line)]  # pyright: ignore[reportPrivateUsage]
     rejected: list[str] = []
     for char in accepted:
         try:
@@ -505,13 +506,13 @@ def test_the_one_pass_text_check_counts_marks_as_the_exact_rules_do() -> None:
     marks = [char for char in _every_character() if unicodedata.category(char) in ('Mn', 'Me')]
     for multi_line in (False, True):
         for mark in marks:
-            assert not fast_module._text_is_plain(['a' + mark * 5], multi_line)  # pyright: ignore[reportPrivateUsage]
-    assert fast_module._text_is_plain(['a\u0301\u0302\u0303\u0304', 'b\u0301'], False)  # pyright: ignore[reportPrivateUsage]
-    assert not fast_module._text_is_plain(['a\u0301\u0302\u0303\u0304\u0305', 'b'], False)  # pyright: ignore[reportPrivateUsage]
+            assert not plain_module._text_is_plain(['a' + mark * 5], multi_line)  # pyright: ignore[reportPrivateUsage]
+    assert plain_module._text_is_plain(['a\u0301\u0302\u0303\u0304', 'b\u0301'], False)  # pyright: ignore[reportPrivateUsage]
+    assert not plain_module._text_is_plain(['a\u0301\u0302\u0303\u0304\u0305', 'b'], False)  # pyright: ignore[reportPrivateUsage]
 
 
 def test_joining_the_strings_tells_no_string_s_problem_away() -> None:
-    plain = fast_module._text_is_plain  # pyright: ignore[reportPrivateUsage]
+    plain = plain_module._text_is_plain  # pyright: ignore[reportPrivateUsage]
     assert plain(['Oui', 'Non'], False)
     assert not plain(['Oui', 'N\non'], False)
     assert plain(['Oui', 'N\non'], True)
@@ -529,7 +530,7 @@ def test_joining_the_strings_tells_no_string_s_problem_away() -> None:
 
 @pytest.mark.no_cover
 def test_folding_keeps_the_inert_ascii_characters_of_text_in_nfkc() -> None:
-    inert = {chr(code) for code in range(128) if code not in fast_module._NOT_INERT}  # pyright: ignore[reportPrivateUsage]
+    inert = {chr(code) for code in range(128) if code not in plain_module._NOT_INERT}  # pyright: ignore[reportPrivateUsage]
     for char in _every_character():
         if unicodedata.is_normalized('NFKC', char):
             assert [c for c in fold(char) if c in inert] == [c for c in char if c in inert], repr(char)
@@ -557,11 +558,11 @@ def test_no_look_alike_letter_is_latin_1() -> None:
 )
 def test_the_one_pass_name_check_says_unique_only_when_folding_does(names: list[str]) -> None:
     names = [name for name in names if '\x00' not in name]  # the text check refuses it before names are compared
-    unique = fast_module._names_are_unique(names, [], [])  # pyright: ignore[reportPrivateUsage]
+    unique = plain_module._names_are_unique(names, [], [])  # pyright: ignore[reportPrivateUsage]
     if unique:
         assert len({fold(name) for name in names}) == len(names)
     labels = names[1:]
-    if fast_module._names_are_unique(names[:1], labels, [labels]):  # pyright: ignore[reportPrivateUsage]
+    if plain_module._names_are_unique(names[:1], labels, [labels]):  # pyright: ignore[reportPrivateUsage]
         assert len({fold(label) for label in labels}) == len(labels)
 
 
@@ -569,5 +570,5 @@ def test_the_exact_forbidden_categories_are_the_ones_the_fast_path_assumes() -> 
     # `_LATIN1_ONE_LINE` is built from these; the exact rules refuse them (and private use, in one line).
     assert {'Cc', 'Cf', 'Cs', 'Zl', 'Zp'} == _FORBIDDEN_CATEGORIES
     assert _INVISIBLE.match('\xad')
-    assert b'\xad' not in fast_module._LATIN1_ONE_LINE  # pyright: ignore[reportPrivateUsage]
-    assert b'\xa0' in fast_module._LATIN1_ONE_LINE  # pyright: ignore[reportPrivateUsage]
+    assert b'\xad' not in plain_module._LATIN1_ONE_LINE  # pyright: ignore[reportPrivateUsage]
+    assert b'\xa0' in plain_module._LATIN1_ONE_LINE  # pyright: ignore[reportPrivateUsage]

@@ -342,3 +342,47 @@ async def test_a_directory_that_fails_for_one_item_does_not_stop_the_others(capl
         group.start_soon(hub.ask, fine)
         await wait_until(lambda: channel.told('alice') == [fine.key], 'alice to be told of the other one')
         group.cancel_scope.cancel()
+
+
+@dataclass
+class Held(Recording):
+    """A channel whose sends wait until the test lets them go: the message is on its way meanwhile."""
+
+    started: anyio.Event = field(default_factory=anyio.Event)
+    go: anyio.Event = field(default_factory=anyio.Event)
+
+    async def send(self, recipient: Recipient, items: Sequence[WaitingItem], links: InboxLinks) -> Mapping[str, str]:
+        self.started.set()
+        await self.go.wait()
+        return await super().send(recipient, items, links)
+
+
+async def test_an_item_that_finishes_while_its_message_is_on_its_way_updates_the_message_once_it_is_sent() -> None:
+    # Seen under load with Slack: the answer's event came between the channel's send and the ledger's `sent`, found
+    # no message to update, closed the entry, and the message kept its buttons. Now the delivery updates it.
+    hub = QuestionHub()
+    channel = Held()
+    notifier = _notifier(hub, channel)
+    request = _request('on-its-way', ('alice',))
+    async with anyio.create_task_group() as group:
+        group.start_soon(notifier.run)
+        await notifier.wait_synced()
+        group.start_soon(hub.ask, request)
+        with anyio.fail_after(60):
+            await channel.started.wait()
+        await hub.respond(request.key, _answer(request, 'bob'))
+        # The notifier has taken the answer's event (its own record of what finished) while the send still waits.
+        await wait_until(lambda: request.key in notifier._finished, 'the notifier to see the answer')  # pyright: ignore[reportPrivateUsage]
+        channel.go.set()
+        await wait_until(lambda: len(channel.updated) == 1, 'the message to be updated once it was sent')
+        [(ref, finished)] = channel.updated
+        assert (ref, finished.key, finished.outcome, finished.by) == (
+            f'alice:{request.key}',
+            request.key,
+            'answered',
+            'bob',
+        )
+        await notifier.drain()
+        assert len(channel.updated) == 1
+        assert [entry.state for entry in await notifier.ledger.of_item(request.key)] == ['closed']
+        group.cancel_scope.cancel()

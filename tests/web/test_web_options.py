@@ -105,7 +105,7 @@ def test_a_keyword_that_is_no_option_is_a_type_error_listing_the_options(build: 
         build(titel='Deploys')
     assert str(raised.value).split('() ', 1)[1] == snapshot(
         "got an unexpected keyword argument 'titel'; its options are authorize, access_token, login_links, "
-        'answered_by, title, allow_custom_answers, max_custom_answer_length, max_body_bytes, body_seconds'
+        'answered_by, title, allow_custom_answers, max_custom_answer_length, max_body_bytes, body_seconds, receipt_key'
     )
 
 

@@ -13,7 +13,6 @@ import contextlib
 import inspect
 import logging
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
@@ -268,8 +267,8 @@ class Notifier:
         """Called (sync or async) with each `NotificationFailure`."""
         self._directory = directory
         self._outboxes: dict[tuple[str, str], _Outbox] = {}
-        self._finished: set[str] = set()
-        self._finished_order: deque[str] = deque()
+        self._finished: dict[str, str] = {}  # the key of each item that finished, to the event's kind; oldest first
+        self._finishing: set[str] = set()
         self._sending = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._synced = asyncio.Event()
@@ -442,6 +441,11 @@ class Notifier:
                 await self.ledger.put(
                     _entry(item, recipient, channel, 'sent', attempts, ref=refs.get(item.key)) for item in items
                 )
+                # An item that finished while its message was on its way: `_finish` left the message to this
+                # delivery (it had no reference yet), which updates it now that the ledger has one.
+                for item in items:
+                    if item.key in self._finished:
+                        await self._finish(item.key, self._finished[item.key])
                 return
             if attempts > self.retries:
                 break
@@ -504,23 +508,37 @@ class Notifier:
         return True
 
     async def _finish(self, key: str, kind: str) -> None:
-        self._remember_finished(key)
+        self._remember_finished(key, kind)
         for box in self._outboxes.values():
             box.items.pop(key, None)
-        entries = [entry for entry in await self.ledger.of_item(key) if entry.state in ('sent', 'sending')]
-        if not entries:
+        if key in self._finishing:  # the other caller (the event, or the delivery that just sent) does it
             return
-        finished = await self._how_finished(entries[0], kind)
-        closed: list[LedgerEntry] = []
-        for entry in entries:
-            channel = next((c for c in self.channels if c.name == entry.channel), None)
-            if entry.state == 'sent' and entry.ref is not None and isinstance(channel, UpdatingChannel):
-                try:
-                    await channel.finished(entry, replace(finished, headline=entry.headline))
-                except Exception as error:  # the message stays as it was; the item is finished all the same
-                    logger.warning('updating the %s message of %s failed: %s', entry.channel, key, error)
-            closed.append(replace(entry, state='closed'))
-        await self.ledger.put(closed)
+        self._finishing.add(key)
+        try:
+            # A message still on its way in this process is left to its delivery, which calls this again once it is
+            # recorded as sent: closed now, its `sent` would come after, and the message would never be updated.
+            # One left `sending` by an earlier process (which died mid-send) is closed.
+            in_flight = any(key in box.sending for box in self._outboxes.values())
+            entries = [
+                entry
+                for entry in await self.ledger.of_item(key)
+                if entry.state == 'sent' or (entry.state == 'sending' and not in_flight)
+            ]
+            if not entries:
+                return
+            finished = await self._how_finished(entries[0], kind)
+            closed: list[LedgerEntry] = []
+            for entry in entries:
+                channel = next((c for c in self.channels if c.name == entry.channel), None)
+                if entry.state == 'sent' and entry.ref is not None and isinstance(channel, UpdatingChannel):
+                    try:
+                        await channel.finished(entry, replace(finished, headline=entry.headline))
+                    except Exception as error:  # the message stays as it was; the item is finished all the same
+                        logger.warning('updating the %s message of %s failed: %s', entry.channel, key, error)
+                closed.append(replace(entry, state='closed'))
+            await self.ledger.put(closed)
+        finally:
+            self._finishing.discard(key)
 
     async def _how_finished(self, entry: LedgerEntry, kind: str) -> Finished:
         # What the event says, when the store keeps no history: answered (a question), decided (an approval).
@@ -533,14 +551,13 @@ class Notifier:
                         return Finished(entry.kind, entry.key, record.outcome, record.by)
         return Finished(entry.kind, entry.key, outcome)
 
-    def _remember_finished(self, key: str) -> None:
+    def _remember_finished(self, key: str, kind: str) -> None:
         self._handled.pop(key, None)
         if key in self._finished:
             return
-        self._finished.add(key)
-        self._finished_order.append(key)
-        if len(self._finished_order) > _REMEMBER_FINISHED:
-            self._finished.discard(self._finished_order.popleft())
+        self._finished[key] = kind
+        if len(self._finished) > _REMEMBER_FINISHED:
+            del self._finished[next(iter(self._finished))]
 
 
 def _entry(
