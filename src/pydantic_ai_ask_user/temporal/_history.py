@@ -126,19 +126,7 @@ def _records(key: str, opened: _Open, finished_at: float, workflow_id: str) -> l
     """What finished when `key` stopped waiting at `finished_at`: a question, or every approval of a wait."""
     if opened.request is not None:
         response = opened.given if isinstance(opened.given, AskUserResponse) else None
-        return [
-            FinishedRecord(
-                kind='question',
-                key=opened.request.key,
-                outcome=question_outcome(response),
-                by=None if response is None else response.answered_by,
-                asked_at=opened.asked_at,
-                finished_at=finished_at,
-                request=opened.request,
-                response=response,
-                workflow_id=workflow_id,
-            )
-        ]
+        return [_question_record(opened.request, response, opened.asked_at, finished_at, workflow_id)]
     if opened.event is None:
         return []
     resolution = opened.given if isinstance(opened.given, EventResolution) else None
@@ -149,19 +137,7 @@ def _records(key: str, opened: _Open, finished_at: float, workflow_id: str) -> l
     answered = cast('dict[str, Any]', payload.get('calls') or {})
     for request in wait_questions(opened.event.event):
         response = _wait_answer(request, resolution, answered, names)
-        records.append(
-            FinishedRecord(
-                kind='question',
-                key=request.key,
-                outcome=question_outcome(response),
-                by=None if response is None else response.answered_by,
-                asked_at=opened.asked_at,
-                finished_at=finished_at,
-                request=request,
-                response=response,
-                workflow_id=workflow_id,
-            )
-        )
+        records.append(_question_record(request, response, opened.asked_at, finished_at, workflow_id))
     for approval in wait_approvals(opened.event.event, workflow_id, opened.asked_at):
         decision = _approval_decision(approval, resolution, decided, names)
         records.append(
@@ -178,6 +154,23 @@ def _records(key: str, opened: _Open, finished_at: float, workflow_id: str) -> l
             )
         )
     return records
+
+
+def _question_record(
+    request: AskUserRequest, response: AskUserResponse | None, asked_at: float, finished_at: float, workflow_id: str
+) -> FinishedRecord:
+    """The history's record of a question that stopped waiting with `response` (`None`: withdrawn)."""
+    return FinishedRecord(
+        kind='question',
+        key=request.key,
+        outcome=question_outcome(response),
+        by=None if response is None else response.answered_by,
+        asked_at=asked_at,
+        finished_at=finished_at,
+        request=request,
+        response=response,
+        workflow_id=workflow_id,
+    )
 
 
 def _wait_answer(
