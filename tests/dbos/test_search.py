@@ -187,20 +187,28 @@ def _plan(url: str, statement: str, parameters: dict[str, Any]) -> str:
     return '\n'.join(str(row) for row in rows)
 
 
-async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_their_own_indexes(
-    database_url: str,
-) -> None:
-    """Everyone's page filtered by agent (or conversation) is a range of that column's index, in the inbox's order,
-    and its total one exact count: not a read of every waiting question's context."""
+def _items_and_600_others(database_url: str, *, answered: bool) -> sa.Engine:
+    """`ITEMS` asked, and 600 more of 20 other agents and 600 conversations (answered by bob when `answered`): what
+    the pending order's index, or the finished one, would read through."""
     dbos_workflows(database_url, {'wf': 'PENDING'})
     for item in ITEMS:
         _ask(database_url, *item)
     engine = shared_engine(database_url)
     with engine.begin() as conn:
-        # 600 more, of 20 other agents and 600 conversations: what the pending order's index would read through.
         for index in range(600):
             context = _context(f'agent-{index % 20}', f'Other {index}', f'c-{index}')
             insert_pending(conn, replace(make_request(id=f'o{index}'), context=context), 'wf')
+            if answered:
+                claim_answer(conn, f'o{index}', encode_response(PICK), 'bob')
+    return engine
+
+
+async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_their_own_indexes(
+    database_url: str,
+) -> None:
+    """Everyone's page filtered by agent (or conversation) is a range of that column's index, in the inbox's order,
+    and its total one exact count: not a read of every waiting question's context."""
+    engine = _items_and_600_others(database_url, answered=False)
     with engine.begin() as conn:
         written = conn.execute(sa.text(f'SELECT id, agent_name, conversation_id FROM {TABLE_NAME}')).all()
         if engine.dialect.name == 'postgresql':
@@ -243,16 +251,8 @@ async def test_everyones_history_by_agent_or_conversation_is_a_range_of_that_col
 ) -> None:
     """As the waiting list's: everyone's history filtered by agent (or conversation) reads that column's index of the
     finished rows, newest first, and counts it exactly; a person's reads her own ranges, never the agent's every row."""
-    dbos_workflows(database_url, {'wf': 'PENDING'})
-    for item in ITEMS:
-        _ask(database_url, *item)
-    engine = shared_engine(database_url)
+    engine = _items_and_600_others(database_url, answered=True)
     with engine.begin() as conn:
-        # 600 more answered, of 20 other agents and 600 conversations: what the finished index would read through.
-        for index in range(600):
-            context = _context(f'agent-{index % 20}', f'Other {index}', f'c-{index}')
-            insert_pending(conn, replace(make_request(id=f'o{index}'), context=context), 'wf')
-            claim_answer(conn, f'o{index}', encode_response(PICK), 'bob')
         for key in ('r1', 'r2', 'r3', 'd1'):
             claim_answer(conn, key, encode_response(PICK), 'bob')
         if engine.dialect.name == 'postgresql':
