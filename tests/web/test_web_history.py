@@ -6,20 +6,18 @@ else's; the administrator (the access token) sees all. Answered over HTTP, so `b
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from ask_user_support import Watch, ask_call, ask_one, question, script, wait_pending, wait_until
+from ask_user_support import Watch, ask_call, ask_one, question, script, wait_until
 from playwright.async_api import BrowserContext, expect
 from pydantic_ai import Agent
 from starlette.requests import Request
 from waits import WAIT
-from web_support import answer_body, asgi_client, bearer
+from web_support import answer_body, asgi_client, bearer, client_as, waiting_in
 
 from pydantic_ai_ask_user import AskUser, AskUserAnsweredEvent, AskUserRequest, AskUserResponse, Person, QuestionContext
 from pydantic_ai_ask_user.hub import QuestionHub
@@ -48,30 +46,13 @@ def _question(name: str, audience: tuple[str, ...] | None) -> AskUserRequest:
     return replace(ask_one(), id=name, run_id=None, audience=audience, context=context)
 
 
-@asynccontextmanager
-async def _asking(hub: QuestionHub, *requests: AskUserRequest) -> AsyncIterator[None]:
-    """`requests` waiting in `hub` while the block runs (each withdrawn when it ends unanswered)."""
-    async with anyio.create_task_group() as group:
-        for request in requests:
-            group.start_soon(hub.ask, request)
-            await wait_pending(hub, request.id)
-        yield
-        group.cancel_scope.cancel()
-
-
-def _client(web: WebAnswerer, user: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=web.app), base_url='http://testserver', headers={'x-user': user}
-    )
-
-
 async def test_the_api_lists_what_each_person_may_see_newest_first_with_who_and_what() -> None:
     web = WebAnswerer(authorize=who)
     hub = web.hub
     schema = {'type': 'object', 'properties': {'amount': {'type': 'integer'}}, 'required': ['amount']}
     approval = PendingApproval('w1', 'call_0', 'refund', {'amount': 30}, parameters=schema, audience=('bob',))
-    async with _client(web, 'alice') as alice, _client(web, 'bob') as bob, _client(web, 'admin') as admin:
-        async with _asking(hub, _question('for-alice', ('alice',)), _question('for-bob', ('bob',))):
+    async with client_as(web, 'alice') as alice, client_as(web, 'bob') as bob, client_as(web, 'admin') as admin:
+        async with waiting_in(hub, _question('for-alice', ('alice',)), _question('for-bob', ('bob',))):
             sent = await alice.post('/api/requests/for-alice/answer', json=answer_body(custom=HOSTILE))
             assert sent.status_code == 200, sent.text
             assert (await bob.post('/api/requests/for-bob/decline', json={})).status_code == 200
@@ -131,7 +112,7 @@ async def test_the_api_lists_what_each_person_may_see_newest_first_with_who_and_
         pending_cursor = httpx.QueryParams({'cursor': (await hub.pending_page(limit=1)).next_cursor or 'x'})
         assert (await alice.get(f'/api/history?{pending_cursor}')).status_code == 400
         # Someone the sign-in refuses gets no history either.
-        async with _client(web, 'mallory') as mallory:
+        async with client_as(web, 'mallory') as mallory:
             assert (await mallory.get('/api/history')).status_code in (401, 403)
 
 
@@ -164,7 +145,7 @@ async def test_a_store_without_history_says_so() -> None:
 async def test_the_history_page_escapes_model_text_and_pages_with_a_link(web: WebAnswerer) -> None:
     async with asgi_client(web) as client:
         client.headers.update(bearer(web))
-        async with _asking(web.hub, _question('one', None), _question('two', None)):
+        async with waiting_in(web.hub, _question('one', None), _question('two', None)):
             for name in ('one', 'two'):
                 answered = await client.post(f'/api/requests/{name}/answer', json=answer_body(custom=HOSTILE))
                 assert answered.status_code == 200
@@ -181,7 +162,7 @@ async def test_the_history_page_escapes_model_text_and_pages_with_a_link(web: We
 async def test_the_history_page_lists_each_hand_off_with_its_note_as_text(web: WebAnswerer) -> None:
     async with asgi_client(web) as client:
         client.headers.update(bearer(web))
-        async with _asking(web.hub, _question('handed', ('alice',))):
+        async with waiting_in(web.hub, _question('handed', ('alice',))):
             await web.hub.forward('handed', ['bob'], note=f'over to you {HOSTILE}', by='alice')
             await web.hub.forward('handed', ['team:oncall'], replace=False)
             answered = await client.post('/api/requests/handed/answer', json=answer_body(selected=['SQLite']))
@@ -202,7 +183,7 @@ async def test_the_history_tab_in_chromium(context: BrowserContext) -> None:
         page = await context.new_page()
         await page.goto(web.login_url(base, name='alice'))
         await expect(page.locator('#live-status')).to_contain_text('appear here')
-        async with _asking(web.hub, _question('first', None), _question('second', ('alice',))):
+        async with waiting_in(web.hub, _question('first', None), _question('second', ('alice',))):
             for name in ('first', 'second'):
                 answered = await client.post(f'/api/requests/{name}/answer', json=answer_body(selected=['SQLite']))
                 assert answered.status_code == 200
@@ -268,12 +249,12 @@ async def test_a_receipt_the_run_signs_is_kept_and_shown_verified_not_checked_or
         script([ask_call(question(), call_id='call_1')]).model,
         capabilities=[AskUser(answerer=web, receipt_key=RECEIPT_KEY), watch],
     )
-    async with _client(web, 'alice') as alice, anyio.create_task_group() as group:
+    async with client_as(web, 'alice') as alice, anyio.create_task_group() as group:
         group.start_soon(agent.run, 'migrate')
         key = (await wait_until(web.hub.pending, 'the question to wait'))[0].key
         sent = await alice.post(f'/api/requests/{key}/answer', json=answer_body(selected=['SQLite']))
         assert sent.status_code == 200, sent.text
-    async with _asking(web.hub, _question('unsigned', None)), _client(web, 'bob') as bob:
+    async with waiting_in(web.hub, _question('unsigned', None)), client_as(web, 'bob') as bob:
         assert (await bob.post('/api/requests/unsigned/decline', json={})).status_code == 200
     [answered] = [event for event in watch.events if isinstance(event, AskUserAnsweredEvent)]
     assert answered.receipt is not None

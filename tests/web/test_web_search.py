@@ -6,18 +6,16 @@ the filter kept, and refuse a bad value with a 400 `bad_query`.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 
 import anyio
 import httpx
 import pytest
-from ask_user_support import ask_one, wait_pending, wait_until
+from ask_user_support import ask_one, wait_until
 from playwright.async_api import BrowserContext, expect
 from starlette.requests import Request
 from waits import WAIT
-from web_support import asgi_client, bearer
+from web_support import asgi_client, bearer, client_as, waiting_in
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
 from pydantic_ai_ask_user.hub import QuestionHub
@@ -50,22 +48,6 @@ QUESTIONS = (
 )
 
 
-@asynccontextmanager
-async def _asking(hub: QuestionHub, *requests: AskUserRequest) -> AsyncIterator[None]:
-    async with anyio.create_task_group() as group:
-        for request in requests:
-            group.start_soon(hub.ask, request)
-            await wait_pending(hub, request.id)
-        yield
-        group.cancel_scope.cancel()
-
-
-def _client(web: WebAnswerer, user: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=web.app), base_url='http://testserver', headers={'x-user': user}
-    )
-
-
 async def _ids(client: httpx.AsyncClient, path: str, key: str, **query: str) -> list[str]:
     ids: list[str] = []
     params = dict(query, limit='1')
@@ -84,7 +66,7 @@ async def _ids(client: httpx.AsyncClient, path: str, key: str, **query: str) -> 
 
 async def test_the_hub_filters_its_pending_questions() -> None:
     hub = QuestionHub()
-    async with _asking(hub, *QUESTIONS):
+    async with waiting_in(hub, *QUESTIONS):
         alice = Person('alice', groups=frozenset({'team:ops'}))
 
         async def keys(where: PendingFilter, visible_to: Person | None = None) -> list[str]:
@@ -112,8 +94,8 @@ async def test_the_api_filters_requests_approvals_and_history() -> None:
         audience=('bob',),
         context=QuestionContext(agent_name='deploys', conversation_id='c1'),
     )
-    async with _client(web, 'alice') as alice, _client(web, 'bob') as bob, _client(web, 'admin') as admin:
-        async with _asking(hub, *QUESTIONS), anyio.create_task_group() as group:
+    async with client_as(web, 'alice') as alice, client_as(web, 'bob') as bob, client_as(web, 'admin') as admin:
+        async with waiting_in(hub, *QUESTIONS), anyio.create_task_group() as group:
             group.start_soon(lambda: hub.ask_wait('w1', [], [approval]))
 
             async def waiting() -> bool:
@@ -163,7 +145,7 @@ async def test_the_filter_form_in_chromium(web: WebAnswerer, context: BrowserCon
         page = await context.new_page()
         await page.goto(web.login_url(base, name='alice'))
         await expect(page.locator('#live-status')).to_contain_text('appear here')
-        async with _asking(web.hub, *QUESTIONS):
+        async with waiting_in(web.hub, *QUESTIONS):
             rows = page.locator('#pending > li')
             await expect(rows).to_have_count(2)  # r3 is bob's, d1 team:ops's
             # Folded beside the heading until opened (the list starts where it did without it), open while a
@@ -183,7 +165,7 @@ async def test_the_filter_form_in_chromium(web: WebAnswerer, context: BrowserCon
             await expect(rows).to_have_count(2)
             await expect(page.locator('#filtered')).to_be_visible()
             # A question that arrives while the filter is active is not added, even one that would match.
-            async with _asking(web.hub, _question('late', 'refunds', 'Refund late', 'c1', None)):
+            async with waiting_in(web.hub, _question('late', 'refunds', 'Refund late', 'c1', None)):
                 await page.reload()
                 await expect(rows).to_have_count(3)
                 # The page as the server draws it (the page script would go on to load the next pages as soon as

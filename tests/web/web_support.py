@@ -158,3 +158,21 @@ class RecordingStore(QuestionHub):
         visible_to: Person | None = None,
     ) -> PendingPage[Record]:
         return page_in_memory(self.records, limit=limit, cursor=cursor, where=where, visible_to=visible_to)
+
+
+@asynccontextmanager
+async def waiting_in(hub: QuestionHub, *requests: AskUserRequest) -> AsyncIterator[None]:
+    """`requests` waiting in `hub` while the block runs (each withdrawn when it ends unanswered)."""
+    async with anyio.create_task_group() as group:
+        for request in requests:
+            group.start_soon(hub.ask, request)
+            await wait_pending(hub, request.id)
+        yield
+        group.cancel_scope.cancel()
+
+
+def client_as(web: WebAnswerer, user: str) -> httpx.AsyncClient:
+    """An ASGI client of `web.app` whose requests say they are `user`'s (`x-user`, for an `authorize` that reads it)."""
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=web.app), base_url='http://testserver', headers={'x-user': user}
+    )
