@@ -707,11 +707,12 @@ async def test_the_endpoint_s_edges_refuse_politely_and_record_nothing_wrong() -
             assert 'control' in refused['errors']['q0'] or 'U+0007' in refused['errors']['q0']
             assert len(await hub.pending()) == 1
             values['q0-other'] = {'other': {'type': 'plain_text_input', 'value': 'my own'}}
-            assert (await _signed_post(app, view_submission(view, 'U0ALICE', values))).status_code == 200
+            body, sent_at = form_body(view_submission(view, 'U0ALICE', values)), int(time.time())
+            assert (await post(app, body, signed_headers(body, timestamp=sent_at))).status_code == 200
             await wait_until(lambda: answers, 'the answer')
-            # Too late: the modal again says so, and so does a click.
-            again = form_body(view_submission(view, 'U0ALICE', values))  # the same, signed a second before
-            late = (await post(app, again, signed_headers(again, timestamp=int(time.time()) - 1))).json()
+            # Too late: the modal again says so, and so does a click. The same, signed a second before the first (a
+            # stamp of its own: under load `now - 1` could be the first's, and the very request again is refused).
+            late = (await post(app, body, signed_headers(body, timestamp=sent_at - 1))).json()
             assert texts(late['view']['blocks']) == ['This has been answered already.']
             group.cancel_scope.cancel()
     assert answers[0].answers[0].custom_answer == 'my own'
