@@ -269,6 +269,7 @@ class Notifier:
         self._outboxes: dict[tuple[str, str], _Outbox] = {}
         self._finished: dict[str, str] = {}  # the key of each item that finished, to the event's kind; oldest first
         self._finishing: set[str] = set()
+        self._again: set[str] = set()  # finished again while `_finish` ran for it: it reads the ledger once more
         self._sending = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._synced = asyncio.Event()
@@ -511,34 +512,43 @@ class Notifier:
         self._remember_finished(key, kind)
         for box in self._outboxes.values():
             box.items.pop(key, None)
-        if key in self._finishing:  # the other caller (the event, or the delivery that just sent) does it
+        if key in self._finishing:  # the one running goes over the ledger again when it is done (`_again`)
+            self._again.add(key)
             return
         self._finishing.add(key)
         try:
-            # A message still on its way in this process is left to its delivery, which calls this again once it is
-            # recorded as sent: closed now, its `sent` would come after, and the message would never be updated.
-            # One left `sending` by an earlier process (which died mid-send) is closed.
-            in_flight = any(key in box.sending for box in self._outboxes.values())
-            entries = [
-                entry
-                for entry in await self.ledger.of_item(key)
-                if entry.state == 'sent' or (entry.state == 'sending' and not in_flight)
-            ]
-            if not entries:
-                return
-            finished = await self._how_finished(entries[0], kind)
-            closed: list[LedgerEntry] = []
-            for entry in entries:
-                channel = next((c for c in self.channels if c.name == entry.channel), None)
-                if entry.state == 'sent' and entry.ref is not None and isinstance(channel, UpdatingChannel):
-                    try:
-                        await channel.finished(entry, replace(finished, headline=entry.headline))
-                    except Exception as error:  # the message stays as it was; the item is finished all the same
-                        logger.warning('updating the %s message of %s failed: %s', entry.channel, key, error)
-                closed.append(replace(entry, state='closed'))
-            await self.ledger.put(closed)
+            while True:
+                self._again.discard(key)
+                await self._close_entries(key, kind)
+                if key not in self._again:
+                    return
         finally:
             self._finishing.discard(key)
+
+    async def _close_entries(self, key: str, kind: str) -> None:
+        """Update and close the ledger's messages of `key`, which finished (`_finish`)."""
+        # A message still on its way in this process is left to its delivery, which calls this again once it is
+        # recorded as sent: closed now, its `sent` would come after, and the message would never be updated.
+        # One left `sending` by an earlier process (which died mid-send) is closed.
+        in_flight = any(key in box.sending for box in self._outboxes.values())
+        entries = [
+            entry
+            for entry in await self.ledger.of_item(key)
+            if entry.state == 'sent' or (entry.state == 'sending' and not in_flight)
+        ]
+        if not entries:
+            return
+        finished = await self._how_finished(entries[0], kind)
+        closed: list[LedgerEntry] = []
+        for entry in entries:
+            channel = next((c for c in self.channels if c.name == entry.channel), None)
+            if entry.state == 'sent' and entry.ref is not None and isinstance(channel, UpdatingChannel):
+                try:
+                    await channel.finished(entry, replace(finished, headline=entry.headline))
+                except Exception as error:  # the message stays as it was; the item is finished all the same
+                    logger.warning('updating the %s message of %s failed: %s', entry.channel, key, error)
+            closed.append(replace(entry, state='closed'))
+        await self.ledger.put(closed)
 
     async def _how_finished(self, entry: LedgerEntry, kind: str) -> Finished:
         # What the event says, when the store keeps no history: answered (a question), decided (an approval).
