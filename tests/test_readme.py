@@ -45,7 +45,16 @@ def test_the_site_has_python_examples_to_run_on_its_pages() -> None:
 
 
 @pytest.mark.parametrize('example', RUNNABLE, ids=str)
-def test_the_documented_example_runs_as_written(example: CodeExample, eval_example: EvalExample) -> None:
+def test_the_documented_example_runs_as_written(
+    example: CodeExample, eval_example: EvalExample, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if 'temporal' in example.source:
+        # The Temporal examples run their worker in this process. Its deadlock detector interrupts a workflow task
+        # that holds the thread for 2 s, which a loaded CI machine can do. The interrupt (an exception set on the
+        # thread) can then land in a garbage collector callback, where pytest reports it as unraisable: it failed
+        # the CI run on 044f0ed. TEMPORAL_DEBUG turns off only that detector; the sandbox and everything else the
+        # example shows still run.
+        monkeypatch.setenv('TEMPORAL_DEBUG', '1')
     # Only run them: formatting is the docs' business, not this test's.
     eval_example.set_config(line_length=120, quotes='single')
     eval_example.run_print_check(example)
