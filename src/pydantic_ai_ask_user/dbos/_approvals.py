@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._approvals import ApprovalDecision, PendingApproval
 from .._audience import Person
+from .._history import FinishedRecord, approval_outcome
 from ._connection import dialect_of, execute
+from ._history_index import history_entry, history_present, insert_entries
 from ._pending_statements import PENDING_APPROVAL, approval_audience_condition, count_pending_approvals_statement
 from ._schema import EVENT_APPROVALS_TABLE_NAME, EVENT_WAITS_TABLE_NAME
 from ._workflows import active_workflows_query
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = (
     'decode_approval',
+    'FINISHED_APPROVAL_COLUMNS',
+    'finished_approval_record',
+    'index_finished_approvals',
     'ApprovalStatus',
     'StoredApproval',
     'insert_approval',
@@ -184,6 +189,46 @@ def decode_approval(row: Sequence[Any]) -> StoredApproval:
     return StoredApproval(approval, cast(ApprovalStatus, status), decided, bool(wait_open))
 
 
+FINISHED_APPROVAL_COLUMNS = (
+    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
+    'a.status, a.decision, 0, a.id, a.decided_by, a.updated_at'
+)
+"""The columns a finished approval is read back from: those `decode_approval` takes (its wait is over), then its
+key, who decided it and when it finished."""
+
+
+def finished_approval_record(row: Sequence[Any]) -> FinishedRecord:
+    """A finished approval's row (`FINISHED_APPROVAL_COLUMNS`) as a history record."""
+    stored = decode_approval(row[:-3])
+    decision = stored.decision if stored.status == 'decided' else None
+    return FinishedRecord(
+        kind='approval',
+        key=stored.key,
+        outcome=approval_outcome(decision),
+        by=None if decision is None else row[-2],
+        asked_at=stored.approval.created_at,
+        finished_at=float(row[-1]),
+        approval=stored.approval,
+        decision=decision,
+        workflow_id=stored.approval.workflow_id,
+    )
+
+
+def index_finished_approvals(conn: Connection, condition: str, parameters: dict[str, Any]) -> None:
+    """Write the history's entries (`_history_index`) of the finished approvals `condition` (on the table as `a`)
+    names, as they finished, in the transaction that finished them; nothing where its tables are missing.
+    """
+    if not history_present(conn):
+        return
+    rows = execute(
+        conn,
+        f'SELECT {FINISHED_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a WHERE {condition} '
+        "AND a.status <> 'pending'",
+        parameters,
+    ).fetchall()
+    insert_entries(conn, [history_entry(finished_approval_record(row)) for row in rows])
+
+
 def claim_approval(conn: Connection, approval: PendingApproval, decision: ApprovalDecision) -> bool:
     """Move a pending approval to decided, while its workflow still waits; False when it was not pending (whoever
     raced it) or its workflow waits no more. One conditional UPDATE, as `claim_answer`.
@@ -201,7 +246,10 @@ def claim_approval(conn: Connection, approval: PendingApproval, decision: Approv
             'updated_at': time.time(),
         },
     )
-    return claimed.rowcount == 1
+    if claimed.rowcount != 1:
+        return False
+    index_finished_approvals(conn, 'a.id = :id', {'id': approval.key})
+    return True
 
 
 def withdraw_approvals(conn: Connection, token: str) -> int:
@@ -212,4 +260,6 @@ def withdraw_approvals(conn: Connection, token: str) -> int:
         "WHERE token = :token AND status = 'pending'",
         {'token': token, 'updated_at': time.time()},
     )
+    if withdrawn.rowcount:
+        index_finished_approvals(conn, 'a.token = :token', {'token': token})
     return withdrawn.rowcount

@@ -21,6 +21,7 @@ from ._addressees import ensure_addressees
 from ._changes import ensure_change_log
 from ._connection import BUSY_TIMEOUT_SECONDS
 from ._handoffs import ensure_handoffs
+from ._history_index import ensure_history_index
 from ._schema import (
     ADDED_COLUMNS,
     DBOS_TABLE,
@@ -123,6 +124,7 @@ def ensure_columns(engine: sa.Engine, *, creating: bool = False) -> None:
     ensure_indexes(engine)
     ensure_change_log(EngineDatabase(engine), exc.DBAPIError)
     ensure_handoffs(EngineDatabase(engine), exc.DBAPIError)
+    ensure_history_index(EngineDatabase(engine), exc.DBAPIError)
 
 
 def ensure_indexes(engine: sa.Engine) -> None:

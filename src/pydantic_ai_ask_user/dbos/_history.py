@@ -18,7 +18,9 @@ person's narrows their branches. The approvals' agent is inside their `addressin
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+import logging
+from collections.abc import MutableMapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._answers import AskUserRequest
@@ -27,23 +29,35 @@ from .._history import (
     ALL_FINISHED,
     FinishedRecord,
     HistoryFilter,
-    approval_outcome,
-    question_outcome,
+    encode_history_position,
     visible_in_history,
 )
+from .._question_store import PendingPage
 from ._addressees import ADDRESSEES_TABLE_NAME
-from ._approvals import decode_approval
-from ._connection import dialect_of, execute, fetch_one, json_value
-from ._encoding import UnreadableRowError, decode_row
-from ._pending_statements import REQUEST_COLUMNS, approval_audience_condition, audience_condition, names_found
-from ._questions import report_unreadable
+from ._approvals import FINISHED_APPROVAL_COLUMNS, finished_approval_record
+from ._connection import dialect_of, execute, fetch_one, in_list
+from ._handoffs import select_handoffs
+from ._history_index import (
+    complete_statement,
+    count_person_history_statement,
+    history_complete,
+    history_entry,
+    history_present,
+    insert_entries,
+    person_history_statement,
+)
+from ._pending_statements import approval_audience_condition, audience_condition, names_found
+from ._questions import FINISHED_QUESTION_COLUMNS, finished_question_record
 from ._schema import EVENT_APPROVALS_TABLE_NAME, FINISHED, TABLE_NAME
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ._connection import Connection, Database
 
 __all__ = (
+    'backfill_history_index',
     'columns_decide_history',
+    'person_history_page',
+    'history_index_ready',
     'finished_questions_statement',
     'count_finished_statement',
     'finished_approvals_statement',
@@ -52,6 +66,9 @@ __all__ = (
     'select_finished_approvals',
     'count_finished_approvals',
 )
+
+_log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
 
 _ORDER = 'updated_at DESC, id DESC'
 """The history's order of one table's rows: the latest finished first, then by key (descending, as the cursor)."""
@@ -160,7 +177,7 @@ def finished_questions_statement(
     """The statement of `select_finished_questions` and its parameters: for everyone, a range of the finished index;
     for a person, the first `limit` of a range per branch (`_question_branches`), merged, each row once.
     """
-    columns = f'{REQUEST_COLUMNS}, receipt, updated_at'
+    columns = FINISHED_QUESTION_COLUMNS
     branches = _question_branches(conn, visible_to, addressees)
     if branches is None:
         conditions, parameters = _plain_conditions(conn, visible_to)
@@ -213,35 +230,9 @@ def select_finished_questions(
         conn, before=before, limit=limit, where=where, visible_to=visible_to, addressees=addressees
     )
     rows = execute(conn, statement, parameters).fetchall()
-    records = [record for row in rows if (record := _question_record(row, decoded)) is not None]
+    records = [record for row in rows if (record := finished_question_record(row, decoded)) is not None]
     last = (float(rows[-1][-1]), str(rows[-1][0])) if rows and len(rows) == limit else None
     return [record for record in records if visible_in_history(record, visible_to)], last
-
-
-def _question_record(row: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None) -> FinishedRecord | None:
-    """A finished question's row (`REQUEST_COLUMNS`, `receipt` and `updated_at`) as a history record; `None` when
-    damaged. A receipt column that is not JSON is kept as its text: it shows, and does not verify.
-    """
-    try:
-        stored = decode_row(row[:-2], None if decoded is None else decoded.get(row[0]))
-    except UnreadableRowError as error:
-        report_unreadable(error)
-        return None
-    if decoded is not None:
-        decoded[stored.key] = stored.request
-    response = stored.response if stored.status == 'answered' else None
-    return FinishedRecord(
-        kind='question',
-        key=stored.key,
-        outcome=question_outcome(response),
-        by=None if response is None else stored.answered_by,
-        asked_at=stored.created_at,
-        finished_at=float(row[-1]),
-        request=stored.request,
-        response=response,
-        workflow_id=stored.workflow_id,
-        receipt=None if row[-2] is None else json_value(str(row[-2])),
-    )
 
 
 def count_finished_questions(
@@ -275,14 +266,6 @@ def count_finished_statement(
     return query, branches[1] | values | found
 
 
-_APPROVAL_COLUMNS = (
-    'a.token, a.workflow_id, a.run_id, a.tool_call_id, a.tool_name, a.args, a.parameters, a.addressing, a.created_at, '
-    'a.status, a.decision, 0, a.id, a.decided_by, a.updated_at'
-)
-"""The columns a finished approval is read back from: those `decode_approval` takes (its wait is over), then its
-key, who decided it and when it finished."""
-
-
 def _approval_conditions(conn: Connection, visible_to: Person | None) -> tuple[list[str], dict[str, Any]]:
     """The conditions on finished approvals that `visible_to` may see: their audience's, or decided by them."""
     conditions = ["a.status <> 'pending'"]
@@ -308,7 +291,7 @@ def finished_approvals_statement(
     conditions, parameters = _approval_conditions(conn, visible_to)
     times, values = _conditions(where, before, 'a.')
     query = (
-        f'SELECT {_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a '
+        f'SELECT {FINISHED_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a '
         f'WHERE {" AND ".join([*conditions, *times])} ORDER BY a.updated_at DESC, a.id DESC LIMIT :limit'
     )
     return query, parameters | values | {'limit': limit}
@@ -331,19 +314,7 @@ def select_finished_approvals(
     records: list[FinishedRecord] = []
     rows = execute(conn, statement, parameters).fetchall()
     for row in rows:
-        stored = decode_approval(row[:-3])
-        decision = stored.decision if stored.status == 'decided' else None
-        record = FinishedRecord(
-            kind='approval',
-            key=stored.key,
-            outcome=approval_outcome(decision),
-            by=None if decision is None else row[-2],
-            asked_at=stored.approval.created_at,
-            finished_at=float(row[-1]),
-            approval=stored.approval,
-            decision=decision,
-            workflow_id=stored.approval.workflow_id,
-        )
+        record = finished_approval_record(row)
         if visible_in_history(record, visible_to):
             records.append(record)
     last = (float(rows[-1][-1]), str(rows[-1][-3])) if rows and len(rows) == limit else None
@@ -358,3 +329,116 @@ def count_finished_approvals(
     times, values = _conditions(where, None, 'a.')
     query = f'SELECT count(*) FROM {EVENT_APPROVALS_TABLE_NAME} AS a WHERE {" AND ".join([*conditions, *times])}'
     return int(fetch_one(conn, query, parameters | values)[0])
+
+
+_BACKFILL_BATCH = 1000
+"""How many finished rows the back-fill reads and writes the entries of at a time."""
+
+
+def backfill_history_index(conn: Connection, *, approvals: bool) -> int:
+    """Write the history index's entries of every finished question (and, with `approvals`, approval) that has none,
+    oldest first, then `HISTORY_COMPLETE_INDEX`, which says it is done; how many items it read. Run once, by the first
+    store that reads a person's history on a database whose index is not complete, in one transaction: a crash leaves
+    nothing done, and the next store does it all again. Entries written meanwhile by the writers are kept.
+    """
+    read = 0
+    tables: list[tuple[str, str, str]] = [(TABLE_NAME, FINISHED_QUESTION_COLUMNS, FINISHED)]
+    if approvals:
+        tables.append((f'{EVENT_APPROVALS_TABLE_NAME} AS a', FINISHED_APPROVAL_COLUMNS, "a.status <> 'pending'"))
+    for table, columns, finished in tables:
+        prefix = 'a.' if table.endswith(' AS a') else ''
+        after: tuple[float, str] | None = None
+        while True:
+            parameters: dict[str, Any] = {'limit': _BACKFILL_BATCH}
+            condition = finished
+            if after is not None:
+                condition += f' AND ({prefix}updated_at, {prefix}id) > (:after_at, :after_id)'
+                parameters |= {'after_at': after[0], 'after_id': after[1]}
+            rows = execute(
+                conn,
+                f'SELECT {columns} FROM {table} WHERE {condition} ORDER BY {prefix}updated_at, {prefix}id LIMIT :limit',
+                parameters,
+            ).fetchall()
+            if not rows:
+                break
+            read += len(rows)
+            records = [
+                record
+                for row in rows
+                if (record := finished_question_record(row, None) if not prefix else finished_approval_record(row))
+                is not None
+            ]
+            insert_entries(conn, [history_entry(record) for record in records])
+            last = rows[-1]
+            after = (float(last[-1]), str(last[0] if not prefix else last[-3]))
+    execute(conn, complete_statement())
+    return read
+
+
+def person_history_page(
+    conn: Connection,
+    person: Person,
+    where: HistoryFilter,
+    before: _Before,
+    limit: int,
+    *,
+    decoded: MutableMapping[str, AskUserRequest] | None = None,
+) -> PendingPage[FinishedRecord]:
+    """A person's history page through the history's index (`_history_index`, complete): their entries that `where`
+    takes (its search in SQL too), the first `limit` + 1, newest first; those items read by key, with their
+    hand-offs; the total, exact, one count of the same entries.
+    """
+    statement, parameters = person_history_statement(conn, person, where, before, limit + 1)
+    entries = [(float(at), str(key), str(kind)) for at, key, kind in execute(conn, statement, parameters).fetchall()]
+    statement, parameters = count_person_history_statement(conn, person, where)
+    total = int(fetch_one(conn, statement, parameters)[0])
+    shown = entries[:limit]
+    records: dict[tuple[str, str], FinishedRecord] = {}
+    if questions := [key for _, key, kind in shown if kind == 'question']:
+        ids, values = in_list('id', questions)
+        query = f'SELECT {FINISHED_QUESTION_COLUMNS} FROM {TABLE_NAME} WHERE id IN {ids}'
+        for row in execute(conn, query, values).fetchall():
+            if (record := finished_question_record(row, decoded)) is not None:
+                records['question', record.key] = record
+    if approvals := [key for _, key, kind in shown if kind == 'approval']:
+        ids, values = in_list('id', approvals)
+        query = f'SELECT {FINISHED_APPROVAL_COLUMNS} FROM {EVENT_APPROVALS_TABLE_NAME} AS a WHERE a.id IN {ids}'
+        for row in execute(conn, query, values).fetchall():
+            record = finished_approval_record(row)
+            records['approval', record.key] = record
+    handoffs = select_handoffs(conn, [key for _, key, _ in shown])
+    page = [
+        replace(record, handoffs=handoffs[key]) if key in handoffs else record
+        for _, key, kind in shown
+        # Pruned since the entries were read, or damaged: left out. Shown only to whom the item shows itself.
+        if (record := records.get((kind, key))) is not None and visible_in_history(record, person)
+    ]
+    next_cursor = encode_history_position(entries[limit - 1][:2]) if len(entries) > limit else None
+    return PendingPage(page, next_cursor, total)
+
+
+def history_index_ready(database: Database, *, approvals: bool) -> bool:
+    """Whether a person's history may read the history's index: its tables are there and complete, back-filled here
+    (`backfill_history_index`) where they are not. A database user who may not (a read-only one) gets a warning, and
+    the history is read from the items' tables, as before.
+    """
+    with database.connect() as conn:
+        if not history_present(conn):
+            return False
+        if history_complete(conn):
+            return True
+    try:
+        with database.begin() as conn:
+            backfill_history_index(conn, approvals=approvals)
+    except Exception as error:  # the driver's own (permissions, a read-only file), whichever way to the database
+        with database.connect() as conn:
+            if history_complete(conn):
+                return True  # another process completed it meanwhile
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        _log.warning(
+            "a person's history is read from the questions and approvals themselves, slower: the history's index "
+            'could not be completed (%s)',
+            reason,
+        )
+        return False
+    return True

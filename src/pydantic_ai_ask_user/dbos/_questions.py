@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._answers import AskUserRequest
 from .._audience import Person, addressed_to, context_to_json
+from .._history import FinishedRecord, question_outcome
 from .._question_limits import LATEST_DEADLINE
 from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
-from ._connection import execute, fetch_one, in_list, row_lock
+from ._connection import execute, fetch_one, in_list, json_value, row_lock
 from ._encoding import Identity, Status, StoredRequest, UnreadableRowError, decode_row, encode_request
+from ._history_index import history_entry, history_present, insert_entries, prune_history_index
 from ._pending_statements import REQUEST_COLUMNS, audience_where, count_pending_statement, pending_page_statement
 from ._schema import (
     EVENT_APPROVALS_TABLE_NAME,
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = (
     'report_unreadable',
+    'FINISHED_QUESTION_COLUMNS',
+    'finished_question_record',
+    'index_finished_questions',
     'insert_pending',
     'insert_encoded',
     'select_requests',
@@ -93,6 +98,8 @@ def insert_encoded(
     if inserted.rowcount == 1 and status == 'pending' and identity.audience:
         # Its names, in the same transaction, for a person's own page: not a replay's (the row was there).
         insert_addressees(conn, [(identity.key, identity.audience, due_at, now)])
+    elif inserted.rowcount == 1 and status != 'pending':
+        index_finished_questions(conn, '(:id)', {'id': identity.key})
 
 
 def _due_at(questions_json: str) -> float:
@@ -161,6 +168,55 @@ def _decode_rows(
         if decoded is not None:
             decoded[row[0]] = one.request
     return stored
+
+
+FINISHED_QUESTION_COLUMNS = f'{REQUEST_COLUMNS}, receipt, updated_at'
+"""The columns a finished question is read back from (`finished_question_record`): those `decode_row` takes, then its
+receipt and when it finished."""
+
+
+def finished_question_record(
+    row: Sequence[Any], decoded: MutableMapping[str, AskUserRequest] | None
+) -> FinishedRecord | None:
+    """A finished question's row (`REQUEST_COLUMNS`, `receipt` and `updated_at`) as a history record; `None` when
+    damaged. A receipt column that is not JSON is kept as its text: it shows, and does not verify.
+    """
+    try:
+        stored = decode_row(row[:-2], None if decoded is None else decoded.get(row[0]))
+    except UnreadableRowError as error:
+        report_unreadable(error)
+        return None
+    if decoded is not None:
+        decoded[stored.key] = stored.request
+    response = stored.response if stored.status == 'answered' else None
+    return FinishedRecord(
+        kind='question',
+        key=stored.key,
+        outcome=question_outcome(response),
+        by=None if response is None else stored.answered_by,
+        asked_at=stored.created_at,
+        finished_at=float(row[-1]),
+        request=stored.request,
+        response=response,
+        workflow_id=stored.workflow_id,
+        receipt=None if row[-2] is None else json_value(str(row[-2])),
+    )
+
+
+def index_finished_questions(conn: Connection, ids: str, parameters: dict[str, Any]) -> None:
+    """Write the history's entries (`_history_index`) of the finished questions among `ids` (`(...)` after `IN`, with
+    its `parameters`), as they finished, in the transaction that finished them; nothing where its tables are missing.
+    A damaged row has no entry, as it has no place in any history.
+    """
+    if not history_present(conn):
+        return
+    rows = execute(
+        conn,
+        f"SELECT {FINISHED_QUESTION_COLUMNS} FROM {TABLE_NAME} WHERE id IN {ids} AND status <> 'pending'",
+        parameters,
+    ).fetchall()
+    records = [record for row in rows if (record := finished_question_record(row, None)) is not None]
+    insert_entries(conn, [history_entry(record) for record in records])
 
 
 _REPORTED_LIMIT = 1024
@@ -240,13 +296,15 @@ def prune_finished(
     Not those of a waiting handler's wait still open: its last answer reads every answer of its questions, and every
     decision of its approvals.
     """
+    history = history_present(conn)
     if has_approvals:
-        execute(
-            conn,
-            f"DELETE FROM {EVENT_APPROVALS_TABLE_NAME} WHERE status <> 'pending' AND updated_at < :before AND token "
-            f"NOT IN (SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')",
-            {'before': before},
+        approvals = (
+            f"{EVENT_APPROVALS_TABLE_NAME} WHERE status <> 'pending' AND updated_at < :before AND token "
+            f"NOT IN (SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')"
         )
+        if history:
+            prune_history_index(conn, 'approval', f'SELECT id FROM {approvals}', {'before': before})
+        execute(conn, f'DELETE FROM {approvals}', {'before': before})
     finished = "status <> 'pending' AND updated_at < :before"
     if has_event_tables:
         still_read = (
@@ -254,6 +312,8 @@ def prune_finished(
             f"(SELECT token FROM {EVENT_WAITS_TABLE_NAME} WHERE status = 'pending')"
         )
         finished += f' AND id NOT IN ({still_read})'
+    if history:
+        prune_history_index(conn, 'question', f'SELECT id FROM {TABLE_NAME} WHERE {finished}', {'before': before})
     tables = [EVENT_TABLE_NAME] if has_event_tables else []
     if has_addressees:
         tables.append(ADDRESSEES_TABLE_NAME)
@@ -344,7 +404,10 @@ def claim_answer(
         f"updated_at = :updated_at WHERE id = :id AND status = 'pending'{waiting}",
         parameters,
     )
-    return claimed.rowcount == 1
+    if claimed.rowcount != 1:
+        return False
+    index_finished_questions(conn, '(:id)', {'id': request_id})
+    return True
 
 
 def withdraw_pending(conn: Connection, request_ids: Sequence[str] = (), *, token: str | None = None) -> int:
@@ -364,4 +427,6 @@ def withdraw_pending(conn: Connection, request_ids: Sequence[str] = (), *, token
         f"WHERE id IN {ids} AND status = 'pending'",
         parameters | {'updated_at': time.time()},
     )
+    if withdrawn.rowcount:
+        index_finished_questions(conn, ids, parameters)
     return withdrawn.rowcount

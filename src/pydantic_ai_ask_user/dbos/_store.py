@@ -81,6 +81,8 @@ from ._history import (
     columns_decide_history,
     count_finished_approvals,
     count_finished_questions,
+    history_index_ready,
+    person_history_page,
     select_finished_approvals,
     select_finished_questions,
 )
@@ -201,6 +203,9 @@ class DBOSQuestionStore:
     _has_addressees: bool = field(default=False, init=False, repr=False, compare=False)
     # Whether the change log (`_changes`) is there: `events()` reads it, or else the questions by time.
     _has_change_log: bool = field(default=False, init=False, repr=False, compare=False)
+    # Whether a person's history reads the history's index (`_history_index`): `None` until the first person's
+    # history asks, which back-fills it where it is not complete.
+    _history_indexed: bool | None = field(default=None, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -381,6 +386,8 @@ class DBOSQuestionStore:
     def _history(
         self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
     ) -> PendingPage[FinishedRecord]:
+        if visible_to is not None and not visible_to.sees_all and self._history_index_ready():
+            return self._person_history(limit, before, where, visible_to)
         if not where.searching:
             return self._history_read(limit, before, where, visible_to)
         # A search narrows after the SQL (`_search`): read the person's finished items in ranges, newest first, and
@@ -400,6 +407,24 @@ class DBOSQuestionStore:
             position = decode_history_position(batch.next_cursor)
         total, exact = self._history_total(where, visible_to)
         return PendingPage(taken[:limit], next_cursor, total, total_exact=exact)
+
+    def _history_index_ready(self) -> bool:
+        """Whether a person's history may read the history's index: its tables are there and complete, back-filled
+        here, once, where they are not. A database user who may not (a read-only one) gets a warning, and the
+        history is read from the items' tables, as before.
+        """
+        if self._history_indexed is None:
+            database = self._connect()
+            if not self._table_ready(database):
+                return False
+            self._history_indexed = history_index_ready(database, approvals=self._approvals_ready())
+        return self._history_indexed
+
+    def _person_history(
+        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, person: Person
+    ) -> PendingPage[FinishedRecord]:
+        with self._connect().connect() as conn:
+            return person_history_page(conn, person, where, before, limit, decoded=self._decoded)
 
     def _history_total(self, where: HistoryFilter, visible_to: Person | None) -> tuple[int, bool]:
         """How many finished items a search takes and `visible_to` sees, and whether exactly: the questions in one SQL

@@ -15,6 +15,7 @@ from ._addressees import ensure_addressees
 from ._changes import ensure_change_log
 from ._connection import Database, execute
 from ._handoffs import ensure_handoffs
+from ._history_index import ensure_history_index
 from ._schema import (
     ADDED_COLUMNS,
     EVENT_APPROVALS_TABLE_NAME,
@@ -48,10 +49,10 @@ def add_missing_columns(
     error: type[Exception],
 ) -> None:
     """Add to an existing questions table the columns an earlier version did not create (`columns` reads those it
-    has), then the addressees, the indexes, the change log and the hand-offs; idempotent. A process that loses the
-    race for a column (SQLite has no `ADD COLUMN IF NOT EXISTS`) sees it there and goes on; a database user who may
-    not make the addressees, an index, the change log or the hand-offs gets a warning (`error` is the driver's error
-    class).
+    has), then the addressees, the indexes, the change log, the hand-offs and the history's index; idempotent. A
+    process that loses the race for a column (SQLite has no `ADD COLUMN IF NOT EXISTS`) sees it there and goes on; a
+    database user who may not make the addressees, an index, the change log, the hand-offs or the history's index
+    gets a warning (`error` is the driver's error class).
     """
     present = columns()
     if not present:
@@ -73,6 +74,7 @@ def add_missing_columns(
     _add_missing_indexes(database, has_index, error)
     ensure_change_log(database, error)
     ensure_handoffs(database, error)
+    ensure_history_index(database, error)
 
 
 def _add_missing_indexes(database: Database, has_index: Callable[[str], bool], error: type[Exception]) -> None:

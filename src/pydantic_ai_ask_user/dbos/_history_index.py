@@ -1,0 +1,349 @@
+"""The history's index: who may see each finished question and approval, and what its search reads, in two tables.
+
+A person's history read from the items' own tables costs their whole history, not a page: a person's finished
+approvals have no addressee rows (their audience is inside `addressing`), their finished questions come through the
+addressees in the waiting list's order, and a search (title, addressee, free text) is matched on decoded rows. At a
+million finished items that was 150 to 2,500 ms a page (`docs/benchmarks.md`). This index makes each of them a read
+of the person's own entries:
+
+- `HISTORY_TABLE_NAME`: one row per finished item (its kind and key, when it finished, and what a search reads: the
+  agent, the conversation, the title folded, and the free text folded, `_search.item_text`);
+- `HISTORY_VIEWERS_TABLE_NAME`: one row per item and name that sees it (`viewer_names`): `*` for an item addressed to
+  nobody in particular, `to:` and each name of its audience, and `by:` and who answered or decided it; keyed in the
+  history's order, so a person's entries are one range per name of theirs.
+
+A person's page is then their entries (some thousands at most), each joined to its item's row for the search, sorted,
+and the first `limit` read from the items' tables; its total the same entries counted, exactly, whatever the search.
+
+Written in the transaction that finishes the item (`_questions.index_finished_questions`,
+`_approvals.index_finished_approvals`), from the row as it finished; the same entry written twice (a race of two
+finishing statements, a back-fill beside a writer) is written once (`ON CONFLICT DO NOTHING`). Pruned with the items.
+The tables are made at start-up like the hand-offs (`ensure_history_index`, SQL text, both databases); the items that
+finished before are written by the first store that opens the database (`_history.backfill_history_index`), whose
+last statement makes `HISTORY_COMPLETE_INDEX`: until it is there, the history is read from the items' tables, as
+before. An item finished by a worker of an earlier version, which writes no entries, is in the administrator's history
+but in no person's: upgrade the workers with the inbox.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._search import item_text
+from ._connection import Database, dialect_of, execute, fetch_one
+
+if TYPE_CHECKING:
+    # Names only: the start-up that makes the tables (`_upgrade`, on the way of `ask-user pending` too) loads no model.
+    from .._audience import Person
+    from .._history import FinishedRecord, HistoryFilter
+    from ._connection import Connection
+
+__all__ = (
+    'HISTORY_TABLE_NAME',
+    'HISTORY_VIEWERS_TABLE_NAME',
+    'HISTORY_COMPLETE_INDEX',
+    'history_index_statements',
+    'complete_statement',
+    'ensure_history_index',
+    'history_present',
+    'history_complete',
+    'HistoryEntry',
+    'history_entry',
+    'viewer_names',
+    'insert_entries',
+    'person_history_statement',
+    'count_person_history_statement',
+    'prune_history_index',
+)
+
+_log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
+
+HISTORY_TABLE_NAME = 'ask_user_history'
+"""The table holding one row per finished question or approval: its kind, key, when it finished, and its search's
+columns."""
+
+HISTORY_VIEWERS_TABLE_NAME = 'ask_user_history_viewers'
+"""The table holding one row per finished item and name that sees it, keyed in the history's order by name."""
+
+HISTORY_COMPLETE_INDEX = 'ix_ask_user_history_finished'
+"""The index of `HISTORY_TABLE_NAME` by when each item finished (what pruning reads), made by the back-fill's last
+statement: its presence says every item finished before the tables were made has its entries."""
+
+_VIEWERS_FINISHED_INDEX = 'ix_ask_user_history_viewers_finished'
+"""The index of `HISTORY_VIEWERS_TABLE_NAME` by when each item finished: what pruning reads."""
+
+_ANYONE = '*'
+"""The viewer of an item addressed to nobody in particular: every person sees it."""
+
+_TO = 'to:'
+"""Before a name of an item's audience: a person with that name or group sees it."""
+
+_BY = 'by:'
+"""Before the name of who answered or decided it: that person sees it (`visible_in_history`)."""
+
+_ENTRIES_PER_STATEMENT = 100
+"""How many items one `INSERT` writes: SQLite allows 32,766 parameters a statement, an item takes up to 7 of the
+history's and 4 a viewer."""
+
+
+def history_index_statements() -> tuple[str, ...]:
+    """The `CREATE TABLE`s and the viewers' pruning index (all `IF NOT EXISTS`; the same on both databases)."""
+    return (
+        f'CREATE TABLE IF NOT EXISTS {HISTORY_TABLE_NAME} (kind VARCHAR(16) NOT NULL, item_id TEXT NOT NULL, '
+        'finished_at FLOAT NOT NULL, agent TEXT, conversation TEXT, title TEXT, body TEXT NOT NULL, '
+        'PRIMARY KEY (kind, item_id))',
+        f'CREATE TABLE IF NOT EXISTS {HISTORY_VIEWERS_TABLE_NAME} (viewer TEXT NOT NULL, finished_at FLOAT NOT NULL, '
+        'item_id TEXT NOT NULL, kind VARCHAR(16) NOT NULL, PRIMARY KEY (viewer, finished_at, item_id, kind))',
+        f'CREATE INDEX IF NOT EXISTS {_VIEWERS_FINISHED_INDEX} ON {HISTORY_VIEWERS_TABLE_NAME} (finished_at)',
+    )
+
+
+def complete_statement() -> str:
+    """The back-fill's last statement: `HISTORY_COMPLETE_INDEX`."""
+    return f'CREATE INDEX IF NOT EXISTS {HISTORY_COMPLETE_INDEX} ON {HISTORY_TABLE_NAME} (finished_at)'
+
+
+def ensure_history_index(database: Database, errors: type[Exception] | tuple[type[Exception], ...]) -> bool:
+    """Make the history's tables where they are missing (idempotent); whether they are there now. A database user who
+    may not create them gets a warning: the store works on, and reads the history from the items' tables.
+    """
+    if database.has_table(HISTORY_TABLE_NAME) and database.has_table(HISTORY_VIEWERS_TABLE_NAME):
+        return True
+    try:
+        with database.begin() as conn:
+            for statement in history_index_statements():
+                execute(conn, statement)
+    except errors as error:
+        if database.has_table(HISTORY_TABLE_NAME) and database.has_table(HISTORY_VIEWERS_TABLE_NAME):
+            return True
+        reason = str(getattr(error, 'orig', None) or error)
+        _log.warning(
+            "the questions table has no %s table and this database user cannot create it (%s); a person's history "
+            'is read from the questions and approvals themselves, slower, until a database user who may create '
+            'tables opens it once',
+            HISTORY_TABLE_NAME,
+            reason.splitlines()[0] if reason else reason,
+        )
+        return False
+    return True
+
+
+def history_present(conn: Connection) -> bool:
+    """Whether the history's tables are there to write to (one read of the catalogue)."""
+    if dialect_of(conn) == 'postgresql':
+        query = 'SELECT to_regclass(:first) IS NOT NULL AND to_regclass(:second) IS NOT NULL'
+    else:
+        query = "SELECT count(*) = 2 FROM sqlite_master WHERE type = 'table' AND name IN (:first, :second)"
+    return bool(fetch_one(conn, query, {'first': HISTORY_TABLE_NAME, 'second': HISTORY_VIEWERS_TABLE_NAME})[0])
+
+
+def history_complete(conn: Connection) -> bool:
+    """Whether the back-fill is done (`HISTORY_COMPLETE_INDEX` is there): a person's history may then read the index."""
+    if dialect_of(conn) == 'postgresql':
+        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
+    else:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
+    return execute(conn, query, {'name': HISTORY_COMPLETE_INDEX}).fetchone() is not None
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """What the index holds of one finished item."""
+
+    kind: str
+    """`question` or `approval`."""
+
+    key: str
+    """The item's key (`FinishedRecord.key`)."""
+
+    finished_at: float
+    """When it finished: the history's order."""
+
+    agent: str | None
+    """Its context's agent (`QuestionContext.agent_name`), which `?agent=` matches exactly."""
+
+    conversation: str | None
+    """Its context's conversation (`QuestionContext.conversation_id`), which `?conversation=` matches exactly."""
+
+    title: str | None
+    """Its context's title, folded (`str.casefold`), which `?title=` looks in."""
+
+    body: str
+    """The text free-text search looks in, folded (`_search.item_text`)."""
+
+    viewers: tuple[str, ...]
+    """Who sees it (`viewer_names`)."""
+
+
+def viewer_names(audience: Sequence[str] | None, by: str | None) -> tuple[str, ...]:
+    """The viewer rows of an item addressed to `audience` (`None`: anyone) and answered or decided `by`: exactly those
+    whose persons `visible_in_history` lets see it.
+    """
+    viewers = [_ANYONE] if audience is None else [_TO + name for name in dict.fromkeys(audience)]
+    if by is not None:
+        viewers.append(_BY + by)
+    return tuple(viewers)
+
+
+def _person_viewers(person: Person) -> list[str]:
+    """The viewer rows a person's entries are under: anyone's, each of their names', and their own answers'."""
+    viewers = [_ANYONE, *(_TO + name for name in sorted(person.names))]
+    if person.name is not None:
+        viewers.append(_BY + person.name)
+    return viewers
+
+
+def history_entry(record: FinishedRecord) -> HistoryEntry:
+    """The index's entry of a finished item, from its record as the history reads it."""
+    context = record.context
+    item = record.request if record.request is not None else record.approval
+    return HistoryEntry(
+        kind=record.kind,
+        key=record.key,
+        finished_at=record.finished_at,
+        agent=None if context is None else context.agent_name,
+        conversation=None if context is None else context.conversation_id,
+        title=None if context is None or context.title is None else context.title.casefold(),
+        body=item_text(item),
+        viewers=viewer_names(record.audience, record.by),
+    )
+
+
+def insert_entries(conn: Connection, entries: Sequence[HistoryEntry]) -> None:
+    """Write these entries and their viewers, but those there (the same item finished once, written twice)."""
+    for start in range(0, len(entries), _ENTRIES_PER_STATEMENT):
+        batch = entries[start : start + _ENTRIES_PER_STATEMENT]
+        items: dict[str, Any] = {}
+        viewers: dict[str, Any] = {}
+        for index, entry in enumerate(batch):
+            items |= {
+                f'k{index}': entry.kind,
+                f'i{index}': entry.key,
+                f'f{index}': entry.finished_at,
+                f'a{index}': entry.agent,
+                f'c{index}': entry.conversation,
+                f't{index}': entry.title,
+                f'b{index}': entry.body,
+            }
+            for number, viewer in enumerate(entry.viewers):
+                viewers |= {
+                    f'v{index}_{number}': viewer,
+                    f'f{index}_{number}': entry.finished_at,
+                    f'i{index}_{number}': entry.key,
+                    f'k{index}_{number}': entry.kind,
+                }
+        values = ', '.join(
+            f'(:k{index}, :i{index}, :f{index}, :a{index}, :c{index}, :t{index}, :b{index})'
+            for index in range(len(batch))
+        )
+        execute(
+            conn,
+            f'INSERT INTO {HISTORY_TABLE_NAME} (kind, item_id, finished_at, agent, conversation, title, body) '
+            f'VALUES {values} ON CONFLICT DO NOTHING',
+            items,
+        )
+        if viewers:
+            rows = ', '.join(
+                f'(:v{index}_{number}, :f{index}_{number}, :i{index}_{number}, :k{index}_{number})'
+                for index, entry in enumerate(batch)
+                for number in range(len(entry.viewers))
+            )
+            execute(
+                conn,
+                f'INSERT INTO {HISTORY_VIEWERS_TABLE_NAME} (viewer, finished_at, item_id, kind) VALUES {rows} '
+                'ON CONFLICT DO NOTHING',
+                viewers,
+            )
+
+
+def _entries_query(
+    conn: Connection, person: Person, where: HistoryFilter, before: tuple[float, str] | None
+) -> tuple[str, dict[str, Any]]:
+    """`SELECT DISTINCT finished_at, item_id, kind` of the entries `person` sees that `where` takes, after `before`:
+    one range of the viewers' key per name of theirs, each joined to its item's row where the search reads it.
+    """
+    find = 'strpos' if dialect_of(conn) == 'postgresql' else 'instr'
+    viewers = _person_viewers(person)
+    parameters: dict[str, Any] = {f'viewer_{index}': viewer for index, viewer in enumerate(viewers)}
+    conditions = [f'v.viewer IN ({", ".join(f":viewer_{index}" for index in range(len(viewers)))})']
+    if where.kind is not None:
+        conditions.append('v.kind = :kind')
+        parameters['kind'] = where.kind
+    if where.finished_before is not None:
+        conditions.append('v.finished_at < :finished_before')
+        parameters['finished_before'] = where.finished_before
+    if where.finished_after is not None:
+        conditions.append('v.finished_at >= :finished_after')
+        parameters['finished_after'] = where.finished_after
+    if before is not None:
+        conditions.append('(v.finished_at, v.item_id) < (:before_at, :before_id)')
+        parameters |= {'before_at': before[0], 'before_id': before[1]}
+    searched: list[str] = []
+    if where.agent is not None:
+        searched.append('h.agent = :agent')
+        parameters['agent'] = where.agent
+    if where.conversation is not None:
+        searched.append('h.conversation = :conversation')
+        parameters['conversation'] = where.conversation
+    if where.title is not None:
+        # Exact characters of the folded texts (`instr`, `strpos`): neither database folds as Python does.
+        searched.append(f'h.title IS NOT NULL AND {find}(h.title, :title) > 0')
+        parameters['title'] = where.title.casefold()
+    if where.text is not None:
+        searched.append(f'{find}(h.body, :text) > 0')
+        parameters['text'] = where.text.casefold()
+    if where.addressee is not None:
+        # Addressed to that name: the item has a `to:` viewer row of it (its key, in the history's order, found).
+        searched.append(
+            f'EXISTS (SELECT 1 FROM {HISTORY_VIEWERS_TABLE_NAME} AS x WHERE x.viewer = :addressee AND '
+            'x.finished_at = v.finished_at AND x.item_id = v.item_id AND x.kind = v.kind)'
+        )
+        parameters['addressee'] = _TO + where.addressee
+    joined = ''
+    if searched:
+        joined = f' JOIN {HISTORY_TABLE_NAME} AS h ON h.kind = v.kind AND h.item_id = v.item_id'
+        conditions += searched
+    query = (
+        f'SELECT DISTINCT v.finished_at, v.item_id, v.kind FROM {HISTORY_VIEWERS_TABLE_NAME} AS v{joined} '
+        f'WHERE {" AND ".join(conditions)}'
+    )
+    return query, parameters
+
+
+def person_history_statement(
+    conn: Connection, person: Person, where: HistoryFilter, before: tuple[float, str] | None, limit: int
+) -> tuple[str, dict[str, Any]]:
+    """The statement of the first `limit` entries (`finished_at`, `item_id`, `kind`) a person's history page takes,
+    newest first, and its parameters.
+    """
+    entries, parameters = _entries_query(conn, person, where, before)
+    query = (
+        f'SELECT finished_at, item_id, kind FROM ({entries}) AS e ORDER BY finished_at DESC, item_id DESC, kind DESC '
+        'LIMIT :limit'
+    )
+    return query, parameters | {'limit': limit}
+
+
+def count_person_history_statement(
+    conn: Connection, person: Person, where: HistoryFilter
+) -> tuple[str, dict[str, Any]]:
+    """The statement of how many finished items `person` sees that `where` takes (exactly), and its parameters."""
+    entries, parameters = _entries_query(conn, person, where, None)
+    return f'SELECT count(*) FROM ({entries}) AS e', parameters
+
+
+def prune_history_index(conn: Connection, kind: str, finished: str, parameters: dict[str, Any]) -> None:
+    """Delete the entries of the items of `kind` that `finished` (a `SELECT` of their keys, of items finished before
+    `:before`) names, and their viewers, before the items themselves are deleted: each a range of its table's index
+    by when the items finished.
+    """
+    for table in (HISTORY_VIEWERS_TABLE_NAME, HISTORY_TABLE_NAME):
+        execute(
+            conn,
+            f'DELETE FROM {table} WHERE finished_at < :before AND kind = :history_kind AND item_id IN ({finished})',
+            parameters | {'history_kind': kind},
+        )
