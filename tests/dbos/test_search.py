@@ -231,14 +231,18 @@ async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_the
                 assert index in plan, (where, plan)
                 assert 'TEMP B-TREE' not in plan, plan  # the index gives the order: no sort
                 assert 'Sort' not in plan, plan
-            # A person's page reads her own ranges (her names', the unaddressed: `test_paging`), never the agent's
-            # every question by its index.
+            # A person's page reads her own ranges (her names' through the addressees, the unaddressed: `test_paging`)
+            # with the filter's condition, never the agent's every question by its index. PostgreSQL weighs the
+            # unaddressed branch by its statistics: here, where nearly every question is unaddressed, the agent's
+            # index is the smaller read for that branch (at 1 in 1,000 unaddressed, the unaddressed index is).
             for statement in (
                 pending_page_statement(conn, after=None, limit=50, where=where, visible_to=ALICE),
                 count_pending_statement(conn, where, visible_to=ALICE),
             ):
                 plan = _plan(database_url, *statement)
-                assert index not in plan, plan
+                assert 'ix_ask_user_addressees_order' in plan or 'ask_user_addressees_pkey' in plan, plan
+                if engine.dialect.name == 'sqlite':
+                    assert index not in plan, plan
     async with DBOSQuestionStore(database_url) as store:
         page = await store.pending_page(limit=2, where=PendingFilter(agent='refunds'))
         assert (len(page.records), page.total, page.total_exact) == (2, 3, True)

@@ -176,7 +176,7 @@ def count_pending(
     person's candidate rows (those the SQL narrows to), each matched in memory (`_search`), at most
     `SEARCH_COUNT_ROWS` of them (beyond, the matches among those: a lower bound, not exact).
     """
-    if columns_decide(where, visible_to, addressees=addressees):  # nothing to match: one SQL count
+    if columns_decide(where):  # nothing to match: one SQL count
         statement, parameters = count_pending_statement(conn, where, visible_to, addressees=addressees)
         return int(fetch_one(conn, statement, parameters)[0]), True
     counted = 0
@@ -327,7 +327,7 @@ class PlainPendingReader:
             limit=limit,
             after=after,
             where=where,
-            searched=not columns_decide(where, visible_to),
+            searched=not columns_decide(where),
             withdraw=withdraw,
         )
         total, exact = count_pending(conn, read, where, visible_to, addressees=True)

@@ -110,9 +110,7 @@ def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
     (`agent_name`, `conversation_id`, each with its index), and a kind of `approval`, which no question is. The other
     search fields are matched on the decoded rows (`PendingFilter.takes_item`), as these are too.
 
-    Not on a person's own ranges (`_person_page_statement`): SQLite would read the agent's every waiting question by
-    its index, everybody's, for the few that are theirs, rather than their ranges of the unaddressed questions' and
-    the addressees' indexes; their rows are matched on the decoded rows, as every search field once was.
+    A person's own ranges (`_person_page_statement`) take the same conditions through `_own_columns_searched`.
     """
     conditions = _no_question(where)
     parameters: dict[str, Any] = {}
@@ -124,19 +122,31 @@ def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
     return conditions, parameters
 
 
+def _own_columns_searched(conn: Connection, where: PendingFilter, prefix: str = '') -> list[str]:
+    """`_columns_searched`'s conditions of the agent and the conversation on the rows of a person's own ranges (of the
+    table aliased `prefix`), with the same parameters. On SQLite each column is read as an expression (`+`), so that
+    SQLite keeps to the person's ranges of the unaddressed questions' and the addressees' indexes rather than the
+    column's own index, which holds everybody's waiting questions of that agent.
+    """
+    plus = '+' if dialect_of(conn) == 'sqlite' else ''
+    return [
+        f'{plus}{prefix}{column} = :search_{field}'
+        for field, column in (('agent', 'agent_name'), ('conversation', 'conversation_id'))
+        if getattr(where, field) is not None
+    ]
+
+
 def _no_question(where: PendingFilter) -> list[str]:
     """A condition no row meets when `where` takes only approvals (`kind='approval'`), else none."""
     return ['1 = 0'] if where.kind == 'approval' else []
 
 
-def columns_decide(where: PendingFilter, visible_to: Person | None = None, *, addressees: bool = True) -> bool:
-    """Whether the SQL decides all of `where` for `visible_to` (nothing left to match on the decoded rows: no title,
-    addressee or free text, and no agent or conversation on a person's own ranges, `_columns_searched`): its pages then
-    read only the rows they show, and its count is one SQL count. `addressees` as for `select_pending_page`.
+def columns_decide(where: PendingFilter) -> bool:
+    """Whether the SQL decides all of `where`, for everyone and for a person alike (nothing left to match on the
+    decoded rows: no title, addressee or free text; the agent and the conversation are columns, `_columns_searched`):
+    its pages then read only the rows they show, and its count is one SQL count.
     """
-    if where.title is not None or where.addressee is not None or where.text is not None:
-        return False
-    return not _addressed_names(visible_to, addressees) or (where.agent is None and where.conversation is None)
+    return where.title is None and where.addressee is None and where.text is None
 
 
 def _pending_where(
@@ -234,10 +244,16 @@ def _person_page_statement(
     rows, _, parameters = _theirs(conn, visible_to, names)  # `name_0`, `name_1`, ... in `parameters`, one a range
     ages, values = _ages(where, 'created_at')
     later, cursor = after_position(PENDING_ORDER, after)
-    parameters |= values | cursor | {'limit': limit}
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages, *later])
+    parameters |= values | cursor | _columns_searched(where)[1] | {'limit': limit}
+    searched = _own_columns_searched(conn, where)
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *searched, *ages, *later])
     branches = [f'SELECT {PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {PENDING_ORDER} LIMIT :limit']
-    by_name = [*_no_question(where), *_ages(where, 'a.created_at')[0], *after_position(_ADDRESSEES_ORDER, after)[0]]
+    by_name = [
+        *_no_question(where),
+        *_own_columns_searched(conn, where, 'q.'),
+        *_ages(where, 'a.created_at')[0],
+        *after_position(_ADDRESSEES_ORDER, after)[0],
+    ]
     for index in range(len(names)):
         branches.append(
             f'SELECT {_ADDRESSEES_ORDER} FROM {rows} AND {" AND ".join([f"a.name = :name_{index}", *by_name])} '
@@ -264,13 +280,21 @@ def count_pending_statement(
         return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
     rows, listed, parameters = _theirs(conn, visible_to, names)
     ages, values = _ages(where, 'created_at')
-    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *ages])
-    by_name = ' AND '.join([f'a.name IN {listed}', *_no_question(where), *_ages(where, 'a.created_at')[0]])
+    searched = _own_columns_searched(conn, where)
+    everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *searched, *ages])
+    by_name = ' AND '.join(
+        [
+            f'a.name IN {listed}',
+            *_no_question(where),
+            *_own_columns_searched(conn, where, 'q.'),
+            *_ages(where, 'a.created_at')[0],
+        ]
+    )
     query = (
         f'SELECT (SELECT count(*) FROM {TABLE_NAME} WHERE {everyone}) '
         f'+ (SELECT count(DISTINCT a.request_id) FROM {rows} AND {by_name})'
     )
-    return query, parameters | values
+    return query, parameters | values | _columns_searched(where)[1]
 
 
 PENDING_APPROVAL = "a.status = 'pending' AND w.status = 'pending'"

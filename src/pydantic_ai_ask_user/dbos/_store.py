@@ -341,7 +341,7 @@ class DBOSQuestionStore:
                 after=after,
                 where=where,
                 # A search the SQL does not decide narrows after it (`_search`): wider ranges, fewer round trips.
-                searched=not columns_decide(where, visible_to, addressees=self._has_addressees),
+                searched=not columns_decide(where),
                 withdraw=withdraw,
             )
             total, exact = count_pending(conn, read, where, visible_to, addressees=self._has_addressees)
