@@ -360,3 +360,18 @@ async def test_a_reader_that_may_not_make_the_index_reads_each_persons_history_a
             keys, totals = await _pages(store, 2, visible_to=alice)
     assert (keys, totals[0]) == _expected(everything, 2, HistoryFilter(), alice)
     assert f'has no {HISTORY_TABLE_NAME} table and this database user cannot create it' in caplog.text
+
+
+async def test_a_new_database_has_its_index_complete_from_the_start(database_url: str) -> None:
+    dbos_workflows(database_url, {'wf': 'PENDING'})
+    engine = shared_engine(database_url)
+    # Nothing had finished when the tables were made: nothing to back-fill.
+    assert HISTORY_COMPLETE_INDEX in {index['name'] for index in sa.inspect(engine).get_indexes(HISTORY_TABLE_NAME)}
+    with engine.begin() as conn:
+        insert_pending(conn, replace(make_request(id='q'), audience=('alice',)), 'wf')
+        assert claim_answer(conn, 'q', encode_response(PICK), 'bob')
+    async with DBOSQuestionStore(database_url) as store:
+        page = await store.history_page(visible_to=Person('alice'))
+        assert ([record.key for record in page.records], page.total) == (['q'], 1)
+        assert [record.key for record in (await store.history_page(visible_to=Person('bob'))).records] == ['q']
+        assert (await store.history_page(visible_to=Person('carol'))).total == 0

@@ -19,10 +19,11 @@ Written in the transaction that finishes the item (`_questions.index_finished_qu
 `_approvals.index_finished_approvals`), from the row as it finished; the same entry written twice (a race of two
 finishing statements, a back-fill beside a writer) is written once (`ON CONFLICT DO NOTHING`). Pruned with the items.
 The tables are made at start-up like the hand-offs (`ensure_history_index`, SQL text, both databases); the items that
-finished before are written by the first store that opens the database (`_history.backfill_history_index`), whose
-last statement makes `HISTORY_COMPLETE_INDEX`: until it is there, the history is read from the items' tables, as
-before. An item finished by a worker of an earlier version, which writes no entries, is in the administrator's history
-but in no person's: upgrade the workers with the inbox.
+finished before are written by the first store that reads a person's history (`_history.backfill_history_index`),
+whose last statement makes `HISTORY_COMPLETE_INDEX`: until it is there, the history is read from the items' tables,
+as before. Where nothing had finished when the tables were made (a new database), they are complete at once. An
+item finished by a worker of an earlier version, which writes no entries, is in the administrator's history but in
+no person's: upgrade the workers with the inbox.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._search import item_text
 from ._connection import Database, dialect_of, execute, fetch_one
+from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:
     # Names only: the start-up that makes the tables (`_upgrade`, on the way of `ask-user pending` too) loads no model.
@@ -117,6 +119,8 @@ def ensure_history_index(database: Database, errors: type[Exception] | tuple[typ
         with database.begin() as conn:
             for statement in history_index_statements():
                 execute(conn, statement)
+            if not _anything_finished(conn, approvals=database.has_table(EVENT_APPROVALS_TABLE_NAME)):
+                execute(conn, complete_statement())  # nothing to back-fill: complete from the start
     except errors as error:
         if database.has_table(HISTORY_TABLE_NAME) and database.has_table(HISTORY_VIEWERS_TABLE_NAME):
             return True
@@ -130,6 +134,17 @@ def ensure_history_index(database: Database, errors: type[Exception] | tuple[typ
         )
         return False
     return True
+
+
+def _anything_finished(conn: Connection, *, approvals: bool) -> bool:
+    """Whether the questions table (or, with `approvals`, the approvals table) holds a finished item: one the
+    back-fill would write an entry of.
+    """
+    tables = [TABLE_NAME, *([EVENT_APPROVALS_TABLE_NAME] if approvals else [])]
+    return any(
+        execute(conn, f"SELECT 1 FROM {table} WHERE status <> 'pending' LIMIT 1").fetchone() is not None
+        for table in tables
+    )
 
 
 def history_present(conn: Connection) -> bool:

@@ -38,6 +38,7 @@ from ._addressees import has_addressees
 from ._changes import change_log_made
 from ._connection import execute, fetch_one, json_value
 from ._handoffs import HANDOFFS_TABLE_NAME
+from ._history_index import HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME
 from ._pending_statements import (
     columns_decide,
     count_pending_approvals_statement,
@@ -341,7 +342,8 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 def _up_to_date(conn: sqlite3.Connection) -> bool:
     """Whether `DBOSQuestionStore` would find nothing to add when it opens the file (`_upgrade.add_missing_columns`):
-    the questions table with every column, the addressees, every index, the change log and the hand-offs.
+    the questions table with every column, the addressees, every index, the change log, the hand-offs and the
+    history's index.
     """
     if not _has_table(conn, TABLE_NAME) or not _has_table(conn, DBOS_TABLE):
         return False
@@ -352,4 +354,6 @@ def _up_to_date(conn: sqlite3.Connection) -> bool:
     approvals = _has_table(conn, EVENT_APPROVALS_TABLE_NAME)
     if any(name not in indexes for name, _, _ in index_statements(approvals=approvals)):
         return False
-    return change_log_made(conn) and _has_table(conn, HANDOFFS_TABLE_NAME)
+    return change_log_made(conn) and all(
+        _has_table(conn, name) for name in (HANDOFFS_TABLE_NAME, HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME)
+    )
