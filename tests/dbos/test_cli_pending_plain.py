@@ -1,5 +1,5 @@
-"""`ask-user pending` on a SQLite file without the store: the same output as through `DBOSQuestionStore`, byte for
-byte, and nothing of pydantic's models, SQLAlchemy or DBOS imported.
+"""`ask-user pending` on a SQLite file and on PostgreSQL without the store: the same output as through
+`DBOSQuestionStore`, byte for byte, and nothing of pydantic's models, SQLAlchemy or DBOS imported.
 
 Each listing is run twice in this process, once as users run it and once through the store
 (`ASK_USER_PENDING_THROUGH_THE_STORE`), every page of it, and the two outputs compared; the plain reader is asked
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
@@ -19,11 +18,13 @@ from pathlib import Path
 import pytest
 import waits
 from cli_support import COMMAND, run_cli_in_process
+from durable_support import dbos_workflows, fresh_postgres_database
 
 from pydantic_ai_ask_user import AskUserRequest, Person, QuestionContext
 from pydantic_ai_ask_user._cli import build_parser
 from pydantic_ai_ask_user._cli.pending import THROUGH_THE_STORE, pending_filter
 from pydantic_ai_ask_user.dbos import NeedsTheStore, PlainPendingReader
+from pydantic_ai_ask_user.dbos._connection import execute
 from pydantic_ai_ask_user.dbos._engine import transaction
 from pydantic_ai_ask_user.dbos._questions import insert_pending
 
@@ -76,20 +77,33 @@ REQUESTS = [_request(number) for number in range(23)]
 """Twenty-three questions: several pages at `--limit 5`, addressed and not, with and without deadlines."""
 
 
-@pytest.fixture(scope='module')
-def database(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A SQLite file as a DBOS worker leaves it: the question tables and each question's workflow, PENDING (one
-    with a hostile workflow id)."""
-    path = tmp_path_factory.mktemp('plain') / 'questions.sqlite'
+def _fill(url: str) -> str:
+    """`url` as a DBOS worker leaves it: the question tables and each question's workflow, PENDING (one with a hostile
+    workflow id)."""
     workflows = [f'wf-{number}' if number != 11 else 'wf-\x1b]8;;evil\x07' for number in range(len(REQUESTS))]
-    with sqlite3.connect(path) as conn:
-        conn.execute('CREATE TABLE workflow_status (workflow_uuid TEXT PRIMARY KEY, status TEXT)')
-        conn.executemany("INSERT INTO workflow_status VALUES (?, 'PENDING')", [(w,) for w in workflows])
-    url = f'sqlite:///{path}'
+    dbos_workflows(url, dict.fromkeys(workflows, 'PENDING'))
     with transaction(url) as conn:  # creates the question tables, as a worker does
         for request, workflow in zip(REQUESTS, workflows, strict=True):
             insert_pending(conn, request, workflow)
     return url
+
+
+def _fresh(request: pytest.FixtureRequest, folder: Path) -> str:
+    """A new, empty database of the kind `request.param` names: a SQLite file in `folder`, or a database on the
+    private PostgreSQL server."""
+    if request.param == 'sqlite':
+        return f'sqlite:///{folder / "questions.sqlite"}'
+    return fresh_postgres_database(request.getfixturevalue('postgres_server'))
+
+
+KINDS = ['sqlite', pytest.param('postgres', marks=pytest.mark.postgres)]
+"""The databases each listing is read from: a SQLite file through `sqlite3`, PostgreSQL through psycopg."""
+
+
+@pytest.fixture(scope='module', params=KINDS)
+def database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The twenty-three questions waiting in a SQLite file or in PostgreSQL."""
+    return _fill(_fresh(request, tmp_path_factory.mktemp('plain')))
 
 
 LISTINGS = [
@@ -180,9 +194,12 @@ def _child(*args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, obje
 
 
 @pytest.mark.parametrize('args', [pytest.param([], id='text'), pytest.param(['--json', '--for', 'ann'], id='json')])
-def test_pending_on_sqlite_imports_no_model_no_sqlalchemy_and_no_dbos(database: str, args: list[str]) -> None:
+def test_pending_imports_no_model_no_sqlalchemy_and_no_dbos(database: str, args: list[str]) -> None:
     done, found = _child('pending', '--db', database, *args)
-    assert found == {'code': 0, 'loaded': []}, done.stderr
+    # psycopg imports asyncio itself (its async connections are in the same package): on PostgreSQL that one is the
+    # driver's.
+    driver = ['asyncio'] if database.startswith('postgresql') else []
+    assert found == {'code': 0, 'loaded': driver}, done.stderr
     assert 'Q0' in done.stdout
 
 
@@ -194,16 +211,18 @@ def test_a_missing_file_is_said_before_anything_heavy(tmp_path: Path) -> None:
     assert not missing.exists()
 
 
-@pytest.fixture
-def damaged(tmp_path: Path, database: str) -> str:
-    """A copy of `database` with one row damaged: a header holding a bidi override, as no tool call may."""
-    path = tmp_path / 'damaged.sqlite'
-    with sqlite3.connect(database.removeprefix('sqlite:///')) as source, sqlite3.connect(path) as target:
-        source.backup(target)
-    with sqlite3.connect(path) as conn:
-        damaged = {'questions': [{'header': 'a\u202eb', 'question': 'Q?', 'options': [{'label': 'A'}, {'label': 'B'}]}]}
-        conn.execute('UPDATE ask_user_requests SET questions = ? WHERE id = ?', (json.dumps(damaged), 'call_0'))
-    return f'sqlite:///{path}'
+@pytest.fixture(params=KINDS)
+def damaged(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The same questions with one row damaged: a header holding a bidi override, as no tool call may."""
+    url = _fill(_fresh(request, tmp_path))
+    damaged = {'questions': [{'header': 'a\u202eb', 'question': 'Q?', 'options': [{'label': 'A'}, {'label': 'B'}]}]}
+    with transaction(url) as conn:
+        execute(
+            conn,
+            'UPDATE ask_user_requests SET questions = :questions WHERE id = :id',
+            {'questions': json.dumps(damaged), 'id': 'call_0'},
+        )
+    return url
 
 
 def test_a_damaged_row_is_named_as_the_store_names_it(damaged: str) -> None:

@@ -1,11 +1,12 @@
 """`ask-user pending`: the questions, approvals and other waits waiting in a DBOS database or in the workflows of a
 Temporal namespace, a page at a time, as text for a person or as one JSON object per line.
 
-On a SQLite file it reads with the standard library alone (`dbos.PlainPendingReader`: the store's statements, each
-row checked by the rules the store checks it with, into plain records), and prints with the code below, which prints
-the store's records too. Whatever only the store may do or say (a damaged row to name, an ended workflow's question to
-withdraw, a database to upgrade, approvals waiting), and every other database, goes through the store
-(`pending_store`, loaded only then): the output is the same either way.
+On a SQLite file it reads with the standard library alone, on PostgreSQL (a plain URL, no options) with psycopg alone
+(`dbos.PlainPendingReader`: the store's statements, each row checked by the rules the store checks it with, into
+plain records), and prints with the code below, which prints the store's records too. Whatever only the store may do
+or say (a damaged row to name, an ended workflow's question to withdraw, a database to upgrade, approvals waiting, a
+server that does not answer), and every other database, goes through the store (`pending_store`, loaded only then):
+the output is the same either way.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def run_pending(args: argparse.Namespace) -> int:
 
 
 def _list_plainly(args: argparse.Namespace, who: Person | None) -> int | None:
-    """List a SQLite file's page without the store; `None` (nothing printed) when the store must list it."""
+    """List a SQLite file's or a PostgreSQL database's page without the store; `None` (nothing printed) when the store
+    must list it.
+    """
     try:
         reader = PlainPendingReader.of(args.db)
     except NotAQuestionDatabaseError as error:  # no such file: said as the store says it, before anything heavy
@@ -99,7 +102,7 @@ class _Pages:
 
     def __init__(self, reader: PlainPendingReader) -> None:
         self.reader = reader
-        """The SQLite file's plain reader."""
+        """The database's plain reader."""
 
     async def pending_page(
         self, *, limit: int, cursor: str | None, where: PendingFilter, visible_to: Person | None

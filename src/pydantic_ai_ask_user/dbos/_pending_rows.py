@@ -14,7 +14,6 @@ problem, or accepts it), an ended workflow's question (the store withdraws it), 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -36,7 +35,7 @@ from .._question_store import (
 )
 from ._addressees import has_addressees
 from ._changes import change_log_made
-from ._connection import execute, fetch_one, json_value
+from ._connection import dialect_of, execute, fetch_one, json_value
 from ._handoffs import HANDOFFS_TABLE_NAME
 from ._history_index import HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME
 from ._pending_statements import (
@@ -45,6 +44,7 @@ from ._pending_statements import (
     count_pending_statement,
     pending_page_statement,
 )
+from ._postgres import PsycopgDatabase, plain_postgres_url
 from ._schema import ADDED_COLUMNS, DBOS_TABLE, EVENT_APPROVALS_TABLE_NAME, TABLE_NAME, index_statements
 from ._sqlite import SqliteDatabase, check_plain_sqlite_file, sqlite_file
 from ._workflows import active_workflows
@@ -258,24 +258,29 @@ def decode_plain_row(row: Sequence[Any]) -> PlainStored:
 
 
 class PlainPendingReader:
-    """The pending questions of a SQLite file a DBOS question store has written, read through `sqlite3` alone and
-    decoded into plain records, for `ask-user pending`: the store's page and count (`read_pending_page`,
-    `count_pending`) on the store's statements. Reads only; `NeedsTheStore` for anything more.
+    """The pending questions of a SQLite file or a PostgreSQL database a DBOS question store has written, read through
+    the driver alone (`sqlite3`, psycopg) and decoded into plain records, for `ask-user pending`: the store's page and
+    count (`read_pending_page`, `count_pending`) on the store's statements. Reads only; `NeedsTheStore` for anything
+    more.
     """
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        """The SQLite file."""
+    def __init__(self, database: SqliteDatabase | PsycopgDatabase) -> None:
+        self.database = database
+        """The database, through its driver alone."""
 
     @classmethod
     def of(cls, database_url: str) -> PlainPendingReader | None:
-        """The reader of the SQLite file a plain `sqlite:///FILE` URL names; `None` for any other URL (the store reads
-        those). `NotAQuestionDatabaseError` when the file does not exist, as the store says it, before anything heavy.
+        """The reader of the SQLite file a plain `sqlite:///FILE` URL names, or of the database a plain PostgreSQL URL
+        names (`postgresql://USER:PASSWORD@HOST:PORT/DB`, no options); `None` for any other URL (the store reads
+        those). `NotAQuestionDatabaseError` when the SQLite file does not exist, as the store says it, before anything
+        heavy.
         """
+        if (conninfo := plain_postgres_url(database_url)) is not None:
+            return cls(PsycopgDatabase(database_url, conninfo))
         if not check_plain_sqlite_file(database_url):
             return None
         path = sqlite_file(database_url)
-        return None if path is None else cls(path)
+        return None if path is None else cls(SqliteDatabase(f'sqlite:///{path}', path))
 
     def page(
         self,
@@ -290,16 +295,19 @@ class PlainPendingReader:
         """
         check_limit(limit)
         after = None if cursor is None else decode_position(cursor)
-        database = SqliteDatabase(f'sqlite:///{self.path}', self.path)
         try:
-            with database.connect() as conn:
+            with self.database.connect() as conn:
                 return self._page(conn, limit, after, where, visible_to)
-        except sqlite3.Error as error:
-            raise NeedsTheStore(str(error)) from None
+        except NeedsTheStore:
+            raise
+        except Exception as error:  # the driver's own (`sqlite3.Error`, `psycopg.Error`): the store reports it
+            raise NeedsTheStore(type(error).__name__) from None
+        finally:
+            self.database.dispose()
 
     def _page(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         limit: int,
         after: tuple[float, float, str] | None,
         where: PendingFilter,
@@ -335,22 +343,44 @@ class PlainPendingReader:
         return PendingPage(cast('list[PendingRecord]', records), next_cursor, total, total_exact=exact)
 
 
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-    return conn.execute(query, (name,)).fetchone() is not None
+def _has_table(conn: Connection, name: str) -> bool:
+    if dialect_of(conn) == 'postgresql':
+        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
+    else:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+    return execute(conn, query, {'name': name}).fetchone() is not None
 
 
-def _up_to_date(conn: sqlite3.Connection) -> bool:
-    """Whether `DBOSQuestionStore` would find nothing to add when it opens the file (`_upgrade.add_missing_columns`):
-    the questions table with every column, the addressees, every index, the change log, the hand-offs and the
-    history's index.
+def _catalog(conn: Connection) -> tuple[bool, set[str], set[str]]:
+    """Whether DBOS's own tables are there, and the names of the questions table's columns and of every index."""
+    if dialect_of(conn) == 'postgresql':
+        dbos = "SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = 'dbos'"
+        columns = (
+            'SELECT column_name FROM information_schema.columns '
+            'WHERE table_name = :table AND table_schema = ANY (current_schemas(false))'
+        )
+        indexes = 'SELECT indexname FROM pg_indexes WHERE schemaname = ANY (current_schemas(false))'
+    else:
+        dbos = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+        columns = 'SELECT name FROM pragma_table_info(:table)'
+        indexes = "SELECT name FROM sqlite_master WHERE type = 'index'"
+    return (
+        execute(conn, dbos, {'name': DBOS_TABLE}).fetchone() is not None,
+        {str(row[0]) for row in execute(conn, columns, {'table': TABLE_NAME}).fetchall()},
+        {str(row[0]) for row in execute(conn, indexes).fetchall()},
+    )
+
+
+def _up_to_date(conn: Connection) -> bool:
+    """Whether `DBOSQuestionStore` would find nothing to add when it opens the database
+    (`_upgrade.add_missing_columns`): the questions table with every column, the addressees, every index, the change
+    log, the hand-offs and the history's index.
     """
-    if not _has_table(conn, TABLE_NAME) or not _has_table(conn, DBOS_TABLE):
+    if not _has_table(conn, TABLE_NAME):
         return False
-    columns = {row[1] for row in conn.execute(f'PRAGMA table_info({TABLE_NAME})').fetchall()}
-    if any(name not in columns for name, _ in ADDED_COLUMNS) or not has_addressees(conn):
+    dbos, columns, indexes = _catalog(conn)
+    if not dbos or any(name not in columns for name, _ in ADDED_COLUMNS) or not has_addressees(conn):
         return False
-    indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()}
     approvals = _has_table(conn, EVENT_APPROVALS_TABLE_NAME)
     if any(name not in indexes for name, _, _ in index_statements(approvals=approvals)):
         return False
