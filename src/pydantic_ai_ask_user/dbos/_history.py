@@ -5,11 +5,13 @@ Finished rows are those whose `status` is no longer `pending` (`_schema.FINISHED
 descending, as a range of a partial index that holds only finished rows (`_schema.INDEXES`, `APPROVAL_INDEXES`), read
 backwards; the two tables' pages are merged by the store (`DBOSQuestionStore.history_page`).
 
-A person's questions are, as in the pending list, the unaddressed ones (their own index), the ones addressed to one of
-their names (through the addressees, which are kept until the question is pruned), and, in the history only, those
-they answered (`answered_by`, its own index): each a branch of at most `limit` rows, merged. A person's approvals are
-read in order with the approvals' audience condition (there are no addressees of approvals): a person who may see few
-of many finished approvals has more rows read before the page is full.
+A person's history reads the history's index (`_history_index`) once it is complete (`history_index_ready`, which
+back-fills it once; `person_history_page`). Until then, or where it cannot be made, a person's questions are, as in
+the pending list, the unaddressed ones (their own index), the ones addressed to one of their names (through the
+addressees, which are kept until the question is pruned), and, in the history only, those they answered
+(`answered_by`, its own index): each a branch of at most `limit` rows, merged. A person's approvals are read in
+order with the approvals' audience condition (there are no addressees of approvals): a person who may see few of
+many finished approvals has more rows read before the page is full.
 
 A filter by agent or conversation is a condition on the questions' own columns (`_searched`): everyone's is a range of
 that column's index of the finished rows (`ix_ask_user_requests_finished_agent`, `..._finished_conversation`), and a
