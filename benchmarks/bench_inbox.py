@@ -180,7 +180,7 @@ def _seed_finished(database_url: str, count: int) -> float:
     from pydantic_ai_ask_user._audience import context_to_json
     from pydantic_ai_ask_user.dbos._addressees import insert_addressees
     from pydantic_ai_ask_user.dbos._encoding import encode_request, encode_response
-    from pydantic_ai_ask_user.dbos._engine import create_engine
+    from pydantic_ai_ask_user.dbos._engine import EngineDatabase, create_engine
     from pydantic_ai_ask_user.dbos._handoffs import HANDOFFS_TABLE_NAME, handoffs_statements
     from pydantic_ai_ask_user.dbos._history import backfill_history_index
     from pydantic_ai_ask_user.dbos._history_index import history_index_statements
@@ -316,9 +316,9 @@ def _seed_finished(database_url: str, count: int) -> float:
                 )
     started = time.perf_counter()
     with engine.begin() as conn:
-        for statement in history_index_statements():
+        for statement in history_index_statements(engine.dialect.name):
             conn.execute(sa.text(statement))
-        assert backfill_history_index(conn, approvals=True) == count
+    assert backfill_history_index(EngineDatabase(engine), approvals=True) == count
     backfilled = time.perf_counter() - started
     if engine.dialect.name == 'postgresql':
         with engine.connect().execution_options(isolation_level='AUTOCOMMIT') as conn:

@@ -9,28 +9,37 @@ from __future__ import annotations
 
 import logging
 import random
+import signal
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+import waits
 from ask_user_support import make_request
 from durable_support import dbos_workflows
 from test_answered_by_and_notes import ReadOnlySqliteDatabase
+from waits import wait_until
 
 from pydantic_ai_ask_user import AskUserAnswer, AskUserResponse, Person, QuestionContext
 from pydantic_ai_ask_user._history import page_history_in_memory
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
+from pydantic_ai_ask_user.dbos import _history as dbos_history
 from pydantic_ai_ask_user.dbos import _store as dbos_store
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval, withdraw_approvals
+from pydantic_ai_ask_user.dbos._db import open_database
 from pydantic_ai_ask_user.dbos._encoding import encode_response
 from pydantic_ai_ask_user.dbos._engine import shared_engine
+from pydantic_ai_ask_user.dbos._history import backfill_history_index
 from pydantic_ai_ask_user.dbos._history_index import (
+    BACKFILL_TABLE_NAME,
     HISTORY_COMPLETE_INDEX,
     HISTORY_TABLE_NAME,
     HISTORY_VIEWERS_TABLE_NAME,
-    person_history_statement,
+    history_statement,
 )
 from pydantic_ai_ask_user.dbos._questions import claim_answer, insert_pending, withdraw_pending
 from pydantic_ai_ask_user.dbos._waits import insert_event_request, open_wait_row
@@ -203,61 +212,121 @@ async def test_a_persons_history_through_the_index_is_the_items_history_for_ever
         assert next(record for record in ops.records if record.key == 'q001').handoffs == handed.handoffs
 
 
-async def test_a_database_that_finished_items_before_the_index_is_back_filled_once(
+def _complete(url: str) -> bool:
+    return HISTORY_COMPLETE_INDEX in {
+        index['name'] for index in sa.inspect(shared_engine(url)).get_indexes(HISTORY_TABLE_NAME)
+    }
+
+
+def _as_before_the_index(url: str) -> None:
+    """The database as an earlier version left it: no history index, and items finished."""
+    with shared_engine(url).begin() as conn:
+        for table in (HISTORY_VIEWERS_TABLE_NAME, HISTORY_TABLE_NAME, BACKFILL_TABLE_NAME):
+            conn.execute(sa.text(f'DROP TABLE {table}'))
+
+
+async def test_a_database_that_finished_items_before_the_index_is_back_filled_once_in_the_background(
     database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger='pydantic_ai_ask_user.dbos')
     await _finish_everything(database_url, 12)
-    engine = shared_engine(database_url)
-    with engine.begin() as conn:  # as an earlier version left it: no index, and items finished
-        conn.execute(sa.text(f'DROP TABLE {HISTORY_VIEWERS_TABLE_NAME}'))
-        conn.execute(sa.text(f'DROP TABLE {HISTORY_TABLE_NAME}'))
+    _as_before_the_index(database_url)
     alice = Person('alice', groups=['team:billing'])
     async with DBOSQuestionStore(database_url, create_table=False) as store:
-        # Opening made the tables (empty, not complete): the items' tables still answer until the back-fill is done.
+        # Opening made the tables, empty and not complete: the items' tables answer, and the back-fill starts.
         assert _entries(database_url) == 0
         everything = await _everything(store)
-        with caplog.at_level(logging.WARNING, logger='pydantic_ai_ask_user.dbos'):
-            keys, totals = await _pages(store, 4, visible_to=alice)
-        assert not caplog.records
-    assert (keys, totals[0]) == _expected(everything, 4, HistoryFilter(), alice)
-    assert _entries(database_url) == 24
-    assert HISTORY_COMPLETE_INDEX in {index['name'] for index in sa.inspect(engine).get_indexes(HISTORY_TABLE_NAME)}
+        expected = _expected(everything, 4, HistoryFilter(), alice)
+        keys, totals = await _pages(store, 4, visible_to=alice)
+        assert (keys, totals[0]) == expected
+        await wait_until(lambda: _complete(database_url), 'the back-fill to complete')
+        assert _entries(database_url) == 24
+        # From the index now, the same pages.
+        keys, totals = await _pages(store, 4, visible_to=alice)
+        assert (keys, totals[0]) == expected
+    assert not caplog.records
     # Once: a new store finds it complete and writes nothing (an entry deleted by hand stays deleted).
-    with engine.begin() as conn:
+    with shared_engine(database_url).begin() as conn:
         conn.execute(sa.text(f"DELETE FROM {HISTORY_TABLE_NAME} WHERE item_id = 'q000'"))
     async with DBOSQuestionStore(database_url) as store:
         await store.history_page(visible_to=alice)
     assert _entries(database_url) == 23
 
 
-async def test_a_back_fill_that_fails_leaves_nothing_half_done_and_the_next_store_does_it(
+KILLED_BACKFILL = """
+import os, signal, sys
+from pydantic_ai_ask_user.dbos import _history
+from pydantic_ai_ask_user.dbos._db import open_database
+
+_history._BACKFILL_BATCH = 2
+where, calls = sys.argv[2], 0
+patched = 'save_backfill_position' if where == 'in its transaction' else 'history_entry'
+original = getattr(_history, patched)
+
+
+def killed(*args):
+    global calls
+    calls += 1
+    if calls == (3 if where == 'in its transaction' else 7):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(*args)
+
+
+setattr(_history, patched, killed)
+_history.backfill_history_index(open_database(sys.argv[1], pooled=False), approvals=True)
+"""
+"""A back-fill in batches of two, killed with -9 in its third batch's transaction (its entries and its position
+written, not committed), or while decoding its fourth batch (three committed)."""
+
+
+@pytest.mark.parametrize('where', ['in its transaction', 'between batches'])
+async def test_a_back_fill_killed_goes_on_from_its_last_batch(database_url: str, where: str) -> None:
+    await _finish_everything(database_url, 6)
+    _as_before_the_index(database_url)
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
+        everything = await _everything(store)  # everyone's unsearched history: no back-fill started
+    killed = subprocess.run(
+        [sys.executable, '-c', KILLED_BACKFILL, database_url, where], capture_output=True, timeout=waits.WAIT
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    written = 4 if where == 'in its transaction' else 6  # the batches committed, both of a batch or neither
+    assert _entries(database_url) == written
+    assert not _complete(database_url)
+    # The next back-fill reads only what is left (of the six questions, then the six approvals), and completes.
+    assert backfill_history_index(open_database(database_url, pooled=False), approvals=True) == 12 - written
+    assert (_entries(database_url), _complete(database_url)) == (12, True)
+    alice = Person('alice', groups=['team:billing'])
+    async with DBOSQuestionStore(database_url) as store:
+        keys, totals = await _pages(store, 2, visible_to=alice)
+    assert (keys, totals[0]) == _expected(everything, 2, HistoryFilter(), alice)
+
+
+async def test_a_back_fill_that_fails_is_said_once_and_the_next_process_completes_it(
     database_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    caplog.set_level(logging.WARNING, logger='pydantic_ai_ask_user.dbos')
     await _finish_everything(database_url, 6)
-    engine = shared_engine(database_url)
-    with engine.begin() as conn:
-        conn.execute(sa.text(f'DELETE FROM {HISTORY_VIEWERS_TABLE_NAME}'))
-        conn.execute(sa.text(f'DELETE FROM {HISTORY_TABLE_NAME}'))
-        conn.execute(sa.text(f'DROP INDEX IF EXISTS {HISTORY_COMPLETE_INDEX}'))
-    from pydantic_ai_ask_user.dbos import _history
+    _as_before_the_index(database_url)
 
-    def fail(statement: str) -> str:
-        raise sa.exc.OperationalError(statement, {}, Exception('disk I/O error'))
+    def fail() -> str:
+        raise sa.exc.OperationalError('CREATE INDEX', {}, Exception('disk I/O error'))
 
-    # The back-fill's last statement fails, after every entry was written: none of them stays.
-    monkeypatch.setattr(_history, 'complete_statement', lambda: fail('CREATE INDEX'))
+    # Its last statement fails, after every entry was written: the history is read from the items' tables, as before.
+    monkeypatch.setattr(dbos_history, 'complete_statement', fail)
     alice = Person('alice')
-    async with DBOSQuestionStore(database_url) as store:
+    async with DBOSQuestionStore(database_url, create_table=False) as store:
         everything = await _everything(store)
-        with caplog.at_level(logging.WARNING, logger='pydantic_ai_ask_user.dbos'):
-            keys, _ = await _pages(store, 3, visible_to=alice)
-    assert keys == _expected(everything, 3, HistoryFilter(), alice)[0]  # read from the items' tables
-    assert "the history's index could not be completed (" in caplog.text
-    assert _entries(database_url) == 0
+        keys, _ = await _pages(store, 3, visible_to=alice)
+        await wait_until(lambda: 'this process could not complete it (' in caplog.text, 'the warning')
+        assert (await _pages(store, 3, visible_to=alice))[0] == keys
+    assert keys == _expected(everything, 3, HistoryFilter(), alice)[0]
+    assert [record.getMessage() for record in caplog.records].count(caplog.records[0].getMessage()) == 1
+    assert (_entries(database_url), _complete(database_url)) == (12, False)
     monkeypatch.undo()
     async with DBOSQuestionStore(database_url) as store:
+        await store.history_page(visible_to=alice)  # starts it again: every row done, it only completes
+        await wait_until(lambda: _complete(database_url), 'the back-fill to complete')
         assert (await _pages(store, 3, visible_to=alice))[0] == keys
-    assert _entries(database_url) == 12
 
 
 async def test_an_entry_that_cannot_be_written_takes_its_answer_with_it(database_url: str) -> None:
@@ -329,7 +398,7 @@ async def test_a_persons_page_reads_ranges_of_their_names_never_every_entry(data
     carol = Person('carol', groups=['team:billing', 'team:ops'])
     for where in (HistoryFilter(), HistoryFilter(text='prod', addressee='alice'), HistoryFilter(kind='approval')):
         with engine.connect() as conn:
-            statement, parameters = person_history_statement(conn, carol, where, (1e12, 'q'), 50)
+            statement, parameters = history_statement(conn, carol, where, (1e12, 'q'), 50)
         plan = _plan(database_url, statement, parameters)
         # The viewers by their key (a range a name), the items by theirs: never a scan of either table.
         assert f'{HISTORY_VIEWERS_TABLE_NAME}_pkey' in plan or 'PRIMARY KEY' in plan or 'sqlite_autoindex' in plan, plan

@@ -20,10 +20,9 @@ person's narrows their branches. The approvals' agent is inside their `addressin
 
 from __future__ import annotations
 
-import logging
 from collections.abc import MutableMapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._answers import AskUserRequest
 from .._audience import Person
@@ -40,13 +39,17 @@ from ._approvals import FINISHED_APPROVAL_COLUMNS, finished_approval_record
 from ._connection import dialect_of, execute, fetch_one, in_list
 from ._handoffs import select_handoffs
 from ._history_index import (
+    backfill_position,
+    columns_decide,
     complete_statement,
-    count_person_history_statement,
+    count_history_statement,
+    count_newest_statement,
     history_complete,
     history_entry,
     history_present,
+    history_statement,
     insert_entries,
-    person_history_statement,
+    save_backfill_position,
 )
 from ._pending_statements import approval_audience_condition, audience_condition, names_found
 from ._questions import FINISHED_QUESTION_COLUMNS, finished_question_record
@@ -58,8 +61,9 @@ if TYPE_CHECKING:
 __all__ = (
     'backfill_history_index',
     'columns_decide_history',
-    'person_history_page',
-    'history_index_ready',
+    'indexed_history_page',
+    'INDEXED_COUNT_ROWS',
+    'history_index_state',
     'finished_questions_statement',
     'count_finished_statement',
     'finished_approvals_statement',
@@ -68,9 +72,6 @@ __all__ = (
     'select_finished_approvals',
     'count_finished_approvals',
 )
-
-_log = logging.getLogger('pydantic_ai_ask_user.dbos')
-"""The DBOS package's logger, which its warnings go to."""
 
 _ORDER = 'updated_at DESC, id DESC'
 """The history's order of one table's rows: the latest finished first, then by key (descending, as the cursor)."""
@@ -333,34 +334,42 @@ def count_finished_approvals(
     return int(fetch_one(conn, query, parameters | values)[0])
 
 
-_BACKFILL_BATCH = 1000
-"""How many finished rows the back-fill reads and writes the entries of at a time."""
+_BACKFILL_BATCH = 500
+"""How many finished rows the back-fill reads, decodes and writes the entries of in one transaction."""
 
 
-def backfill_history_index(conn: Connection, *, approvals: bool) -> int:
-    """Write the history index's entries of every finished question (and, with `approvals`, approval) that has none,
-    oldest first, then `HISTORY_COMPLETE_INDEX`, which says it is done; how many items it read. Run once, by the first
-    store that reads a person's history on a database whose index is not complete, in one transaction: a crash leaves
-    nothing done, and the next store does it all again. Entries written meanwhile by the writers are kept.
+def backfill_history_index(database: Database, *, approvals: bool) -> int:
+    """Write the history index's entries of every finished question (and, with `approvals`, approval), oldest first,
+    then `HISTORY_COMPLETE_INDEX`, which says it is done; how many items it read.
+
+    A batch at a time: read and decoded outside any transaction, then its entries and how far it got
+    (`save_backfill_position`) written in one short one, so that writers (answers, decisions) wait for a batch at
+    most, and a back-fill that stops (its process ended or was killed) goes on from there the next time. Entries
+    written meanwhile by the writers are kept: an entry written twice is written once.
     """
     read = 0
-    tables: list[tuple[str, str, str]] = [(TABLE_NAME, FINISHED_QUESTION_COLUMNS, FINISHED)]
+    sources: list[tuple[str, str, str, str]] = [('question', TABLE_NAME, FINISHED_QUESTION_COLUMNS, FINISHED)]
     if approvals:
-        tables.append((f'{EVENT_APPROVALS_TABLE_NAME} AS a', FINISHED_APPROVAL_COLUMNS, "a.status <> 'pending'"))
-    for table, columns, finished in tables:
-        prefix = 'a.' if table.endswith(' AS a') else ''
-        after: tuple[float, str] | None = None
+        sources.append(
+            ('approval', f'{EVENT_APPROVALS_TABLE_NAME} AS a', FINISHED_APPROVAL_COLUMNS, "a.status <> 'pending'")
+        )
+    for source, table, columns, finished in sources:
+        prefix = 'a.' if source == 'approval' else ''
+        with database.connect() as conn:
+            after = backfill_position(conn, source)
         while True:
             parameters: dict[str, Any] = {'limit': _BACKFILL_BATCH}
             condition = finished
             if after is not None:
                 condition += f' AND ({prefix}updated_at, {prefix}id) > (:after_at, :after_id)'
                 parameters |= {'after_at': after[0], 'after_id': after[1]}
-            rows = execute(
-                conn,
-                f'SELECT {columns} FROM {table} WHERE {condition} ORDER BY {prefix}updated_at, {prefix}id LIMIT :limit',
-                parameters,
-            ).fetchall()
+            with database.connect() as conn:
+                rows = execute(
+                    conn,
+                    f'SELECT {columns} FROM {table} WHERE {condition} '
+                    f'ORDER BY {prefix}updated_at, {prefix}id LIMIT :limit',
+                    parameters,
+                ).fetchall()
             if not rows:
                 break
             read += len(rows)
@@ -370,30 +379,46 @@ def backfill_history_index(conn: Connection, *, approvals: bool) -> int:
                 if (record := finished_question_record(row, None) if not prefix else finished_approval_record(row))
                 is not None
             ]
-            insert_entries(conn, [history_entry(record) for record in records])
             last = rows[-1]
             after = (float(last[-1]), str(last[0] if not prefix else last[-3]))
-    execute(conn, complete_statement())
+            with database.begin() as conn:
+                insert_entries(conn, [history_entry(record) for record in records])
+                save_backfill_position(conn, source, after)
+    with database.begin() as conn:
+        execute(conn, complete_statement())
     return read
 
 
-def person_history_page(
+INDEXED_COUNT_ROWS = 20_000
+"""How many of the newest entries everyone's count reads at most for a search read from each entry (a title, an
+addressee, free text): beyond, the total is the matches among them, marked not exact (`total_exact`). A person's
+count, and everyone's by the kind, the times, the agent or the conversation, are exact."""
+
+
+def indexed_history_page(
     conn: Connection,
-    person: Person,
+    person: Person | None,
     where: HistoryFilter,
     before: _Before,
     limit: int,
     *,
     decoded: MutableMapping[str, AskUserRequest] | None = None,
 ) -> PendingPage[FinishedRecord]:
-    """A person's history page through the history's index (`_history_index`, complete): their entries that `where`
-    takes (its search in SQL too), the first `limit` + 1, newest first; those items read by key, with their
-    hand-offs; the total, exact, one count of the same entries.
+    """A history page through the history's index (`_history_index`, complete): for `person`, their entries that
+    `where` takes (its search in SQL too); for everyone (`None`), every entry it takes. The first `limit` + 1, newest
+    first; those items read by key, with their hand-offs; the total one count of the same entries, exact but for
+    everyone's search read from each entry (at most `INDEXED_COUNT_ROWS` read).
     """
-    statement, parameters = person_history_statement(conn, person, where, before, limit + 1)
+    statement, parameters = history_statement(conn, person, where, before, limit + 1)
     entries = [(float(at), str(key), str(kind)) for at, key, kind in execute(conn, statement, parameters).fetchall()]
-    statement, parameters = count_person_history_statement(conn, person, where)
-    total = int(fetch_one(conn, statement, parameters)[0])
+    exact = True
+    if person is not None or columns_decide(where):
+        statement, parameters = count_history_statement(conn, person, where)
+        total = int(fetch_one(conn, statement, parameters)[0])
+    else:
+        statement, parameters = count_newest_statement(conn, where, INDEXED_COUNT_ROWS)
+        read, matched = fetch_one(conn, statement, parameters)
+        total, exact = int(matched), int(read) < INDEXED_COUNT_ROWS
     shown = entries[:limit]
     records: dict[tuple[str, str], FinishedRecord] = {}
     if questions := [key for _, key, kind in shown if kind == 'question']:
@@ -416,31 +441,14 @@ def person_history_page(
         if (record := records.get((kind, key))) is not None and visible_in_history(record, person)
     ]
     next_cursor = encode_history_position(entries[limit - 1][:2]) if len(entries) > limit else None
-    return PendingPage(page, next_cursor, total)
+    return PendingPage(page, next_cursor, total, total_exact=exact)
 
 
-def history_index_ready(database: Database, *, approvals: bool) -> bool:
-    """Whether a person's history may read the history's index: its tables are there and complete, back-filled here
-    (`backfill_history_index`) where they are not. A database user who may not (a read-only one) gets a warning, and
-    the history is read from the items' tables, as before.
+def history_index_state(database: Database) -> Literal['missing', 'incomplete', 'complete']:
+    """Whether the history's index is there (`ensure_history_index` made it, unless it could not), and complete (the
+    back-fill done: a person's history may read it).
     """
     with database.connect() as conn:
         if not history_present(conn):
-            return False
-        if history_complete(conn):
-            return True
-    try:
-        with database.begin() as conn:
-            backfill_history_index(conn, approvals=approvals)
-    except Exception as error:  # the driver's own (permissions, a read-only file), whichever way to the database
-        with database.connect() as conn:
-            if history_complete(conn):
-                return True  # another process completed it meanwhile
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        _log.warning(
-            "a person's history is read from the questions and approvals themselves, slower: the history's index "
-            'could not be completed (%s)',
-            reason,
-        )
-        return False
-    return True
+            return 'missing'
+        return 'complete' if history_complete(conn) else 'incomplete'

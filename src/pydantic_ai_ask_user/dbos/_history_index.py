@@ -47,8 +47,11 @@ __all__ = (
     'HISTORY_TABLE_NAME',
     'HISTORY_VIEWERS_TABLE_NAME',
     'HISTORY_COMPLETE_INDEX',
+    'BACKFILL_TABLE_NAME',
     'history_index_statements',
     'complete_statement',
+    'backfill_position',
+    'save_backfill_position',
     'ensure_history_index',
     'history_present',
     'history_complete',
@@ -56,8 +59,10 @@ __all__ = (
     'history_entry',
     'viewer_names',
     'insert_entries',
-    'person_history_statement',
-    'count_person_history_statement',
+    'history_statement',
+    'count_history_statement',
+    'count_newest_statement',
+    'columns_decide',
     'prune_history_index',
 )
 
@@ -72,11 +77,16 @@ HISTORY_VIEWERS_TABLE_NAME = 'ask_user_history_viewers'
 """The table holding one row per finished item and name that sees it, keyed in the history's order by name."""
 
 HISTORY_COMPLETE_INDEX = 'ix_ask_user_history_finished'
-"""The index of `HISTORY_TABLE_NAME` by when each item finished (what pruning reads), made by the back-fill's last
-statement: its presence says every item finished before the tables were made has its entries."""
+"""The index of `HISTORY_TABLE_NAME` in the history's order (what everyone's searched history and pruning read),
+made by the back-fill's last statement: its presence says every item finished before the tables were made has its
+entries."""
 
 _VIEWERS_FINISHED_INDEX = 'ix_ask_user_history_viewers_finished'
 """The index of `HISTORY_VIEWERS_TABLE_NAME` by when each item finished: what pruning reads."""
+
+BACKFILL_TABLE_NAME = 'ask_user_history_backfill'
+"""The table holding how far the back-fill got in each of the items' tables (`source`: `question` or `approval`), so
+that one stopped (the process ended, killed) goes on from there."""
 
 _ANYONE = '*'
 """The viewer of an item addressed to nobody in particular: every person sees it."""
@@ -92,21 +102,33 @@ _ENTRIES_PER_STATEMENT = 100
 history's and 4 a viewer."""
 
 
-def history_index_statements() -> tuple[str, ...]:
-    """The `CREATE TABLE`s and the viewers' pruning index (all `IF NOT EXISTS`; the same on both databases)."""
+def history_index_statements(dialect: str) -> tuple[str, ...]:
+    """The `CREATE TABLE`s and the indexes made with them (all `IF NOT EXISTS`), in `dialect` (`sqlite` or
+    `postgresql`): the same but that SQLite keeps each table in its primary key's order (`WITHOUT ROWID`), so that a
+    lookup or a range of the key reads the rows themselves, not an index and then the rows.
+    """
+    clustered = ' WITHOUT ROWID' if dialect == 'sqlite' else ''
     return (
         f'CREATE TABLE IF NOT EXISTS {HISTORY_TABLE_NAME} (kind VARCHAR(16) NOT NULL, item_id TEXT NOT NULL, '
         'finished_at FLOAT NOT NULL, agent TEXT, conversation TEXT, title TEXT, body TEXT NOT NULL, '
-        'PRIMARY KEY (kind, item_id))',
+        f'PRIMARY KEY (kind, item_id)){clustered}',
         f'CREATE TABLE IF NOT EXISTS {HISTORY_VIEWERS_TABLE_NAME} (viewer TEXT NOT NULL, finished_at FLOAT NOT NULL, '
-        'item_id TEXT NOT NULL, kind VARCHAR(16) NOT NULL, PRIMARY KEY (viewer, finished_at, item_id, kind))',
+        'item_id TEXT NOT NULL, kind VARCHAR(16) NOT NULL, agent TEXT, conversation TEXT, '
+        f'PRIMARY KEY (viewer, finished_at, item_id, kind)){clustered}',
+        f'CREATE TABLE IF NOT EXISTS {BACKFILL_TABLE_NAME} (source VARCHAR(16) PRIMARY KEY, after_at FLOAT NOT NULL, '
+        'after_id TEXT NOT NULL)',
         f'CREATE INDEX IF NOT EXISTS {_VIEWERS_FINISHED_INDEX} ON {HISTORY_VIEWERS_TABLE_NAME} (finished_at)',
+        *(
+            f'CREATE INDEX IF NOT EXISTS ix_ask_user_history_{column} ON {HISTORY_TABLE_NAME} '
+            f'({column}, finished_at, item_id, kind)'
+            for column in ('agent', 'conversation')
+        ),
     )
 
 
 def complete_statement() -> str:
     """The back-fill's last statement: `HISTORY_COMPLETE_INDEX`."""
-    return f'CREATE INDEX IF NOT EXISTS {HISTORY_COMPLETE_INDEX} ON {HISTORY_TABLE_NAME} (finished_at)'
+    return f'CREATE INDEX IF NOT EXISTS {HISTORY_COMPLETE_INDEX} ON {HISTORY_TABLE_NAME} (finished_at, item_id, kind)'
 
 
 def ensure_history_index(database: Database, errors: type[Exception] | tuple[type[Exception], ...]) -> bool:
@@ -115,11 +137,12 @@ def ensure_history_index(database: Database, errors: type[Exception] | tuple[typ
     """
     if database.has_table(HISTORY_TABLE_NAME) and database.has_table(HISTORY_VIEWERS_TABLE_NAME):
         return True
+    approvals = database.has_table(EVENT_APPROVALS_TABLE_NAME)
     try:
         with database.begin() as conn:
-            for statement in history_index_statements():
+            for statement in history_index_statements(dialect_of(conn)):
                 execute(conn, statement)
-            if not _anything_finished(conn, approvals=database.has_table(EVENT_APPROVALS_TABLE_NAME)):
+            if not _anything_finished(conn, approvals=approvals):
                 execute(conn, complete_statement())  # nothing to back-fill: complete from the start
     except errors as error:
         if database.has_table(HISTORY_TABLE_NAME) and database.has_table(HISTORY_VIEWERS_TABLE_NAME):
@@ -144,6 +167,26 @@ def _anything_finished(conn: Connection, *, approvals: bool) -> bool:
     return any(
         execute(conn, f"SELECT 1 FROM {table} WHERE status <> 'pending' LIMIT 1").fetchone() is not None
         for table in tables
+    )
+
+
+def backfill_position(conn: Connection, source: str) -> tuple[float, str] | None:
+    """How far the back-fill got in `source`'s table (`question`, `approval`): the last row it wrote the entry of, in
+    the order it reads them (`updated_at`, `id`); `None` where it has not begun.
+    """
+    row = execute(
+        conn, f'SELECT after_at, after_id FROM {BACKFILL_TABLE_NAME} WHERE source = :source', {'source': source}
+    ).fetchone()
+    return None if row is None else (float(row[0]), str(row[1]))
+
+
+def save_backfill_position(conn: Connection, source: str, after: tuple[float, str]) -> None:
+    """Say the back-fill got as far as `after` in `source`'s table, in the transaction that wrote those entries."""
+    execute(
+        conn,
+        f'INSERT INTO {BACKFILL_TABLE_NAME} (source, after_at, after_id) VALUES (:source, :after_at, :after_id) '
+        'ON CONFLICT (source) DO UPDATE SET after_at = excluded.after_at, after_id = excluded.after_id',
+        {'source': source, 'after_at': after[0], 'after_id': after[1]},
     )
 
 
@@ -275,27 +318,32 @@ def insert_entries(conn: Connection, entries: Sequence[HistoryEntry]) -> None:
             )
 
 
-def _entries_query(
-    conn: Connection, person: Person, where: HistoryFilter, before: tuple[float, str] | None
-) -> tuple[str, dict[str, Any]]:
-    """`SELECT DISTINCT finished_at, item_id, kind` of the entries `person` sees that `where` takes, after `before`:
-    one range of the viewers' key per name of theirs, each joined to its item's row where the search reads it.
+def _conditions(
+    conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None
+) -> tuple[list[str], list[str], dict[str, Any]]:
+    """The conditions on the entries of the history `person` (`None`: everyone) asks for: those of the range (the
+    person's names, the kind, the times, the cursor: on the viewers as `v`, or on the entries as `h` for everyone),
+    those of the search (on the entries as `h`), and their parameters.
     """
     find = 'strpos' if dialect_of(conn) == 'postgresql' else 'instr'
-    viewers = _person_viewers(person)
-    parameters: dict[str, Any] = {f'viewer_{index}': viewer for index, viewer in enumerate(viewers)}
-    conditions = [f'v.viewer IN ({", ".join(f":viewer_{index}" for index in range(len(viewers)))})']
+    at = 'h' if person is None else 'v'  # the table the order, the kind and the times are read from
+    parameters: dict[str, Any] = {}
+    ranged: list[str] = []
+    if person is not None:
+        viewers = _person_viewers(person)
+        parameters |= {f'viewer_{index}': viewer for index, viewer in enumerate(viewers)}
+        ranged.append(f'v.viewer IN ({", ".join(f":viewer_{index}" for index in range(len(viewers)))})')
     if where.kind is not None:
-        conditions.append('v.kind = :kind')
+        ranged.append(f'{at}.kind = :kind')
         parameters['kind'] = where.kind
     if where.finished_before is not None:
-        conditions.append('v.finished_at < :finished_before')
+        ranged.append(f'{at}.finished_at < :finished_before')
         parameters['finished_before'] = where.finished_before
     if where.finished_after is not None:
-        conditions.append('v.finished_at >= :finished_after')
+        ranged.append(f'{at}.finished_at >= :finished_after')
         parameters['finished_after'] = where.finished_after
     if before is not None:
-        conditions.append('(v.finished_at, v.item_id) < (:before_at, :before_id)')
+        ranged.append(f'({at}.finished_at, {at}.item_id) < (:before_at, :before_id)')
         parameters |= {'before_at': before[0], 'before_id': before[1]}
     searched: list[str] = []
     if where.agent is not None:
@@ -315,40 +363,82 @@ def _entries_query(
         # Addressed to that name: the item has a `to:` viewer row of it (its key, in the history's order, found).
         searched.append(
             f'EXISTS (SELECT 1 FROM {HISTORY_VIEWERS_TABLE_NAME} AS x WHERE x.viewer = :addressee AND '
-            'x.finished_at = v.finished_at AND x.item_id = v.item_id AND x.kind = v.kind)'
+            'x.finished_at = h.finished_at AND x.item_id = h.item_id AND x.kind = h.kind)'
         )
         parameters['addressee'] = _TO + where.addressee
-    joined = ''
-    if searched:
-        joined = f' JOIN {HISTORY_TABLE_NAME} AS h ON h.kind = v.kind AND h.item_id = v.item_id'
-        conditions += searched
-    query = (
-        f'SELECT DISTINCT v.finished_at, v.item_id, v.kind FROM {HISTORY_VIEWERS_TABLE_NAME} AS v{joined} '
-        f'WHERE {" AND ".join(conditions)}'
-    )
-    return query, parameters
+    return ranged, searched, parameters
 
 
-def person_history_statement(
-    conn: Connection, person: Person, where: HistoryFilter, before: tuple[float, str] | None, limit: int
+def _where(conditions: list[str]) -> str:
+    return f' WHERE {" AND ".join(conditions)}' if conditions else ''
+
+
+def _entries_query(
+    conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None
 ) -> tuple[str, dict[str, Any]]:
-    """The statement of the first `limit` entries (`finished_at`, `item_id`, `kind`) a person's history page takes,
-    newest first, and its parameters.
+    """`SELECT finished_at, item_id, kind` of the entries that `where` takes, after `before`, each once: for `person`,
+    those they see (one range of the viewers' key per name of theirs, each joined to its item's entry where the search
+    reads it); for everyone (`None`), every entry, by the index of the history's order or of the search's column.
+    """
+    ranged, searched, parameters = _conditions(conn, person, where, before)
+    if person is None:
+        return (
+            f'SELECT h.finished_at, h.item_id, h.kind FROM {HISTORY_TABLE_NAME} AS h{_where(ranged + searched)}',
+            parameters,
+        )
+    joined = f' JOIN {HISTORY_TABLE_NAME} AS h ON h.kind = v.kind AND h.item_id = v.item_id' if searched else ''
+    query = f'SELECT DISTINCT v.finished_at, v.item_id, v.kind FROM {HISTORY_VIEWERS_TABLE_NAME} AS v{joined}'
+    return query + _where(ranged + searched), parameters
+
+
+def history_statement(
+    conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None, limit: int
+) -> tuple[str, dict[str, Any]]:
+    """The statement of the first `limit` entries (`finished_at`, `item_id`, `kind`) of the history page `person`
+    (`None`: everyone) asks for, newest first, and its parameters.
     """
     entries, parameters = _entries_query(conn, person, where, before)
-    query = (
-        f'SELECT finished_at, item_id, kind FROM ({entries}) AS e ORDER BY finished_at DESC, item_id DESC, kind DESC '
-        'LIMIT :limit'
-    )
+    if person is None:  # one table: ordered by its index of the history's order (or the search's column's)
+        query = f'{entries} ORDER BY h.finished_at DESC, h.item_id DESC, h.kind DESC LIMIT :limit'
+    else:
+        query = (
+            f'SELECT finished_at, item_id, kind FROM ({entries}) AS e '
+            'ORDER BY finished_at DESC, item_id DESC, kind DESC LIMIT :limit'
+        )
     return query, parameters | {'limit': limit}
 
 
-def count_person_history_statement(
-    conn: Connection, person: Person, where: HistoryFilter
+def count_history_statement(
+    conn: Connection, person: Person | None, where: HistoryFilter
 ) -> tuple[str, dict[str, Any]]:
-    """The statement of how many finished items `person` sees that `where` takes (exactly), and its parameters."""
+    """The statement of how many entries of the history `person` (`None`: everyone) asks for `where` takes, exactly,
+    each once, and its parameters.
+    """
     entries, parameters = _entries_query(conn, person, where, None)
     return f'SELECT count(*) FROM ({entries}) AS e', parameters
+
+
+def count_newest_statement(conn: Connection, where: HistoryFilter, rows: int) -> tuple[str, dict[str, Any]]:
+    """The statement of everyone's count for a search read from each entry (`columns_decide` false), over the newest
+    `rows` entries of the range (the kind, the times) at most, and its parameters: it reads how many entries that was,
+    then how many of them the search takes. Fewer than `rows` read: the count is exact.
+    """
+    ranged, searched, parameters = _conditions(conn, None, where, None)
+    newest = (
+        f'SELECT h.finished_at, h.item_id, h.kind, h.agent, h.conversation, h.title, h.body FROM {HISTORY_TABLE_NAME} '
+        f'AS h{_where(ranged)} ORDER BY h.finished_at DESC, h.item_id DESC, h.kind DESC LIMIT :rows'
+    )
+    taken = ' AND '.join(searched) if searched else '1 = 1'
+    query = f'SELECT count(*), coalesce(sum(CASE WHEN {taken} THEN 1 ELSE 0 END), 0) FROM ({newest}) AS h'
+    return query, parameters | {'rows': rows}
+
+
+def columns_decide(where: HistoryFilter) -> bool:
+    """Whether everyone's entries that `where` takes are a range of one index, counted exactly at an index's cost:
+    no title, addressee or free text, which are read from each entry (the kind, the times, the agent and the
+    conversation are columns of `HISTORY_TABLE_NAME`'s indexes).
+    """
+    return where.title is None and where.addressee is None and where.text is None
 
 
 def prune_history_index(conn: Connection, kind: str, finished: str, parameters: dict[str, Any]) -> None:

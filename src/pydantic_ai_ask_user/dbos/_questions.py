@@ -95,10 +95,13 @@ def insert_encoded(
         ':conversation_id) ON CONFLICT (id) DO NOTHING',
         values,
     )
-    if inserted.rowcount == 1 and status == 'pending' and identity.audience:
-        # Its names, in the same transaction, for a person's own page: not a replay's (the row was there).
+    if inserted.rowcount != 1:
+        return  # a replay's: the row was there
+    if identity.audience:
+        # Its names, in the same transaction, for a person's own page, and for their history where it is read from
+        # the addressees (a question recorded withdrawn at once has them too, or no person would find it there).
         insert_addressees(conn, [(identity.key, identity.audience, due_at, now)])
-    elif inserted.rowcount == 1 and status != 'pending':
+    if status != 'pending':
         index_finished_questions(conn, '(:id)', {'id': identity.key})
 
 

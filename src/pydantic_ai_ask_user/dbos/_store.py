@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import OrderedDict, deque
@@ -78,11 +79,12 @@ from ._encoding import (
 )
 from ._handoffs import forward_item, select_handoffs
 from ._history import (
+    backfill_history_index,
     columns_decide_history,
     count_finished_approvals,
     count_finished_questions,
-    history_index_ready,
-    person_history_page,
+    history_index_state,
+    indexed_history_page,
     select_finished_approvals,
     select_finished_questions,
 )
@@ -107,6 +109,9 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = ('DBOSQuestionStore', 'DEFAULT_EVENTS_POLL_SECONDS', 'DEFAULT_FINISHED_RETENTION_SECONDS')
+
+_log = logging.getLogger('pydantic_ai_ask_user.dbos')
+"""The DBOS package's logger, which its warnings go to."""
 
 DEFAULT_EVENTS_POLL_SECONDS = 0.25
 """How often `events()` reads the table for questions that started waiting, were answered or withdrawn."""
@@ -203,9 +208,10 @@ class DBOSQuestionStore:
     _has_addressees: bool = field(default=False, init=False, repr=False, compare=False)
     # Whether the change log (`_changes`) is there: `events()` reads it, or else the questions by time.
     _has_change_log: bool = field(default=False, init=False, repr=False, compare=False)
-    # Whether a person's history reads the history's index (`_history_index`): `None` until the first person's
-    # history asks, which back-fills it where it is not complete.
-    _history_indexed: bool | None = field(default=None, init=False, repr=False, compare=False)
+    # Whether the history reads the history's index (`_history_index`): known once it is complete; until then each
+    # history page looks again, and the first starts the back-fill (`_backfilling`) where it is needed.
+    _history_indexed: bool = field(default=False, init=False, repr=False, compare=False)
+    _backfilling: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -386,8 +392,14 @@ class DBOSQuestionStore:
     def _history(
         self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
     ) -> PendingPage[FinishedRecord]:
-        if visible_to is not None and not visible_to.sees_all and self._history_index_ready():
-            return self._person_history(limit, before, where, visible_to)
+        everyone = visible_to is None or visible_to.sees_all
+        # A person's page, and everyone's search, read the history's index (`_history_index`); everyone's unfiltered
+        # page reads the items' finished indexes, as before (one range each, merged, and an exact count).
+        if (not everyone or where.searching) and self._history_index_ready():
+            with self._connect().connect() as conn:
+                return indexed_history_page(
+                    conn, None if everyone else visible_to, where, before, limit, decoded=self._decoded
+                )
         if not where.searching:
             return self._history_read(limit, before, where, visible_to)
         # A search narrows after the SQL (`_search`): read the person's finished items in ranges, newest first, and
@@ -409,22 +421,39 @@ class DBOSQuestionStore:
         return PendingPage(taken[:limit], next_cursor, total, total_exact=exact)
 
     def _history_index_ready(self) -> bool:
-        """Whether a person's history may read the history's index: its tables are there and complete, back-filled
-        here, once, where they are not. A database user who may not (a read-only one) gets a warning, and the
-        history is read from the items' tables, as before.
+        """Whether the history may read the history's index: its tables are there and complete. Where they are there
+        but not complete (a database whose items finished before them), the back-fill is started in a thread of its
+        own (`_backfill`), and the history is read from the items' tables until it is done.
         """
-        if self._history_indexed is None:
-            database = self._connect()
-            if not self._table_ready(database):
-                return False
-            self._history_indexed = history_index_ready(database, approvals=self._approvals_ready())
+        if self._history_indexed:
+            return True
+        database = self._connect()
+        if not self._table_ready(database):
+            return False
+        state = history_index_state(database)
+        if state == 'incomplete':
+            with self._lock:
+                if self._backfilling is None:
+                    self._backfilling = threading.Thread(
+                        target=self._backfill, args=(database,), name='ask-user history back-fill', daemon=True
+                    )
+                    self._backfilling.start()
+        self._history_indexed = state == 'complete'
         return self._history_indexed
 
-    def _person_history(
-        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, person: Person
-    ) -> PendingPage[FinishedRecord]:
-        with self._connect().connect() as conn:
-            return person_history_page(conn, person, where, before, limit, decoded=self._decoded)
+    def _backfill(self, database: Database) -> None:
+        """Write the entries of the items that finished before the history's index (`backfill_history_index`), once
+        a process; a database user who may not (a read-only one) gets a warning, and the history is read as before.
+        """
+        try:
+            backfill_history_index(database, approvals=self._approvals_ready())
+        except Exception as error:  # the driver's own (permissions, a read-only file), whichever way to the database
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            _log.warning(
+                "a person's history is read from the questions and approvals themselves, slower, until the history's "
+                'index is complete; this process could not complete it (%s)',
+                reason,
+            )
 
     def _history_total(self, where: HistoryFilter, visible_to: Person | None) -> tuple[int, bool]:
         """How many finished items a search takes and `visible_to` sees, and whether exactly: the questions in one SQL
