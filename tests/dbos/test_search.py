@@ -243,6 +243,9 @@ async def test_the_agent_and_the_conversation_are_columns_whose_filters_read_the
                 assert 'ix_ask_user_addressees_order' in plan or 'ask_user_addressees_pkey' in plan, plan
                 if engine.dialect.name == 'sqlite':
                     assert index not in plan, plan
+                    # Nor every waiting question by their status: the unaddressed ones by their own index.
+                    assert 'ix_ask_user_requests_status' not in plan, plan
+                    assert 'ix_ask_user_requests_unaddressed' in plan, plan
     async with DBOSQuestionStore(database_url) as store:
         page = await store.pending_page(limit=2, where=PendingFilter(agent='refunds'))
         assert (len(page.records), page.total, page.total_exact) == (2, 3, True)
@@ -298,8 +301,11 @@ INDEXES_OF_THE_COLUMNS = (
     'ix_ask_user_requests_pending_conversation',
     'ix_ask_user_requests_finished_agent',
     'ix_ask_user_requests_finished_conversation',
+    'ix_ask_user_requests_unaddressed_agent',
+    'ix_ask_user_requests_unaddressed_conversation',
 )
-"""The indexes of the agent and conversation columns: the waiting list's order and the history's, of each."""
+"""The indexes of the agent and conversation columns: the waiting list's order (everyone's, and the unaddressed
+questions') and the history's, of each."""
 
 
 @pytest.mark.parametrize('pooled', [False, True], ids=['bare driver', 'sqlalchemy'])

@@ -123,10 +123,10 @@ def _columns_searched(where: PendingFilter) -> tuple[list[str], dict[str, Any]]:
 
 
 def _own_columns_searched(conn: Connection, where: PendingFilter, prefix: str = '') -> list[str]:
-    """`_columns_searched`'s conditions of the agent and the conversation on the rows of a person's own ranges (of the
-    table aliased `prefix`), with the same parameters. On SQLite each column is read as an expression (`+`), so that
-    SQLite keeps to the person's ranges of the unaddressed questions' and the addressees' indexes rather than the
-    column's own index, which holds everybody's waiting questions of that agent.
+    """`_columns_searched`'s conditions of the agent and the conversation on the questions a person's names reach
+    through the addressees (the table aliased `prefix`), with the same parameters. On SQLite each column is read as an
+    expression (`+`), so that SQLite keeps to the person's ranges of the addressees' index, each question looked up by
+    its key, rather than the column's own index, which holds everybody's waiting questions of that agent.
     """
     plus = '+' if dialect_of(conn) == 'sqlite' else ''
     return [
@@ -245,7 +245,7 @@ def _person_page_statement(
     ages, values = _ages(where, 'created_at')
     later, cursor = after_position(PENDING_ORDER, after)
     parameters |= values | cursor | _columns_searched(where)[1] | {'limit': limit}
-    searched = _own_columns_searched(conn, where)
+    searched = _columns_searched(where)[0]  # a range of `ix_ask_user_requests_unaddressed_agent` (or conversation)
     everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *searched, *ages, *later])
     branches = [f'SELECT {PENDING_ORDER} FROM {TABLE_NAME} WHERE {everyone} ORDER BY {PENDING_ORDER} LIMIT :limit']
     by_name = [
@@ -280,7 +280,7 @@ def count_pending_statement(
         return f'SELECT count(*) FROM {TABLE_NAME} WHERE {" AND ".join(conditions)}', parameters
     rows, listed, parameters = _theirs(conn, visible_to, names)
     ages, values = _ages(where, 'created_at')
-    searched = _own_columns_searched(conn, where)
+    searched = _columns_searched(where)[0]  # a range of `ix_ask_user_requests_unaddressed_agent` (or conversation)
     everyone = ' AND '.join(["status = 'pending'", 'audience IS NULL', *_no_question(where), *searched, *ages])
     by_name = ' AND '.join(
         [

@@ -135,6 +135,21 @@ INDEXES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
         ('conversation_id', 'status', 'due_at', 'created_at', 'id'),
         'conversation_id IS NOT NULL',
     ),
+    # The same, of the questions addressed to nobody in particular only: the part of a person's page (and count)
+    # filtered by agent or conversation that is everyone's (theirs come from the addressees), a range of these
+    # rather than of the agent's every waiting question, or of every unaddressed one. `audience` first (`NULL` in
+    # each row): `audience IS NULL` is then a key of the index, three equalities, which SQLite prefers to the two of
+    # the agent's index above.
+    (
+        'ix_ask_user_requests_unaddressed_agent',
+        ('audience', 'agent_name', 'status', 'due_at', 'created_at', 'id'),
+        'audience IS NULL AND agent_name IS NOT NULL',
+    ),
+    (
+        'ix_ask_user_requests_unaddressed_conversation',
+        ('audience', 'conversation_id', 'status', 'due_at', 'created_at', 'id'),
+        'audience IS NULL AND conversation_id IS NOT NULL',
+    ),
 )
 """The indexes of the questions table, by name, columns and the rows they hold (`None`: all; else a `WHERE`, a
 partial index, which SQLite and PostgreSQL both use for a query whose conditions include it): `_tables.requests_table`
