@@ -386,7 +386,8 @@ async def test_a_persons_page_reads_ranges_of_their_names_never_every_entry(data
         others = [{'v': f'to:other-{n % 500}', 'f': 1000.0 + n, 'i': f'x{n}', 'k': 'question'} for n in range(20_000)]
         conn.execute(
             sa.text(
-                f'INSERT INTO {HISTORY_VIEWERS_TABLE_NAME} (viewer, finished_at, item_id, kind) VALUES (:v, :f, :i, :k)'
+                f'INSERT INTO {HISTORY_VIEWERS_TABLE_NAME} (viewer, finished_at, item_id, kind, body) '
+                "VALUES (:v, :f, :i, :k, '')"
             ),
             others,
         )

@@ -395,6 +395,39 @@ addressee, free text): beyond, the total is the matches among them, marked not e
 count, and everyone's by the kind, the times, the agent or the conversation, are exact."""
 
 
+_Entry = tuple[float, str, str]
+"""An entry of the history's index as a page reads it: when the item finished, its key and its kind."""
+
+
+def _person_entries(
+    conn: Connection, person: Person, where: HistoryFilter, before: _Before, limit: int
+) -> tuple[list[_Entry], int, bool]:
+    """The first `limit` + 1 of `person`'s entries that `where` takes after `before`, and how many there are (exact).
+    Every one is read, once: a person's history is some thousands of entries, and a page and a count would each read
+    them all (`DISTINCT`, then the order).
+    """
+    statement, parameters = history_statement(conn, person, where, None, None)
+    rows = [(float(at), str(key), str(kind)) for at, key, kind in execute(conn, statement, parameters).fetchall()]
+    following = [row for row in rows if before is None or row[:2] < before]
+    return following[: limit + 1], len(rows), True
+
+
+def _everyones_entries(
+    conn: Connection, where: HistoryFilter, before: _Before, limit: int
+) -> tuple[list[_Entry], int, bool]:
+    """The first `limit` + 1 of every entry that `where` takes after `before`, and how many there are: exactly where
+    the index's columns decide it (`columns_decide`), else among the newest `INDEXED_COUNT_ROWS` (then not exact).
+    """
+    statement, parameters = history_statement(conn, None, where, before, limit + 1)
+    entries = [(float(at), str(key), str(kind)) for at, key, kind in execute(conn, statement, parameters).fetchall()]
+    if columns_decide(where):
+        statement, parameters = count_history_statement(conn, None, where)
+        return entries, int(fetch_one(conn, statement, parameters)[0]), True
+    statement, parameters = count_newest_statement(conn, where, INDEXED_COUNT_ROWS)
+    read, matched = fetch_one(conn, statement, parameters)
+    return entries, int(matched), int(read) < INDEXED_COUNT_ROWS
+
+
 def indexed_history_page(
     conn: Connection,
     person: Person | None,
@@ -409,16 +442,10 @@ def indexed_history_page(
     first; those items read by key, with their hand-offs; the total one count of the same entries, exact but for
     everyone's search read from each entry (at most `INDEXED_COUNT_ROWS` read).
     """
-    statement, parameters = history_statement(conn, person, where, before, limit + 1)
-    entries = [(float(at), str(key), str(kind)) for at, key, kind in execute(conn, statement, parameters).fetchall()]
-    exact = True
-    if person is not None or columns_decide(where):
-        statement, parameters = count_history_statement(conn, person, where)
-        total = int(fetch_one(conn, statement, parameters)[0])
+    if person is not None:
+        entries, total, exact = _person_entries(conn, person, where, before, limit)
     else:
-        statement, parameters = count_newest_statement(conn, where, INDEXED_COUNT_ROWS)
-        read, matched = fetch_one(conn, statement, parameters)
-        total, exact = int(matched), int(read) < INDEXED_COUNT_ROWS
+        entries, total, exact = _everyones_entries(conn, where, before, limit)
     shown = entries[:limit]
     records: dict[tuple[str, str], FinishedRecord] = {}
     if questions := [key for _, key, kind in shown if kind == 'question']:

@@ -9,11 +9,13 @@ of the person's own entries:
 - `HISTORY_TABLE_NAME`: one row per finished item (its kind and key, when it finished, and what a search reads: the
   agent, the conversation, the title folded, and the free text folded, `_search.item_text`);
 - `HISTORY_VIEWERS_TABLE_NAME`: one row per item and name that sees it (`viewer_names`): `*` for an item addressed to
-  nobody in particular, `to:` and each name of its audience, and `by:` and who answered or decided it; keyed in the
-  history's order, so a person's entries are one range per name of theirs.
+  nobody in particular, `to:` and each name of its audience, and `by:` and who answered or decided it (where the
+  audience does not name them already); keyed in the history's order, so a person's entries are one range per name of
+  theirs, and each holding what a search reads again, so that a person's history reads their rows alone.
 
-A person's page is then their entries (some thousands at most), each joined to its item's row for the search, sorted,
-and the first `limit` read from the items' tables; its total the same entries counted, exactly, whatever the search.
+A person's page is then their entries (some thousands at most) that the search takes, read once, sorted: its total is
+how many, exactly, whatever the search, and the first `limit` after the cursor are read from the items' tables.
+Everyone's search reads `HISTORY_TABLE_NAME` by the index of the history's order, or of the agent or conversation.
 
 Written in the transaction that finishes the item (`_questions.index_finished_questions`,
 `_approvals.index_finished_approvals`), from the row as it finished; the same entry written twice (a race of two
@@ -113,8 +115,8 @@ def history_index_statements(dialect: str) -> tuple[str, ...]:
         'finished_at FLOAT NOT NULL, agent TEXT, conversation TEXT, title TEXT, body TEXT NOT NULL, '
         f'PRIMARY KEY (kind, item_id)){clustered}',
         f'CREATE TABLE IF NOT EXISTS {HISTORY_VIEWERS_TABLE_NAME} (viewer TEXT NOT NULL, finished_at FLOAT NOT NULL, '
-        'item_id TEXT NOT NULL, kind VARCHAR(16) NOT NULL, agent TEXT, conversation TEXT, '
-        f'PRIMARY KEY (viewer, finished_at, item_id, kind)){clustered}',
+        'item_id TEXT NOT NULL, kind VARCHAR(16) NOT NULL, agent TEXT, conversation TEXT, title TEXT, '
+        f'body TEXT NOT NULL, PRIMARY KEY (viewer, finished_at, item_id, kind)){clustered}',
         f'CREATE TABLE IF NOT EXISTS {BACKFILL_TABLE_NAME} (source VARCHAR(16) PRIMARY KEY, after_at FLOAT NOT NULL, '
         'after_id TEXT NOT NULL)',
         f'CREATE INDEX IF NOT EXISTS {_VIEWERS_FINISHED_INDEX} ON {HISTORY_VIEWERS_TABLE_NAME} (finished_at)',
@@ -242,7 +244,8 @@ def viewer_names(audience: Sequence[str] | None, by: str | None) -> tuple[str, .
     whose persons `visible_in_history` lets see it.
     """
     viewers = [_ANYONE] if audience is None else [_TO + name for name in dict.fromkeys(audience)]
-    if by is not None:
+    if by is not None and audience is not None and by not in audience:
+        # Who answered sees it as its addressee already (and an item for anyone, everyone sees): no second row.
         viewers.append(_BY + by)
     return tuple(viewers)
 
@@ -288,12 +291,7 @@ def insert_entries(conn: Connection, entries: Sequence[HistoryEntry]) -> None:
                 f'b{index}': entry.body,
             }
             for number, viewer in enumerate(entry.viewers):
-                viewers |= {
-                    f'v{index}_{number}': viewer,
-                    f'f{index}_{number}': entry.finished_at,
-                    f'i{index}_{number}': entry.key,
-                    f'k{index}_{number}': entry.kind,
-                }
+                viewers[f'v{index}_{number}'] = viewer
         values = ', '.join(
             f'(:k{index}, :i{index}, :f{index}, :a{index}, :c{index}, :t{index}, :b{index})'
             for index in range(len(batch))
@@ -305,16 +303,17 @@ def insert_entries(conn: Connection, entries: Sequence[HistoryEntry]) -> None:
             items,
         )
         if viewers:
+            # Each viewer row holds what a search reads too, so that a person's history reads their rows alone.
             rows = ', '.join(
-                f'(:v{index}_{number}, :f{index}_{number}, :i{index}_{number}, :k{index}_{number})'
+                f'(:v{index}_{number}, :f{index}, :i{index}, :k{index}, :a{index}, :c{index}, :t{index}, :b{index})'
                 for index, entry in enumerate(batch)
                 for number in range(len(entry.viewers))
             )
             execute(
                 conn,
-                f'INSERT INTO {HISTORY_VIEWERS_TABLE_NAME} (viewer, finished_at, item_id, kind) VALUES {rows} '
-                'ON CONFLICT DO NOTHING',
-                viewers,
+                f'INSERT INTO {HISTORY_VIEWERS_TABLE_NAME} (viewer, finished_at, item_id, kind, agent, conversation, '
+                f'title, body) VALUES {rows} ON CONFLICT DO NOTHING',
+                viewers | items,
             )
 
 
@@ -347,23 +346,23 @@ def _conditions(
         parameters |= {'before_at': before[0], 'before_id': before[1]}
     searched: list[str] = []
     if where.agent is not None:
-        searched.append('h.agent = :agent')
+        searched.append(f'{at}.agent = :agent')
         parameters['agent'] = where.agent
     if where.conversation is not None:
-        searched.append('h.conversation = :conversation')
+        searched.append(f'{at}.conversation = :conversation')
         parameters['conversation'] = where.conversation
     if where.title is not None:
         # Exact characters of the folded texts (`instr`, `strpos`): neither database folds as Python does.
-        searched.append(f'h.title IS NOT NULL AND {find}(h.title, :title) > 0')
+        searched.append(f'{at}.title IS NOT NULL AND {find}({at}.title, :title) > 0')
         parameters['title'] = where.title.casefold()
     if where.text is not None:
-        searched.append(f'{find}(h.body, :text) > 0')
+        searched.append(f'{find}({at}.body, :text) > 0')
         parameters['text'] = where.text.casefold()
     if where.addressee is not None:
         # Addressed to that name: the item has a `to:` viewer row of it (its key, in the history's order, found).
         searched.append(
             f'EXISTS (SELECT 1 FROM {HISTORY_VIEWERS_TABLE_NAME} AS x WHERE x.viewer = :addressee AND '
-            'x.finished_at = h.finished_at AND x.item_id = h.item_id AND x.kind = h.kind)'
+            f'x.finished_at = {at}.finished_at AND x.item_id = {at}.item_id AND x.kind = {at}.kind)'
         )
         parameters['addressee'] = _TO + where.addressee
     return ranged, searched, parameters
@@ -377,8 +376,8 @@ def _entries_query(
     conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None
 ) -> tuple[str, dict[str, Any]]:
     """`SELECT finished_at, item_id, kind` of the entries that `where` takes, after `before`, each once: for `person`,
-    those they see (one range of the viewers' key per name of theirs, each joined to its item's entry where the search
-    reads it); for everyone (`None`), every entry, by the index of the history's order or of the search's column.
+    those they see (one range of the viewers' key per name of theirs, whose rows hold what the search reads); for
+    everyone (`None`), every entry, by the index of the history's order or of the search's column.
     """
     ranged, searched, parameters = _conditions(conn, person, where, before)
     if person is None:
@@ -386,26 +385,29 @@ def _entries_query(
             f'SELECT h.finished_at, h.item_id, h.kind FROM {HISTORY_TABLE_NAME} AS h{_where(ranged + searched)}',
             parameters,
         )
-    joined = f' JOIN {HISTORY_TABLE_NAME} AS h ON h.kind = v.kind AND h.item_id = v.item_id' if searched else ''
-    query = f'SELECT DISTINCT v.finished_at, v.item_id, v.kind FROM {HISTORY_VIEWERS_TABLE_NAME} AS v{joined}'
+    query = f'SELECT DISTINCT v.finished_at, v.item_id, v.kind FROM {HISTORY_VIEWERS_TABLE_NAME} AS v'
     return query + _where(ranged + searched), parameters
 
 
 def history_statement(
-    conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None, limit: int
+    conn: Connection,
+    person: Person | None,
+    where: HistoryFilter,
+    before: tuple[float, str] | None,
+    limit: int | None,
 ) -> tuple[str, dict[str, Any]]:
-    """The statement of the first `limit` entries (`finished_at`, `item_id`, `kind`) of the history page `person`
-    (`None`: everyone) asks for, newest first, and its parameters.
+    """The statement of the first `limit` entries (`finished_at`, `item_id`, `kind`; every one for `None`) of the
+    history `person` (`None`: everyone) asks for, newest first, and its parameters.
     """
     entries, parameters = _entries_query(conn, person, where, before)
-    if person is None:  # one table: ordered by its index of the history's order (or the search's column's)
-        query = f'{entries} ORDER BY h.finished_at DESC, h.item_id DESC, h.kind DESC LIMIT :limit'
+    order = 'finished_at DESC, item_id DESC, kind DESC'
+    if person is None:  # one table: in the order of its index of the history's order (or the search's column's)
+        query = f'{entries} ORDER BY {", ".join(f"h.{column}" for column in order.split(", "))}'
     else:
-        query = (
-            f'SELECT finished_at, item_id, kind FROM ({entries}) AS e '
-            'ORDER BY finished_at DESC, item_id DESC, kind DESC LIMIT :limit'
-        )
-    return query, parameters | {'limit': limit}
+        query = f'SELECT finished_at, item_id, kind FROM ({entries}) AS e ORDER BY {order}'
+    if limit is None:
+        return query, parameters
+    return f'{query} LIMIT :limit', parameters | {'limit': limit}
 
 
 def count_history_statement(
