@@ -373,7 +373,17 @@ def _measure(database_url: str) -> dict[str, Any]:
                     assert reply.status_code == 200, reply.text
         history: dict[str, list[float]] = {name: [] for name in _HISTORY_QUERIES}
         history_totals: dict[str, int] = {}
+        # The first history request of the process imports the history's modules and reads its tables cold: it is
+        # timed apart (`history_cold`), not among the samples, whose p95 of 20 it would be.
+        history_cold: dict[str, float] = {}
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=people), base_url='http://bench') as client:
+            for name, (mine, query) in _HISTORY_QUERIES.items():
+                if mine:
+                    params = {key: value.format(agent='agent-1') for key, value in query.items()}
+                    started = time.perf_counter()
+                    reply = await client.get('/api/history', headers={'x-person': 'person-1'}, params=params)
+                    history_cold[name] = (time.perf_counter() - started) * 1000
+                    assert reply.status_code == 200, reply.text
             for n in range(HISTORY_SAMPLES):
                 who = {'x-person': f'person-{n * 37 % ADDRESSEES}'}
                 for name, (mine, query) in _HISTORY_QUERIES.items():
@@ -390,6 +400,13 @@ def _measure(database_url: str) -> dict[str, Any]:
                     assert shown == 50 <= body['total'] or shown == body['total'], (name, shown, body['total'])
                     history_totals[name] = body['total']
         async with httpx.AsyncClient(transport=transport, base_url='http://bench', headers=headers) as client:
+            for name, (mine, query) in _HISTORY_QUERIES.items():
+                if not mine:
+                    params = {key: value.format(agent='agent-1') for key, value in query.items()}
+                    started = time.perf_counter()
+                    reply = await client.get('/api/history', params=params)
+                    history_cold[name] = (time.perf_counter() - started) * 1000
+                    assert reply.status_code == 200, reply.text
             for n in range(HISTORY_SAMPLES):
                 for name, (mine, query) in _HISTORY_QUERIES.items():
                     if mine:
@@ -448,6 +465,7 @@ def _measure(database_url: str) -> dict[str, Any]:
             'all_by_agent_exact': all_by_agent_exact,
             'history': history,
             'history_totals': history_totals,
+            'history_cold': history_cold,
         }
 
     figures = anyio.run(run)
@@ -524,7 +542,8 @@ def _backend(name: str, empty_url: str, full_url: str) -> None:
         print(
             f'  {label:<46} p50 {statistics.median(samples):6.1f} ms  p95 {history95:6.1f} ms '
             f'(goal <= {GOAL_PAGE_P95_MS:.0f} ms, {_met(history95 <= GOAL_PAGE_P95_MS)}); '
-            f'total {full["history_totals"][label]:,}',
+            f'total {full["history_totals"][label]:,}; '
+            f"the process's first such request {full['history_cold'][label]:.1f} ms",
             flush=True,
         )
     print(f"  one question's form (counts, never lists) p95 {form95:6.1f} ms", flush=True)

@@ -7,6 +7,7 @@ Each test runs on a real SQLite file and on the private PostgreSQL server (`data
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import signal
@@ -29,6 +30,7 @@ from pydantic_ai_ask_user._history import page_history_in_memory
 from pydantic_ai_ask_user.dbos import DBOSQuestionStore
 from pydantic_ai_ask_user.dbos import _history as dbos_history
 from pydantic_ai_ask_user.dbos import _store as dbos_store
+from pydantic_ai_ask_user.dbos._addressees import insert_addressees
 from pydantic_ai_ask_user.dbos._approvals import claim_approval, insert_approval, withdraw_approvals
 from pydantic_ai_ask_user.dbos._db import open_database
 from pydantic_ai_ask_user.dbos._encoding import encode_response
@@ -219,10 +221,22 @@ def _complete(url: str) -> bool:
 
 
 def _as_before_the_index(url: str) -> None:
-    """The database as an earlier version left it: no history index, and items finished."""
+    """The database as an earlier version left it: no history index, items finished, and their addressee rows (which
+    this version deletes once the index has their entries)."""
     with shared_engine(url).begin() as conn:
         for table in (HISTORY_VIEWERS_TABLE_NAME, HISTORY_TABLE_NAME, BACKFILL_TABLE_NAME):
             conn.execute(sa.text(f'DROP TABLE {table}'))
+        finished = conn.execute(
+            sa.text("SELECT id, audience, due_at, created_at FROM ask_user_requests WHERE status <> 'pending'")
+        ).all()
+        insert_addressees(
+            conn,
+            [
+                (key, json.loads(audience), due_at, created_at)
+                for key, audience, due_at, created_at in finished
+                if audience
+            ],
+        )
 
 
 async def test_a_database_that_finished_items_before_the_index_is_back_filled_once_in_the_background(
@@ -419,9 +433,7 @@ async def test_a_reader_that_may_not_make_the_index_reads_each_persons_history_a
     await _finish_everything(url, 6)
     async with DBOSQuestionStore(url) as store:
         everything = await _everything(store)
-    with shared_engine(url).begin() as conn:  # as an earlier version left it
-        conn.execute(sa.text(f'DROP TABLE {HISTORY_VIEWERS_TABLE_NAME}'))
-        conn.execute(sa.text(f'DROP TABLE {HISTORY_TABLE_NAME}'))
+    _as_before_the_index(url)
     # Root bypasses file modes, so the file is opened read-only (SQLite's `mode=ro`), as a reader that may not write.
     monkeypatch.setattr(dbos_store, 'open_database', lambda _url, **_: ReadOnlySqliteDatabase(url, str(path)))
     alice = Person('alice', groups=['team:billing'])

@@ -34,7 +34,7 @@ from .._history import (
     visible_in_history,
 )
 from .._question_store import PendingPage
-from ._addressees import ADDRESSEES_TABLE_NAME
+from ._addressees import ADDRESSEES_TABLE_NAME, has_addressees
 from ._approvals import FINISHED_APPROVAL_COLUMNS, finished_approval_record
 from ._connection import dialect_of, execute, fetch_one, in_list
 from ._handoffs import select_handoffs
@@ -385,6 +385,15 @@ def backfill_history_index(database: Database, *, approvals: bool) -> int:
                 insert_entries(conn, [history_entry(record) for record in records])
                 save_backfill_position(conn, source, after)
     with database.begin() as conn:
+        # The history reads the index from now on: the finished questions' addressee rows, which a person's waiting
+        # list would read through, are done with (deleted with the index made, so that a history read from the
+        # addressees until then finds them all).
+        if has_addressees(conn):
+            execute(
+                conn,
+                f'DELETE FROM {ADDRESSEES_TABLE_NAME} WHERE request_id IN '
+                f'(SELECT id FROM {TABLE_NAME} WHERE {FINISHED})',
+            )
         execute(conn, complete_statement())
     return read
 

@@ -100,8 +100,8 @@ _BY = 'by:'
 """Before the name of who answered or decided it: that person sees it (`visible_in_history`)."""
 
 _ENTRIES_PER_STATEMENT = 100
-"""How many items one `INSERT` writes: SQLite allows 32,766 parameters a statement, an item takes up to 7 of the
-history's and 4 a viewer."""
+"""How many items one `INSERT` of each table writes: SQLite allows 32,766 parameters a statement; an item takes 7, and
+one more a viewer row (which repeats the item's)."""
 
 
 def history_index_statements(dialect: str) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from .._question_store import EVERYTHING, NO_DEADLINE_ORDER, PendingFilter
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
 from ._connection import execute, fetch_one, in_list, json_value, row_lock
 from ._encoding import Identity, Status, StoredRequest, UnreadableRowError, decode_row, encode_request
-from ._history_index import history_entry, history_present, insert_entries, prune_history_index
+from ._history_index import history_complete, history_entry, history_present, insert_entries, prune_history_index
 from ._pending_statements import REQUEST_COLUMNS, audience_where, count_pending_statement, pending_page_statement
 from ._schema import (
     EVENT_APPROVALS_TABLE_NAME,
@@ -209,7 +209,8 @@ def finished_question_record(
 def index_finished_questions(conn: Connection, ids: str, parameters: dict[str, Any]) -> None:
     """Write the history's entries (`_history_index`) of the finished questions among `ids` (`(...)` after `IN`, with
     its `parameters`), as they finished, in the transaction that finished them; nothing where its tables are missing.
-    A damaged row has no entry, as it has no place in any history.
+    A damaged row has no entry, as it has no place in any history. Once the index is complete, their addressee rows
+    are deleted: nothing reads them any more.
     """
     if not history_present(conn):
         return
@@ -220,6 +221,11 @@ def index_finished_questions(conn: Connection, ids: str, parameters: dict[str, A
     ).fetchall()
     records = [record for row in rows if (record := finished_question_record(row, None)) is not None]
     insert_entries(conn, [history_entry(record) for record in records])
+    if rows and history_complete(conn):
+        # The history reads the index from now on: their addressee rows, which a person's waiting list would read
+        # through (and join to each finished question), are done with.
+        finished, values = in_list('finished', [str(row[0]) for row in rows])
+        execute(conn, f'DELETE FROM {ADDRESSEES_TABLE_NAME} WHERE request_id IN {finished}', values)
 
 
 _REPORTED_LIMIT = 1024

@@ -395,11 +395,28 @@ class DBOSQuestionStore:
         everyone = visible_to is None or visible_to.sees_all
         # A person's page, and everyone's search, read the history's index (`_history_index`); everyone's unfiltered
         # page reads the items' finished indexes, as before (one range each, merged, and an exact count).
-        if (not everyone or where.searching) and self._history_index_ready():
-            with self._connect().connect() as conn:
-                return indexed_history_page(
-                    conn, None if everyone else visible_to, where, before, limit, decoded=self._decoded
-                )
+        indexed = not everyone or where.searching
+        if indexed and self._history_index_ready():
+            return self._indexed_history(limit, before, where, None if everyone else visible_to)
+        page = self._history_from_items(limit, before, where, visible_to)
+        if indexed and self._history_index_ready():
+            # The back-fill completed while the items' tables were read, and deleted the finished questions' addressee
+            # rows that read may have needed: read the index instead.
+            return self._indexed_history(limit, before, where, None if everyone else visible_to)
+        return page
+
+    def _indexed_history(
+        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, person: Person | None
+    ) -> PendingPage[FinishedRecord]:
+        with self._connect().connect() as conn:
+            return indexed_history_page(conn, person, where, before, limit, decoded=self._decoded)
+
+    def _history_from_items(
+        self, limit: int, before: tuple[float, str] | None, where: HistoryFilter, visible_to: Person | None
+    ) -> PendingPage[FinishedRecord]:
+        """The history page read from the items' own tables: everyone's unsearched page, and any page until the
+        history's index is complete.
+        """
         if not where.searching:
             return self._history_read(limit, before, where, visible_to)
         # A search narrows after the SQL (`_search`): read the person's finished items in ranges, newest first, and
