@@ -13,10 +13,13 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 import sqlalchemy as sa
 import waits
@@ -457,3 +460,35 @@ async def test_a_new_database_has_its_index_complete_from_the_start(database_url
         assert ([record.key for record in page.records], page.total) == (['q'], 1)
         assert [record.key for record in (await store.history_page(visible_to=Person('bob'))).records] == ['q']
         assert (await store.history_page(visible_to=Person('carol'))).total == 0
+
+
+async def test_closing_the_store_stops_its_back_fill_after_the_batch_and_the_next_store_goes_on(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _finish_everything(database_url, 6)
+    _as_before_the_index(database_url)
+    monkeypatch.setattr(dbos_history, '_BACKFILL_BATCH', 2)
+    writing, release = threading.Event(), threading.Event()
+    original = dbos_history.insert_entries
+
+    def held(conn: Any, entries: Any) -> None:
+        writing.set()
+        assert release.wait(waits.WAIT)
+        original(conn, entries)
+
+    monkeypatch.setattr(dbos_history, 'insert_entries', held)
+    alice = Person('alice')
+    store = DBOSQuestionStore(database_url, create_table=False)
+    await store.history_page(visible_to=alice)  # read from the items' tables; the back-fill starts
+    await anyio.to_thread.run_sync(writing.wait, waits.WAIT)
+    closing = threading.Thread(target=store.close)
+    closing.start()  # asks it to stop, and waits for its batch
+    release.set()
+    await anyio.to_thread.run_sync(closing.join, waits.WAIT)
+    assert not closing.is_alive()
+    assert (_entries(database_url), _complete(database_url)) == (2, False)  # its one batch, and no more
+    monkeypatch.undo()
+    async with DBOSQuestionStore(database_url) as store:
+        await store.history_page(visible_to=alice)
+        await wait_until(lambda: _complete(database_url), 'the back-fill to complete')
+    assert _entries(database_url) == 12

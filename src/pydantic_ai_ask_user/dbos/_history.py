@@ -20,7 +20,7 @@ person's narrows their branches. The approvals' agent is inside their `addressin
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -338,14 +338,15 @@ _BACKFILL_BATCH = 500
 """How many finished rows the back-fill reads, decodes and writes the entries of in one transaction."""
 
 
-def backfill_history_index(database: Database, *, approvals: bool) -> int:
+def backfill_history_index(database: Database, *, approvals: bool, stop: Callable[[], bool] | None = None) -> int:
     """Write the history index's entries of every finished question (and, with `approvals`, approval), oldest first,
     then `HISTORY_COMPLETE_INDEX`, which says it is done; how many items it read.
 
     A batch at a time: read and decoded outside any transaction, then its entries and how far it got
     (`save_backfill_position`) written in one short one, so that writers (answers, decisions) wait for a batch at
-    most, and a back-fill that stops (its process ended or was killed) goes on from there the next time. Entries
-    written meanwhile by the writers are kept: an entry written twice is written once.
+    most, and a back-fill that stops (its process ended or was killed, or `stop` said so between two batches) goes on
+    from there the next time. Entries written meanwhile by the writers are kept: an entry written twice is written
+    once.
     """
     read = 0
     sources: list[tuple[str, str, str, str]] = [('question', TABLE_NAME, FINISHED_QUESTION_COLUMNS, FINISHED)]
@@ -358,6 +359,8 @@ def backfill_history_index(database: Database, *, approvals: bool) -> int:
         with database.connect() as conn:
             after = backfill_position(conn, source)
         while True:
+            if stop is not None and stop():
+                return read
             parameters: dict[str, Any] = {'limit': _BACKFILL_BATCH}
             condition = finished
             if after is not None:

@@ -212,6 +212,7 @@ class DBOSQuestionStore:
     # history page looks again, and the first starts the back-fill (`_backfilling`) where it is needed.
     _history_indexed: bool = field(default=False, init=False, repr=False, compare=False)
     _backfilling: threading.Thread | None = field(default=None, init=False, repr=False, compare=False)
+    _closing: threading.Event = field(default_factory=threading.Event, init=False, repr=False, compare=False)
     _decoded: _DecodedRequests = field(
         default_factory=lambda: _DecodedRequests(), init=False, repr=False, compare=False
     )
@@ -229,7 +230,15 @@ class DBOSQuestionStore:
         self.close()
 
     def close(self) -> None:
-        """Release the database connections; the store reconnects if used again."""
+        """Release the database connections; the store reconnects if used again. A back-fill of the history's index
+        running in the background stops after its batch (the next store goes on from there).
+        """
+        with self._lock:
+            backfilling, self._backfilling = self._backfilling, None
+        if backfilling is not None:
+            self._closing.set()
+            backfilling.join()
+            self._closing.clear()
         with self._lock:
             if self._database is not None:
                 self._database.dispose()
@@ -463,7 +472,7 @@ class DBOSQuestionStore:
         a process; a database user who may not (a read-only one) gets a warning, and the history is read as before.
         """
         try:
-            backfill_history_index(database, approvals=self._approvals_ready())
+            backfill_history_index(database, approvals=self._approvals_ready(), stop=self._closing.is_set)
         except Exception as error:  # the driver's own (permissions, a read-only file), whichever way to the database
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             _log.warning(
