@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._audience import MAX_NAME_LENGTH, check_audience
-from ._connection import Database, dialect_of, execute, json_value
+from ._connection import Database, execute, has_index, json_value
 from ._schema import PENDING_ORDER, TABLE_NAME, after_position
 
 if TYPE_CHECKING:
@@ -64,11 +64,7 @@ def has_addressees(conn: Connection) -> bool:
     """Whether the addressees are there and complete (`ADDRESSEES_ORDER_INDEX`, made last, is): what a person's own
     page and count read; without them they read every pending question's audience, as earlier versions did.
     """
-    if dialect_of(conn) == 'postgresql':
-        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
-    return execute(conn, query, {'name': ADDRESSEES_ORDER_INDEX}).fetchone() is not None
+    return has_index(conn, ADDRESSEES_ORDER_INDEX)
 
 
 def ensure_addressees(

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ._connection import Database, dialect_of, execute, in_list
+from ._connection import Database, dialect_of, execute, has_table, in_list
 from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:
@@ -121,26 +121,18 @@ def _has_trigger(conn: Connection, name: str) -> bool:
     return execute(conn, query, {'name': name}).fetchone() is not None
 
 
-def _has_table(conn: Connection, name: str) -> bool:
-    if dialect_of(conn) == 'postgresql':
-        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    return execute(conn, query, {'name': name}).fetchone() is not None
-
-
 def has_change_log(conn: Connection) -> bool:
     """Whether the log and the triggers of the questions table are there (the approvals' come with their table)."""
-    return _has_table(conn, CHANGES_TABLE_NAME) and _has_trigger(conn, _TRIGGERS[1][0])
+    return has_table(conn, CHANGES_TABLE_NAME) and _has_trigger(conn, _TRIGGERS[1][0])
 
 
 def change_log_made(conn: Connection) -> bool:
     """Whether the log and every trigger of the tables there are made: `ensure_change_log` has nothing to do."""
-    return _has_table(conn, CHANGES_TABLE_NAME) and not _missing_triggers(conn)
+    return has_table(conn, CHANGES_TABLE_NAME) and not _missing_triggers(conn)
 
 
 def _missing_triggers(conn: Connection) -> list[tuple[str, str, str]]:
-    return [t for t in _TRIGGERS if _has_table(conn, t[1]) and not _has_trigger(conn, t[0])]
+    return [t for t in _TRIGGERS if has_table(conn, t[1]) and not _has_trigger(conn, t[0])]
 
 
 def ensure_change_log(database: Database, errors: type[Exception] | tuple[type[Exception], ...]) -> bool:

@@ -31,6 +31,8 @@ __all__ = (
     'Database',
     'Rows',
     'dialect_of',
+    'has_table',
+    'has_index',
     'execute',
     'in_list',
     'row_lock',
@@ -85,6 +87,26 @@ def dialect_of(conn: Connection) -> str:
         return 'sqlite'
     dialect = getattr(conn, 'dialect', None)  # SQLAlchemy's; psycopg's connection has none, and speaks PostgreSQL
     return 'postgresql' if dialect is None else cast(str, dialect.name)
+
+
+def has_table(conn: Connection, name: str) -> bool:
+    """Whether the table `name` is there: in the file, or in a schema of PostgreSQL's search path (which checks the
+    right to create before `IF NOT EXISTS`, so a reader asks first).
+    """
+    if dialect_of(conn) == 'postgresql':
+        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
+    else:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
+    return execute(conn, query, {'name': name}).fetchone() is not None
+
+
+def has_index(conn: Connection, name: str) -> bool:
+    """Whether the index `name` is there, as `has_table` looks."""
+    if dialect_of(conn) == 'postgresql':
+        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
+    else:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
+    return execute(conn, query, {'name': name}).fetchone() is not None
 
 
 class Rows(Protocol):

@@ -21,7 +21,7 @@ from .._escalation import Handoff
 from .._question_store import AlreadyAnsweredError, UnknownRequestError, WithdrawnError
 from ._addressees import ADDRESSEES_TABLE_NAME, insert_addressees
 from ._changes import CHANGES_TABLE_NAME
-from ._connection import Database, dialect_of, execute, in_list, json_value
+from ._connection import Database, dialect_of, execute, has_table, in_list, json_value
 from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def forward_item(
     `handoff_id` names the hand-off's row (a new random one when `None`): one already there (an escalation step run
     again) changes nothing, and `None` is returned.
     """
-    if not _has_table(conn, HANDOFFS_TABLE_NAME):  # a database that no start-up brought up to date
+    if not has_table(conn, HANDOFFS_TABLE_NAME):  # a database that no start-up brought up to date
         for statement in handoffs_statements():
             execute(conn, statement)
     if handoff_id is not None:
@@ -182,7 +182,7 @@ def forward_item(
             'note': note,
         },
     )
-    if _has_table(conn, CHANGES_TABLE_NAME):
+    if has_table(conn, CHANGES_TABLE_NAME):
         # Status stays pending, so no trigger fires: logged here, it reaches every open inbox as the item requested
         # again, addressed anew.
         execute(
@@ -199,22 +199,13 @@ def escalation_handoff_id(key: str, index: int) -> str:
     return f'e{index}-{key}'[:40]
 
 
-def _has_table(conn: Connection, name: str) -> bool:
-    """Whether the table `name` is there (PostgreSQL checks the right to create before `IF NOT EXISTS`)."""
-    if dialect_of(conn) == 'postgresql':
-        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    return execute(conn, query, {'name': name}).fetchone() is not None
-
-
 def select_handoffs(conn: Connection, keys: Sequence[str]) -> dict[str, tuple[Handoff, ...]]:
     """The hand-offs of these items (questions' and approvals' keys alike), each item's the oldest first; none for
     an item without any, and for all of them on a database without the table.
     """
     if not keys:
         return {}
-    if not _has_table(conn, HANDOFFS_TABLE_NAME):
+    if not has_table(conn, HANDOFFS_TABLE_NAME):
         return {}
     found: dict[str, list[Handoff]] = {}
     for start in range(0, len(keys), 500):

@@ -44,6 +44,7 @@ from ._history_index import (
     complete_statement,
     count_history_statement,
     count_newest_statement,
+    finished_conditions,
     history_complete,
     history_entry,
     history_present,
@@ -82,19 +83,7 @@ _Before = tuple[float, str] | None
 
 def _conditions(where: HistoryFilter, before: _Before, prefix: str = '') -> tuple[list[str], dict[str, Any]]:
     """The conditions of `where`'s times and of the cursor on rows (of the table aliased `prefix`), and parameters."""
-    conditions: list[str] = []
-    parameters: dict[str, Any] = {}
-    if where.finished_before is not None:
-        conditions.append(f'{prefix}updated_at < :finished_before')
-        parameters['finished_before'] = where.finished_before
-    if where.finished_after is not None:
-        conditions.append(f'{prefix}updated_at >= :finished_after')
-        parameters['finished_after'] = where.finished_after
-    if before is not None:
-        # A row value, which both databases seek by in an index of `(updated_at, id)`.
-        conditions.append(f'({prefix}updated_at, {prefix}id) < (:before_at, :before_id)')
-        parameters |= {'before_at': before[0], 'before_id': before[1]}
-    return conditions, parameters
+    return finished_conditions(where, before, finished=f'{prefix}updated_at', key=f'{prefix}id')
 
 
 def _searched(

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._search import item_text
-from ._connection import Database, dialect_of, execute, fetch_one
+from ._connection import Database, dialect_of, execute, fetch_one, has_index
 from ._schema import EVENT_APPROVALS_TABLE_NAME, TABLE_NAME
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ __all__ = (
     'history_entry',
     'viewer_names',
     'insert_entries',
+    'finished_conditions',
     'history_statement',
     'count_history_statement',
     'count_newest_statement',
@@ -203,11 +204,7 @@ def history_present(conn: Connection) -> bool:
 
 def history_complete(conn: Connection) -> bool:
     """Whether the back-fill is done (`HISTORY_COMPLETE_INDEX` is there): a person's history may then read the index."""
-    if dialect_of(conn) == 'postgresql':
-        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
-    return execute(conn, query, {'name': HISTORY_COMPLETE_INDEX}).fetchone() is not None
+    return has_index(conn, HISTORY_COMPLETE_INDEX)
 
 
 @dataclass(frozen=True)
@@ -317,6 +314,28 @@ def insert_entries(conn: Connection, entries: Sequence[HistoryEntry]) -> None:
             )
 
 
+def finished_conditions(
+    where: HistoryFilter, before: tuple[float, str] | None, *, finished: str, key: str
+) -> tuple[list[str], dict[str, Any]]:
+    """The conditions of `where`'s times and of the cursor `before` on rows whose `finished` column says when they
+    finished and whose `key` column is their key (the history's order), and their parameters: the items' tables'
+    (`updated_at`, `id`) and the index's (`finished_at`, `item_id`) alike.
+    """
+    conditions: list[str] = []
+    parameters: dict[str, Any] = {}
+    if where.finished_before is not None:
+        conditions.append(f'{finished} < :finished_before')
+        parameters['finished_before'] = where.finished_before
+    if where.finished_after is not None:
+        conditions.append(f'{finished} >= :finished_after')
+        parameters['finished_after'] = where.finished_after
+    if before is not None:
+        # A row value, which both databases seek by in an index of the two columns.
+        conditions.append(f'({finished}, {key}) < (:before_at, :before_id)')
+        parameters |= {'before_at': before[0], 'before_id': before[1]}
+    return conditions, parameters
+
+
 def _conditions(
     conn: Connection, person: Person | None, where: HistoryFilter, before: tuple[float, str] | None
 ) -> tuple[list[str], list[str], dict[str, Any]]:
@@ -335,22 +354,14 @@ def _conditions(
     if where.kind is not None:
         ranged.append(f'{at}.kind = :kind')
         parameters['kind'] = where.kind
-    if where.finished_before is not None:
-        ranged.append(f'{at}.finished_at < :finished_before')
-        parameters['finished_before'] = where.finished_before
-    if where.finished_after is not None:
-        ranged.append(f'{at}.finished_at >= :finished_after')
-        parameters['finished_after'] = where.finished_after
-    if before is not None:
-        ranged.append(f'({at}.finished_at, {at}.item_id) < (:before_at, :before_id)')
-        parameters |= {'before_at': before[0], 'before_id': before[1]}
+    times, values = finished_conditions(where, before, finished=f'{at}.finished_at', key=f'{at}.item_id')
+    ranged += times
+    parameters |= values
     searched: list[str] = []
-    if where.agent is not None:
-        searched.append(f'{at}.agent = :agent')
-        parameters['agent'] = where.agent
-    if where.conversation is not None:
-        searched.append(f'{at}.conversation = :conversation')
-        parameters['conversation'] = where.conversation
+    for column in ('agent', 'conversation'):  # exactly, as `search_takes` matches them
+        if (value := getattr(where, column)) is not None:
+            searched.append(f'{at}.{column} = :{column}')
+            parameters[column] = value
     if where.title is not None:
         # Exact characters of the folded texts (`instr`, `strpos`): neither database folds as Python does.
         searched.append(f'{at}.title IS NOT NULL AND {find}({at}.title, :title) > 0')

@@ -35,7 +35,7 @@ from .._question_store import (
 )
 from ._addressees import has_addressees
 from ._changes import change_log_made
-from ._connection import dialect_of, execute, fetch_one, json_value
+from ._connection import dialect_of, execute, fetch_one, has_table, json_value
 from ._handoffs import HANDOFFS_TABLE_NAME
 from ._history_index import HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME
 from ._pending_statements import (
@@ -315,7 +315,7 @@ class PlainPendingReader:
     ) -> PendingPage[PendingRecord]:
         if not _up_to_date(conn):
             raise NeedsTheStore('a database an earlier version made, or no questions table')
-        if _has_table(conn, EVENT_APPROVALS_TABLE_NAME):
+        if has_table(conn, EVENT_APPROVALS_TABLE_NAME):
             statement, parameters = count_pending_approvals_statement(conn, visible_to)
             if int(fetch_one(conn, statement, parameters)[0]):
                 raise NeedsTheStore('approvals wait')
@@ -343,14 +343,6 @@ class PlainPendingReader:
         return PendingPage(cast('list[PendingRecord]', records), next_cursor, total, total_exact=exact)
 
 
-def _has_table(conn: Connection, name: str) -> bool:
-    if dialect_of(conn) == 'postgresql':
-        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
-    else:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-    return execute(conn, query, {'name': name}).fetchone() is not None
-
-
 def _catalog(conn: Connection) -> tuple[bool, set[str], set[str]]:
     """Whether DBOS's own tables are there, and the names of the questions table's columns and of every index."""
     if dialect_of(conn) == 'postgresql':
@@ -376,14 +368,14 @@ def _up_to_date(conn: Connection) -> bool:
     (`_upgrade.add_missing_columns`): the questions table with every column, the addressees, every index, the change
     log, the hand-offs and the history's index.
     """
-    if not _has_table(conn, TABLE_NAME):
+    if not has_table(conn, TABLE_NAME):
         return False
     dbos, columns, indexes = _catalog(conn)
     if not dbos or any(name not in columns for name, _ in ADDED_COLUMNS) or not has_addressees(conn):
         return False
-    approvals = _has_table(conn, EVENT_APPROVALS_TABLE_NAME)
+    approvals = has_table(conn, EVENT_APPROVALS_TABLE_NAME)
     if any(name not in indexes for name, _, _ in index_statements(approvals=approvals)):
         return False
     return change_log_made(conn) and all(
-        _has_table(conn, name) for name in (HANDOFFS_TABLE_NAME, HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME)
+        has_table(conn, name) for name in (HANDOFFS_TABLE_NAME, HISTORY_TABLE_NAME, HISTORY_VIEWERS_TABLE_NAME)
     )

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .._text import printable
+from ._connection import has_index as index_there
+from ._connection import has_table as table_there
 from ._connection import run
 from ._schema import (
     DBOS_TABLE,
@@ -127,8 +129,8 @@ class PsycopgDatabase:
 
     def has_table(self, name: str) -> bool:
         """Whether the table `name` is in a schema of the search path, as SQLAlchemy's inspector looks."""
-        query = 'SELECT 1 FROM pg_tables WHERE tablename = :name AND schemaname = ANY (current_schemas(false))'
-        return self._exists(query, name)
+        with self.connect() as conn:
+            return table_there(conn, name)
 
     def table_exists(self) -> bool:
         """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
@@ -160,8 +162,8 @@ class PsycopgDatabase:
 
     def has_index(self, name: str) -> bool:
         """Whether the index `name` is in a schema of the search path."""
-        query = 'SELECT 1 FROM pg_indexes WHERE indexname = :name AND schemaname = ANY (current_schemas(false))'
-        return self._exists(query, name)
+        with self.connect() as conn:
+            return index_there(conn, name)
 
     def dispose(self) -> None:
         """Close its connections; it connects again if used again."""

@@ -212,7 +212,8 @@ def index_finished_questions(conn: Connection, ids: str, parameters: dict[str, A
     A damaged row has no entry, as it has no place in any history. Once the index is complete, their addressee rows
     are deleted: nothing reads them any more.
     """
-    if not history_present(conn):
+    complete = history_complete(conn)  # made last, with the tables there: one read of the catalogue, as a rule
+    if not complete and not history_present(conn):
         return
     rows = execute(
         conn,
@@ -221,7 +222,7 @@ def index_finished_questions(conn: Connection, ids: str, parameters: dict[str, A
     ).fetchall()
     records = [record for row in rows if (record := finished_question_record(row, None)) is not None]
     insert_entries(conn, [history_entry(record) for record in records])
-    if rows and history_complete(conn):
+    if rows and complete:
         # The history reads the index from now on: their addressee rows, which a person's waiting list would read
         # through (and join to each finished question), are done with.
         finished, values = in_list('finished', [str(row[0]) for row in rows])

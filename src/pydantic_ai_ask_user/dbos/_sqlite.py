@@ -17,6 +17,8 @@ from urllib.parse import unquote
 
 from .._text import printable
 from ._connection import BUSY_TIMEOUT_SECONDS
+from ._connection import has_index as index_there
+from ._connection import has_table as table_there
 from ._schema import (
     DBOS_TABLE,
     TABLE_NAME,
@@ -105,8 +107,7 @@ class SqliteDatabase:
     def has_table(self, name: str) -> bool:
         """Whether the table `name` is in the file."""
         with self.connect() as conn:
-            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :name"
-            return conn.execute(query, {'name': name}).fetchone() is not None
+            return table_there(conn, name)
 
     def table_exists(self) -> bool:
         """Whether the questions table is there; `NotAQuestionDatabaseError` when DBOS's tables are not either."""
@@ -133,8 +134,7 @@ class SqliteDatabase:
     def has_index(self, name: str) -> bool:
         """Whether the index `name` is in the file."""
         with self.connect() as conn:
-            query = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = :name"
-            return conn.execute(query, {'name': name}).fetchone() is not None
+            return index_there(conn, name)
 
     def dispose(self) -> None:
         """Nothing to release: each use opens its own connection and closes it when it is left."""
